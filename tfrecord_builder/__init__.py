@@ -1,0 +1,23 @@
+"""tfrecord_builder: one YAML spec to sharded TFRecord files and the tf.data input_fn that reads them.
+
+>>> import tfrecord_builder as tb
+>>> spec = tb.load_spec("specs/wine.yaml")
+>>> info = tb.build(spec, output="build")
+>>> train = tb.input_fn(info.path, "train", batch_size=32)
+"""
+from .build import build
+from .builders.base import Builder
+from .codegen.render import generate_module
+from .errors import DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
+from .read import Dataset, input_fn, load
+from .spec.load import load_spec
+from .spec.model import Spec
+from .version import __version__
+from .write.info import DatasetInfo
+
+
+__all__ = [
+    "Builder", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
+    "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn", "load",
+    "load_spec",
+]

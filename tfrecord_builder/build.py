@@ -1,0 +1,194 @@
+"""The build: reads the sources, encodes and splits the records, writes shards, info and module.
+
+This module orchestrates; the builders read, the feature types and codec encode, `write/`
+writes. Nothing touches the output folder until every record is encoded, so bad data never
+leaves a half-written dataset behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .builders.base import Batch, Builder
+from .builders.registry import builder_class
+from .codec.encode import EncodedBatch, encode_batch
+from .codegen.render import render_module, write_module
+from .errors import DataError, SpecError, UsageError
+from .spec.load import load_spec
+from .spec.model import Spec
+from .version import __version__
+from .write.collect import SplitRecords
+from .write.info import DatasetInfo, SplitInfo
+from .write.keys import assign_splits, hash_keys
+from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
+from .write.shards import count_shards, write_split
+from .write.stats import SplitStatistics
+
+BATCH_SIZE = 4096
+Progress = Callable[[str, int], None]  # (phase, records so far)
+
+
+@dataclass
+class Skipped:
+    """Records left out under `on_error: skip`."""
+
+    entries: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, where: str, reason: str) -> None:
+        self.entries.append({"record": where, "reason": reason})
+
+
+def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
+          module: str | os.PathLike | None = None, overwrite: bool = False,
+          progress: Progress | None = None) -> DatasetInfo:
+    """Builds every split of `spec` and returns the dataset's info.
+
+    >>> info = build("specs/wine.yaml", output="build")
+    >>> info.splits["train"].num_examples
+    142
+
+    `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
+    An existing finished dataset there is replaced only with `overwrite=True`.
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+    root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
+    folder = dataset_dir(root, spec.name, spec.version)
+    _check_target(folder, overwrite)
+
+    split_names = list(spec.splits)
+    records = {name: SplitRecords() for name in split_names}
+    statistics = {name: SplitStatistics(spec.features) for name in split_names}
+    skipped = Skipped()
+    seen_keys: dict[bytes, str] = {}
+    count = 0
+    for split, batch in _batches(spec):
+        encoded, batch = _encode(spec, batch, skipped)
+        if not len(batch):
+            continue
+        hashes = hash_keys(batch.keys, spec.output.seed)
+        if not batch.content_keys:
+            _check_unique(batch, hashes, seen_keys)
+        if split is None:
+            fractions = list(spec.splits.values())
+            assignment = assign_splits(hashes, fractions)
+        else:
+            assignment = np.full(len(batch), split_names.index(split))
+        for index, name in enumerate(split_names):
+            rows = np.flatnonzero(assignment == index)
+            if not len(rows):
+                continue
+            every = len(rows) == len(batch)
+            records[name].add(hashes if every else hashes[rows], encoded.records if every else encoded.records.take(rows))
+            for feature_name, by_key in encoded.values.items():
+                main = next(iter(by_key.values()))
+                statistics[name].add(feature_name, main if every else _select(main, rows))
+        count += len(batch)
+        if progress:
+            progress("encoding", count)
+    if count == 0:
+        raise DataError(f"{spec.source.path or spec.source.builder}: the source has no records")
+    return _write(spec, folder, records, statistics, skipped, module, progress)
+
+
+def _check_target(folder: str, overwrite: bool) -> None:
+    if os.path.exists(os.path.join(folder, INFO_FILE)) and not overwrite:
+        raise UsageError(f"{folder}: a dataset is already built there; pass --overwrite to replace it")
+    if os.path.isdir(folder) and os.listdir(folder) and not os.path.exists(os.path.join(folder, MARKER_FILE)):
+        raise UsageError(f"{folder}: the folder exists and was not made by tfrecord-builder; "
+                         "refusing to write into it (choose another --output)")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(f"{folder}: exists and is not a folder")
+
+
+def _batches(spec: Spec) -> Iterator[tuple[str | None, Batch]]:
+    """Each batch with the split it belongs to (None: assign by fraction)."""
+    cls = builder_class(spec.source.builder, [spec.base_dir, os.getcwd()])
+    if not (isinstance(cls, type) and issubclass(cls, Builder)):
+        raise SpecError(f"{spec.file}: source.builder: {spec.source.builder} is not a tfrecord_builder.Builder subclass")
+    needed = sorted({feature.source_name for feature in spec.features.values()})
+    if spec.fraction_splits:
+        path = spec.resolve(spec.source.path) if spec.source.path else None
+        builder = cls(spec, path, spec.source.options)
+        for batch in builder.batches(None, needed, BATCH_SIZE):
+            yield None, batch
+        return
+    for split, source in spec.splits.items():
+        path = source.path or spec.source.path
+        builder = cls(spec, spec.resolve(path) if path else None, {**spec.source.options, **source.options})
+        for batch in builder.batches(split, needed, BATCH_SIZE):
+            yield split, batch
+
+
+def _encode(spec: Spec, batch: Batch, skipped: Skipped) -> tuple[EncodedBatch | None, Batch]:
+    """Encodes a batch; under `on_error: skip`, drops the bad records and lists them."""
+    try:
+        return encode_batch(spec.features, batch), batch
+    except DataError:
+        if spec.on_error == "fail":
+            raise
+    good = []
+    for row in range(len(batch)):
+        try:
+            encode_batch(spec.features, batch.select([row]))
+            good.append(row)
+        except DataError as error:
+            skipped.add(batch.origin(row), str(error))
+    batch = batch.select(good)
+    return (encode_batch(spec.features, batch) if good else None), batch
+
+
+def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> None:
+    for row, digest in enumerate(hashes.tobytes()[i : i + 16] for i in range(0, 16 * len(batch), 16)):
+        if digest in seen:
+            raise DataError(f"{batch.origin(row)}: duplicate key {batch.keys[row]!r} "
+                            f"(also yielded at {seen[digest]}); expected unique keys")
+        seen[digest] = batch.origin(row)
+
+
+def _select(values: Any, rows: np.ndarray) -> Any:
+    slices = values.row_slices()
+    flat = values.values
+    if isinstance(flat, list):
+        picked = [item for row in rows for item in flat[slices[row]]]
+    else:
+        picked = np.concatenate([flat[slices[row]] for row in rows]) if len(rows) else flat[:0]
+    return type(values)(values.kind, picked, values.counts[rows])
+
+
+def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics: dict[str, SplitStatistics],
+           skipped: Skipped, module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)  # ours (checked above): an unfinished build or one to overwrite
+    os.makedirs(folder)
+    open(os.path.join(folder, MARKER_FILE), "w").close()
+    splits = {}
+    written = 0
+    for name, split_records in records.items():
+        num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
+                                  spec.output.target_shard_bytes)
+        ordered = split_records.ordered(spec.output.shuffle)
+        shards = write_split(folder, spec.name, name, ordered, num_shards, spec.output.compression)
+        splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
+                                 [shard.to_dict() for shard in shards])
+        written += split_records.num_examples
+        if progress:
+            progress("writing", written)
+    if skipped.entries:
+        with open(os.path.join(folder, SKIPPED_FILE), "w", encoding="utf-8") as file:
+            for entry in skipped.entries:
+                file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    info = DatasetInfo(folder, spec, splits, {name: stats.to_dict() for name, stats in statistics.items()},
+                       __version__, len(skipped.entries))
+    source = render_module(spec, data_dir=folder)
+    write_module(source, os.path.join(folder, module_name(spec.name)), spec.name)
+    for copy in [spec.output.module and spec.resolve(spec.output.module), module]:
+        if copy:
+            write_module(source, os.fspath(copy), spec.name)
+    info.write()
+    return info

@@ -1,0 +1,111 @@
+"""`Builder`: the base class of every source, built-in or custom, and `Batch`, what it produces.
+
+A builder yields `(key, record)` pairs from `generate(split)`: a unique, deterministic key and
+a dict of raw values by source name. The runner asks for `batches(split)` instead, so built-in
+tabular builders can hand over whole columns at once; the default groups `generate`'s records.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+from ..errors import DataError
+
+
+@dataclass
+class Batch:
+    """Records of one source, column-wise.
+
+    `columns` maps a source name to one raw value per record (None where missing); `keys` are
+    the records' keys (bytes or str); `origin(i)` names record i for error messages. When
+    `content_keys` is true the keys are the records' raw content (rows of a table), so equal
+    keys are equal rows, not an error.
+    """
+
+    keys: Sequence[Any]
+    columns: dict[str, Sequence[Any]]
+    origin: Callable[[int], str]
+    content_keys: bool = False
+    source: str = ""  # the file (or builder) the rows come from, for messages
+    available: Sequence[str] | None = None  # every column the source has, when it has a header
+
+    def missing_column(self, name: str) -> bool:
+        return name not in self.columns
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def select(self, rows: Sequence[int]) -> "Batch":
+        """The batch's records at `rows` only (for isolating bad records)."""
+        return Batch(
+            keys=[self.keys[row] for row in rows],
+            columns={name: [values[row] for row in rows] for name, values in self.columns.items()},
+            origin=lambda index: self.origin(rows[index]),
+            content_keys=self.content_keys,
+            source=self.source,
+            available=self.available,
+        )
+
+
+class Builder:
+    """Base class of a data source.
+
+    Subclass it and implement `generate(split)`:
+
+    >>> class Squares(Builder):
+    ...     def generate(self, split):
+    ...         for number in range(10):
+    ...             yield number, {"x": number, "y": number * number}
+
+    `self.path` is the source's path from the spec (resolved against the spec's folder, or None),
+    `self.options` the source's `options:` mapping and `self.spec` the whole spec.
+    """
+
+    def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
+        self.spec = spec
+        self.path = path
+        self.options = dict(options or {})
+
+    def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Yields `(key, record)` for `split` (None when the spec splits by fractions)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement generate(split)")
+
+    def batches(self, split: str | None, needed: Sequence[str], batch_size: int) -> Iterator[Batch]:
+        """Groups `generate(split)` into batches of the `needed` source names."""
+        allowed = set(needed)
+        name = type(self).__name__
+        keys: list[Any] = []
+        records: list[dict[str, Any]] = []
+        for key, record in self.generate(split):
+            if not isinstance(record, dict):
+                raise DataError(f"{name}, key {key!r}: expected a dict of values, received {type(record).__name__}")
+            unknown = [field for field in record if field not in allowed]
+            if unknown:
+                raise DataError(
+                    f"{name}, key {key!r}: field `{unknown[0]}` is not in the spec; "
+                    f"expected only: {', '.join(sorted(allowed))}"
+                )
+            keys.append(key)
+            records.append(record)
+            if len(keys) == batch_size:
+                yield _record_batch(name, keys, records, needed)
+                keys, records = [], []
+        if keys:
+            yield _record_batch(name, keys, records, needed)
+
+
+def _record_batch(name: str, keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str]) -> Batch:
+    columns = {source: [record.get(source) for record in records] for source in needed}
+    return Batch(keys=keys, columns=columns, origin=lambda index: f"{name}, key {keys[index]!r}", source=name)
+
+
+@dataclass
+class RowOrigins:
+    """Names rows of a file for error messages: `wine.csv, line 17`."""
+
+    file: str
+    lines: list[int] = field(default_factory=list)
+    unit: str = "line"
+
+    def __call__(self, index: int) -> str:
+        return f"{self.file}, {self.unit} {self.lines[index]}"

@@ -1,0 +1,46 @@
+"""`builder: parquet`: one record per row of a Parquet file (needs pyarrow)."""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, Sequence
+
+from ..errors import DataError
+from .base import Batch, RowOrigins
+from .tabular import TableBuilder
+
+try:
+    import pyarrow.parquet as parquet
+except ImportError:  # an optional dependency: only Parquet sources need it
+    parquet = None
+
+
+class ParquetBuilder(TableBuilder):
+    """Reads row groups in batches; list columns give list values, nulls missing values."""
+
+    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        if parquet is None:
+            raise DataError("parquet sources need pyarrow: pip install 'tfrecord-builder[parquet]'")
+        path = self.check_file()
+        name = os.path.basename(path)
+        try:
+            table = parquet.ParquetFile(path)
+        except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
+            raise DataError(f"{name}: not a readable Parquet file: {error}") from None
+        columns = table.schema_arrow.names
+        key_column = self.key_column()
+        if key_column is not None and key_column not in columns:
+            raise DataError(f"{name}: key column `{key_column}` not found; columns: {', '.join(columns)}")
+        wanted = [column for column in (needed if needed is not None else columns) if column in columns]
+        read = sorted(set(wanted) | ({key_column} if key_column else set()))
+        start = 0
+        for record_batch in table.iter_batches(batch_size=batch_size, columns=read or None):
+            values = {column: record_batch.column(column).to_pylist() for column in read}
+            count = record_batch.num_rows
+            if key_column is not None:
+                keys = [str(key) for key in values[key_column]]
+            else:
+                keys = [repr(tuple(values[column][row] for column in read)) for row in range(count)]
+            origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
+            start += count
+            yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,
+                        content_keys=key_column is None, source=name, available=columns)

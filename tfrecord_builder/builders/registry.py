@@ -1,0 +1,68 @@
+"""Finds a builder class by the name a spec gives: a short name, an entry point or `module:Class`.
+
+Built-in builders are imported only when used, so a CSV build never imports pyarrow.
+Installed packages add builders through the `tfrecord_builder.builders` entry-point group.
+A `module:Class` name imports that module (from the spec's folder or the working directory):
+naming a custom builder in a spec runs its code.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+import sys
+from typing import Any
+
+from ..errors import SpecError
+
+BUILTIN = {
+    "csv": "tfrecord_builder.builders.tabular:CsvBuilder",
+    "jsonl": "tfrecord_builder.builders.tabular:JsonlBuilder",
+    "parquet": "tfrecord_builder.builders.parquet:ParquetBuilder",
+}
+ENTRY_POINT_GROUP = "tfrecord_builder.builders"
+
+
+def available() -> dict[str, str]:
+    """Every builder name a spec may use without `module:Class`, with its import path."""
+    names = dict(BUILTIN)
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        names.setdefault(entry.name, entry.value)
+    return names
+
+
+def check_name(name: str) -> str | None:
+    """None if `name` names a builder (without importing it), else what is wrong."""
+    if ":" in name:
+        module, _, cls = name.partition(":")
+        if module and cls and all(part.isidentifier() for part in module.split(".")) and cls.isidentifier():
+            return None
+        return f"expected module:Class (e.g. builders.frames:FramesBuilder), received {name!r}"
+    names = available()
+    if name in names:
+        return None
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f" (did you mean `{close[0]}`?)" if close else ""
+    return f"unknown builder {name!r}{hint}; expected one of: {', '.join(sorted(names))}, or module:Class"
+
+
+def builder_class(name: str, search_dirs: list[str]) -> type:
+    """Imports and returns the builder class for `name`, with `search_dirs` on the import path."""
+    problem = check_name(name)
+    if problem:
+        raise SpecError(f"source.builder: {problem}")
+    target = available().get(name, name)
+    module_name, _, class_name = target.partition(":")
+    added = [folder for folder in search_dirs if folder not in sys.path]
+    sys.path[:0] = added
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SpecError(f"source.builder: can't import {module_name!r}: {error}") from None
+    finally:
+        for folder in added:
+            sys.path.remove(folder)
+    cls: Any = getattr(module, class_name, None)
+    if cls is None:
+        raise SpecError(f"source.builder: module {module_name!r} has no class {class_name!r}")
+    return cls

@@ -1,0 +1,156 @@
+"""Built-in table sources: `csv` and `jsonl`, one record per row.
+
+Rows are handed over column-wise. A row's key is its raw content (or the `source.key` column),
+so a row lands in the same split wherever it sits in the file, and duplicate rows share a split.
+In a CSV an empty cell is a missing value; in JSONL a null or an absent key is.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from typing import Any, Iterator, Sequence
+
+from ..errors import DataError
+from .base import Batch, Builder, RowOrigins
+
+_SEPARATOR = "\x1f"  # joins a CSV row's cells into its content key
+
+
+class TableBuilder(Builder):
+    """A file of rows; subclasses read one format."""
+
+    def check_file(self) -> str:
+        if self.path is None:
+            raise DataError(f"{type(self).__name__}: the source needs a `path`")
+        if not os.path.exists(self.path):
+            raise DataError(f"{self.path}: file not found")
+        if os.path.isdir(self.path):
+            raise DataError(f"{self.path}: is a folder; expected a file")
+        return self.path
+
+    def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
+        for batch in self.batches(split, None, 1024):
+            for index, key in enumerate(batch.keys):
+                yield key, {name: values[index] for name, values in batch.columns.items()}
+
+    def key_column(self) -> str | None:
+        return self.spec.source.key if self.spec is not None else None
+
+
+class CsvBuilder(TableBuilder):
+    """`builder: csv`: a header row names the columns."""
+
+    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        path = self.check_file()
+        name = os.path.basename(path)
+        source = self.spec.source if self.spec is not None else None
+        delimiter = source.delimiter if source else ","
+        encoding = source.encoding if source else "utf-8"
+        key_column = self.key_column()
+        with open(path, newline="", encoding=encoding) as file:
+            reader = csv.reader(file, delimiter=delimiter, strict=True)
+            try:
+                header = next(reader, None)
+                if header is None:
+                    raise DataError(f"{path}: the file is empty; expected a header row and data rows")
+                positions = self._positions(path, header, needed, key_column)
+                key_position = header.index(key_column) if key_column else None
+                width = len(header)
+                rows: list[list[str]] = []
+                origins = RowOrigins(name)
+                line = reader.line_num + 1
+                for row in reader:
+                    if len(row) != width:
+                        if not row or row == [""]:
+                            line = reader.line_num + 1
+                            continue  # a blank line
+                        raise DataError(f"{name}, line {line}: expected {width} fields (as in the header), "
+                                        f"received {len(row)}")
+                    rows.append(row)
+                    origins.lines.append(line)
+                    line = reader.line_num + 1
+                    if len(rows) == batch_size:
+                        yield self._batch(rows, positions, key_position, origins, header)
+                        rows, origins = [], RowOrigins(name)
+                if rows:
+                    yield self._batch(rows, positions, key_position, origins, header)
+            except csv.Error as error:
+                raise DataError(f"{name}, line {reader.line_num}: malformed CSV: {error}") from None
+            except UnicodeDecodeError as error:
+                raise DataError(f"{name}, line {reader.line_num + 1}: not valid {encoding} text "
+                                f"(byte 0x{error.object[error.start]:02x})") from None
+
+    @staticmethod
+    def _positions(path: str, header: list[str], needed: Sequence[str] | None, key: str | None) -> dict[str, int]:
+        index = {column: position for position, column in enumerate(header)}
+        if key is not None and key not in index:
+            raise DataError(f"{os.path.basename(path)}, line 1: key column `{key}` not found; "
+                            f"columns: {', '.join(header)}")
+        wanted = header if needed is None else needed
+        return {column: index[column] for column in wanted if column in index}
+
+    @staticmethod
+    def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int | None,
+               origins: RowOrigins, header: list[str]) -> Batch:
+        columns = {
+            column: [cell if cell != "" else None for cell in (row[position] for row in rows)]
+            for column, position in positions.items()
+        }
+        if key_position is None:
+            keys = [_SEPARATOR.join(row) for row in rows]
+        else:
+            keys = [row[key_position] for row in rows]
+        return Batch(keys=keys, columns=columns, origin=origins, content_keys=key_position is None,
+                     source=origins.file, available=header)
+
+
+class JsonlBuilder(TableBuilder):
+    """`builder: jsonl`: one JSON object per line."""
+
+    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        path = self.check_file()
+        name = os.path.basename(path)
+        encoding = self.spec.source.encoding if self.spec is not None else "utf-8"
+        key_column = self.key_column()
+        records: list[dict[str, Any]] = []
+        keys: list[Any] = []
+        origins = RowOrigins(name)
+        with open(path, "rb") as file:
+            for line_number, line in enumerate(file, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line.decode(encoding))
+                except UnicodeDecodeError as error:
+                    raise DataError(f"{name}, line {line_number}: not valid {encoding} text "
+                                    f"(byte 0x{line[error.start]:02x})") from None
+                except json.JSONDecodeError as error:
+                    raise DataError(f"{name}, line {line_number}: invalid JSON: {error.msg} "
+                                    f"at column {error.colno}") from None
+                if not isinstance(record, dict):
+                    raise DataError(f"{name}, line {line_number}: expected a JSON object, "
+                                    f"received {type(record).__name__}")
+                if key_column is not None:
+                    if record.get(key_column) is None:
+                        raise DataError(f"{name}, line {line_number}: key `{key_column}` is missing")
+                    keys.append(str(record[key_column]))
+                else:
+                    keys.append(line.strip())
+                records.append(record)
+                origins.lines.append(line_number)
+                if len(records) == batch_size:
+                    yield self._batch(keys, records, needed, origins, key_column is None)
+                    records, keys, origins = [], [], RowOrigins(name)
+        if records:
+            yield self._batch(keys, records, needed, origins, key_column is None)
+        elif not origins.lines and os.path.getsize(path) == 0:
+            raise DataError(f"{path}: the file is empty; expected one JSON object per line")
+
+    @staticmethod
+    def _batch(keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str] | None,
+               origins: RowOrigins, content_keys: bool) -> Batch:
+        names = needed if needed is not None else sorted({key for record in records for key in record})
+        columns = {column: [record.get(column) for record in records] for column in names
+                   if any(column in record for record in records)}
+        return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file)

@@ -1,0 +1,1 @@
+"""The only place that turns storage values into record bytes (and frames them as TFRecords)."""

@@ -1,0 +1,84 @@
+"""Renders the generated input module (`NAME_input.py`) from a spec.
+
+Every value taken from the spec enters the text as a Python literal made by `repr` of a str,
+int or tuple (never pasted raw), and feature names are identifiers by then, so no spec can put
+code into the module.
+"""
+from __future__ import annotations
+
+import os
+
+from ..spec.load import load_spec
+from ..spec.model import Spec
+from ..version import __version__
+from ..write.naming import dataset_dir, module_name
+from .template import TEMPLATE
+
+_COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
+
+
+def render_module(spec: Spec, data_dir: str) -> str:
+    """The module's source text; `data_dir` is recorded as its default dataset folder."""
+    features = spec.features.values()
+    parse_specs = "\n".join(
+        f"    {key!r}: {source}," for feature in features for key, source in feature.parse_specs_source().items()
+    )
+    decoders = "\n".join(f"        {feature.name!r}: {feature.decode_source('parsed')}," for feature in features)
+    class_names = {
+        feature.name: tuple(feature.names) for feature in features if getattr(feature, "names", None) is not None
+    }
+    splits = tuple(spec.splits)
+    label = spec.label
+    yields = "`(features, label)` pairs" if label else "feature dicts"
+    return TEMPLATE.format(
+        name=spec.name,
+        version=spec.version,
+        tool_version=__version__,
+        other_split=next((split for split in splits if split != "train"), splits[0]),
+        name_literal=repr(spec.name),
+        version_literal=repr(spec.version),
+        description=repr(spec.description),
+        spec_file=repr(os.path.basename(spec.file)),
+        data_dir=repr(os.path.abspath(data_dir)),
+        splits=repr(splits),
+        compression=repr(_COMPRESSION[spec.output.compression]),
+        label=repr(label),
+        batch_size=int(spec.input.batch_size),
+        shuffle_buffer=int(spec.input.shuffle_buffer),
+        class_names=repr(class_names),
+        parse_specs=parse_specs,
+        decoders=decoders,
+        yields=yields,
+    )
+
+
+def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | None = None,
+                    data_dir: str | os.PathLike | None = None) -> str:
+    """Renders the input module of `spec`, writes it to `path` (a file or folder) if given, returns it.
+
+    >>> text = generate_module("specs/wine.yaml", "train/")   # writes train/wine_input.py
+
+    `data_dir` is the dataset folder the module reads by default (default: where the spec builds).
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+    folder = os.fspath(data_dir) if data_dir is not None else dataset_dir(
+        spec.resolve(spec.output.dir), spec.name, spec.version)
+    text = render_module(spec, folder)
+    if path is not None:
+        write_module(text, os.fspath(path), spec.name)
+    return text
+
+
+def write_module(text: str, path: str, name: str) -> str:
+    """Writes module text to `path`, or into it as NAME_input.py when `path` is a folder."""
+    if os.path.isdir(path) or path.endswith(os.sep):
+        path = os.path.join(path, module_name(name))
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    aside = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    with open(aside, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(aside, path)
+    return path

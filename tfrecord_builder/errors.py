@@ -1,0 +1,42 @@
+"""The project's error classes.
+
+Every error a user can cause is one of these: the command line prints it as one line and exits
+with its `exit_code` (1 bad data, 2 bad spec or usage). They also subclass the matching builtin
+so plain `except ValueError` code keeps working.
+"""
+from __future__ import annotations
+
+
+class TFRecordBuilderError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    exit_code = 1
+
+
+class SpecError(TFRecordBuilderError, ValueError):
+    """The spec (or a value taken from it) is invalid: exit status 2."""
+
+    exit_code = 2
+
+
+class UsageError(TFRecordBuilderError, ValueError):
+    """The command line or an API call is used wrongly: exit status 2."""
+
+    exit_code = 2
+
+
+class DataError(TFRecordBuilderError, ValueError):
+    """The raw data does not fit the spec: exit status 1."""
+
+    exit_code = 1
+
+
+class DatasetError(TFRecordBuilderError, OSError):
+    """A built dataset is missing, unfinished or corrupt: exit status 1."""
+
+    exit_code = 1
+
+
+def where(*parts: object) -> str:
+    """Joins the non-empty parts of a location: `where("a.csv", "line 3")` is "a.csv, line 3"."""
+    return ", ".join(str(part) for part in parts if part not in (None, ""))

@@ -1,0 +1,6 @@
+"""Feature types, registered by the name a spec gives as `type:`."""
+from .base import FEATURE_TYPES, Feature, register
+from .class_label import ClassLabelFeature
+from .tensor import TensorFeature
+
+__all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature"]

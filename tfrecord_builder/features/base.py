@@ -1,0 +1,106 @@
+"""The base of every feature type, and the registry that names them.
+
+A feature type owns three things for its values: encoding (raw Python/NumPy values of a batch of
+rows to `Values` per record key), its parse spec (`tf.io.*Feature` per record key) and its
+decoding (parsed tensors to what `input_fn` yields). The reading side exists twice, as objects
+for `tb.input_fn` and as source text for the generated module; both sit side by side here so they
+can't drift apart, and a test runs both on the same records.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Sequence
+
+from ..errors import DataError
+from ..spec.fields import At, meta
+from .dtypes import Invalid
+from .values import Values
+
+FEATURE_TYPES: dict[str, type["Feature"]] = {}
+
+# Describes row i of a batch for error messages, e.g. "wine.csv, line 17".
+Origin = Callable[[int], str]
+
+
+def register(name: str) -> Callable[[type], type]:
+    """Class decorator: makes a feature type available to specs as `type: name`."""
+
+    def add(cls: type) -> type:
+        cls.type_name = name
+        FEATURE_TYPES[name] = cls
+        return cls
+
+    return add
+
+
+@dataclass(frozen=True, kw_only=True)
+class Feature:
+    """A declared feature. Subclasses add their own spec keys."""
+
+    discriminator: ClassVar[str] = "type"
+    default_variant: ClassVar[str] = "tensor"
+    type_name: ClassVar[str] = ""
+
+    name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
+    source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
+    key: str | None = meta("the feature's key inside the record (default: the feature's name)", None)
+    description: str | None = meta("what the feature is, for people", None)
+
+    @staticmethod
+    def variants() -> dict[str, type["Feature"]]:
+        return FEATURE_TYPES
+
+    def named(self, name: str) -> "Feature":
+        return dataclasses.replace(self, name=name)
+
+    @property
+    def record_key(self) -> str:
+        return self.key or self.name
+
+    @property
+    def source_name(self) -> str:
+        return self.source or self.name
+
+    def check(self, at: At) -> None:
+        """Rules across this feature's keys; raises SpecError at `at`."""
+
+    # --- writing side -------------------------------------------------------------------------
+    def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
+        """Converts a batch of raw values (None = missing) to storage values per record key."""
+        raise NotImplementedError
+
+    def fail(self, origin: Origin, row: int, problem: str) -> DataError:
+        """The one-line error for a bad value in row `row`."""
+        return DataError(f"{origin(row)}: feature `{self.name}`: {problem}")
+
+    # --- reading side -------------------------------------------------------------------------
+    def parse_specs(self) -> dict[str, Any]:
+        """`tf.io` parse specs per record key."""
+        raise NotImplementedError
+
+    def parse_specs_source(self) -> dict[str, str]:
+        """The same parse specs as source text (for the generated module)."""
+        raise NotImplementedError
+
+    def decode(self, parsed: dict[str, Any]) -> Any:
+        """The feature's tensor from the parsed batch (a dict by record key)."""
+        raise NotImplementedError
+
+    def decode_source(self, parsed: str) -> str:
+        """The same decoding as a source expression over the dict named `parsed`."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """A short human description of the decoded value, e.g. `float32 [3]`."""
+        raise NotImplementedError
+
+
+def locate(invalid: Invalid, counts: Sequence[int]) -> tuple[int, int]:
+    """Maps the index of a bad element in a flattened batch to (row, element within the row)."""
+    position = invalid.index
+    for row, count in enumerate(counts):
+        if position < count:
+            return row, position
+        position -= count
+    return len(counts) - 1, 0

@@ -1,0 +1,101 @@
+"""`class_label`: a category stored as its int64 index.
+
+The raw data may give the class name or the index. A value that is one of the names maps to that
+name's index first; otherwise an integer in [0, number of classes) is taken as the index.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..spec.fields import At, meta
+from .base import register
+from .dtypes import Invalid
+from .tensor import TensorFeature
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClassLabelFeature(TensorFeature):
+    """A class index: `{type: class_label, names: [cat, dog]}`."""
+
+    dtype: str = meta("always int64 for a class label", "int64", internal=True)
+    names: list[str] | None = meta("the class names, in index order", None)
+    names_file: str | None = meta("a text file with one class name per line (relative to the spec)", None)
+    num_classes: int | None = meta("the number of classes, when the data gives indices and no names", None)
+
+    def check(self, at: At) -> None:
+        given = [key for key in ("names", "names_file", "num_classes") if getattr(self, key) is not None]
+        if len(given) != 1:
+            raise at.error(
+                "a class_label needs exactly one of `names`, `names_file` or `num_classes`"
+                + (f"; received {', '.join(given)}" if given else "")
+            )
+        if self.names_file is not None:
+            path = os.path.join(os.path.dirname(os.path.abspath(at.document.file)), self.names_file)
+            try:
+                with open(path, encoding="utf-8") as file:
+                    names = [line.strip() for line in file if line.strip()]
+            except OSError as error:
+                raise (at / "names_file").error(f"can't read {path}: {error.strerror}") from None
+            object.__setattr__(self, "names", names)
+            object.__setattr__(self, "names_file", None)  # inlined: the built dataset needs no file
+        if self.names is not None:
+            names = [str(name) for name in self.names]
+            object.__setattr__(self, "names", names)
+            if not names:
+                raise (at / "names").error("expected at least one class name")
+            duplicates = sorted({name for name in names if names.count(name) > 1})
+            if duplicates:
+                raise (at / "names").error(f"duplicate class names: {', '.join(duplicates)}")
+        elif self.num_classes is not None and self.num_classes < 1:
+            raise (at / "num_classes").error(f"expected a positive number, received {self.num_classes}")
+        super().check(at)
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.names) if self.names is not None else int(self.num_classes)
+
+    def convert(self, flat: Sequence[Any]) -> np.ndarray:
+        return self.indices(flat)
+
+    def indices(self, items: Sequence[Any]) -> np.ndarray:
+        """Maps names or indices to indices; raises Invalid for a value that is neither."""
+        lookup = {name: index for index, name in enumerate(self.names or [])}
+        out = np.empty(len(items), dtype=np.int64)
+        for position, item in enumerate(items):
+            if isinstance(item, bytes):
+                item = item.decode("utf-8", "replace")
+            key = item if isinstance(item, str) else str(item)
+            index = lookup.get(key.strip() if isinstance(item, str) else key)
+            if index is None:
+                index = self._as_index(item)
+            if index is None:
+                raise Invalid(position, self._expected(item))
+            out[position] = index
+        return out
+
+    def _as_index(self, item: Any) -> int | None:
+        if isinstance(item, (bool, np.bool_)):
+            return None
+        try:
+            index = int(item.strip()) if isinstance(item, str) else int(item)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if isinstance(item, float) and not item.is_integer():
+            return None
+        return index if 0 <= index < self.num_labels else None
+
+    def _expected(self, item: Any) -> str:
+        if self.names is not None:
+            shown = ", ".join(self.names[:8]) + (", ..." if len(self.names) > 8 else "")
+            return f"expected a class name ({shown}) or an index in [0, {self.num_labels}), received {item!r:.40}"
+        return f"expected a class index in [0, {self.num_labels}), received {item!r:.40}"
+
+    def describe(self) -> str:
+        return f"class_label ({self.num_labels} classes) {super().describe().split(' ', 1)[1]}"
+
+
+register("class_label")(ClassLabelFeature)

@@ -1,0 +1,204 @@
+"""The dtypes a spec may declare: how each is stored in a record and converted from raw values.
+
+`tf.train.Example` has three list types (int64, float, bytes); the other dtypes are stored in the
+nearest one and cast back on parse. float64 is stored as float32 (Example has no double list):
+values are rounded to float32.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .values import ListKind
+
+TRUE_WORDS = {"true": True, "1": True, "false": False, "0": False}
+
+
+class Invalid(ValueError):
+    """Element `index` of a flat batch of values can't be converted; `message` says why."""
+
+    def __init__(self, index: int, message: str):
+        super().__init__(message)
+        self.index = index
+        self.message = message
+
+
+@dataclass(frozen=True)
+class DType:
+    """One declarable dtype."""
+
+    name: str
+    kind: ListKind  # the record list it is stored in
+    tf: str  # the decoded tensor's tf dtype name
+    low: int | float | None = None  # inclusive range of valid values (numbers)
+    high: int | float | None = None
+
+    @property
+    def storage_tf(self) -> str:
+        """The tf dtype the record list parses to."""
+        return {"int64": "int64", "float": "float32", "bytes": "string"}[self.kind]
+
+    @property
+    def is_cast(self) -> bool:
+        return self.tf != self.storage_tf
+
+    @property
+    def expected(self) -> str:
+        if self.name == "bool":
+            return "a boolean (true/false/1/0)"
+        if self.kind == "bytes":
+            return "a string" if self.name == "string" else "bytes or a string"
+        if self.kind == "int64":
+            return f"an integer in [{self.low}, {self.high}] ({self.name})"
+        return f"a number ({self.name})"
+
+    def convert(self, items: Sequence[Any] | np.ndarray, allow_nan: bool = False) -> np.ndarray | list[bytes]:
+        """Converts a flat batch of raw values to the storage array; raises Invalid for a bad one."""
+        if self.kind == "bytes":
+            return [self._to_bytes(item, index) for index, item in enumerate(items)]
+        array = items if isinstance(items, np.ndarray) else _asarray(items)
+        if self.name == "bool":
+            return self._bools(array, items)
+        if self.kind == "int64":
+            return self._ints(array, items)
+        return self._floats(array, items, allow_nan)
+
+    def _floats(self, array: np.ndarray, items: Sequence[Any], allow_nan: bool) -> np.ndarray:
+        if array.dtype.kind in "fiu":
+            values = array.astype(np.float64)
+        elif array.dtype.kind in "US":
+            try:
+                values = array.astype(np.float64)
+            except ValueError:
+                raise self._first_bad(items, _parse_float) from None
+        else:
+            values = np.array([self._element(_parse_float, item, index) for index, item in enumerate(items)])
+        if not allow_nan and len(values) and not np.isfinite(values).all():
+            index = int(np.flatnonzero(~np.isfinite(values))[0])
+            raise Invalid(index, f"{_received(items[index])} is not allowed (set `allow_nan: true` to keep NaN and inf)")
+        limit = float(np.finfo(np.float16 if self.name == "float16" else np.float32).max)
+        finite = np.isfinite(values)
+        too_big = finite & (np.abs(values) > limit)
+        if too_big.any():
+            index = int(np.flatnonzero(too_big)[0])
+            raise Invalid(index, f"{_received(items[index])} is out of range for {self.name}")
+        if self.name == "float16":
+            values = values.astype(np.float16)
+        return values.astype(np.float32)
+
+    def _ints(self, array: np.ndarray, items: Sequence[Any]) -> np.ndarray:
+        kind = array.dtype.kind
+        try:
+            if kind in "iu":
+                values = array
+            elif kind == "f":
+                if not (np.isfinite(array).all() and (array == np.round(array)).all()):
+                    raise ValueError
+                values = array
+            elif kind in "US":
+                values = array.astype(np.int64)
+            else:
+                raise ValueError
+            if len(values) and (values.min() < self.low or values.max() > self.high):
+                raise ValueError
+            return values.astype(np.int64)
+        except (ValueError, OverflowError):
+            raise self._first_bad(items, self._parse_int) from None
+
+    def _bools(self, array: np.ndarray, items: Sequence[Any]) -> np.ndarray:
+        if array.dtype.kind == "b":
+            return array.astype(np.int64)
+        return np.array([self._element(_parse_bool, item, index) for index, item in enumerate(items)], np.int64)
+
+    def _parse_int(self, item: Any) -> int:
+        if isinstance(item, (bool, np.bool_)):
+            raise ValueError
+        if isinstance(item, (float, np.floating)):
+            if not float(item).is_integer():
+                raise ValueError
+            item = int(item)
+        value = int(item.strip()) if isinstance(item, (str, bytes)) else int(item)
+        if not self.low <= value <= self.high:
+            raise ValueError
+        return value
+
+    def _first_bad(self, items: Sequence[Any], parse: Any) -> Invalid:
+        for index, item in enumerate(items):
+            try:
+                parse(item)
+            except (ValueError, TypeError, OverflowError):
+                return Invalid(index, f"expected {self.expected}, received {_received(item)}")
+        return Invalid(0, f"expected {self.expected}")
+
+    def _element(self, parse: Any, item: Any, index: int) -> Any:
+        try:
+            return parse(item)
+        except (ValueError, TypeError, OverflowError):
+            raise Invalid(index, f"expected {self.expected}, received {_received(item)}") from None
+
+    def _to_bytes(self, item: Any, index: int) -> bytes:
+        if isinstance(item, str):
+            try:
+                return item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Invalid(index, f"text that is not valid UTF-8: {_received(item)}") from None
+        if isinstance(item, (bytes, bytearray, memoryview, np.bytes_)):
+            item = bytes(item)
+            if self.name == "string":
+                try:
+                    item.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise Invalid(index, f"bytes that are not valid UTF-8 (at byte {error.start})") from None
+            return item
+        if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            return str(item).encode()
+        raise Invalid(index, f"expected {self.expected}, received {_received(item)}")
+
+
+def _asarray(items: Sequence[Any]) -> np.ndarray:
+    try:
+        return np.asarray(items)
+    except (ValueError, OverflowError):
+        return np.asarray(items, dtype=object)
+
+
+def _parse_float(item: Any) -> float:
+    if isinstance(item, (bool, np.bool_)) or item is None:
+        raise ValueError
+    return float(item)
+
+
+def _parse_bool(item: Any) -> bool:
+    if isinstance(item, (bool, np.bool_)):
+        return bool(item)
+    if isinstance(item, (int, np.integer)) and item in (0, 1):
+        return bool(item)
+    if isinstance(item, str) and item.strip().lower() in TRUE_WORDS:
+        return TRUE_WORDS[item.strip().lower()]
+    raise ValueError
+
+
+def _received(item: Any) -> str:
+    if item is None:
+        return "nothing"
+    text = repr(item.item() if isinstance(item, np.generic) else item)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+DTYPES: dict[str, DType] = {
+    dtype.name: dtype
+    for dtype in [
+        DType("int64", "int64", "int64", *_INT64),
+        DType("float32", "float", "float32"),
+        DType("string", "bytes", "string"),
+        DType("bytes", "bytes", "string"),
+        DType("bool", "int64", "bool", 0, 1),
+        DType("uint8", "int64", "uint8", 0, 255),
+        DType("int32", "int64", "int32", -(1 << 31), (1 << 31) - 1),
+        DType("float16", "float", "float16"),
+        DType("float64", "float", "float64"),
+    ]
+}

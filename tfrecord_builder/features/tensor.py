@@ -1,0 +1,223 @@
+"""`tensor`: numbers, booleans or strings of a fixed or variable shape.
+
+Shapes: `[]` a scalar, `[k, ...]` fixed (FixedLenFeature), `[null]` variable length
+(VarLenFeature, decoded to a tf.RaggedTensor), `[null, k, ...]` a variable number of fixed-size
+rows (RaggedFeature with uniform inner dimensions). Values are stored flattened.
+
+A list in a CSV cell is written as whitespace-separated values (`0.5 1 2.5`, or tokens
+`the cat sat`) or as a JSON array (`[0.5, 1, 2.5]`, `[["a b", "c"]]`, `[[1, 2], [3, 4]]`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+from .._tf import tensorflow
+from ..spec.fields import At, meta
+from .base import Feature, Origin, locate, register
+from .dtypes import DTYPES, DType, Invalid
+from .values import Values
+
+DTypeName = Literal["int64", "float32", "string", "bytes", "bool", "uint8", "int32", "float16", "float64"]
+
+
+class _BadRow(ValueError):
+    """A row's value has the wrong structure (shape or list syntax)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TensorFeature(Feature):
+    """A tensor of a dtype and shape: `{dtype: float32, shape: [3]}`."""
+
+    dtype: DTypeName = meta("the values' dtype")
+    shape: list[int | None] = meta("dimensions; [] scalar, [k] fixed, [null] variable, [null, k] ragged", [])
+    default: Any = meta("the value used where the raw data has none (empty cell, null, absent key)", None)
+    allow_nan: bool = meta("keep NaN and infinite floats instead of rejecting them", False)
+
+    # ---- spec ----------------------------------------------------------------------------------
+    def check(self, at: At) -> None:
+        check_shape(self.shape, at / "shape")
+        if self.allow_nan and self.dtype_info.kind != "float":
+            raise (at / "allow_nan").error(f"only float dtypes can hold NaN, not {self.dtype}")
+        if self.default is not None:
+            try:
+                self.encode([self.default], lambda row: "")
+            except Exception as error:  # the DataError text says what is wrong with the value
+                problem = str(error).split("feature `", 1)[-1].split("`: ", 1)[-1]
+                raise (at / "default").error(f"invalid default: {problem}") from None
+
+    @property
+    def dtype_info(self) -> DType:
+        return DTYPES[self.dtype]
+
+    @property
+    def is_variable(self) -> bool:
+        return bool(self.shape) and self.shape[0] is None
+
+    @property
+    def inner_size(self) -> int:
+        """Values per element of the outermost dimension (per row, for a fixed shape)."""
+        dims = self.shape[1:] if self.is_variable else self.shape
+        return math.prod(dims)
+
+    # ---- writing side ----------------------------------------------------------------------------
+    def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
+        return {self.record_key: self.encode_values(values, origin)}
+
+    def encode_values(self, values: Sequence[Any], origin: Origin) -> Values:
+        """Converts a batch of raw values to flat storage values with per-row counts."""
+        if not self.shape:
+            flat = self._fill_missing(values, origin)
+            counts = np.ones(len(values), dtype=np.int64)
+        else:
+            rows = [self._row_items(value, row, origin) for row, value in enumerate(values)]
+            counts = np.fromiter((len(items) for items in rows), dtype=np.int64, count=len(rows))
+            flat = [item for items in rows for item in items]
+        try:
+            converted = self.convert(flat)
+        except Invalid as invalid:
+            row, element = locate(invalid, counts)
+            at = f"element {element}: " if self.shape else ""
+            raise self.fail(origin, row, at + invalid.message) from None
+        return Values(self.dtype_info.kind, converted, counts)
+
+    def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
+        """Converts flattened raw values to storage values; raises Invalid naming a bad one."""
+        return self.dtype_info.convert(flat, self.allow_nan)
+
+    def _fill_missing(self, values: Sequence[Any], origin: Origin) -> Sequence[Any]:
+        if isinstance(values, np.ndarray) and values.dtype != object:
+            return values
+        if not any(value is None for value in values):
+            return values
+        if self.default is None:
+            row = next(row for row, value in enumerate(values) if value is None)
+            raise self.fail(origin, row, "missing value (the spec gives no `default`)")
+        return [self.default if value is None else value for value in values]
+
+    def _row_items(self, value: Any, row: int, origin: Origin) -> list[Any]:
+        if value is None:
+            if self.default is None:
+                if self.is_variable:
+                    return []
+                raise self.fail(origin, row, "missing value (the spec gives no `default`)")
+            if not self.is_variable and np.ndim(self.default) == 0:
+                return [self.default] * self.inner_size  # a scalar default fills a fixed shape
+            value = self.default
+        try:
+            return self._structure(value)
+        except _BadRow as error:
+            raise self.fail(origin, row, str(error)) from None
+
+    def _structure(self, value: Any) -> list[Any]:
+        """Flattens one row's value after checking it against the declared shape."""
+        if isinstance(value, str):
+            value = parse_list_text(value)
+        elif isinstance(value, (bytes, bytearray)) and self.dtype_info.kind != "bytes":
+            raise _BadRow(f"expected a list of {self.dtype}, received bytes")
+        if isinstance(value, np.ndarray):
+            array = value
+        elif isinstance(value, (list, tuple)):
+            try:
+                array = np.asarray(value, dtype=object)
+            except ValueError:
+                raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received a ragged list") from None
+        elif self.shape == [None] and self.dtype_info.kind == "bytes" and isinstance(value, bytes):
+            array = np.asarray([value], dtype=object)
+        else:
+            raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received {value!r:.40}")
+        if array.dtype == object and array.size and any(isinstance(item, (list, tuple)) for item in array.flat):
+            raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received a ragged list")
+        return self._check_shape(array)
+
+    def _check_shape(self, array: np.ndarray) -> list[Any]:
+        shape = list(array.shape)
+        inner = self.inner_size
+        if self.is_variable:
+            fits = shape[1:] == self.shape[1:] or (array.ndim == 1 and array.size % inner == 0)
+            if array.ndim == 0:
+                fits = False
+        else:
+            fits = shape == self.shape or (array.ndim == 1 and array.size == inner)
+        if not fits:
+            raise _BadRow(
+                f"expected shape {format_shape(self.shape)}, received shape {format_shape(shape)}"
+                f" ({array.size} values)"
+            )
+        return array.reshape(-1).tolist() if array.dtype == object else list(array.reshape(-1))
+
+    # ---- reading side -----------------------------------------------------------------------------
+    def parse_specs(self) -> dict[str, Any]:
+        tf = tensorflow()
+        storage = tf.as_dtype(self.dtype_info.storage_tf)
+        if not self.is_variable:
+            return {self.record_key: tf.io.FixedLenFeature(self.shape, storage)}
+        if len(self.shape) == 1:
+            return {self.record_key: tf.io.VarLenFeature(storage)}
+        partitions = [tf.io.RaggedFeature.UniformRowLength(dim) for dim in self.shape[1:]]
+        return {
+            self.record_key: tf.io.RaggedFeature(storage, partitions=partitions, row_splits_dtype=tf.int64)
+        }
+
+    def parse_specs_source(self) -> dict[str, str]:
+        storage = f"tf.{self.dtype_info.storage_tf}"
+        if not self.is_variable:
+            return {self.record_key: f"tf.io.FixedLenFeature({self.shape}, {storage})"}
+        if len(self.shape) == 1:
+            return {self.record_key: f"tf.io.VarLenFeature({storage})"}
+        partitions = ", ".join(f"tf.io.RaggedFeature.UniformRowLength({dim})" for dim in self.shape[1:])
+        return {
+            self.record_key: f"tf.io.RaggedFeature({storage}, partitions=[{partitions}], row_splits_dtype=tf.int64)"
+        }
+
+    def decode(self, parsed: dict[str, Any]) -> Any:
+        tf = tensorflow()
+        value = parsed[self.record_key]
+        if self.is_variable and len(self.shape) == 1:
+            value = tf.RaggedTensor.from_sparse(value)
+        if self.dtype_info.is_cast:
+            value = tf.cast(value, tf.as_dtype(self.dtype_info.tf))
+        return value
+
+    def decode_source(self, parsed: str) -> str:
+        value = f"{parsed}[{self.record_key!r}]"
+        if self.is_variable and len(self.shape) == 1:
+            value = f"tf.RaggedTensor.from_sparse({value})"
+        if self.dtype_info.is_cast:
+            value = f"tf.cast({value}, tf.{self.dtype_info.tf})"
+        return value
+
+    def describe(self) -> str:
+        kind = " (ragged)" if self.is_variable else ""
+        return f"{self.dtype} {format_shape(self.shape)}{kind}"
+
+
+register("tensor")(TensorFeature)
+
+
+def check_shape(shape: list[int | None], at: At) -> None:
+    """A shape's dimensions are positive, and only the first may be variable (null)."""
+    for index, dim in enumerate(shape):
+        if dim is None and index > 0:
+            raise (at / index).error("only the first dimension may be variable (null); expected an integer here")
+        if dim is not None and dim < 1:
+            raise (at / index).error(f"expected a positive dimension, received {dim}")
+
+
+def format_shape(shape: Sequence[int | None]) -> str:
+    return "[" + ", ".join("null" if dim is None else str(dim) for dim in shape) + "]"
+
+
+def parse_list_text(text: str) -> list[Any]:
+    """A list written in a text cell: a JSON array, or whitespace-separated values."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise _BadRow(f"a list cell starting with `[` must be a JSON array: {error.msg} at column {error.pos + 1}") from None
+    return stripped.split()

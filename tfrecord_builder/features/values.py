@@ -1,0 +1,31 @@
+"""`Values`: what a feature type hands to the record encoder for a batch of rows."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+ListKind = Literal["int64", "float", "bytes"]
+
+
+@dataclass
+class Values:
+    """One record key's values for a batch of rows, flattened in row order.
+
+    `kind` is the `tf.train.Feature` list it is stored in; `values` is an int64 or float32 array
+    (or a list of bytes for "bytes"); row i holds `counts[i]` of them.
+    """
+
+    kind: ListKind
+    values: np.ndarray | list[bytes]
+    counts: np.ndarray  # int64, one per row
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.counts)
+
+    def row_slices(self) -> list[slice]:
+        ends = np.cumsum(self.counts).tolist()
+        starts = [0] + ends[:-1]
+        return [slice(start, end) for start, end in zip(starts, ends)]

@@ -1,0 +1,216 @@
+"""The spec's model: one frozen dataclass per section, validated on load.
+
+These classes are the single description of a spec: `load.py` converts YAML into them,
+`schema.py` publishes their JSON Schema, and `to_dict` writes the normalised spec into
+dataset_info.json, from which the reading side rebuilds them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..features import Feature
+from .fields import At, convert, describe, meta, spec_fields
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*\Z")
+SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?i?B?)\s*\Z", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+
+
+def parse_size(value: Any, at: At) -> int:
+    """`128MiB`, `1.5GB`, `4096` -> bytes."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    match = SIZE.match(value) if isinstance(value, str) else None
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _UNITS or float(match.group(1)) <= 0:
+        raise at.error(f"expected a positive size such as 128MiB or 64MB, received {describe(value)}")
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceSpec:
+    """Where the raw data is and which builder reads it."""
+
+    builder: str = meta("csv | jsonl | parquet | module:Class (a custom builder)")
+    path: str | None = meta("the file or folder to read; relative to the spec file's folder", None)
+    key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
+    delimiter: str = meta("the CSV field delimiter", ",")
+    encoding: str = meta("the text encoding of CSV and JSONL files", "utf-8")
+    options: dict[str, Any] = meta("options passed to a custom builder", {})
+
+    def check(self, at: At) -> None:
+        if len(self.delimiter) != 1:
+            raise (at / "delimiter").error(f"expected one character, received {describe(self.delimiter)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitSource:
+    """A split with a source of its own."""
+
+    path: str | None = meta("the split's file or folder", None)
+    options: dict[str, Any] = meta("options passed to a custom builder for this split", {})
+
+
+def convert_splits(value: Any, at: At) -> dict[str, float | SplitSource]:
+    """`{train: 0.8, test: 0.2}` (fractions summing to 1) or `{train: {path: ...}, ...}`."""
+    if not isinstance(value, dict) or not value:
+        raise at.error(f"expected a mapping of split names to fractions or sources, received {describe(value)}")
+    splits: dict[str, float | SplitSource] = {}
+    for name, item in value.items():
+        if not IDENTIFIER.match(name):
+            raise (at / name).error("a split name must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        if isinstance(item, dict):
+            splits[name] = convert(SplitSource, item, at / name)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool) and 0 < item <= 1:
+            splits[name] = float(item)
+        else:
+            raise (at / name).error(f"expected a fraction in (0, 1] or a mapping with `path`, received {describe(item)}")
+    fractions = [item for item in splits.values() if isinstance(item, float)]
+    if fractions and len(fractions) != len(splits):
+        raise at.error("give every split a fraction, or every split a source; not a mix")
+    if fractions and not math.isclose(sum(fractions), 1.0, abs_tol=1e-6):
+        raise at.error(f"split fractions must sum to 1, received {sum(fractions):g}")
+    return splits
+
+
+def convert_features(value: Any, at: At) -> dict[str, Feature]:
+    if not isinstance(value, dict) or not value:
+        raise at.error(f"expected a mapping of feature names to declarations, received {describe(value)}")
+    features = {}
+    for name, item in value.items():
+        if not IDENTIFIER.match(name):
+            raise (at / name).error(
+                f"a feature name must be a Python identifier ([A-Za-z_][A-Za-z0-9_]*), received {name!r};"
+                " use `key:` for another key inside the record"
+            )
+        features[name] = convert(Feature, item, at / name).named(name)
+    keys: dict[str, str] = {}
+    for name, feature in features.items():
+        if feature.record_key in keys:
+            raise (at / name).error(
+                f"record key {feature.record_key!r} is already used by feature `{keys[feature.record_key]}`"
+            )
+        keys[feature.record_key] = name
+    return features
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutputSpec:
+    """Where and how the shards are written."""
+
+    dir: str = meta("the output folder, relative to the spec file unless --output is given", "build")
+    shards: int | None = meta("the number of shards per split", None)
+    shard_size: int | str | None = meta("a target shard size instead of a count, e.g. 128MiB", None, convert=parse_size,
+                                        schema={"anyOf": [{"type": "integer"}, {"type": "string"}]})
+    compression: Literal["none", "gzip", "zlib"] = meta("the shards' compression", "none")
+    shuffle: bool = meta("shuffle each split's records (seeded) when writing", True)
+    seed: int = meta("the seed of split assignment and shuffling", 42)
+    module: str | None = meta("a second copy of the generated input module, e.g. beside a training script", None)
+
+    def check(self, at: At) -> None:
+        if self.shards is not None and self.shard_size is not None:
+            raise at.error("give `shards` or `shard_size`, not both")
+        if self.shards is not None and not 1 <= self.shards <= 99999:
+            raise (at / "shards").error(f"expected a number of shards in [1, 99999], received {self.shards}")
+
+    @property
+    def target_shard_bytes(self) -> int:
+        return self.shard_size if self.shard_size is not None else 128 * 1024**2
+
+
+@dataclass(frozen=True, kw_only=True)
+class InputSpec:
+    """Defaults baked into the generated input_fn."""
+
+    batch_size: int = meta("examples per batch", 32)
+    shuffle_buffer: int = meta("the shuffle buffer of the training split, in examples", 10000)
+
+    def check(self, at: At) -> None:
+        for key in ("batch_size", "shuffle_buffer"):
+            if getattr(self, key) < 1:
+                raise (at / key).error(f"expected a positive integer, received {getattr(self, key)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spec:
+    """A dataset spec: what the records hold, where the raw data is, how it is split and written."""
+
+    name: str = meta("the dataset's identifier: [A-Za-z_][A-Za-z0-9_]*")
+    source: SourceSpec = meta("where the raw data is")
+    features: dict[str, Feature] = meta("the record's features, by name", convert=convert_features,
+                                         schema={"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}})
+    version: str = meta("the dataset's version, e.g. 1.0.0 (a folder name)", "1.0.0",
+                        convert=lambda value, at: _version(value, at))
+    description: str = meta("what the dataset is", "")
+    format: Literal["example", "sequence_example"] = meta("tf.train.Example or tf.train.SequenceExample", "example")
+    splits: dict[str, Any] = meta("fractions summing to 1, or one source per split", {"train": 1.0},
+                                  convert=convert_splits,
+                                  schema={"type": "object", "additionalProperties": {
+                                      "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                                                {"$ref": "#/$defs/split_source"}]}})
+    label: str | None = meta("the feature input_fn yields as the label; omit for features only", None)
+    output: OutputSpec = meta("where and how shards are written", OutputSpec())
+    input: InputSpec = meta("defaults of the generated input_fn", InputSpec())
+    on_error: Literal["fail", "skip"] = meta("stop at the first bad record, or skip and list it", "fail")
+    file: str = meta("the spec file this was loaded from", "", internal=True)
+
+    def check(self, at: At) -> None:
+        if not IDENTIFIER.match(self.name):
+            raise (at / "name").error(f"expected an identifier ([A-Za-z_][A-Za-z0-9_]*), received {self.name!r}")
+        if self.format == "sequence_example":
+            raise (at / "format").error("sequence_example is not supported by this version yet; use example")
+        if self.label is not None and self.label not in self.features:
+            raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
+                                       f"received {self.label!r}")
+
+    @property
+    def base_dir(self) -> str:
+        """The folder relative paths in the spec resolve against."""
+        return os.path.dirname(os.path.abspath(self.file)) if self.file else os.getcwd()
+
+    def resolve(self, path: str) -> str:
+        return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
+
+    @property
+    def fraction_splits(self) -> bool:
+        return all(isinstance(item, float) for item in self.splits.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The normalised spec: every key with its value or default (what dataset_info.json holds)."""
+        return _plain(self)
+
+
+def _version(value: Any, at: At) -> str:
+    text = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not VERSION.match(text) or ".." in text:
+        raise at.error(f"expected a version such as 1.0.0 (letters, digits, . _ + -), received {describe(value)}")
+    return text
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Feature):
+        out = {"type": value.type_name}
+        out.update(_plain_fields(value))
+        return out
+    if dataclasses.is_dataclass(value):
+        return _plain_fields(value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _plain_fields(value: Any) -> dict[str, Any]:
+    return {
+        f.name: _plain(getattr(value, f.name))
+        for f in spec_fields(type(value))
+        if getattr(value, f.name) is not None
+    }

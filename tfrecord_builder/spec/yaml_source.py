@@ -1,0 +1,102 @@
+"""Reads a YAML document safely into plain values, remembering the line of every key.
+
+Only PyYAML's safe constructors are used, so no tag can build a Python object. Duplicate keys,
+which PyYAML silently lets the last one win, are an error here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..errors import SpecError
+
+Path = tuple  # a key path: ("features", "photo", "shape")
+
+
+@dataclass
+class Document:
+    """A loaded YAML document: its plain value and where each key path sits in the file."""
+
+    value: Any
+    file: str
+    lines: dict[Path, int] = field(default_factory=dict)
+    num_nodes: int = 0
+
+    def line(self, path: Path) -> int | None:
+        """The line of `path`, or of its nearest parent that has one."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.lines.get(())
+
+
+def format_path(path: Path) -> str:
+    """`("features", "photo", "shape")` as `features.photo.shape`; list indices as `[0]`."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def load_yaml(text: str, file: str) -> Document:
+    """Parses `text` (the content of `file`) into a Document; raises SpecError naming the line."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        document = Document(value=None, file=file)
+        if node is not None:
+            document.value = _convert(node, (), loader, document)
+        return document
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else None
+        problem = error.problem or error.context or "malformed YAML"
+        raise SpecError(f"{file}, line {line}: malformed YAML: {problem}") from None
+    except yaml.YAMLError as error:
+        raise SpecError(f"{file}: malformed YAML: {error}") from None
+    finally:
+        loader.dispose()
+
+
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+MAX_NODES = 200_000  # aliases can expand a small file into a huge document ("billion laughs")
+
+
+def _convert(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Document) -> Any:
+    document.lines.setdefault(path, node.start_mark.line + 1)
+    document.num_nodes += 1
+    if document.num_nodes > MAX_NODES:
+        raise SpecError(f"{document.file}: the spec expands to over {MAX_NODES} values (aliases?); expected a small spec")
+    if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_TAGS:
+        raise SpecError(
+            f"{document.file}, line {node.start_mark.line + 1}: {format_path(path)}: "
+            f"unsupported YAML tag {node.tag!r}; expected plain YAML values"
+        )
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise SpecError(
+                    f"{document.file}, line {key_node.start_mark.line + 1}: {format_path(path)}: "
+                    "expected a plain key, received a list or mapping"
+                )
+            key = loader.construct_object(key_node)
+            key = key if isinstance(key, str) else str(key)
+            if key in result:
+                raise SpecError(
+                    f"{document.file}, line {key_node.start_mark.line + 1}: "
+                    f"{format_path(path + (key,))}: duplicate key (first given on line "
+                    f"{document.lines[path + (key,)]})"
+                )
+            document.lines[path + (key,)] = key_node.start_mark.line + 1
+            result[key] = _convert(value_node, path + (key,), loader, document)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _convert(item, path + (index,), loader, document) for index, item in enumerate(node.value)
+        ]
+    return loader.construct_object(node, deep=True)

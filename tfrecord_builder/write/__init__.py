@@ -1,0 +1,1 @@
+"""Writing a dataset: key hashing and splits, ordering, shards, statistics and dataset_info.json."""

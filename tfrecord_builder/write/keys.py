@@ -1,0 +1,33 @@
+"""Hashing record keys: split assignment and shuffle order follow from the key and the seed.
+
+A key's 128-bit keyed BLAKE2b hash is a pure function of (key, seed), so a record lands in the
+same split and the same place of its shard whatever the row order, the worker count or the
+machine.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def key_bytes(key: Any) -> bytes:
+    if isinstance(key, bytes):
+        return key
+    return str(key).encode("utf-8", "surrogatepass")
+
+
+def hash_keys(keys: Sequence[Any], seed: int) -> np.ndarray:
+    """An (n, 2) uint64 array: the high and low halves of each key's hash."""
+    salt = (seed % (1 << 128)).to_bytes(16, "little")
+    blake = hashlib.blake2b
+    digests = b"".join(blake(key_bytes(key), digest_size=16, key=salt).digest() for key in keys)
+    return np.frombuffer(digests, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+
+
+def assign_splits(hashes: np.ndarray, fractions: Sequence[float]) -> np.ndarray:
+    """The split index of each hash: its high half, as a fraction of 2^64, falls in a split's range."""
+    position = hashes[:, 0].astype(np.float64) / 2.0**64
+    bounds = np.cumsum(fractions)[:-1]
+    return np.searchsorted(bounds, position, side="right")

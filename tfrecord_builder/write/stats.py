@@ -1,0 +1,124 @@
+"""Per-split, per-feature statistics gathered while encoding, for dataset_info.json.
+
+Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel formula).
+Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
+values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
+Class labels: examples per class.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from ..features import ClassLabelFeature, Feature
+from ..features.values import Values
+
+MAX_VOCABULARY = 100_000
+TOP_VALUES = 10
+
+
+class FeatureStatistics:
+    """Accumulates one feature's statistics over batches."""
+
+    def __init__(self, feature: Feature):
+        self.feature = feature
+        self.num_values = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+        self.low: float | None = None
+        self.high: float | None = None
+        self.vocabulary: Counter[bytes] = Counter()
+        self.vocabulary_capped = False
+        self.lengths = _Moments()
+        self.classes: np.ndarray | None = None
+        self.kind: str | None = None
+
+    def add(self, values: Values) -> None:
+        feature = self.feature
+        self.kind = values.kind
+        if getattr(feature, "is_variable", False):
+            inner = feature.inner_size
+            self.lengths.add(values.counts // inner)
+        if isinstance(feature, ClassLabelFeature):
+            counts = np.bincount(np.asarray(values.values, np.int64), minlength=feature.num_labels)
+            self.classes = counts if self.classes is None else self.classes + counts
+        elif values.kind == "bytes":
+            if not self.vocabulary_capped:
+                self.vocabulary.update(values.values)
+                if len(self.vocabulary) > MAX_VOCABULARY:
+                    self.vocabulary_capped = True
+            self.num_values += len(values.values)
+        else:
+            self._add_numbers(np.asarray(values.values, dtype=np.float64))
+
+    def _add_numbers(self, numbers: np.ndarray) -> None:
+        numbers = numbers[np.isfinite(numbers)]
+        if not len(numbers):
+            return
+        count, mean = len(numbers), float(numbers.mean())
+        m2 = float(((numbers - mean) ** 2).sum())
+        total = self.num_values + count
+        delta = mean - self.mean
+        self.mean += delta * count / total
+        self.m2 += m2 + delta * delta * self.num_values * count / total
+        self.num_values = total
+        low, high = float(numbers.min()), float(numbers.max())
+        self.low = low if self.low is None else min(self.low, low)
+        self.high = high if self.high is None else max(self.high, high)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if isinstance(self.feature, ClassLabelFeature):
+            counts = self.classes.tolist() if self.classes is not None else []
+            names = self.feature.names or [str(index) for index in range(self.feature.num_labels)]
+            out["classes"] = {name: count for name, count in zip(names, counts)}
+        elif self.kind == "bytes":
+            out["num_values"] = self.num_values
+            out["vocabulary_size"] = len(self.vocabulary)
+            if self.vocabulary_capped:
+                out["vocabulary_size_at_least"] = out.pop("vocabulary_size")
+            out["top_values"] = [
+                {"value": value.decode("utf-8", "backslashreplace"), "count": count}
+                for value, count in self.vocabulary.most_common(TOP_VALUES)
+            ]
+        elif self.low is not None:
+            out.update(num_values=self.num_values, min=self.low, max=self.high, mean=self.mean,
+                       std=float(np.sqrt(self.m2 / self.num_values)))
+        if self.lengths.count:
+            out["length"] = self.lengths.to_dict()
+        return out
+
+
+class _Moments:
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0
+        self.low: int | None = None
+        self.high: int | None = None
+
+    def add(self, lengths: np.ndarray) -> None:
+        if not len(lengths):
+            return
+        self.count += len(lengths)
+        self.total += int(lengths.sum())
+        low, high = int(lengths.min()), int(lengths.max())
+        self.low = low if self.low is None else min(self.low, low)
+        self.high = high if self.high is None else max(self.high, high)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"min": self.low, "max": self.high, "mean": self.total / self.count}
+
+
+class SplitStatistics:
+    """Statistics of every feature of one split."""
+
+    def __init__(self, features: dict[str, Feature]):
+        self.features = {name: FeatureStatistics(feature) for name, feature in features.items()}
+
+    def add(self, name: str, values: Values) -> None:
+        self.features[name].add(values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: stats.to_dict() for name, stats in self.features.items()}
