@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .builders.base import Batch, Builder
-from .builders.registry import builder_class
+from .builders.registry import BUILTIN, builder_class
 from .codec.encode import EncodedBatch, encode_batch
 from .codegen.render import render_module, write_module
 from .errors import DataError, SpecError, UsageError
@@ -44,7 +44,7 @@ class Skipped:
 
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
-          module: str | os.PathLike | None = None, overwrite: bool = False,
+          module: str | os.PathLike | None = None, overwrite: bool = False, workers: int = 1,
           progress: Progress | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
@@ -106,8 +106,24 @@ def _check_target(folder: str, overwrite: bool) -> None:
         raise UsageError(f"{folder}: exists and is not a folder")
 
 
+def check_sources(spec: Spec) -> None:
+    """A built-in builder's source paths exist; raises SpecError at the `path` key otherwise."""
+    if spec.source.builder not in BUILTIN:
+        return
+    places = [(("source", "path"), spec.source.path)]
+    if not spec.fraction_splits:
+        places = [(("splits", split, "path"), source.path) if source.path else (("source", "path"), spec.source.path)
+                  for split, source in spec.splits.items()]
+    for key_path, path in places:
+        if path is None:
+            raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
+        if not os.path.exists(spec.resolve(path)):
+            raise spec.error(key_path, f"{spec.resolve(path)} not found")
+
+
 def _batches(spec: Spec) -> Iterator[tuple[str | None, Batch]]:
     """Each batch with the split it belongs to (None: assign by fraction)."""
+    check_sources(spec)
     cls = builder_class(spec.source.builder, [spec.base_dir, os.getcwd()])
     if not (isinstance(cls, type) and issubclass(cls, Builder)):
         raise SpecError(f"{spec.file}: source.builder: {spec.source.builder} is not a tfrecord_builder.Builder subclass")

@@ -73,6 +73,11 @@ class Dataset:
             dataset = dataset.shuffle(spec.input.shuffle_buffer)
         if repeat:
             dataset = dataset.repeat()
+        else:
+            # a known length lets Keras show progress and end epochs without a "ran out of data"
+            # warning; reading a different number of records than the info lists is then an error
+            num_examples = self.info.splits[split].num_examples
+            dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_examples))
         dataset = dataset.batch(batch_size)
         # parse_batch is plain graph code: autograph has nothing to convert in it
         parse = tf.autograph.experimental.do_not_convert(self.parse_batch)

@@ -53,8 +53,8 @@ def default_data_dir():
     return DATA_DIR
 
 
-def shard_files(split, data_dir=None):
-    """The split's shard paths, as the dataset's info lists them."""
+def split_info(split, data_dir=None):
+    """The split's entry of dataset_info.json, with its shard paths made absolute."""
     folder = data_dir or default_data_dir()
     info_path = os.path.join(folder, "dataset_info.json")
     if not os.path.exists(info_path):
@@ -65,7 +65,9 @@ def shard_files(split, data_dir=None):
         raise ValueError(f"{{folder}}: holds dataset {{info.get('name')!r}}, not {{NAME!r}}")
     if split not in info["splits"]:
         raise ValueError(f"unknown split {{split!r}}; expected one of: {{', '.join(info['splits'])}}")
-    return [os.path.join(folder, shard["file"]) for shard in info["splits"][split]["shards"]]
+    entry = dict(info["splits"][split])
+    entry["files"] = [os.path.join(folder, shard["file"]) for shard in entry["shards"]]
+    return entry
 
 
 def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_dir=None):
@@ -77,7 +79,8 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     """
     batch_size = batch_size or BATCH_SIZE
     shuffle = split == "train" if shuffle is None else shuffle
-    files = shard_files(split, data_dir)
+    split_entry = split_info(split, data_dir)
+    files = split_entry["files"]
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if shuffle:
         dataset = dataset.shuffle(len(files))
@@ -91,6 +94,10 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
         dataset = dataset.shuffle(SHUFFLE_BUFFER)
     if repeat:
         dataset = dataset.repeat()
+    else:
+        # a known length lets Keras show progress and end epochs without a "ran out of data"
+        # warning; reading a different number of records than the info lists is then an error
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(split_entry["num_examples"]))
     dataset = dataset.batch(batch_size)
     dataset = dataset.map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)
     if LABEL is not None:

@@ -22,7 +22,7 @@ class ClassLabelFeature(TensorFeature):
     """A class index: `{type: class_label, names: [cat, dog]}`."""
 
     dtype: str = meta("always int64 for a class label", "int64", internal=True)
-    names: list[str] | None = meta("the class names, in index order", None)
+    names: list[str | int] | None = meta("the class names, in index order", None)
     names_file: str | None = meta("a text file with one class name per line (relative to the spec)", None)
     num_classes: int | None = meta("the number of classes, when the data gives indices and no names", None)
 

@@ -241,9 +241,11 @@ def _object_schema(cls: type) -> dict[str, Any]:
         schema = dict(spec_field.metadata.get("schema") or json_schema(hints[spec_field.name]))
         if spec_field.metadata.get("doc"):
             schema["description"] = spec_field.metadata["doc"]
-        if spec_field.default is not dataclasses.MISSING and spec_field.default is not None:
+        if spec_field.default not in (dataclasses.MISSING, None) and not dataclasses.is_dataclass(spec_field.default):
             schema["default"] = spec_field.default
         properties[_key(spec_field)] = schema
+        if spec_field.default_factory is not dataclasses.MISSING:
+            schema["default"] = spec_field.default_factory()
         if spec_field.default is dataclasses.MISSING and spec_field.default_factory is dataclasses.MISSING:
             required.append(_key(spec_field))
     schema = {"type": "object", "properties": properties, "additionalProperties": False}

@@ -49,7 +49,7 @@ def spec_from_document(document: Document) -> Spec:
         raise SpecError(f"{document.file}, line 1: expected a mapping of spec keys (name, source, features, ...), "
                         f"received {kind}")
     spec = convert(Spec, document.value, At(document))
-    return dataclasses.replace(spec, file=os.path.abspath(document.file))
+    return dataclasses.replace(spec, file=os.path.abspath(document.file), document=document)
 
 
 def spec_from_dict(value: dict[str, Any], file: str) -> Spec:

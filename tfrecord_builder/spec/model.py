@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..builders.registry import check_name
 from ..features import Feature
+from ..errors import SpecError
 from .fields import At, convert, describe, meta, spec_fields
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -46,6 +48,9 @@ class SourceSpec:
     options: dict[str, Any] = meta("options passed to a custom builder", {})
 
     def check(self, at: At) -> None:
+        problem = check_name(self.builder)
+        if problem:
+            raise (at / "builder").error(problem)
         if len(self.delimiter) != 1:
             raise (at / "delimiter").error(f"expected one character, received {describe(self.delimiter)}")
 
@@ -160,6 +165,7 @@ class Spec:
     input: InputSpec = meta("defaults of the generated input_fn", InputSpec())
     on_error: Literal["fail", "skip"] = meta("stop at the first bad record, or skip and list it", "fail")
     file: str = meta("the spec file this was loaded from", "", internal=True)
+    document: Any = dataclasses.field(default=None, compare=False, repr=False, metadata={"internal": True})
 
     def check(self, at: At) -> None:
         if not IDENTIFIER.match(self.name):
@@ -174,6 +180,17 @@ class Spec:
     def base_dir(self) -> str:
         """The folder relative paths in the spec resolve against."""
         return os.path.dirname(os.path.abspath(self.file)) if self.file else os.getcwd()
+
+    def at(self, *path: str | int) -> At | None:
+        """The place of a key path in the spec file, for errors found after loading."""
+        return At(self.document, tuple(path)) if self.document is not None else None
+
+    def error(self, path: tuple, message: str) -> Exception:
+        """A SpecError at a key path (with its line when the spec came from a file)."""
+        at = self.at(*path)
+        if at is not None:
+            return at.error(message)
+        return SpecError(f"{self.file}: {'.'.join(map(str, path))}: {message}")
 
     def resolve(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))

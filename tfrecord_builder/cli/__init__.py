@@ -1,0 +1,1 @@
+"""The command line: one small module per command; `main` dispatches."""

@@ -1,0 +1,61 @@
+"""`build SPEC`: builds every split, then prints a summary."""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from ..build import build
+from ..spec.load import load_spec
+from ..write.naming import INFO_FILE, dataset_dir, module_name
+from .format import size, table
+from .progress import Progress
+
+NAME = "build"
+HELP = "build every split of a spec into sharded TFRecord files and the generated input module"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", metavar="SPEC", help="the YAML spec file")
+    parser.add_argument("--output", metavar="DIR", help="output folder (default: the spec's output.dir)")
+    parser.add_argument("--module", metavar="FILE", help="also write the generated input module here")
+    parser.add_argument("--workers", type=_positive, default=1, metavar="N",
+                        help="processes that encode records (default: 1)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
+    parser.add_argument("--resume", action="store_true",
+                        help="finish an unfinished build (a finished one is left as it is)")
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    spec = load_spec(args.spec)
+    root = args.output or spec.resolve(spec.output.dir)
+    folder = dataset_dir(root, spec.name, spec.version)
+    if args.resume and os.path.exists(os.path.join(folder, INFO_FILE)):
+        print(f"{spec.name} {spec.version} is already built in {folder}; nothing to resume")
+        return 0
+    progress = Progress()
+    try:
+        info = build(spec, root, module=args.module, overwrite=args.overwrite, workers=args.workers,
+                     progress=progress)
+    finally:
+        progress.close()
+    rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))
+            for name, split in info.splits.items()]
+    print(f"{spec.name} {spec.version} -> {info.path}")
+    print(table(["split", "examples", "shards", "size"], rows))
+    if info.skipped:
+        print(f"skipped {info.skipped} bad records: listed in {os.path.join(info.path, 'skipped.jsonl')}")
+    print(f"input module: {os.path.join(info.path, module_name(spec.name))}")
+    print(f"done in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
+    return value

@@ -1,0 +1,29 @@
+"""Small text helpers for command output: tables and sizes."""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def size(num_bytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if num_bytes < 1024 or unit == "GiB":
+            return f"{num_bytes:.0f} {unit}" if unit == "B" else f"{num_bytes:.1f} {unit}"
+        num_bytes /= 1024
+    return f"{num_bytes:.1f} TiB"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain aligned table; numbers right-aligned."""
+    cells = [list(map(str, header))] + [[str(cell) for cell in row] for row in rows]
+    widths = [max(len(row[column]) for row in cells) for column in range(len(header))]
+    numeric = [all(_is_number(row[column]) for row in cells[1:]) and rows for column in range(len(header))]
+    lines = []
+    for row in cells:
+        parts = [cell.rjust(width) if numeric[index] else cell.ljust(width)
+                 for index, (cell, width) in enumerate(zip(row, widths))]
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+def _is_number(text: str) -> bool:
+    return text.replace(",", "").replace(".", "").replace(" ", "").rstrip("KiMGB").isdigit()

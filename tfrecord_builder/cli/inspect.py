@@ -1,0 +1,147 @@
+"""`inspect PATH [--show N]`: a summary of a built dataset or of one TFRecord file."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+from ..codec.example_reader import parse_example
+from ..codec.tfrecord import open_records, read_records
+from ..errors import UsageError
+from ..write.info import DatasetInfo, read_info
+from ..write.naming import INFO_FILE
+from .format import size, table
+
+NAME = "inspect"
+HELP = "summarise a built dataset (its folder) or one TFRecord file; --show N prints N examples"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="a dataset folder (NAME/VERSION) or a .tfrecord file")
+    parser.add_argument("--show", type=int, default=0, metavar="N", help="print the first N examples, decoded")
+    parser.add_argument("--split", help="the split --show reads (default: the first)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not os.path.exists(args.path):
+        raise UsageError(f"{args.path}: no such file or folder")
+    if os.path.isdir(args.path) or os.path.basename(args.path) == INFO_FILE:
+        _dataset(read_info(args.path), args.show, args.split)
+    else:
+        _file(args.path, args.show)
+    return 0
+
+
+def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
+    spec = info.spec
+    print(f"{spec.name} {spec.version}: {spec.description}".rstrip(": "))
+    print(f"folder: {info.path}")
+    print(f"format: {spec.format}, compression: {spec.output.compression}, label: {spec.label or '(none)'}")
+    print()
+    rows = []
+    for name, feature in spec.features.items():
+        parse = "; ".join(f"{key}: {text}" for key, text in feature.parse_specs_source().items())
+        rows.append((name, feature.describe(), parse))
+    print(table(["feature", "decoded", "parse spec (key: spec)"], rows))
+    print()
+    rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))
+            for name, split in info.splits.items()]
+    print(table(["split", "examples", "shards", "size"], rows))
+    if info.skipped:
+        print(f"skipped while building: {info.skipped} records (see skipped.jsonl)")
+    first = next(iter(info.statistics.values()), {})
+    if first:
+        print()
+        print(f"statistics ({next(iter(info.statistics))}):")
+        for name, stats in first.items():
+            print(f"  {name}: {_summary(stats)}")
+    if show:
+        from ..read import Dataset  # deferred: reading examples needs TensorFlow, the summary doesn't
+
+        split = split or next(iter(info.splits))
+        dataset = Dataset(info)
+        batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
+        print()
+        _show_batch(batch, spec.label, show)
+
+
+def _show_batch(batch: Any, label: str | None, count: int) -> None:
+    if batch is None:
+        print("(no examples)")
+        return
+    features, labels = batch if label else (batch, None)
+    if label:
+        features = {**features, label: labels}
+    size_ = next(iter(features.values())).shape[0]
+    for index in range(min(count, size_)):
+        values = {name: _plain(tensor[index]) for name, tensor in features.items()}
+        print(f"example {index}: {json.dumps(values, ensure_ascii=False)}")
+
+
+def _plain(tensor: Any) -> Any:
+    value = tensor.to_list() if hasattr(tensor, "to_list") else tensor.numpy()
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        # shortest text that reads back as the same float32/float16, not its float64 expansion
+        return np.vectorize(lambda item: float(str(item)), otypes=[object])(value).tolist()
+    if isinstance(value, np.generic) and value.dtype.kind == "f":
+        return float(str(value))
+    value = value.tolist() if hasattr(value, "tolist") else value
+    return _text(value)
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if isinstance(value, list):
+        return [_text(item) for item in value]
+    return value
+
+
+def _summary(stats: dict[str, Any]) -> str:
+    if "classes" in stats:
+        return "classes " + ", ".join(f"{name} {count}" for name, count in stats["classes"].items())
+    parts = []
+    if "min" in stats:
+        parts.append(f"min {stats['min']:.4g}, max {stats['max']:.4g}, mean {stats['mean']:.4g}, std {stats['std']:.4g}")
+    if "vocabulary_size" in stats or "vocabulary_size_at_least" in stats:
+        vocabulary = stats.get("vocabulary_size", stats.get("vocabulary_size_at_least"))
+        top = ", ".join(repr(item["value"]) for item in stats["top_values"][:3])
+        parts.append(f"vocabulary {vocabulary}, top {top}")
+    if "length" in stats:
+        length = stats["length"]
+        parts.append(f"length {length['min']}-{length['max']} (mean {length['mean']:.1f})")
+    return "; ".join(parts) or "-"
+
+
+def _file(path: str, show: int) -> None:
+    compression = _compression(path)
+    keys: dict[str, tuple[str, int, int]] = {}
+    count = 0
+    shown = []
+    with open_records(path, compression) as stream:
+        for record in read_records(stream, os.path.basename(path)):
+            features = parse_example(record)
+            for key, (kind, values) in features.items():
+                _, low, high = keys.get(key, (kind, len(values), len(values)))
+                keys[key] = (kind, min(low, len(values)), max(high, len(values)))
+            if len(shown) < show:
+                shown.append({key: _text(values) for key, (_, values) in features.items()})
+            count += 1
+    print(f"{path}: {count:,} records, {size(os.path.getsize(path))}, compression: {compression}")
+    rows = [(key, kind, f"{low}" if low == high else f"{low}-{high}") for key, (kind, low, high) in sorted(keys.items())]
+    print(table(["key", "list", "values per record"], rows))
+    for index, example in enumerate(shown):
+        print(f"record {index}: {json.dumps(example, ensure_ascii=False, default=str)}")
+
+
+def _compression(path: str) -> str:
+    with open(path, "rb") as file:
+        head = file.read(2)
+    if head == b"\x1f\x8b":
+        return "gzip"
+    if path.endswith(".zz") or (len(head) == 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0):
+        return "zlib"
+    return "none"
