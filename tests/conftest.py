@@ -1,0 +1,68 @@
+"""Shared fixtures: temporary datasets from spec text and data files, and module import."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "demo"))
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+@pytest.fixture(scope="session")
+def tf():
+    """TensorFlow, imported once per test process."""
+    from tfrecord_builder._tf import tensorflow
+
+    return tensorflow()
+
+
+def write_spec(folder: Path, spec: dict[str, Any] | str, files: dict[str, str | bytes] | None = None,
+               name: str = "spec.yaml") -> Path:
+    """Writes data files and a spec (a dict dumped as YAML, or YAML text) into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for file_name, content in (files or {}).items():
+        path = folder / file_name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content) if content.startswith("\n") else content, encoding="utf-8")
+    text = spec if isinstance(spec, str) else yaml.safe_dump(spec, sort_keys=False)
+    path = folder / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def import_module(path: str | Path, name: str | None = None):
+    """Imports a generated module from its file, as `import` would (registered in sys.modules)."""
+    name = name or f"generated_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def batches_as_numpy(dataset) -> list[Any]:
+    """Every element of a tf.data.Dataset with tensors (dense or ragged) turned into NumPy / lists."""
+    import tensorflow as tf
+
+    def convert(value):
+        if isinstance(value, dict):
+            return {key: convert(item) for key, item in value.items()}
+        if isinstance(value, tuple):
+            return tuple(convert(item) for item in value)
+        if isinstance(value, tf.RaggedTensor):
+            return value.to_list()
+        return value.numpy()
+
+    return [convert(element) for element in dataset]

@@ -1,0 +1,126 @@
+"""Spec loading: typed objects out, and errors that name the file, line, key path and expectation."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tfrecord_builder as tb
+from tfrecord_builder.errors import SpecError
+from tfrecord_builder.spec.schema import spec_schema
+
+from conftest import ROOT, write_spec
+
+BASE = """\
+name: demo
+source: {builder: csv, path: data.csv}
+features:
+  x: {dtype: float32}
+"""
+
+
+def load(tmp_path, text):
+    return tb.load_spec(write_spec(tmp_path, text))
+
+
+def test_defaults_and_resolution(tmp_path):
+    spec = load(tmp_path, BASE)
+    assert spec.version == "1.0.0" and spec.format == "example" and spec.splits == {"train": 1.0}
+    assert spec.output.dir == "build" and spec.output.compression == "none" and spec.output.shuffle
+    assert spec.input.batch_size == 32 and spec.on_error == "fail"
+    assert spec.resolve(spec.source.path) == str(tmp_path / "data.csv")
+    feature = spec.features["x"]
+    assert (feature.name, feature.record_key, feature.source_name, feature.shape) == ("x", "x", "x", [])
+
+
+ERRORS = [
+    ("unknown key with a suggestion", BASE + "lable: x\n", 5, "lable: unknown key `lable` (did you mean `label`?)"),
+    ("feature key typo", BASE.replace("{dtype: float32}", "{dtype: float32, shpe: [2]}"), 4,
+     "features.x.shpe: unknown key `shpe` (did you mean `shape`?)"),
+    ("bad dtype", BASE.replace("float32", "float31"), 4, "features.x.dtype: expected one of int64, float32"),
+    ("duplicate key", BASE + "  x: {dtype: int64}\n", 5, "features.x: duplicate key (first given on line 4)"),
+    ("bad name", BASE.replace("name: demo", "name: 3demo"), 1, "name: expected an identifier"),
+    ("feature name", BASE.replace("  x:", "  x-y:"), 4, "features.x-y: a feature name must be a Python identifier"),
+    ("splits sum", BASE + "splits: {train: 0.5, test: 0.4}\n", 5, "splits: split fractions must sum to 1, received 0.9"),
+    ("splits mixed", BASE + "splits: {train: 0.5, test: {path: t.csv}}\n", 5, "give every split a fraction"),
+    ("label", BASE + "label: y\n", 5, "label: expected the name of a feature (x), received 'y'"),
+    ("null dimension", BASE.replace("{dtype: float32}", "{dtype: float32, shape: [2, null]}"), 4,
+     "features.x.shape[1]: only the first dimension may be variable"),
+    ("zero dimension", BASE.replace("{dtype: float32}", "{dtype: float32, shape: [0]}"), 4,
+     "features.x.shape[0]: expected a positive dimension, received 0"),
+    ("shards and size", BASE + "output: {shards: 2, shard_size: 1MiB}\n", 5, "output: give `shards` or `shard_size`, not both"),
+    ("shard size", BASE + "output: {shard_size: lots}\n", 5, "output.shard_size: expected a positive size"),
+    ("compression", BASE + "output: {compression: lz4}\n", 5, "output.compression: expected one of none, gzip, zlib"),
+    ("class label", BASE.replace("{dtype: float32}", "{type: class_label}"), 4,
+     "features.x: a class_label needs exactly one of `names`, `names_file` or `num_classes`"),
+    ("duplicate class", BASE.replace("{dtype: float32}", "{type: class_label, names: [a, b, a]}"), 4,
+     "features.x.names: duplicate class names: a"),
+    ("bad default", BASE.replace("{dtype: float32}", "{dtype: float32, shape: [3], default: [1, 2]}"), 4,
+     "features.x.default: invalid default: expected shape [3], received shape [2]"),
+    ("unknown type", BASE.replace("{dtype: float32}", "{type: tensr, dtype: float32}"), 4,
+     "features.x.type: unknown type 'tensr' (did you mean `tensor`?)"),
+    ("unknown builder", BASE.replace("builder: csv", "builder: cvs"), 2,
+     "source.builder: unknown builder 'cvs' (did you mean `csv`?)"),
+    ("python tag", BASE + "description: !!python/object/apply:os.system ['echo hacked']\n", 5,
+     "description: unsupported YAML tag"),
+    ("mapping tag", BASE + "output: !!python/object:os.system {dir: x}\n", 5, "unsupported YAML tag"),
+    ("malformed", BASE.replace("{dtype: float32}", "{dtype: float32"), 5, "malformed YAML"),
+    ("wrong type", BASE + "output: {shards: many}\n", 5, "output.shards: expected an integer, received 'many'"),
+    ("nan not for ints", BASE.replace("{dtype: float32}", "{dtype: int64, allow_nan: true}"), 4,
+     "features.x.allow_nan: only float dtypes can hold NaN"),
+    ("version path", BASE + "version: ../../etc\n", 5, "version: expected a version such as 1.0.0"),
+    ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
+]
+
+
+@pytest.mark.parametrize("case, text, line, message", ERRORS, ids=[case[0] for case in ERRORS])
+def test_errors_name_file_line_and_key(tmp_path, case, text, line, message):
+    with pytest.raises(SpecError) as error:
+        load(tmp_path, text)
+    text = str(error.value)
+    assert text.startswith(f"{tmp_path / 'spec.yaml'}, line {line}: "), text
+    assert message in text
+    assert "\n" not in text
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    with pytest.raises(SpecError, match=r"line 1: expected a mapping of spec keys .* received an empty file"):
+        load(tmp_path, "")
+    with pytest.raises(SpecError, match="received a list"):
+        load(tmp_path, "- a\n- b\n")
+
+
+def test_alias_bombs_are_refused(tmp_path):
+    text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for level in "bcdefg":
+        previous = chr(ord(level) - 1)
+        text += f"{level}: &{level} [*{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}]\n"
+    with pytest.raises(SpecError, match="expands to over"):
+        load(tmp_path, text)
+
+
+def test_class_names_from_a_file_are_inlined(tmp_path):
+    (tmp_path / "classes.txt").write_text("cat\ndog\n\nbird\n")
+    spec = load(tmp_path, BASE.replace("{dtype: float32}", "{type: class_label, names_file: classes.txt}"))
+    assert spec.features["x"].names == ["cat", "dog", "bird"]
+    assert spec.to_dict()["features"]["x"]["names"] == ["cat", "dog", "bird"]
+
+
+def test_the_normalised_spec_loads_back_the_same(tmp_path):
+    spec = tb.load_spec(ROOT / "specs" / "wine.yaml")
+    again = tb.spec.load.spec_from_dict(json.loads(json.dumps(spec.to_dict())), spec.file)
+    assert again.to_dict() == spec.to_dict()
+
+
+def test_the_committed_json_schema_is_current():
+    committed = json.loads((ROOT / "schema" / "spec.schema.json").read_text())
+    assert committed == json.loads(json.dumps(spec_schema())), "run `make schema` and commit the result"
+
+
+def test_the_example_specs_pass_the_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import yaml
+
+    schema = spec_schema()
+    for path in sorted((ROOT / "specs").glob("*.yaml")):
+        jsonschema.validate(yaml.safe_load(path.read_text()), schema)
