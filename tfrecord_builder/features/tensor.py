@@ -45,7 +45,7 @@ class TensorFeature(Feature):
             raise (at / "allow_nan").error(f"only float dtypes can hold NaN, not {self.dtype}")
         if self.default is not None:
             try:
-                self.encode([self.default], lambda row: "")
+                self.encode([None], lambda row: "")  # a missing value takes the default
             except Exception as error:  # the DataError text says what is wrong with the value
                 problem = str(error).split("feature `", 1)[-1].split("`: ", 1)[-1]
                 raise (at / "default").error(f"invalid default: {problem}") from None

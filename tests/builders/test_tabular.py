@@ -1,0 +1,111 @@
+"""CSV, JSONL and Parquet sources give the same records; renaming, keys and quoting work."""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import tfrecord_builder as tb
+from tfrecord_builder.errors import DataError
+
+from conftest import batches_as_numpy, write_spec
+
+ROWS = [
+    {"id": 1, "Temp (C)": 21.5, "words": ["a", "b c"], "city": "Oslo, Norway"},
+    {"id": 2, "Temp (C)": -3.0, "words": [], "city": 'say "hi"'},
+    {"id": 3, "Temp (C)": 0.25, "words": ["z"], "city": "Zürich"},
+]
+FEATURES = {
+    "id": {"dtype": "int64"},
+    "temperature": {"dtype": "float32", "source": "Temp (C)"},
+    "words": {"dtype": "string", "shape": [None]},
+    "city": {"dtype": "string"},
+}
+
+
+def _csv():
+    lines = ['id,Temp (C),words,city\n']
+    for row in ROWS:
+        city = row["city"].replace('"', '""')
+        lines.append(f'{row["id"]},{row["Temp (C)"]},"{json.dumps(row["words"]).replace(chr(34), chr(34) * 2)}",'
+                     f'"{city}"\n')
+        lines.append("\n")  # blank lines are skipped
+    return "".join(lines)
+
+
+def _jsonl():
+    return "".join(json.dumps(row) + "\n\n" for row in ROWS)
+
+
+def _parquet(path):
+    pq.write_table(pa.Table.from_pylist(ROWS), path)
+
+
+def _read(info):
+    examples = {}
+    for batch in batches_as_numpy(tb.input_fn(info.path, "train", batch_size=10, shuffle=False)):
+        for index, identifier in enumerate(batch["id"].tolist()):
+            examples[identifier] = (float(batch["temperature"][index]), batch["words"][index],
+                                    batch["city"][index].decode())
+    return examples
+
+
+EXPECTED = {1: (21.5, [b"a", b"b c"], "Oslo, Norway"), 2: (-3.0, [], 'say "hi"'), 3: (0.25, [b"z"], "Zürich")}
+
+
+@pytest.mark.parametrize("builder", ["csv", "jsonl", "parquet"])
+def test_each_table_format_gives_the_same_records(tf, tmp_path, builder):
+    name = f"data.{builder}"
+    if builder == "parquet":
+        _parquet(tmp_path / name)
+        files = {}
+    else:
+        files = {name: _csv() if builder == "csv" else _jsonl()}
+    spec = {"name": "t", "source": {"builder": builder, "path": name}, "features": FEATURES}
+    info = tb.build(write_spec(tmp_path, spec, files), output=tmp_path / "out")
+    assert _read(info) == EXPECTED
+
+
+def test_a_key_column_gives_stable_keys_and_duplicates_fail(tmp_path):
+    spec = {"name": "t", "source": {"builder": "jsonl", "path": "d.jsonl", "key": "id"},
+            "features": {"id": {"dtype": "int64"}}}
+    data = '{"id": 1}\n{"id": 2}\n{"id": 1}\n'
+    with pytest.raises(DataError, match=r"d.jsonl, line 3: duplicate key '1' \(also yielded at d.jsonl, line 1\)"):
+        tb.build(write_spec(tmp_path, spec, {"d.jsonl": data}), output=tmp_path / "out")
+
+
+def test_identical_rows_without_a_key_column_are_kept(tmp_path):
+    spec = {"name": "t", "source": {"builder": "csv", "path": "d.csv"}, "features": {"x": {"dtype": "int64"}}}
+    info = tb.build(write_spec(tmp_path, spec, {"d.csv": "x\n1\n1\n2\n"}), output=tmp_path / "out")
+    assert info.splits["train"].num_examples == 3
+
+
+def test_a_missing_column_is_fine_with_a_default(tf, tmp_path):
+    spec = {"name": "t", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"x": {"dtype": "int64"}, "w": {"dtype": "float32", "default": 1.0}}}
+    info = tb.build(write_spec(tmp_path, spec, {"d.csv": "x\n1\n2\n"}), output=tmp_path / "out")
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
+    assert batch["w"].tolist() == [1.0, 1.0]
+
+
+def test_a_missing_column_without_default_names_the_columns(tmp_path):
+    spec = {"name": "t", "source": {"builder": "csv", "path": "d.csv"}, "features": {"y": {"dtype": "int64"}}}
+    with pytest.raises(DataError, match=r"d.csv: feature `y`: no column `y` in the source; its columns: x, z"):
+        tb.build(write_spec(tmp_path, spec, {"d.csv": "x,z\n1,2\n"}), output=tmp_path / "out")
+
+
+def test_a_quoted_cell_spanning_lines_keeps_later_line_numbers_right(tmp_path):
+    spec = {"name": "t", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"note": {"dtype": "string"}, "x": {"dtype": "int64"}}}
+    data = 'note,x\n"two\nlines",1\nok,oops\n'
+    with pytest.raises(DataError, match=r"d.csv, line 4: feature `x`: expected an integer"):
+        tb.build(write_spec(tmp_path, spec, {"d.csv": data}), output=tmp_path / "out")
+
+
+def test_other_delimiters(tmp_path):
+    spec = {"name": "t", "source": {"builder": "csv", "path": "d.tsv", "delimiter": "\t"},
+            "features": {"a": {"dtype": "int64"}, "b": {"dtype": "string"}}}
+    info = tb.build(write_spec(tmp_path, spec, {"d.tsv": "a\tb\n1\tx y\n"}), output=tmp_path / "out")
+    assert info.splits["train"].num_examples == 1

@@ -1,0 +1,112 @@
+"""The public Python API: its surface, and the reading paths agreeing batch for batch."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import tfrecord_builder as tb
+
+from conftest import ROOT, batches_as_numpy, import_module
+
+
+def test_the_public_surface_is_pinned():
+    assert sorted(tb.__all__) == sorted([
+        "Builder", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
+        "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn", "load",
+        "load_spec",
+    ])
+    for name in tb.__all__:
+        assert getattr(tb, name) is not None
+
+
+def _build_reference(tmp_path):
+    rows = []
+    for index in range(40):
+        rows.append({
+            "id": index, "raw_score": index / 4, "scores": [index, 0.5, -1], "grid": [[1, 2], [3, index % 256]],
+            "flag": index % 3 == 0, "tags": ["t"] * (index % 3), "boxes": [[0.0, 0.5, 1.0, index]] * (index % 2),
+            "caption": f"caption {index}", "grade": ["low", "mid'dle", "high"][index % 3],
+        })
+    folder = tmp_path / "src"
+    shutil.copytree(ROOT / "tests" / "golden", folder)
+    import json
+
+    (folder / "reference.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return tb.build(folder / "reference.yaml", output=tmp_path / "out"), rows
+
+
+def test_module_and_library_give_the_same_batches(tf, tmp_path):
+    info, _ = _build_reference(tmp_path)
+    module = import_module(f"{info.path}/reference_input.py")
+    for split in info.splits:
+        ours = batches_as_numpy(tb.load(info.path).input_fn(split, shuffle=False))
+        theirs = batches_as_numpy(module.input_fn(split, shuffle=False))
+        assert len(ours) == len(theirs) == -(-info.splits[split].num_examples // 8)
+        for (features_a, label_a), (features_b, label_b) in zip(ours, theirs):
+            np.testing.assert_array_equal(label_a, label_b)
+            assert features_a.keys() == features_b.keys()
+            for name in features_a:
+                a, b = features_a[name], features_b[name]
+                assert (a.tolist() if isinstance(a, np.ndarray) else a) == (b.tolist() if isinstance(b, np.ndarray) else b)
+
+
+def test_reference_values_come_back_with_their_dtypes(tf, tmp_path):
+    info, rows = _build_reference(tmp_path)
+    module = import_module(f"{info.path}/reference_input.py")
+    seen = 0
+    for features, labels in module.input_fn("train", batch_size=50, shuffle=False):
+        assert features["scores"].dtype == tf.float64 and features["grid"].dtype == tf.uint8
+        assert features["flag"].dtype == tf.bool and isinstance(features["boxes"], tf.RaggedTensor)
+        for index, identifier in enumerate(features["id"].numpy().tolist()):
+            row = rows[identifier]
+            assert features["score"][index].numpy() == row["raw_score"]
+            assert features["grid"][index].numpy().tolist() == row["grid"]
+            assert bool(features["flag"][index]) == row["flag"]
+            assert features["boxes"][index].numpy().tolist() == row["boxes"]
+            assert features["caption"][index].numpy().decode() == row["caption"]
+            assert labels[index].numpy() == ["low", "mid'dle", "high"].index(row["grade"])
+            seen += 1
+    assert seen == info.splits["train"].num_examples
+    assert module.COMPRESSION == "GZIP" and all(name.endswith(".gz") for name in info.splits["train"].files)
+
+
+def test_a_moved_dataset_folder_is_read_through_its_own_module(tf, tmp_path):
+    info, _ = _build_reference(tmp_path)
+    moved = tmp_path / "elsewhere"
+    shutil.move(info.path, moved)
+    module = import_module(moved / "reference_input.py")
+    assert module.default_data_dir() == str(moved)
+    assert sum(len(labels) for _, labels in module.input_fn("test")) == info.splits["test"].num_examples
+    assert tb.load(moved).info.splits["test"].num_examples == info.splits["test"].num_examples
+
+
+def test_readers_refuse_an_unfinished_dataset(tf, tmp_path):
+    info, _ = _build_reference(tmp_path)
+    (tmp_path / "out" / "reference" / "2.1.0" / "dataset_info.json").unlink()
+    with pytest.raises(tb.DatasetError, match="not a finished dataset"):
+        tb.load(info.path)
+    module = import_module(f"{info.path}/reference_input.py")
+    with pytest.raises(FileNotFoundError, match="not a finished reference dataset"):
+        module.input_fn("train")
+
+
+def test_unknown_split(tf, tmp_path):
+    info, _ = _build_reference(tmp_path)
+    with pytest.raises(tb.UsageError, match="unknown split 'validation'; expected one of: train, test"):
+        tb.input_fn(info.path, "validation")
+
+
+def test_skip_lists_bad_records(tmp_path):
+    from conftest import write_spec
+
+    spec = {"name": "s", "source": {"builder": "csv", "path": "d.csv"}, "on_error": "skip",
+            "features": {"x": {"dtype": "int64"}}}
+    info = tb.build(write_spec(tmp_path, spec, {"d.csv": "x\n1\nbad\n3\n\n4.5\n"}), output=tmp_path / "out")
+    assert info.splits["train"].num_examples == 2 and info.skipped == 2
+    import json
+
+    skipped = [json.loads(line) for line in open(f"{info.path}/skipped.jsonl")]
+    assert [entry["record"] for entry in skipped] == ["d.csv, line 3", "d.csv, line 6"]
+    assert "expected an integer" in skipped[0]["reason"]
