@@ -174,7 +174,7 @@ def prepare(paths: Paths, rows: int) -> None:
 
 @dataclass
 class Result:
-    """One benchmark case: the best time of its repeats, and its throughput."""
+    """One benchmark case: its best time over the rounds, and its throughput."""
 
     group: str  # "build" or "read"
     case: str
@@ -268,8 +268,8 @@ def write_floor(records: list[bytes], folder: str) -> None:
                 writer.write(record)
 
 
-def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo, list[bytes]]:
-    """Times the three build cases; returns them, our dataset's info and the seed loop's records."""
+def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo]:
+    """Times the three build cases; returns them and the info of the dataset `tb.build` wrote."""
     info: tb.DatasetInfo | None = None
     records: list[bytes] = []
 
@@ -289,7 +289,7 @@ def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb
     times = best_of_rounds(repeats, list(cases.values()))
     results = [Result("build", case, seconds, rows) for case, seconds in zip(cases, times)]
     assert info is not None
-    return with_ratios(results, reference=1), info, records
+    return with_ratios(results, reference=1), info
 
 
 # ---- read cases ---------------------------------------------------------------------------------------
@@ -465,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths(os.path.abspath(args.out))
 
     prepare(paths, args.rows)
-    build, info, _ = bench_build(paths, args.rows, args.repeats)
+    build, info = bench_build(paths, args.rows, args.repeats)
     extra = {
         "differ": same_content(info, paths.seed),
         "bytes_ours": info.splits["train"].num_bytes,

@@ -9,38 +9,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
 from .builders.base import Batch, Builder
 from .builders.registry import BUILTIN, builder_class
-from .codec.encode import EncodedBatch, encode_batch
 from .codegen.render import render_module, write_module
+from .encoding import encode_batches
 from .errors import DataError, SpecError, UsageError
 from .spec.load import load_spec
 from .spec.model import Spec
 from .version import __version__
 from .write.collect import SplitRecords
 from .write.info import DatasetInfo, SplitInfo
-from .write.keys import assign_splits, hash_keys
 from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
 from .write.shards import count_shards, write_split
 from .write.stats import SplitStatistics
 
 BATCH_SIZE = 4096
 Progress = Callable[[str, int], None]  # (phase, records so far)
-
-
-@dataclass
-class Skipped:
-    """Records left out under `on_error: skip`."""
-
-    entries: list[dict[str, str]] = field(default_factory=list)
-
-    def add(self, where: str, reason: str) -> None:
-        self.entries.append({"record": where, "reason": reason})
 
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
@@ -53,7 +41,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     142
 
     `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
-    An existing finished dataset there is replaced only with `overwrite=True`.
+    An existing finished dataset there is replaced only with `overwrite=True`. With `workers`
+    > 1, records are encoded in that many processes; the output is byte-identical either way.
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
@@ -61,34 +50,19 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     folder = dataset_dir(root, spec.name, spec.version)
     _check_target(folder, overwrite)
 
-    split_names = list(spec.splits)
-    records = {name: SplitRecords() for name in split_names}
-    statistics = {name: SplitStatistics(spec.features) for name in split_names}
-    skipped = Skipped()
+    records = {name: SplitRecords() for name in spec.splits}
+    statistics = {name: SplitStatistics(spec.features) for name in spec.splits}
+    skipped: list[dict[str, str]] = []
     seen_keys: dict[bytes, str] = {}
     count = 0
-    for split, batch in _batches(spec):
-        encoded, batch = _encode(spec, batch, skipped)
-        if not len(batch):
-            continue
-        hashes = hash_keys(batch.keys, spec.output.seed)
-        if not batch.content_keys:
-            _check_unique(batch, hashes, seen_keys)
-        if split is None:
-            fractions = list(spec.splits.values())
-            assignment = assign_splits(hashes, fractions)
-        else:
-            assignment = np.full(len(batch), split_names.index(split))
-        for index, name in enumerate(split_names):
-            rows = np.flatnonzero(assignment == index)
-            if not len(rows):
-                continue
-            every = len(rows) == len(batch)
-            records[name].add(hashes if every else hashes[rows], encoded.records if every else encoded.records.take(rows))
-            for feature_name, by_key in encoded.values.items():
-                main = next(iter(by_key.values()))
-                statistics[name].add(feature_name, main if every else _select(main, rows))
-        count += len(batch)
+    for result in encode_batches(spec, _batches(spec), workers):
+        skipped.extend(result.skipped)
+        if not result.batch.content_keys:
+            _check_unique(result.batch, result.hashes, seen_keys)
+        for name, part in result.parts.items():
+            records[name].add(part.hashes, part.records)
+            statistics[name].merge(part.statistics)
+        count += len(result.batch)
         if progress:
             progress("encoding", count)
     if count == 0:
@@ -141,24 +115,6 @@ def _batches(spec: Spec) -> Iterator[tuple[str | None, Batch]]:
             yield split, batch
 
 
-def _encode(spec: Spec, batch: Batch, skipped: Skipped) -> tuple[EncodedBatch | None, Batch]:
-    """Encodes a batch; under `on_error: skip`, drops the bad records and lists them."""
-    try:
-        return encode_batch(spec.features, batch), batch
-    except DataError:
-        if spec.on_error == "fail":
-            raise
-    good = []
-    for row in range(len(batch)):
-        try:
-            encode_batch(spec.features, batch.select([row]))
-            good.append(row)
-        except DataError as error:
-            skipped.add(batch.origin(row), str(error))
-    batch = batch.select(good)
-    return (encode_batch(spec.features, batch) if good else None), batch
-
-
 def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> None:
     for row, digest in enumerate(hashes.tobytes()[i : i + 16] for i in range(0, 16 * len(batch), 16)):
         if digest in seen:
@@ -167,18 +123,8 @@ def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> N
         seen[digest] = batch.origin(row)
 
 
-def _select(values: Any, rows: np.ndarray) -> Any:
-    slices = values.row_slices()
-    flat = values.values
-    if isinstance(flat, list):
-        picked = [item for row in rows for item in flat[slices[row]]]
-    else:
-        picked = np.concatenate([flat[slices[row]] for row in rows]) if len(rows) else flat[:0]
-    return type(values)(values.kind, picked, values.counts[rows])
-
-
 def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics: dict[str, SplitStatistics],
-           skipped: Skipped, module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
+           skipped: list[dict[str, str]], module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
     if os.path.isdir(folder):
         shutil.rmtree(folder)  # ours (checked above): an unfinished build or one to overwrite
     os.makedirs(folder)
@@ -195,12 +141,12 @@ def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics
         written += split_records.num_examples
         if progress:
             progress("writing", written)
-    if skipped.entries:
+    if skipped:
         with open(os.path.join(folder, SKIPPED_FILE), "w", encoding="utf-8") as file:
-            for entry in skipped.entries:
+            for entry in skipped:
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
     info = DatasetInfo(folder, spec, splits, {name: stats.to_dict() for name, stats in statistics.items()},
-                       __version__, len(skipped.entries))
+                       __version__, len(skipped))
     source = render_module(spec, data_dir=folder)
     write_module(source, os.path.join(folder, module_name(spec.name)), spec.name)
     for copy in [spec.output.module and spec.resolve(spec.output.module), module]:

@@ -64,7 +64,8 @@ class Dataset:
         if shuffle:
             dataset = dataset.shuffle(len(files))
         dataset = dataset.interleave(
-            lambda path: tf.data.TFRecordDataset(path, compression_type=compression),
+            tf.autograph.experimental.do_not_convert(
+                lambda path: tf.data.TFRecordDataset(path, compression_type=compression)),
             cycle_length=max(1, min(len(files), CYCLE_LENGTH)),
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=not shuffle,
@@ -84,7 +85,7 @@ class Dataset:
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
         label = spec.label
         if label is not None:
-            dataset = dataset.map(lambda features: (features, features.pop(label)))
+            dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda features: (features, features.pop(label))))
         return dataset.prefetch(tf.data.AUTOTUNE)
 
 

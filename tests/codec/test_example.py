@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tfrecord_builder.codec.bytecolumn import ByteColumn, join, varint, varints
-from tfrecord_builder.codec.example import examples, feature_column
+from tfrecord_builder.codec.example import examples, feature_column, features_entries
 from tfrecord_builder.features.values import Values
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -36,8 +36,8 @@ def encode(table):
             flat = np.array(flat, dtype=np.float32)
         elif kind == "int64":
             flat = np.array(flat, dtype=np.int64)
-        columns[key] = feature_column(Values(kind, flat, np.array([len(row) for row in rows], np.int64)))
-    return examples(columns).rows()
+        columns[key] = Values(kind, flat, np.array([len(row) for row in rows], np.int64))
+    return examples(features_entries(columns)).rows()
 
 
 def reference(tf, table, row):
@@ -78,3 +78,10 @@ def test_join_concatenates_rows():
 def test_take_reorders_rows():
     column = ByteColumn.from_rows([b"zero", b"", b"two", b"3"])
     assert column.take(np.array([3, 0, 2, 1])).rows() == [b"3", b"zero", b"two", b""]
+
+
+def test_a_feature_column_is_a_serialised_feature(tf):
+    values = Values("float", np.array([1.5, 2, 3], np.float32), np.array([2, 0, 1]))
+    expected = [tf.train.Feature(float_list=tf.train.FloatList(value=row)).SerializeToString()
+                for row in ([1.5, 2], [], [3])]
+    assert feature_column(values).rows() == expected

@@ -58,6 +58,17 @@ def parse_batch(serialized):
     return decode(tf.io.parse_example(serialized, FEATURES))
 
 
+def read_shard(path):
+    """The records of one shard file."""
+    return tf.data.TFRecordDataset(path, compression_type=COMPRESSION)
+
+
+def split_label(features):
+    """`(features, label)` from a batch of features, for Keras."""
+    label = features.pop(LABEL)
+    return features, label
+
+
 def default_data_dir():
     """This module's folder if it sits inside the dataset, else where the dataset was built."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -98,7 +109,7 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     if shuffle:
         dataset = dataset.shuffle(len(files))
     dataset = dataset.interleave(
-        lambda path: tf.data.TFRecordDataset(path, compression_type=COMPRESSION),
+        read_shard,
         cycle_length=max(1, min(len(files), 4)),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=not shuffle,
@@ -114,5 +125,5 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     dataset = dataset.batch(batch_size)
     dataset = dataset.map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)
     if LABEL is not None:
-        dataset = dataset.map(lambda features: (features, features.pop(LABEL)))
+        dataset = dataset.map(split_label)
     return dataset.prefetch(tf.data.AUTOTUNE)

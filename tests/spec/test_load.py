@@ -64,7 +64,7 @@ ERRORS = [
     ("python tag", BASE + "description: !!python/object/apply:os.system ['echo hacked']\n", 5,
      "description: unsupported YAML tag"),
     ("mapping tag", BASE + "output: !!python/object:os.system {dir: x}\n", 5, "unsupported YAML tag"),
-    ("malformed", BASE.replace("{dtype: float32}", "{dtype: float32"), 5, "malformed YAML"),
+    ("malformed", BASE.replace("{dtype: float32}", "{dtype: float32"), 4, "malformed YAML"),
     ("wrong type", BASE + "output: {shards: many}\n", 5, "output.shards: expected an integer, received 'many'"),
     ("nan not for ints", BASE.replace("{dtype: float32}", "{dtype: int64, allow_nan: true}"), 4,
      "features.x.allow_nan: only float dtypes can hold NaN"),

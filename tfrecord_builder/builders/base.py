@@ -35,12 +35,17 @@ class Batch:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def without_columns(self) -> "Batch":
+        """The batch's keys and origins only (what is still needed once it is encoded)."""
+        return Batch(keys=self.keys, columns={}, origin=self.origin, content_keys=self.content_keys,
+                     source=self.source, available=self.available)
+
     def select(self, rows: Sequence[int]) -> "Batch":
         """The batch's records at `rows` only (for isolating bad records)."""
         return Batch(
             keys=[self.keys[row] for row in rows],
             columns={name: [values[row] for row in rows] for name, values in self.columns.items()},
-            origin=lambda index: self.origin(rows[index]),
+            origin=SelectedOrigins(self.origin, list(rows)),
             content_keys=self.content_keys,
             source=self.source,
             available=self.available,
@@ -96,7 +101,7 @@ class Builder:
 
 def _record_batch(name: str, keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str]) -> Batch:
     columns = {source: [record.get(source) for record in records] for source in needed}
-    return Batch(keys=keys, columns=columns, origin=lambda index: f"{name}, key {keys[index]!r}", source=name)
+    return Batch(keys=keys, columns=columns, origin=KeyOrigins(name, keys), source=name)
 
 
 @dataclass
@@ -109,3 +114,25 @@ class RowOrigins:
 
     def __call__(self, index: int) -> str:
         return f"{self.file}, {self.unit} {self.lines[index]}"
+
+
+@dataclass
+class KeyOrigins:
+    """Names records by their builder and key: `FramesBuilder, key 'clip-7'`."""
+
+    builder: str
+    keys: list[Any]
+
+    def __call__(self, index: int) -> str:
+        return f"{self.builder}, key {self.keys[index]!r}"
+
+
+@dataclass
+class SelectedOrigins:
+    """The origins of a selection of another batch's rows."""
+
+    origin: Callable[[int], str]
+    rows: list[int]
+
+    def __call__(self, index: int) -> str:
+        return self.origin(self.rows[index])

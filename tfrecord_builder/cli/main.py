@@ -7,26 +7,37 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+import traceback
+from typing import NoReturn, Sequence
 
 from ..errors import TFRecordBuilderError
 from ..version import __version__
-from . import build, generate, inspect, schema, validate
+from . import build, generate, inspect, schema, validate, verify
 
-COMMANDS = [build, generate, validate, inspect, schema]
+COMMANDS = [build, generate, validate, inspect, verify, schema]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (`error: ...`) and exit status 2."""
+
+    def error(self, message: str) -> "NoReturn":
+        self.exit(2, f"error: {self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="show a traceback on errors")
-    top = argparse.ArgumentParser(
-        prog="tfrecord-builder", parents=[common],
+    top = _Parser(
+        prog="tfrecord-builder",
         description="Builds sharded TFRecord datasets from a YAML spec and generates their tf.data input_fn.",
     )
+    top.add_argument("--debug", action="store_true", help="show a traceback on errors")
     top.add_argument("--version", action="version", version=f"tfrecord-builder {__version__}")
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # --debug is accepted after the command too; SUPPRESS keeps the command's parser from
+    # resetting a --debug given before it
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show a traceback on errors")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     for command in COMMANDS:
-        sub = commands.add_parser(command.NAME, help=command.HELP, description=command.HELP, parents=[common])
+        sub = commands.add_parser(command.NAME, help=command.HELP, description=command.HELP, parents=[after])
         command.add_arguments(sub)
         sub.set_defaults(run=command.run)
     return top
@@ -38,16 +49,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args) or 0
     except TFRecordBuilderError as error:
-        if args.debug:
-            raise
-        print(f"error: {error}", file=sys.stderr)
-        return error.exit_code
+        return _report(args, f"error: {error}", error.exit_code)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _report(args, "error: interrupted", 130)
     except Exception as error:  # a bug of ours or of a custom builder: still one line unless --debug
-        if args.debug:
-            raise
-        print(f"error: unexpected {type(error).__name__}: {error} (run with --debug for the traceback)",
-              file=sys.stderr)
-        return 1
+        return _report(args, f"error: unexpected {type(error).__name__}: {error} (run with --debug for the traceback)", 1)
+
+
+def _report(args: argparse.Namespace, line: str, status: int) -> int:
+    if args.debug:
+        traceback.print_exc()
+    else:
+        print(line, file=sys.stderr)
+    return status

@@ -31,6 +31,18 @@ class ByteColumn:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    @property
+    def width(self) -> int | None:
+        """The length every row has, or None if rows differ."""
+        if self.num_rows == 0:
+            return 0
+        width = int(self.offsets[1] - self.offsets[0])
+        total = int(self.offsets[-1] - self.offsets[0])
+        if total != width * self.num_rows:
+            return None
+        lengths = self.lengths
+        return width if (lengths == width).all() else None
+
     def row(self, index: int) -> bytes:
         return self.data[self.offsets[index] : self.offsets[index + 1]].tobytes()
 
@@ -61,11 +73,14 @@ class ByteColumn:
 
     def take(self, order: np.ndarray) -> "ByteColumn":
         """The rows in `order` (a permutation or selection of row indices)."""
-        starts = self.offsets[:-1][order]
+        # slicing bytes objects copies each row with one memcpy: faster than NumPy index arrays
+        buffer = self.data.tobytes()
+        base = int(self.offsets[0])
+        starts = (self.offsets[:-1][order] - base).tolist()
+        ends = (self.offsets[1:][order] - base).tolist()
+        rows = [buffer[start:end] for start, end in zip(starts, ends)]
         lengths = self.lengths[order]
-        offsets = _offsets(lengths)
-        index = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts - offsets[:-1], lengths)
-        return ByteColumn(self.data[index], offsets)
+        return ByteColumn(np.frombuffer(b"".join(rows), dtype=np.uint8), _offsets(lengths))
 
 
 def concat(columns: Sequence[ByteColumn]) -> ByteColumn:
@@ -79,31 +94,52 @@ def concat(columns: Sequence[ByteColumn]) -> ByteColumn:
 
 def join(columns: Sequence[ByteColumn]) -> ByteColumn:
     """Row-wise concatenation: row i is `columns[0].row(i) + columns[1].row(i) + ...`."""
+    num_rows = columns[0].num_rows
+    columns = [column for column in columns if column.offsets[-1] > column.offsets[0]]
     if len(columns) == 1:
         return columns[0]
+    if not columns:
+        return ByteColumn(np.zeros(0, np.uint8), np.zeros(num_rows + 1, np.int64))
+    widths = [column.width for column in columns]
+    if all(width is not None for width in widths):
+        # every row the same length: a 2-D array filled slice by slice, no index arrays
+        out = np.empty((num_rows, sum(widths)), dtype=np.uint8)
+        position = 0
+        for column, width in zip(columns, widths):
+            start = column.offsets[0]
+            out[:, position : position + width] = column.data[start : start + num_rows * width].reshape(num_rows, width)
+            position += width
+        return ByteColumn(out.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * position)
     lengths = [column.lengths for column in columns]
-    total = np.sum(lengths, axis=0) if lengths else np.zeros(0, np.int64)
-    offsets = _offsets(total)
+    offsets = _offsets(np.sum(lengths, axis=0))
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     position = offsets[:-1].copy()
     for column, length in zip(columns, lengths):
-        if len(column.data):
-            shift = np.repeat(position - column.offsets[:-1], length)
-            shift += np.arange(len(column.data), dtype=np.int64)
-            out[shift] = column.data
+        shift = np.repeat(position - column.offsets[:-1], length)
+        shift += np.arange(column.offsets[0], column.offsets[-1], dtype=np.int64)
+        out[shift] = column.data[column.offsets[0] : column.offsets[-1]]
         position += length
     return ByteColumn(out, offsets)
 
 
 def varints(values: np.ndarray) -> ByteColumn:
     """Protobuf base-128 varints of `values`, one row each (negatives as 10-byte two's complement)."""
-    unsigned = np.asarray(values).astype(np.int64, copy=False).view(np.uint64)
-    sizes = 1 + np.searchsorted(_THRESHOLDS, unsigned, side="right").astype(np.int64)
+    signed = np.asarray(values).astype(np.int64, copy=False)
+    if not len(signed) or (signed.min() >= 0 and signed.max() < 0x80):
+        return ByteColumn(signed.astype(np.uint8), np.arange(len(signed) + 1, dtype=np.int64))
+    unsigned = signed.view(np.uint64)
+    sizes = varint_sizes(unsigned)
     groups = (unsigned[:, None] >> _SEVEN_BIT_SHIFTS[None, :]) & np.uint64(0x7F)
     steps = np.arange(10, dtype=np.int64)[None, :]
     groups |= np.where(steps < (sizes[:, None] - 1), np.uint64(0x80), np.uint64(0))
     data = groups[steps < sizes[:, None]].astype(np.uint8)
     return ByteColumn(data, _offsets(sizes))
+
+
+def varint_sizes(values: np.ndarray) -> np.ndarray:
+    """Bytes in the varint of each value."""
+    unsigned = np.asarray(values).astype(np.int64, copy=False).view(np.uint64)
+    return 1 + np.searchsorted(_THRESHOLDS, unsigned, side="right").astype(np.int64)
 
 
 def varint(value: int) -> bytes:
@@ -123,18 +159,39 @@ def field(tag: int, payload: ByteColumn, *, omit_empty: bool = False) -> ByteCol
     With `omit_empty`, rows whose payload is empty become empty (as protobuf writes an empty
     packed list: not at all).
     """
+    return nest(payload, [(tag, b"", omit_empty)])
+
+
+def nest(payload: ByteColumn, levels: Sequence[tuple[int, bytes, bool]]) -> ByteColumn:
+    """Wraps each row in nested length-delimited fields with one final join.
+
+    `levels` go from the innermost out; each is (tag, constant bytes that come before the inner
+    field inside this field's content, omit the field when its content is empty).
+    """
     lengths = payload.lengths
-    if len(lengths) and lengths.min() == lengths.max():
-        header = ByteColumn.constant(bytes([tag]) + varint(int(lengths[0])), payload.num_rows)
-        if omit_empty and lengths[0] == 0:
-            return payload
-        return join([header, payload])
-    tags = ByteColumn.constant(bytes([tag]), payload.num_rows)
-    column = join([tags, varints(lengths), payload])
-    if omit_empty and (lengths == 0).any():
-        keep = np.repeat(lengths > 0, column.lengths)
-        column = ByteColumn(column.data[keep], _offsets(np.where(lengths > 0, column.lengths, 0)))
-    return column
+    headers = []
+    for tag, before, omit_empty in levels:
+        content = lengths + len(before)
+        headers.append(_header(tag, content, before, omit_empty))
+        lengths = np.where(content > 0, content + 1 + varint_sizes(content), 0) if omit_empty else (
+            content + 1 + varint_sizes(content))
+    return join(headers[::-1] + [payload])
+
+
+def _header(tag: int, content: np.ndarray, before: bytes, omit_empty: bool) -> ByteColumn:
+    """Per row: tag, varint(content length), the constant bytes; empty where omitted."""
+    num_rows = len(content)
+    if num_rows and content.min() == content.max():
+        value = int(content[0])
+        if omit_empty and value == 0:
+            return ByteColumn(np.zeros(0, np.uint8), np.zeros(num_rows + 1, np.int64))
+        return ByteColumn.constant(bytes([tag]) + varint(value) + before, num_rows)
+    header = join([ByteColumn.constant(bytes([tag]), num_rows), varints(content),
+                   ByteColumn.constant(before, num_rows)])
+    if omit_empty and (content == 0).any():
+        keep = np.repeat(content > 0, header.lengths)
+        header = ByteColumn(header.data[keep], _offsets(np.where(content > 0, header.lengths, 0)))
+    return header
 
 
 def _offsets(lengths: np.ndarray) -> np.ndarray:

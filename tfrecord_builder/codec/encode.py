@@ -12,7 +12,7 @@ from ..errors import DataError
 from ..features import Feature
 from ..features.values import Values
 from .bytecolumn import ByteColumn
-from .example import examples, feature_column
+from .example import examples, features_entries
 
 
 @dataclass
@@ -31,8 +31,8 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch) -> EncodedBatch:
         if column is None:
             column = _absent(feature, batch)
         values[name] = feature.encode(column, batch.origin)
-    columns = {key: feature_column(item) for encoded in values.values() for key, item in encoded.items()}
-    return EncodedBatch(examples(columns), values)
+    by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
+    return EncodedBatch(examples(features_entries(by_key)), values)
 
 
 def _absent(feature: Feature, batch: Batch) -> list[None]:

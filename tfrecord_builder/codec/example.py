@@ -1,8 +1,12 @@
 """Serialises `tf.train.Example` records column-wise, without TensorFlow or protobuf objects.
 
-The bytes are exactly what `tf.train.Example.SerializeToString(deterministic=True)` gives (map
-entries sorted by key), so output is byte-identical from run to run. Field numbers are those of
-tensorflow/core/example/{example,feature}.proto.
+The bytes are exactly what `tf.train.Example.SerializeToString(deterministic=True)` gives with
+protobuf's default runtime (see `map_order`), so output is byte-identical from run to run. (Any
+order of map entries parses to the same Example; only byte-identity depends on it.) Field numbers are those of
+tensorflow/core/example/{example,feature}.proto:
+
+    Example.features = 1; Features.feature = 1 (map: key = 1, value = 2);
+    Feature.bytes_list = 1, float_list = 2, int64_list = 3; each list's repeated value = 1.
 """
 from __future__ import annotations
 
@@ -11,52 +15,63 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, field, join, varint, varints
+from .bytecolumn import ByteColumn, field, join, nest, varint, varints
 
-# Feature.kind: bytes_list = 1, float_list = 2, int64_list = 3; each list's `value` = 1.
 _LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}
-_VALUE_TAG = 0x0A
+_VALUE_TAG = 0x0A  # the lists' `value`, and Example.features / Features.feature / FeatureList.feature
 _MAP_KEY_TAG, _MAP_VALUE_TAG = 0x0A, 0x12
-_FEATURES_TAG = 0x0A  # Example.features, Features.feature and FeatureList.feature are all field 1
+
+Level = tuple[int, bytes, bool]
 
 
 def feature_column(values: Values) -> ByteColumn:
     """The serialised `tf.train.Feature` of each row."""
+    payload, levels = _feature_levels(values)
+    return nest(payload, levels)
+
+
+def entry_column(key: str, values: Values) -> ByteColumn:
+    """Each row's `Features.feature` map entry for `key`: the Feature wrapped with its key, in one pass."""
+    payload, levels = _feature_levels(values)
+    encoded = key.encode("utf-8")
+    key_field = bytes([_MAP_KEY_TAG]) + varint(len(encoded)) + encoded
+    return nest(payload, levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field, False)])
+
+
+def examples(entries: Mapping[str, ByteColumn]) -> ByteColumn:
+    """Serialised Examples from each key's map-entry column, entries in `map_order`."""
+    ordered = [entries[key] for key in sorted(entries, key=map_order)]
+    return field(_VALUE_TAG, join(ordered))
+
+
+def map_order(key: str) -> bytes:
+    """The order deterministic serialisation gives map keys under protobuf's default (upb) runtime.
+
+    upb compares the shared prefix bytewise and puts the longer key first when one key is a
+    prefix of the other ("ab" before "a"). 0xFF never occurs in UTF-8, so appending it sorts a
+    key after every key it is a prefix of.
+    """
+    return key.encode("utf-8") + b"\xff"
+
+
+def _feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
+    """A Feature's innermost payload per row and the fields that wrap it."""
+    boundaries = np.zeros(values.num_rows + 1, dtype=np.int64)
+    np.cumsum(values.counts, out=boundaries[1:])
+    if values.kind == "bytes":
+        items = field(_VALUE_TAG, ByteColumn.from_rows(values.values))
+        payload = ByteColumn(items.data, items.offsets[boundaries])
+        return payload, [(_LIST_TAG["bytes"], b"", False)]
     if values.kind == "float":
         flat = np.ascontiguousarray(values.values, dtype="<f4").reshape(-1)
-        payload = ByteColumn(flat.view(np.uint8), _boundaries(values.counts) * 4)
-        inner = field(_VALUE_TAG, payload, omit_empty=True)
-    elif values.kind == "int64":
-        flat = np.asarray(values.values, dtype=np.int64)
-        inner = field(_VALUE_TAG, _group(varints(flat), values.counts), omit_empty=True)
+        payload = ByteColumn(flat.view(np.uint8), boundaries * 4)
     else:
-        items = field(_VALUE_TAG, ByteColumn.from_rows(values.values))
-        inner = _group(items, values.counts)
-    return field(_LIST_TAG[values.kind], inner)
+        items = varints(np.asarray(values.values, dtype=np.int64))
+        payload = ByteColumn(items.data, items.offsets[boundaries])
+    # packed values are left out entirely when a list is empty, as protobuf does
+    return payload, [(_VALUE_TAG, b"", True), (_LIST_TAG[values.kind], b"", False)]
 
 
-def examples(columns: Mapping[str, ByteColumn]) -> ByteColumn:
-    """Serialised `tf.train.Example`s from each record key's serialised Feature column."""
-    return field(_FEATURES_TAG, features_message(columns))
-
-
-def features_message(columns: Mapping[str, ByteColumn]) -> ByteColumn:
-    """The body of a `tf.train.Features` map (entries sorted by key, as deterministic protobuf does)."""
-    entries = []
-    for key in sorted(columns, key=lambda name: name.encode("utf-8")):
-        column = columns[key]
-        key_field = bytes([_MAP_KEY_TAG]) + varint(len(key.encode())) + key.encode()
-        entry = join([ByteColumn.constant(key_field, column.num_rows), field(_MAP_VALUE_TAG, column)])
-        entries.append(field(_FEATURES_TAG, entry))
-    return join(entries)
-
-
-def _group(items: ByteColumn, counts: np.ndarray) -> ByteColumn:
-    """Merges consecutive rows of `items` into one row per record, `counts[i]` items each."""
-    return ByteColumn(items.data, items.offsets[_boundaries(counts)])
-
-
-def _boundaries(counts: np.ndarray) -> np.ndarray:
-    boundaries = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=boundaries[1:])
-    return boundaries
+def features_entries(values: Mapping[str, Values]) -> dict[str, ByteColumn]:
+    """Every record key's map-entry column."""
+    return {key: entry_column(key, item) for key, item in values.items()}

@@ -74,6 +74,13 @@ class Feature:
         """The one-line error for a bad value in row `row`."""
         return DataError(f"{origin(row)}: feature `{self.name}`: {problem}")
 
+    def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        """What is wrong with this feature's values as read back from a record (None: nothing).
+
+        `stored` maps record keys to (list kind, values), as `codec.example_reader` parses them.
+        """
+        return None
+
     # --- reading side -------------------------------------------------------------------------
     def parse_specs(self) -> dict[str, Any]:
         """`tf.io` parse specs per record key."""

@@ -94,6 +94,12 @@ class ClassLabelFeature(TensorFeature):
             return f"expected a class name ({shown}) or an index in [0, {self.num_labels}), received {item!r:.40}"
         return f"expected a class index in [0, {self.num_labels}), received {item!r:.40}"
 
+    def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        problem = super().check_stored(stored)
+        if problem is None and not all(0 <= value < self.num_labels for value in stored[self.record_key][1]):
+            return f"a class index is outside [0, {self.num_labels})"
+        return problem
+
     def describe(self) -> str:
         return f"class_label ({self.num_labels} classes) {super().describe().split(' ', 1)[1]}"
 

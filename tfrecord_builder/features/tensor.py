@@ -92,10 +92,10 @@ class TensorFeature(Feature):
     def _fill_missing(self, values: Sequence[Any], origin: Origin) -> Sequence[Any]:
         if isinstance(values, np.ndarray) and values.dtype != object:
             return values
-        if not any(value is None for value in values):
+        if None not in values:
             return values
         if self.default is None:
-            row = next(row for row, value in enumerate(values) if value is None)
+            row = list(values).index(None)
             raise self.fail(origin, row, "missing value (the spec gives no `default`)")
         return [self.default if value is None else value for value in values]
 
@@ -108,6 +108,8 @@ class TensorFeature(Feature):
             if not self.is_variable and np.ndim(self.default) == 0:
                 return [self.default] * self.inner_size  # a scalar default fills a fixed shape
             value = self.default
+        if isinstance(value, str) and self.shape == [None] and not value.lstrip().startswith("["):
+            return value.split()  # the common case of a list cell, without NumPy per row
         try:
             return self._structure(value)
         except _BadRow as error:
@@ -149,6 +151,22 @@ class TensorFeature(Feature):
                 f" ({array.size} values)"
             )
         return array.reshape(-1).tolist() if array.dtype == object else list(array.reshape(-1))
+
+    def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        if self.record_key not in stored:
+            return f"key {self.record_key!r} is missing"
+        kind, values = stored[self.record_key]
+        dtype = self.dtype_info
+        if kind != dtype.kind and values:
+            return f"expected a {dtype.kind} list, found a {kind} list"
+        count, inner = len(values), self.inner_size
+        if not self.is_variable and count != inner:
+            return f"expected {inner} values (shape {format_shape(self.shape)}), found {count}"
+        if self.is_variable and count % inner:
+            return f"expected a multiple of {inner} values (shape {format_shape(self.shape)}), found {count}"
+        if dtype.low is not None and values and not all(dtype.low <= value <= dtype.high for value in values):
+            return f"a value is out of range for {self.dtype}"
+        return None
 
     # ---- reading side -----------------------------------------------------------------------------
     def parse_specs(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ dataset_info.json, from which the reading side rebuilds them.
 """
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import math
 import os
@@ -51,6 +52,10 @@ class SourceSpec:
         problem = check_name(self.builder)
         if problem:
             raise (at / "builder").error(problem)
+        try:
+            codecs.lookup(self.encoding)
+        except LookupError:
+            raise (at / "encoding").error(f"unknown text encoding {self.encoding!r}; expected e.g. utf-8 or latin-1") from None
         if len(self.delimiter) != 1:
             raise (at / "delimiter").error(f"expected one character, received {describe(self.delimiter)}")
 

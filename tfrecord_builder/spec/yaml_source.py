@@ -51,14 +51,22 @@ def load_yaml(text: str, file: str) -> Document:
             document.value = _convert(node, (), loader, document)
         return document
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark else None
-        problem = error.problem or error.context or "malformed YAML"
-        raise SpecError(f"{file}, line {line}: malformed YAML: {problem}") from None
+        raise SpecError(f"{file}, line {_error_line(error, text)}: malformed YAML: "
+                        f"{error.problem or error.context or 'unreadable'}") from None
     except yaml.YAMLError as error:
         raise SpecError(f"{file}: malformed YAML: {error}") from None
     finally:
         loader.dispose()
+
+
+def _error_line(error: yaml.MarkedYAMLError, text: str) -> int:
+    """The line to blame: where parsing failed, or, when it ran off the end of the file (an
+    unclosed bracket or quote), where the unfinished construct began."""
+    mark = error.problem_mark or error.context_mark
+    at_end = mark is not None and mark.index >= len(text.rstrip())
+    if error.context_mark is not None and (mark is None or at_end):
+        mark = error.context_mark
+    return mark.line + 1 if mark else 1
 
 
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}

@@ -55,18 +55,34 @@ class FeatureStatistics:
 
     def _add_numbers(self, numbers: np.ndarray) -> None:
         numbers = numbers[np.isfinite(numbers)]
-        if not len(numbers):
-            return
-        count, mean = len(numbers), float(numbers.mean())
-        m2 = float(((numbers - mean) ** 2).sum())
+        if len(numbers):
+            mean = float(numbers.mean())
+            self._merge_moments(len(numbers), mean, float(((numbers - mean) ** 2).sum()),
+                                float(numbers.min()), float(numbers.max()))
+
+    def _merge_moments(self, count: int, mean: float, m2: float, low: float, high: float) -> None:
+        """Chan et al.'s pairwise update of count, mean and the sum of squared deviations."""
         total = self.num_values + count
         delta = mean - self.mean
         self.mean += delta * count / total
         self.m2 += m2 + delta * delta * self.num_values * count / total
         self.num_values = total
-        low, high = float(numbers.min()), float(numbers.max())
         self.low = low if self.low is None else min(self.low, low)
         self.high = high if self.high is None else max(self.high, high)
+
+    def merge(self, other: "FeatureStatistics") -> None:
+        """Adds another accumulator's values (e.g. a batch's, from a worker process)."""
+        self.kind = self.kind or other.kind
+        if other.classes is not None:
+            self.classes = other.classes if self.classes is None else self.classes + other.classes
+        if other.kind == "bytes":
+            if not self.vocabulary_capped:
+                self.vocabulary.update(other.vocabulary)
+                self.vocabulary_capped = other.vocabulary_capped or len(self.vocabulary) > MAX_VOCABULARY
+            self.num_values += other.num_values
+        elif other.low is not None:
+            self._merge_moments(other.num_values, other.mean, other.m2, other.low, other.high)
+        self.lengths.merge(other.lengths)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -107,6 +123,13 @@ class _Moments:
         self.low = low if self.low is None else min(self.low, low)
         self.high = high if self.high is None else max(self.high, high)
 
+    def merge(self, other: "_Moments") -> None:
+        if other.count:
+            self.count += other.count
+            self.total += other.total
+            self.low = other.low if self.low is None else min(self.low, other.low)
+            self.high = other.high if self.high is None else max(self.high, other.high)
+
     def to_dict(self) -> dict[str, Any]:
         return {"min": self.low, "max": self.high, "mean": self.total / self.count}
 
@@ -119,6 +142,10 @@ class SplitStatistics:
 
     def add(self, name: str, values: Values) -> None:
         self.features[name].add(values)
+
+    def merge(self, other: "SplitStatistics") -> None:
+        for name, stats in other.features.items():
+            self.features[name].merge(stats)
 
     def to_dict(self) -> dict[str, Any]:
         return {name: stats.to_dict() for name, stats in self.features.items()}

@@ -1,0 +1,26 @@
+"""`verify PATH`: re-reads every shard and checks it against dataset_info.json and the spec."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import DatasetError
+from ..verify import verify
+
+NAME = "verify"
+HELP = "re-read every shard: framing, CRCs, sha256, every record against the spec, counts"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="a dataset folder (NAME/VERSION)")
+
+
+def run(args: argparse.Namespace) -> int:
+    result = verify(args.path)
+    if result.ok:
+        print(f"{result.info.path}: ok: {result.num_shards} shards, {result.num_records:,} records, "
+              "checksums and every record match the spec")
+        return 0
+    for fault in result.faults[1:]:
+        print(f"fault: {fault}")
+    raise DatasetError(f"{result.info.path}: {len(result.faults)} faults; first: {result.faults[0]}")

@@ -1,0 +1,125 @@
+"""Turns source batches into per-split parts: encoded records, key hashes and statistics.
+
+Runs in the build's process or in worker processes (`workers` > 1); either way the parts come
+back in source order, so the output is byte-identical whatever the worker count.
+"""
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .builders.base import Batch
+from .codec.bytecolumn import ByteColumn
+from .codec.encode import encode_batch
+from .errors import DataError
+from .features.values import Values
+from .spec.model import Spec
+from .write.keys import assign_splits, hash_keys
+from .write.stats import SplitStatistics
+
+
+@dataclass
+class SplitPart:
+    """The records of one batch that belong to one split."""
+
+    hashes: np.ndarray  # (n, 2) uint64
+    records: ByteColumn
+    statistics: SplitStatistics
+
+
+@dataclass
+class EncodedBatch:
+    """A batch after encoding: its parts by split, its keys (for duplicate checks) and its skips."""
+
+    batch: Batch  # keys and origins only; the columns are dropped once encoded
+    hashes: np.ndarray
+    parts: dict[str, SplitPart] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+
+def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch]], workers: int = 1) -> Iterator[EncodedBatch]:
+    """Encodes every `(split or None, batch)`, in `workers` processes when > 1, in source order."""
+    if workers <= 1:
+        for split, batch in batches:
+            yield encode_for_build(spec, split, batch)
+        return
+    # spawn, not fork: the caller may have TensorFlow's threads running
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(spec,)) as pool:
+        pending: deque = deque()
+        for split, batch in batches:
+            pending.append(pool.submit(_encode_in_worker, split, batch))
+            if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatch:
+    """Encodes a batch, hashes its keys and divides it among the splits.
+
+    Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
+    """
+    skipped: list[dict[str, str]] = []
+    try:
+        encoded = encode_batch(spec.features, batch)
+    except DataError:
+        if spec.on_error == "fail":
+            raise
+        good = []
+        for row in range(len(batch)):
+            try:
+                encode_batch(spec.features, batch.select([row]))
+                good.append(row)
+            except DataError as error:
+                skipped.append({"record": batch.origin(row), "reason": str(error)})
+        batch = batch.select(good)
+        encoded = encode_batch(spec.features, batch) if good else None
+    hashes = hash_keys(batch.keys, spec.output.seed)
+    result = EncodedBatch(batch.without_columns(), hashes, skipped=skipped)
+    if encoded is None:
+        return result
+    names = list(spec.splits)
+    if split is None:
+        assignment = assign_splits(hashes, list(spec.splits.values()))
+    else:
+        assignment = np.full(len(batch), names.index(split))
+    for index, name in enumerate(names):
+        rows = np.flatnonzero(assignment == index)
+        if not len(rows):
+            continue
+        every = len(rows) == len(batch)
+        statistics = SplitStatistics(spec.features)
+        for feature_name, by_key in encoded.values.items():
+            main = next(iter(by_key.values()))
+            statistics.add(feature_name, main if every else _select(main, rows))
+        result.parts[name] = SplitPart(hashes if every else hashes[rows],
+                                       encoded.records if every else encoded.records.take(rows), statistics)
+    return result
+
+
+_WORKER_SPEC: Spec | None = None
+
+
+def _start_worker(spec: Spec) -> None:
+    global _WORKER_SPEC
+    _WORKER_SPEC = spec
+
+
+def _encode_in_worker(split: str | None, batch: Batch) -> EncodedBatch:
+    return encode_for_build(_WORKER_SPEC, split, batch)
+
+
+def _select(values: Values, rows: np.ndarray) -> Values:
+    slices = values.row_slices()
+    flat = values.values
+    if isinstance(flat, list):
+        picked = [item for row in rows for item in flat[slices[row]]]
+    else:
+        picked = np.concatenate([flat[slices[row]] for row in rows]) if len(rows) else flat[:0]
+    return Values(values.kind, picked, values.counts[rows])
