@@ -47,7 +47,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
-    folder = dataset_dir(root, spec.name, spec.version)
+    folder = os.path.abspath(dataset_dir(root, spec.name, spec.version))
     _check_target(folder, overwrite)
 
     records = {name: SplitRecords() for name in spec.splits}
