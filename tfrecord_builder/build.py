@@ -36,9 +36,9 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
           progress: Progress | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
-    >>> info = build("specs/wine.yaml", output="build")
-    >>> info.splits["train"].num_examples
-    142
+    >>> info = build("specs/wine.yaml", output="build", overwrite=True)
+    >>> info.splits["train"].num_examples, info.splits["test"].num_examples
+    (147, 31)
 
     `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
     An existing finished dataset there is replaced only with `overwrite=True`. With `workers`

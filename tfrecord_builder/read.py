@@ -94,7 +94,7 @@ def load(path: str | os.PathLike) -> Dataset:
 
     >>> dataset = load("build/wine/1.0.0")
     >>> dataset.info.splits["test"].num_examples
-    36
+    31
     """
     return Dataset(read_info(os.fspath(path)))
 
