@@ -14,7 +14,7 @@ sys.path.insert(0, HERE)
 
 import tfrecord_builder as tb  # noqa: E402
 
-TRAINERS = {"wine": "tabular"}
+TRAINERS = {"wine": "tabular", "digits": "images"}
 
 
 def main() -> int:
@@ -40,6 +40,8 @@ def _train(name: str, module, info) -> float | None:
     kind = TRAINERS.get(name)
     if kind == "tabular":
         return train.train_tabular(module.input_fn, info)
+    if kind == "images":
+        return train.train_images(module.input_fn, info)
     print(f"{name}: built; no demo model for it")
     return None
 

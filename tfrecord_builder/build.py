@@ -6,6 +6,7 @@ leaves a half-written dataset behind.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -17,7 +18,8 @@ from .builders.base import Batch, Builder
 from .builders.registry import BUILTIN, builder_class
 from .codegen.render import render_module, write_module
 from .encoding import encode_batches
-from .errors import DataError, SpecError, UsageError
+from .errors import DataError, UsageError
+from .features import ClassLabelFeature
 from .spec.load import load_spec
 from .spec.model import Spec
 from .version import __version__
@@ -27,12 +29,11 @@ from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, mod
 from .write.shards import count_shards, write_split
 from .write.stats import SplitStatistics
 
-BATCH_SIZE = 4096
 Progress = Callable[[str, int], None]  # (phase, records so far)
 
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
-          module: str | os.PathLike | None = None, overwrite: bool = False, workers: int = 1,
+          module: str | os.PathLike | None = None, overwrite: bool = False, workers: int | None = None,
           progress: Progress | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
@@ -41,8 +42,9 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     (147, 31)
 
     `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
-    An existing finished dataset there is replaced only with `overwrite=True`. With `workers`
-    > 1, records are encoded in that many processes; the output is byte-identical either way.
+    An existing finished dataset there is replaced only with `overwrite=True`. Records are
+    encoded in `workers` processes (default: the machine's cores; a source of one batch stays in
+    this process); the output is byte-identical whatever the number.
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
@@ -50,12 +52,14 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     folder = os.path.abspath(dataset_dir(root, spec.name, spec.version))
     _check_target(folder, overwrite)
 
+    builders = _builders(spec)
+    spec = with_source_classes(spec, builders)
     records = {name: SplitRecords() for name in spec.splits}
     statistics = {name: SplitStatistics(spec.features) for name in spec.splits}
     skipped: list[dict[str, str]] = []
     seen_keys: dict[bytes, str] = {}
     count = 0
-    for result in encode_batches(spec, _batches(spec), workers):
+    for result in encode_batches(spec, _batches(spec, builders), workers or os.cpu_count() or 1):
         skipped.extend(result.skipped)
         if not result.batch.content_keys:
             _check_unique(result.batch, result.hashes, seen_keys)
@@ -95,23 +99,44 @@ def check_sources(spec: Spec) -> None:
             raise spec.error(key_path, f"{spec.resolve(path)} not found")
 
 
-def _batches(spec: Spec) -> Iterator[tuple[str | None, Batch]]:
-    """Each batch with the split it belongs to (None: assign by fraction)."""
+def _builders(spec: Spec) -> list[tuple[str | None, Builder]]:
+    """The source's builder for each split (one, for None, when the spec splits by fraction)."""
     check_sources(spec)
     cls = builder_class(spec.source.builder, [spec.base_dir, os.getcwd()])
     if not (isinstance(cls, type) and issubclass(cls, Builder)):
-        raise SpecError(f"{spec.file}: source.builder: {spec.source.builder} is not a tfrecord_builder.Builder subclass")
-    needed = sorted({feature.source_name for feature in spec.features.values()})
+        raise spec.error(("source", "builder"), f"{spec.source.builder} is not a tfrecord_builder.Builder subclass")
     if spec.fraction_splits:
         path = spec.resolve(spec.source.path) if spec.source.path else None
-        builder = cls(spec, path, spec.source.options)
-        for batch in builder.batches(None, needed, BATCH_SIZE):
-            yield None, batch
-        return
+        return [(None, cls(spec, path, spec.source.options))]
+    builders = []
     for split, source in spec.splits.items():
         path = source.path or spec.source.path
-        builder = cls(spec, spec.resolve(path) if path else None, {**spec.source.options, **source.options})
-        for batch in builder.batches(split, needed, BATCH_SIZE):
+        builders.append((split, cls(spec, spec.resolve(path) if path else None, {**spec.source.options, **source.options})))
+    return builders
+
+
+def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:
+    """The spec with the class names of class labels that leave them to the source (e.g. folders)."""
+    features = dict(spec.features)
+    for name, feature in spec.features.items():
+        if not isinstance(feature, ClassLabelFeature) or feature.has_classes:
+            continue
+        found: set[str] = set()
+        for _, builder in builders:
+            found.update(builder.class_names(feature.source_name) or [])
+        if not found:
+            raise spec.error(("features", name), "the class_label needs `names`, `names_file` or `num_classes` "
+                                                 "(this source doesn't define classes)")
+        features[name] = dataclasses.replace(feature, names=sorted(found))
+    return dataclasses.replace(spec, features=features)
+
+
+def _batches(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Iterator[tuple[str | None, Batch]]:
+    """Each batch with the split it belongs to (None: assign by fraction)."""
+    needed = sorted({feature.source_name for feature in spec.features.values()})
+    batch_size = min(feature.batch_rows for feature in spec.features.values())
+    for split, builder in builders:
+        for batch in builder.batches(split, needed, batch_size):
             yield split, batch
 
 

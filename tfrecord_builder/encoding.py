@@ -5,6 +5,7 @@ back in source order, so the output is byte-identical whatever the worker count.
 """
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -44,15 +45,17 @@ class EncodedBatch:
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch]], workers: int = 1) -> Iterator[EncodedBatch]:
     """Encodes every `(split or None, batch)`, in `workers` processes when > 1, in source order."""
-    if workers <= 1:
-        for split, batch in batches:
+    batches = iter(batches)
+    first = list(itertools.islice(batches, 2))
+    if workers <= 1 or len(first) < 2:  # one batch: not worth starting processes
+        for split, batch in itertools.chain(first, batches):
             yield encode_for_build(spec, split, batch)
         return
     # spawn, not fork: the caller may have TensorFlow's threads running
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(spec,)) as pool:
         pending: deque = deque()
-        for split, batch in batches:
+        for split, batch in itertools.chain(first, batches):
             pending.append(pool.submit(_encode_in_worker, split, batch))
             if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
                 yield pending.popleft().result()
@@ -96,7 +99,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
         every = len(rows) == len(batch)
         statistics = SplitStatistics(spec.features)
         for feature_name, by_key in encoded.values.items():
-            main = next(iter(by_key.values()))
+            main = spec.features[feature_name].statistics_values(by_key)
             statistics.add(feature_name, main if every else _select(main, rows))
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
                                        encoded.records if every else encoded.records.take(rows), statistics)

@@ -44,7 +44,8 @@ class Dataset:
         """Parses and decodes a batch of serialised records at once."""
         tf = tensorflow()
         parsed = tf.io.parse_example(serialized, self.parse_specs())
-        return {name: feature.decode(parsed) for name, feature in self.features.items()}
+        options = self.info.spec.input
+        return {name: feature.decode(parsed, options) for name, feature in self.features.items()}
 
     def files(self, split: str) -> list[str]:
         if split not in self.info.splits:

@@ -71,9 +71,16 @@ class Builder:
         self.path = path
         self.options = dict(options or {})
 
+    # a custom builder's record may hold only the spec's fields; built-in ones offer more
+    strict_fields = True
+
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Yields `(key, record)` for `split` (None when the spec splits by fractions)."""
         raise NotImplementedError(f"{type(self).__name__} must implement generate(split)")
+
+    def class_names(self, field: str) -> list[str] | None:
+        """The class names the source itself defines for `field` (e.g. its sub-folders), if any."""
+        return None
 
     def batches(self, split: str | None, needed: Sequence[str], batch_size: int) -> Iterator[Batch]:
         """Groups `generate(split)` into batches of the `needed` source names."""
@@ -84,7 +91,7 @@ class Builder:
         for key, record in self.generate(split):
             if not isinstance(record, dict):
                 raise DataError(f"{name}, key {key!r}: expected a dict of values, received {type(record).__name__}")
-            unknown = [field for field in record if field not in allowed]
+            unknown = [field for field in record if field not in allowed] if self.strict_fields else []
             if unknown:
                 raise DataError(
                     f"{name}, key {key!r}: field `{unknown[0]}` is not in the spec; "

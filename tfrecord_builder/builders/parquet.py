@@ -17,7 +17,7 @@ except ImportError:  # an optional dependency: only Parquet sources need it
 class ParquetBuilder(TableBuilder):
     """Reads row groups in batches; list columns give list values, nulls missing values."""
 
-    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         if parquet is None:
             raise DataError("parquet sources need pyarrow: pip install 'tfrecord-builder[parquet]'")
         path = self.check_file()

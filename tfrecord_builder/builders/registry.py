@@ -19,6 +19,8 @@ BUILTIN = {
     "csv": "tfrecord_builder.builders.tabular:CsvBuilder",
     "jsonl": "tfrecord_builder.builders.tabular:JsonlBuilder",
     "parquet": "tfrecord_builder.builders.parquet:ParquetBuilder",
+    "image_folder": "tfrecord_builder.builders.image_folder:ImageFolderBuilder",
+    "image_manifest": "tfrecord_builder.builders.tabular:ManifestBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

@@ -14,6 +14,7 @@ import os
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
+from ..features import ImageFeature
 from .base import Batch, Builder, RowOrigins
 
 _SEPARATOR = "\x1f"  # joins a CSV row's cells into its content key
@@ -22,7 +23,11 @@ _LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "
 
 
 class TableBuilder(Builder):
-    """A file of rows; subclasses read one format."""
+    """A file of rows; subclasses read one format in `read_batches`.
+
+    Shared here: a `source.split_column` that assigns rows to the spec's splits, and image paths,
+    which are relative to the table's own folder.
+    """
 
     def check_file(self) -> str:
         if self.path is None:
@@ -38,14 +43,54 @@ class TableBuilder(Builder):
             for index, key in enumerate(batch.keys):
                 yield key, {name: values[index] for name, values in batch.columns.items()}
 
+    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        split_column = self.spec.source.split_column if self.spec is not None else None
+        if needed is not None and split_column is not None:
+            needed = sorted(set(needed) | {split_column})
+        paths = self._path_columns()
+        for batch in self.read_batches(needed, batch_size):
+            if split_column is not None and split is not None:
+                batch = self._only_split(batch, split, split_column)
+            for column in paths & set(batch.columns):
+                batch.columns[column] = self._resolve(batch.columns[column])
+            if len(batch):
+                yield batch
+
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        """Batches of every row of the file (the columns in `needed`, or all)."""
+        raise NotImplementedError
+
     def key_column(self) -> str | None:
         return self.spec.source.key if self.spec is not None else None
+
+    def _path_columns(self) -> set[str]:
+        if self.spec is None:
+            return set()
+        return {feature.source_name for feature in self.spec.features.values() if isinstance(feature, ImageFeature)}
+
+    def _resolve(self, values: Sequence[Any]) -> list[Any]:
+        folder = os.path.dirname(os.path.abspath(self.path))
+        return [os.path.join(folder, value) if isinstance(value, str) else value for value in values]
+
+    def _only_split(self, batch: Batch, split: str, column: str) -> Batch:
+        if column not in batch.columns:
+            raise DataError(f"{batch.source}: no split column `{column}`"
+                            + (f"; its columns: {', '.join(batch.available)}" if batch.available else ""))
+        names = list(self.spec.splits)
+        rows = []
+        for row, value in enumerate(batch.columns[column]):
+            if value not in self.spec.splits:
+                raise DataError(f"{batch.origin(row)}: split column `{column}`: expected one of "
+                                f"{', '.join(names)}, received {value!r}")
+            if value == split:
+                rows.append(row)
+        return batch if len(rows) == len(batch) else batch.select(rows)
 
 
 class CsvBuilder(TableBuilder):
     """`builder: csv`: a header row names the columns."""
 
-    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         path = self.check_file()
         name = os.path.basename(path)
         source = self.spec.source if self.spec is not None else None
@@ -143,7 +188,7 @@ def _decoded_lines(file: Any, name: str, encoding: str) -> Iterator[str]:
 class JsonlBuilder(TableBuilder):
     """`builder: jsonl`: one JSON object per line."""
 
-    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         path = self.check_file()
         name = os.path.basename(path)
         encoding = self.spec.source.encoding if self.spec is not None else "utf-8"
@@ -194,3 +239,13 @@ class JsonlBuilder(TableBuilder):
 def _missing_as_none(cells: tuple[str, ...]) -> Sequence[str | None]:
     """An empty CSV cell is a missing value."""
     return [cell or None for cell in cells] if "" in cells else cells
+
+
+class ManifestBuilder(TableBuilder):
+    """`builder: image_manifest`: a CSV or JSONL (by its extension) whose rows name image files,
+    relative to the manifest, beside any other columns."""
+
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        path = self.check_file()
+        reader = JsonlBuilder if path.lower().endswith((".jsonl", ".json", ".ndjson")) else CsvBuilder
+        yield from reader(self.spec, self.path, self.options).read_batches(needed, batch_size)

@@ -19,8 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", metavar="SPEC", help="the YAML spec file")
     parser.add_argument("--output", metavar="DIR", help="output folder (default: the spec's output.dir)")
     parser.add_argument("--module", metavar="FILE", help="also write the generated input module here")
-    parser.add_argument("--workers", type=_positive, default=1, metavar="N",
-                        help="processes that encode records (default: 1)")
+    parser.add_argument("--workers", type=_positive, default=None, metavar="N",
+                        help="processes that encode records (default: the machine's cores)")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
     parser.add_argument("--resume", action="store_true",
                         help="finish an unfinished build (a finished one is left as it is)")

@@ -82,6 +82,9 @@ def _show_batch(batch: Any, label: str | None, count: int) -> None:
 
 
 def _plain(tensor: Any) -> Any:
+    if len(tensor.shape) == 3 and not hasattr(tensor, "to_list"):  # an image: its summary, not its pixels
+        pixels = tensor.numpy()
+        return f"<image {pixels.dtype} {list(pixels.shape)}, min {pixels.min():.3g}, max {pixels.max():.3g}>"
     value = tensor.to_list() if hasattr(tensor, "to_list") else tensor.numpy()
     if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         # shortest text that reads back as the same float32/float16, not its float64 expansion
@@ -110,6 +113,10 @@ def _summary(stats: dict[str, Any]) -> str:
         vocabulary = stats.get("vocabulary_size", stats.get("vocabulary_size_at_least"))
         top = ", ".join(repr(item["value"]) for item in stats["top_values"][:3])
         parts.append(f"vocabulary {vocabulary}, top {top}")
+    if "num_images" in stats:
+        height, width = stats["height"], stats["width"]
+        parts.append(f"{stats['num_images']} images, height {height['min']}-{height['max']}, "
+                     f"width {width['min']}-{width['max']}, {stats['channels']} channels")
     if "length" in stats:
         length = stats["length"]
         parts.append(f"length {length['min']}-{length['max']} (mean {length['mean']:.1f})")

@@ -12,6 +12,7 @@ from ..spec.load import load_spec
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.naming import dataset_dir, module_name
+from .helpers import helper_functions
 from .template import TEMPLATE
 
 _COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
@@ -23,7 +24,9 @@ def render_module(spec: Spec, data_dir: str) -> str:
     parse_specs = "\n".join(
         f"    {key!r}: {source}," for feature in features for key, source in feature.parse_specs_source().items()
     )
-    decoders = "\n".join(f"        {feature.name!r}: {feature.decode_source('parsed')}," for feature in features)
+    decoders = "\n".join(f"        {feature.name!r}: {feature.decode_source('parsed', spec.input)},"
+                         for feature in features)
+    helpers = helper_functions(sorted({name for feature in features for name in feature.helpers_source()}))
     class_names = {
         feature.name: tuple(feature.names) for feature in features if getattr(feature, "names", None) is not None
     }
@@ -48,6 +51,7 @@ def render_module(spec: Spec, data_dir: str) -> str:
         class_names=repr(class_names),
         parse_specs=parse_specs,
         decoders=decoders,
+        helpers=helpers,
         yields=yields,
     )
 

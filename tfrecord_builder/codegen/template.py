@@ -31,7 +31,7 @@ CLASS_NAMES = {class_names}
 FEATURES = {{
 {parse_specs}
 }}
-
+{helpers}
 
 def decode(parsed):
     """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""

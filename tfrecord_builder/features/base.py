@@ -41,6 +41,7 @@ class Feature:
     discriminator: ClassVar[str] = "type"
     default_variant: ClassVar[str] = "tensor"
     type_name: ClassVar[str] = ""
+    batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
 
     name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
@@ -90,13 +91,24 @@ class Feature:
         """The same parse specs as source text (for the generated module)."""
         raise NotImplementedError
 
-    def decode(self, parsed: dict[str, Any]) -> Any:
-        """The feature's tensor from the parsed batch (a dict by record key)."""
+    def decode(self, parsed: dict[str, Any], options: Any) -> Any:
+        """The feature's tensor from the parsed batch (a dict by record key).
+
+        `options` is the spec's `input:` section (reading-side choices such as image dtype).
+        """
         raise NotImplementedError
 
-    def decode_source(self, parsed: str) -> str:
+    def decode_source(self, parsed: str, options: Any) -> str:
         """The same decoding as a source expression over the dict named `parsed`."""
         raise NotImplementedError
+
+    def helpers_source(self) -> list[str]:
+        """Names of the reading helpers (in `features/reading.py`) the generated module needs."""
+        return []
+
+    def statistics_values(self, encoded: dict[str, Values]) -> Values:
+        """The values statistics are gathered over (by default the first record key's)."""
+        return next(iter(encoded.values()))
 
     def describe(self) -> str:
         """A short human description of the decoded value, e.g. `float32 [3]`."""

@@ -28,11 +28,8 @@ class ClassLabelFeature(TensorFeature):
 
     def check(self, at: At) -> None:
         given = [key for key in ("names", "names_file", "num_classes") if getattr(self, key) is not None]
-        if len(given) != 1:
-            raise at.error(
-                "a class_label needs exactly one of `names`, `names_file` or `num_classes`"
-                + (f"; received {', '.join(given)}" if given else "")
-            )
+        if len(given) > 1:
+            raise at.error(f"give one of `names`, `names_file` or `num_classes`, not {' and '.join(given)}")
         if self.names_file is not None:
             path = os.path.join(os.path.dirname(os.path.abspath(at.document.file)), self.names_file)
             try:
@@ -52,7 +49,13 @@ class ClassLabelFeature(TensorFeature):
                 raise (at / "names").error(f"duplicate class names: {', '.join(duplicates)}")
         elif self.num_classes is not None and self.num_classes < 1:
             raise (at / "num_classes").error(f"expected a positive number, received {self.num_classes}")
-        super().check(at)
+        if self.has_classes:
+            super().check(at)  # checks a default against the classes
+
+    @property
+    def has_classes(self) -> bool:
+        """False until names or a count are known (a source such as image_folder may supply them)."""
+        return self.names is not None or self.num_classes is not None
 
     @property
     def num_labels(self) -> int:

@@ -192,7 +192,7 @@ class TensorFeature(Feature):
             self.record_key: f"tf.io.RaggedFeature({storage}, partitions=[{partitions}], row_splits_dtype=tf.int64)"
         }
 
-    def decode(self, parsed: dict[str, Any]) -> Any:
+    def decode(self, parsed: dict[str, Any], options: Any = None) -> Any:
         tf = tensorflow()
         value = parsed[self.record_key]
         if self.is_variable and len(self.shape) == 1:
@@ -201,7 +201,7 @@ class TensorFeature(Feature):
             value = tf.cast(value, tf.as_dtype(self.dtype_info.tf))
         return value
 
-    def decode_source(self, parsed: str) -> str:
+    def decode_source(self, parsed: str, options: Any = None) -> str:
         value = f"{parsed}[{self.record_key!r}]"
         if self.is_variable and len(self.shape) == 1:
             value = f"tf.RaggedTensor.from_sparse({value})"

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..builders.registry import check_name
-from ..features import Feature
+from ..features import ClassLabelFeature, Feature
 from ..errors import SpecError
 from .fields import At, convert, describe, meta, spec_fields
 
+_TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest"}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*\Z")
 SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?i?B?)\s*\Z", re.IGNORECASE)
@@ -44,6 +45,8 @@ class SourceSpec:
     builder: str = meta("csv | jsonl | parquet | module:Class (a custom builder)")
     path: str | None = meta("the file or folder to read; relative to the spec file's folder", None)
     key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
+    split_column: str | None = meta("a column naming each row's split (the spec then lists `splits: {train: {}, ...}`)",
+                                    None)
     delimiter: str = meta("the CSV field delimiter", ",")
     encoding: str = meta("the text encoding of CSV and JSONL files", "utf-8")
     options: dict[str, Any] = meta("options passed to a custom builder", {})
@@ -141,11 +144,17 @@ class InputSpec:
 
     batch_size: int = meta("examples per batch", 32)
     shuffle_buffer: int = meta("the shuffle buffer of the training split, in examples", 10000)
+    image_dtype: Literal["uint8", "float32"] = meta("images as uint8 pixels, or float32 scaled to [0, 1]", "uint8")
+    image_size: list[int] | None = meta(
+        "[height, width] that images of varying size are resized to; without it they are zero-padded "
+        "to the largest in each batch", None)
 
     def check(self, at: At) -> None:
         for key in ("batch_size", "shuffle_buffer"):
             if getattr(self, key) < 1:
                 raise (at / key).error(f"expected a positive integer, received {getattr(self, key)}")
+        if self.image_size is not None and (len(self.image_size) != 2 or min(self.image_size) < 1):
+            raise (at / "image_size").error(f"expected [height, width], received {self.image_size}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +186,15 @@ class Spec:
             raise (at / "name").error(f"expected an identifier ([A-Za-z_][A-Za-z0-9_]*), received {self.name!r}")
         if self.format == "sequence_example":
             raise (at / "format").error("sequence_example is not supported by this version yet; use example")
+        if self.source.split_column is not None and self.fraction_splits:
+            raise (at / "splits").error(f"with source.split_column the rows choose their split: list the splits "
+                                        f"without fractions, e.g. {{{', '.join(f'{name}: {{}}' for name in self.splits)}}}")
+        if self.source.builder in _TABLE_BUILDERS:
+            for name, feature in self.features.items():
+                if isinstance(feature, ClassLabelFeature) and not feature.has_classes:
+                    raise (at / "features" / name).error(
+                        "a class_label needs one of `names`, `names_file` or `num_classes` "
+                        f"(only image_folder sources define classes themselves)")
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")

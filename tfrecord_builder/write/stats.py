@@ -3,7 +3,7 @@
 Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel formula).
 Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
 values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
-Class labels: examples per class.
+Class labels: examples per class. Images: height and width.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..features import ClassLabelFeature, Feature
+from ..features import ClassLabelFeature, Feature, ImageFeature
 from ..features.values import Values
 
 MAX_VOCABULARY = 100_000
@@ -34,10 +34,16 @@ class FeatureStatistics:
         self.lengths = _Moments()
         self.classes: np.ndarray | None = None
         self.kind: str | None = None
+        self.image_sizes = [_Moments(), _Moments()]  # heights, widths
 
     def add(self, values: Values) -> None:
         feature = self.feature
         self.kind = values.kind
+        if isinstance(feature, ImageFeature):
+            shapes = np.asarray(values.values, np.int64).reshape(-1, 3)
+            self.image_sizes[0].add(shapes[:, 0])
+            self.image_sizes[1].add(shapes[:, 1])
+            return
         if getattr(feature, "is_variable", False):
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
@@ -83,9 +89,17 @@ class FeatureStatistics:
         elif other.low is not None:
             self._merge_moments(other.num_values, other.mean, other.m2, other.low, other.high)
         self.lengths.merge(other.lengths)
+        for mine, theirs in zip(self.image_sizes, other.image_sizes):
+            mine.merge(theirs)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        if isinstance(self.feature, ImageFeature):
+            heights, widths = self.image_sizes
+            if heights.count:
+                out.update(num_images=heights.count, height=heights.to_dict(), width=widths.to_dict(),
+                           channels=self.feature.num_channels)
+            return out
         if isinstance(self.feature, ClassLabelFeature):
             counts = self.classes.tolist() if self.classes is not None else []
             names = self.feature.names or [str(index) for index in range(self.feature.num_labels)]

@@ -1,0 +1,31 @@
+"""Copies reading helpers from `features/reading.py` into generated modules, verbatim.
+
+Both reading paths then run the very same function text. The source is read with `ast`, not
+imported, because importing it would import TensorFlow.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from functools import lru_cache
+
+from .. import features
+
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(features.__file__)), "reading.py")
+
+
+@lru_cache(maxsize=1)
+def _functions() -> dict[str, str]:
+    with open(_SOURCE, encoding="utf-8") as file:
+        text = file.read()
+    tree = ast.parse(text)
+    return {node.name: ast.get_source_segment(text, node) for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def helper_functions(names: list[str]) -> str:
+    """The source of the named helpers (and `decode_image`, which they all use), or ""."""
+    if not names:
+        return ""
+    functions = _functions()
+    ordered = ["decode_image"] + [name for name in names if name != "decode_image"]
+    return "\n\n" + "\n\n\n".join(functions[name] for name in ordered) + "\n"

@@ -1,0 +1,307 @@
+"""`image`: a picture stored as JPEG, PNG or raw uint8 pixels, decoded on the reading side.
+
+Writing (Pillow): the image is decoded (which also catches corrupt and truncated files), turned
+upright by its EXIF orientation, converted to the declared channels, resized if the shape is
+fixed, and encoded. When the source file already is what the spec asks for (same format, same
+channels, same size, upright), its own bytes are stored instead: no second lossy JPEG pass.
+
+Channels: 1 grey (ITU-R 601-2 luma from colour), 3 RGB, 4 RGBA. Palette images keep their
+colours (and transparency, for 4 channels); 16-bit images keep their high byte; an alpha channel
+is dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by
+default, which averages over the source pixels when shrinking (antialiased).
+
+Reading: `FixedLenFeature([], tf.string)` per image (plus `KEY/shape` for images kept at their
+own size), decoded by the helpers in `reading.py`.
+"""
+from __future__ import annotations
+
+import importlib
+import io
+import math
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Sequence
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .._tf import tensorflow
+from ..spec.fields import At, meta
+from .base import Feature, Origin, register
+from .tensor import format_shape
+from .values import Values
+
+FORMATS = {"jpeg": "JPEG", "png": "PNG"}
+FILTERS = {"nearest": Image.Resampling.NEAREST, "bilinear": Image.Resampling.BILINEAR,
+           "bicubic": Image.Resampling.BICUBIC, "lanczos": Image.Resampling.LANCZOS,
+           "box": Image.Resampling.BOX}
+MODES = {1: "L", 3: "RGB", 4: "RGBA"}
+_EXIF_ORIENTATION = 0x0112
+
+
+class BadImage(ValueError):
+    """An image that can't be stored as declared; the message says why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageFeature(Feature):
+    """An image: `{type: image, encoding: jpeg, shape: [64, 64, 3]}`."""
+
+    batch_rows: ClassVar[int] = 32  # small batches: images are large, and spread over the workers
+
+    encoding: Literal["jpeg", "png", "raw"] = meta("how pixels are stored: jpeg, png or raw uint8", "png")
+    shape: list[int | None] | None = meta(
+        "[height, width, channels]; null height and width keep each image's own size", None)
+    channels: int | None = meta("1 (grey), 3 (RGB) or 4 (RGBA): shorthand for shape [null, null, channels]", None)
+    resize: Literal["stretch", "pad", "crop"] = meta(
+        "how a fixed shape is reached: stretch, pad (keep aspect, black borders) or crop (keep aspect, centre)",
+        "stretch")
+    filter: Literal["nearest", "bilinear", "bicubic", "lanczos", "box"] = meta("Pillow's resampling filter", "bilinear")
+    quality: int = meta("JPEG quality, 1-100", 90)
+
+    def check(self, at: At) -> None:
+        shape = self.shape if self.shape is not None else [None, None, self.channels or 3]
+        if len(shape) != 3:
+            raise (at / "shape").error(f"expected [height, width, channels], received {format_shape(shape)}")
+        height, width, channels = shape
+        if (height is None) != (width is None):
+            raise (at / "shape").error("give both height and width, or neither (null keeps each image's size)")
+        if any(dim is not None and dim < 1 for dim in (height, width)):
+            raise (at / "shape").error(f"expected positive dimensions, received {format_shape(shape)}")
+        if channels not in MODES:
+            raise (at / "shape").error(f"expected 1, 3 or 4 channels, received {channels}")
+        if self.channels is not None and self.channels != channels:
+            raise (at / "channels").error(f"{self.channels} channels disagree with shape {format_shape(shape)}")
+        if self.encoding == "jpeg" and channels == 4:
+            raise (at / "encoding").error("JPEG has no alpha channel: use png or raw for 4 channels")
+        if not 1 <= self.quality <= 100:
+            raise (at / "quality").error(f"expected a JPEG quality in [1, 100], received {self.quality}")
+        object.__setattr__(self, "shape", list(shape))
+        object.__setattr__(self, "channels", None)  # normalised into `shape`
+
+    @property
+    def num_channels(self) -> int:
+        return self.shape[2]
+
+    @property
+    def size(self) -> tuple[int, int] | None:
+        """(height, width) when fixed, else None."""
+        return None if self.shape[0] is None else (self.shape[0], self.shape[1])
+
+    @property
+    def shape_key(self) -> str:
+        return f"{self.record_key}/shape"
+
+    # ---- writing side ----------------------------------------------------------------------------
+    def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
+        stored: list[bytes] = []
+        shapes: list[tuple[int, int, int]] = []
+        for row, value in enumerate(values):
+            if value is None:
+                raise self.fail(origin, row, "missing image")
+            try:
+                data, shape = self.prepare(value)
+            except BadImage as error:
+                raise self.fail(origin, row, f"{_describe(value)}: {error}") from None
+            stored.append(data)
+            shapes.append(shape)
+        ones = np.ones(len(values), dtype=np.int64)
+        encoded = {self.record_key: Values("bytes", stored, ones)}
+        if self.size is None:
+            flat = np.array(shapes, dtype=np.int64).reshape(-1)
+            encoded[self.shape_key] = Values("int64", flat, ones * 3)
+        return encoded
+
+    def prepare(self, value: Any) -> tuple[bytes, tuple[int, int, int]]:
+        """The bytes to store for one image and its (height, width, channels)."""
+        source, image = _open(value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            try:
+                raw_mode = image.tile[0][3] if image.tile and len(image.tile[0]) > 3 else ""
+                image.load()
+            except Image.DecompressionBombError as error:
+                raise BadImage(f"over Pillow's decompression-bomb limit ({error})") from None
+            except Image.DecompressionBombWarning as error:
+                raise BadImage(f"over Pillow's decompression-bomb limit ({error})") from None
+            except (OSError, SyntaxError, ValueError, EOFError) as error:
+                raise BadImage(f"corrupt or truncated image ({error})") from None
+        if source is not None and self._can_pass_through(image, raw_mode):
+            return source, (image.height, image.width, self.num_channels)
+        image = _upright(image)
+        image = self._convert(image)
+        image = self._resize(image)
+        return self._encode_pixels(image), (image.height, image.width, self.num_channels)
+
+    def _can_pass_through(self, image: Image.Image, raw_mode: Any) -> bool:
+        return (
+            image.format == FORMATS.get(self.encoding)
+            and image.mode == MODES[self.num_channels]
+            and ";16" not in str(raw_mode)
+            and (self.size is None or self.size == (image.height, image.width))
+            and image.getexif().get(_EXIF_ORIENTATION, 1) == 1
+        )
+
+    def _convert(self, image: Image.Image) -> Image.Image:
+        target = MODES[self.num_channels]
+        mode = image.mode
+        if mode.startswith("I"):  # 16- or 32-bit grey: keep the high byte of 16-bit values
+            pixels = np.asarray(image).astype(np.int64)
+            image = Image.fromarray((np.clip(pixels, 0, 65535) >> 8).astype(np.uint8), "L")
+        elif mode in ("P", "PA"):
+            image = image.convert("RGBA" if target == "RGBA" or "transparency" in image.info else "RGB")
+        elif mode == "1":
+            image = image.convert("L")
+        elif mode not in ("L", "LA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "La", "RGBa"):
+            raise BadImage(f"can't convert colour mode {mode} to {self.num_channels} channels")
+        return image if image.mode == target else image.convert(target)
+
+    def _resize(self, image: Image.Image) -> Image.Image:
+        if self.size is None or self.size == (image.height, image.width):
+            return image
+        height, width = self.size
+        resample = FILTERS[self.filter]
+        if self.resize == "stretch":
+            return image.resize((width, height), resample)
+        scale = (min if self.resize == "pad" else max)(width / image.width, height / image.height)
+        scaled = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        image = image.resize(scaled, resample)
+        if self.resize == "crop":
+            left, top = (scaled[0] - width) // 2, (scaled[1] - height) // 2
+            return image.crop((left, top, left + width, top + height))
+        canvas = Image.new(image.mode, (width, height))
+        canvas.paste(image, ((width - scaled[0]) // 2, (height - scaled[1]) // 2))
+        return canvas
+
+    def _encode_pixels(self, image: Image.Image) -> bytes:
+        if self.encoding == "raw":
+            return np.asarray(image, dtype=np.uint8).tobytes()
+        buffer = io.BytesIO()
+        if self.encoding == "jpeg":
+            image.save(buffer, "JPEG", quality=self.quality)
+        else:
+            image.save(buffer, "PNG", compress_level=6)
+        return buffer.getvalue()
+
+    def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        kind, values = stored.get(self.record_key, ("bytes", []))
+        if self.record_key not in stored or kind != "bytes" or len(values) != 1:
+            return f"expected one encoded image under {self.record_key!r}"
+        if self.size is None:
+            kind, shape = stored.get(self.shape_key, ("int64", []))
+            if kind != "int64" or len(shape) != 3 or shape[2] != self.num_channels or min(shape) < 1:
+                return f"expected [height, width, {self.num_channels}] under {self.shape_key!r}"
+            if self.encoding == "raw" and len(values[0]) != math.prod(shape):
+                return f"{len(values[0])} bytes of pixels, but shape {shape}"
+        elif self.encoding == "raw" and len(values[0]) != math.prod(self.shape):
+            return f"{len(values[0])} bytes of pixels, expected {math.prod(self.shape)}"
+        return None
+
+    def statistics_values(self, encoded: dict[str, Values]) -> Values:
+        if self.size is None:
+            return encoded[self.shape_key]
+        count = encoded[self.record_key].num_rows
+        return Values("int64", np.tile(np.array(self.shape, np.int64), count), np.full(count, 3, np.int64))
+
+    # ---- reading side ----------------------------------------------------------------------------
+    def parse_specs(self) -> dict[str, Any]:
+        tf = tensorflow()
+        specs = {self.record_key: tf.io.FixedLenFeature([], tf.string)}
+        if self.size is None:
+            specs[self.shape_key] = tf.io.FixedLenFeature([3], tf.int64)
+        return specs
+
+    def parse_specs_source(self) -> dict[str, str]:
+        specs = {self.record_key: "tf.io.FixedLenFeature([], tf.string)"}
+        if self.size is None:
+            specs[self.shape_key] = "tf.io.FixedLenFeature([3], tf.int64)"
+        return specs
+
+    def decode(self, parsed: dict[str, Any], options: Any) -> Any:
+        # the same calls as decode_source writes into the generated module
+        reading = importlib.import_module(f"{__package__}.reading")  # imports TensorFlow: reading side only
+        encoded = parsed[self.record_key]
+        if self.size is not None:
+            images = reading.fixed_images(encoded, self.encoding, self.shape)
+        elif options.image_size is not None:
+            images = reading.resized_images(encoded, parsed[self.shape_key], self.encoding, self.num_channels,
+                                            list(options.image_size))
+        else:
+            images = reading.padded_images(encoded, parsed[self.shape_key], self.encoding, self.num_channels)
+        return reading.scaled_images(images) if options.image_dtype == "float32" else images
+
+    def decode_source(self, parsed: str, options: Any) -> str:
+        encoded = f"{parsed}[{self.record_key!r}]"
+        if self.size is not None:
+            images = f"fixed_images({encoded}, {self.encoding!r}, {self.shape})"
+        else:
+            shapes = f"{parsed}[{self.shape_key!r}]"
+            if options.image_size is not None:
+                images = (f"resized_images({encoded}, {shapes}, {self.encoding!r}, {self.num_channels}, "
+                          f"{list(options.image_size)})")
+            else:
+                images = f"padded_images({encoded}, {shapes}, {self.encoding!r}, {self.num_channels})"
+        return f"scaled_images({images})" if options.image_dtype == "float32" else images
+
+    def helpers_source(self) -> list[str]:
+        return ["fixed_images", "padded_images", "resized_images", "scaled_images"]
+
+    def describe(self) -> str:
+        height, width, channels = ("null" if dim is None else dim for dim in self.shape)
+        return f"image {self.encoding} [{height}, {width}, {channels}]"
+
+
+register("image")(ImageFeature)
+
+
+def _open(value: Any) -> tuple[bytes | None, Image.Image]:
+    """(the source file's bytes if there is a file, the opened image)."""
+    if isinstance(value, Image.Image):
+        return None, value
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.uint8 or value.ndim not in (2, 3):
+            raise BadImage(f"expected a uint8 array [height, width(, channels)], received {value.dtype} "
+                           f"{list(value.shape)}")
+        return None, Image.fromarray(value[:, :, 0] if value.ndim == 3 and value.shape[2] == 1 else value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+    elif isinstance(value, (str, os.PathLike)):
+        try:
+            with open(value, "rb") as file:
+                data = file.read()
+        except FileNotFoundError:
+            raise BadImage("file not found") from None
+        except IsADirectoryError:
+            raise BadImage("is a folder, not an image file") from None
+        except OSError as error:
+            raise BadImage(f"can't read the file ({error.strerror})") from None
+    else:
+        raise BadImage(f"expected a file path, encoded bytes, a PIL image or a uint8 array, "
+                       f"received {type(value).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            return data, Image.open(io.BytesIO(data))
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
+        raise BadImage(f"over Pillow's decompression-bomb limit ({error})") from None
+    except UnidentifiedImageError:
+        raise BadImage("not an image Pillow can read (unsupported format or corrupt header)") from None
+    except (OSError, SyntaxError, ValueError) as error:
+        raise BadImage(f"corrupt image ({error})") from None
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    """The image turned as its EXIF orientation says (a no-op without one)."""
+    try:
+        return ImageOps.exif_transpose(image)
+    except (OSError, ValueError, SyntaxError) as error:
+        raise BadImage(f"unreadable EXIF orientation ({error})") from None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"{len(value)} bytes"
+    return type(value).__name__
