@@ -10,8 +10,8 @@ colours (and transparency, for 4 channels); 16-bit images keep their high byte; 
 is dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by
 default, which averages over the source pixels when shrinking (antialiased).
 
-Reading: `FixedLenFeature([], tf.string)` per image (plus `KEY/shape` for images kept at their
-own size), decoded by the helpers in `reading.py`.
+Reading: `FixedLenFeature([], tf.string)` per image, plus `KEY/shape` (int64 [height, width,
+channels]) for images kept at their own size and for raw pixels; decoded by `reading.py`.
 """
 from __future__ import annotations
 
@@ -93,6 +93,11 @@ class ImageFeature(Feature):
     def shape_key(self) -> str:
         return f"{self.record_key}/shape"
 
+    @property
+    def stores_shape(self) -> bool:
+        """Images kept at their own size, and raw pixels (which are nothing without it), carry their shape."""
+        return self.size is None or self.encoding == "raw"
+
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
         stored: list[bytes] = []
@@ -108,7 +113,7 @@ class ImageFeature(Feature):
             shapes.append(shape)
         ones = np.ones(len(values), dtype=np.int64)
         encoded = {self.record_key: Values("bytes", stored, ones)}
-        if self.size is None:
+        if self.stores_shape:
             flat = np.array(shapes, dtype=np.int64).reshape(-1)
             encoded[self.shape_key] = Values("int64", flat, ones * 3)
         return encoded
@@ -188,18 +193,18 @@ class ImageFeature(Feature):
         kind, values = stored.get(self.record_key, ("bytes", []))
         if self.record_key not in stored or kind != "bytes" or len(values) != 1:
             return f"expected one encoded image under {self.record_key!r}"
-        if self.size is None:
+        if self.stores_shape:
             kind, shape = stored.get(self.shape_key, ("int64", []))
             if kind != "int64" or len(shape) != 3 or shape[2] != self.num_channels or min(shape) < 1:
                 return f"expected [height, width, {self.num_channels}] under {self.shape_key!r}"
             if self.encoding == "raw" and len(values[0]) != math.prod(shape):
                 return f"{len(values[0])} bytes of pixels, but shape {shape}"
-        elif self.encoding == "raw" and len(values[0]) != math.prod(self.shape):
-            return f"{len(values[0])} bytes of pixels, expected {math.prod(self.shape)}"
+        if self.size is not None and self.stores_shape and list(shape) != self.shape:
+            return f"shape {list(shape)} under {self.shape_key!r}, expected {self.shape}"
         return None
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
-        if self.size is None:
+        if self.stores_shape:
             return encoded[self.shape_key]
         count = encoded[self.record_key].num_rows
         return Values("int64", np.tile(np.array(self.shape, np.int64), count), np.full(count, 3, np.int64))
@@ -208,13 +213,13 @@ class ImageFeature(Feature):
     def parse_specs(self) -> dict[str, Any]:
         tf = tensorflow()
         specs = {self.record_key: tf.io.FixedLenFeature([], tf.string)}
-        if self.size is None:
+        if self.stores_shape:
             specs[self.shape_key] = tf.io.FixedLenFeature([3], tf.int64)
         return specs
 
     def parse_specs_source(self) -> dict[str, str]:
         specs = {self.record_key: "tf.io.FixedLenFeature([], tf.string)"}
-        if self.size is None:
+        if self.stores_shape:
             specs[self.shape_key] = "tf.io.FixedLenFeature([3], tf.int64)"
         return specs
 

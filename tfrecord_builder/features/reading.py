@@ -30,6 +30,7 @@ def fixed_images(encoded, encoding, shape):
 
 def padded_images(encoded, shapes, encoding, channels):
     """A batch of images of different sizes, zero-padded at the bottom and right to the largest."""
+    shapes = tf.cast(shapes, tf.int32)
     height = tf.reduce_max(shapes[:, 0])
     width = tf.reduce_max(shapes[:, 1])
     return tf.map_fn(
