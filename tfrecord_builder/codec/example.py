@@ -2,8 +2,8 @@
 
 The bytes are exactly what `tf.train.Example.SerializeToString(deterministic=True)` gives with
 protobuf's default runtime (see `map_order`), so output is byte-identical from run to run. (Any
-order of map entries parses to the same Example; only byte-identity depends on it.) Field numbers are those of
-tensorflow/core/example/{example,feature}.proto:
+order of map entries parses to the same Example; only byte-identity depends on it.) Field
+numbers are those of tensorflow/core/example/{example,feature}.proto:
 
     Example.features = 1; Features.feature = 1 (map: key = 1, value = 2);
     Feature.bytes_list = 1, float_list = 2, int64_list = 3; each list's repeated value = 1.
@@ -26,16 +26,20 @@ Level = tuple[int, bytes, bool]
 
 def feature_column(values: Values) -> ByteColumn:
     """The serialised `tf.train.Feature` of each row."""
-    payload, levels = _feature_levels(values)
+    payload, levels = feature_levels(values)
     return nest(payload, levels)
 
 
 def entry_column(key: str, values: Values) -> ByteColumn:
     """Each row's `Features.feature` map entry for `key`: the Feature wrapped with its key, in one pass."""
-    payload, levels = _feature_levels(values)
+    payload, levels = feature_levels(values)
+    return nest(payload, levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field(key), False)])
+
+
+def key_field(key: str) -> bytes:
+    """A map entry's key field."""
     encoded = key.encode("utf-8")
-    key_field = bytes([_MAP_KEY_TAG]) + varint(len(encoded)) + encoded
-    return nest(payload, levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field, False)])
+    return bytes([_MAP_KEY_TAG]) + varint(len(encoded)) + encoded
 
 
 def examples(entries: Mapping[str, ByteColumn]) -> ByteColumn:
@@ -54,8 +58,8 @@ def map_order(key: str) -> bytes:
     return key.encode("utf-8") + b"\xff"
 
 
-def _feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
-    """A Feature's innermost payload per row and the fields that wrap it."""
+def feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
+    """A Feature's innermost payload per row (per step, for a sequence) and the fields that wrap it."""
     boundaries = np.zeros(values.num_rows + 1, dtype=np.int64)
     np.cumsum(values.counts, out=boundaries[1:])
     if values.kind == "bytes":
