@@ -70,19 +70,19 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
     """
     skipped: list[dict[str, str]] = []
     try:
-        encoded = encode_batch(spec.features, batch)
+        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal")
     except DataError:
         if spec.on_error == "fail":
             raise
         good = []
         for row in range(len(batch)):
             try:
-                encode_batch(spec.features, batch.select([row]))
+                encode_batch(spec.features, batch.select([row]), spec.sequence_lengths == "equal")
                 good.append(row)
             except DataError as error:
                 skipped.append({"record": batch.origin(row), "reason": str(error)})
         batch = batch.select(good)
-        encoded = encode_batch(spec.features, batch) if good else None
+        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal") if good else None
     hashes = hash_keys(batch.keys, spec.output.seed)
     result = EncodedBatch(batch.without_columns(), hashes, skipped=skipped)
     if encoded is None:
@@ -119,10 +119,21 @@ def _encode_in_worker(split: str | None, batch: Batch) -> EncodedBatch:
 
 
 def _select(values: Values, rows: np.ndarray) -> Values:
-    slices = values.row_slices()
+    """The values of the records at `rows` (for a sequence, all steps of those records)."""
+    counts = values.counts
+    value_ends = np.concatenate([[0], np.cumsum(counts)])  # where each row's (step's) values end
+    if values.steps is None:
+        starts, ends = value_ends[:-1], value_ends[1:]
+    else:
+        step_ends = np.concatenate([[0], np.cumsum(values.steps)])
+        starts, ends = value_ends[step_ends[:-1]], value_ends[step_ends[1:]]
     flat = values.values
     if isinstance(flat, list):
-        picked = [item for row in rows for item in flat[slices[row]]]
+        picked = [item for row in rows for item in flat[starts[row]:ends[row]]]
     else:
-        picked = np.concatenate([flat[slices[row]] for row in rows]) if len(rows) else flat[:0]
-    return Values(values.kind, picked, values.counts[rows])
+        picked = np.concatenate([flat[starts[row]:ends[row]] for row in rows]) if len(rows) else flat[:0]
+    if values.steps is None:
+        return Values(values.kind, picked, counts[rows])
+    steps = [np.arange(step_ends[row], step_ends[row + 1]) for row in rows]
+    step_rows = np.concatenate(steps).astype(np.int64) if steps else np.zeros(0, np.int64)
+    return Values(values.kind, picked, counts[step_rows], values.steps[rows])

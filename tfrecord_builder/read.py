@@ -11,6 +11,7 @@ from typing import Any
 
 from ._tf import tensorflow
 from .errors import UsageError
+from .codegen.render import length_source
 from .features import Feature
 from .write.info import DatasetInfo, read_info
 
@@ -36,16 +37,50 @@ class Dataset:
     def features(self) -> dict[str, Feature]:
         return self.info.spec.features
 
-    def parse_specs(self) -> dict[str, Any]:
-        """The `tf.io` parse specs by record key (the generated module's FEATURES)."""
-        return {key: spec for feature in self.features.values() for key, spec in feature.parse_specs().items()}
+    def parse_specs(self, sequence: bool = False) -> dict[str, Any]:
+        """The `tf.io` parse specs by record key: the generated module's FEATURES (or, for a
+        SequenceExample dataset, its CONTEXT_FEATURES, or with `sequence` its SEQUENCE_FEATURES)."""
+        return {key: spec for feature in self.features.values() if feature.sequence == sequence
+                for key, spec in feature.parse_specs().items()}
 
     def parse_batch(self, serialized: Any) -> dict[str, Any]:
         """Parses and decodes a batch of serialised records at once."""
         tf = tensorflow()
-        parsed = tf.io.parse_example(serialized, self.parse_specs())
         options = self.info.spec.input
-        return {name: feature.decode(parsed, options) for name, feature in self.features.items()}
+        if not self.info.spec.is_sequence:
+            parsed = tf.io.parse_example(serialized, self.parse_specs())
+            return {name: feature.decode(parsed, options) for name, feature in self.features.items()}
+        context, sequence, lengths = tf.io.parse_sequence_example(
+            serialized, context_features=self.parse_specs() or None, sequence_features=self.parse_specs(True))
+        length = self._lengths(sequence, lengths)
+        features = {name: feature.decode(sequence if feature.sequence else context, options, length)
+                    for name, feature in self.features.items()}
+        names = [name for name, feature in self.features.items() if feature.sequence]
+        if options.max_length is not None:
+            for name in names:
+                features[name] = features[name][:, :options.max_length]
+            length = tf.minimum(length, options.max_length)
+        if options.length_feature is not None:
+            features[options.length_feature] = length
+        if options.mask_feature is not None:
+            features[options.mask_feature] = tf.sequence_mask(length, tf.shape(features[names[0]])[1])
+        return features
+
+    def _length_feature(self) -> Feature:
+        return length_source([feature for feature in self.features.values() if feature.sequence])
+
+    def _lengths(self, sequence: dict[str, Any], lengths: dict[str, Any]) -> Any:
+        feature = self._length_feature()
+        if feature.is_variable:
+            return sequence[feature.record_key].row_lengths()
+        return lengths[feature.record_key]
+
+    def _record_length(self, serialized: Any) -> Any:
+        tf = tensorflow()
+        feature = self._length_feature()
+        _, sequence, lengths = tf.io.parse_sequence_example(
+            serialized[tf.newaxis], sequence_features=feature.parse_specs())
+        return self._lengths(sequence, lengths)[0]
 
     def files(self, split: str) -> list[str]:
         if split not in self.info.splits:
@@ -80,7 +115,14 @@ class Dataset:
             # warning; reading a different number of records than the info lists is then an error
             num_examples = self.info.splits[split].num_examples
             dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_examples))
-        dataset = dataset.batch(batch_size)
+        boundaries = spec.input.bucket_boundaries if spec.is_sequence else None
+        if boundaries is not None:
+            # records of similar length share a batch: less padding
+            dataset = dataset.bucket_by_sequence_length(
+                tf.autograph.experimental.do_not_convert(self._record_length), boundaries,
+                [batch_size] * (len(boundaries) + 1))
+        else:
+            dataset = dataset.batch(batch_size)
         # parse_batch is plain graph code: autograph has nothing to convert in it
         parse = tf.autograph.experimental.do_not_convert(self.parse_batch)
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)

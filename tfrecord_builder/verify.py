@@ -9,7 +9,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
-from .codec.example_reader import parse_example
+from .codec.example_reader import parse_record
 from .codec.tfrecord import open_records, read_records
 from .errors import DatasetError
 from .write.info import DatasetInfo, read_info
@@ -91,17 +91,31 @@ def _check_shard(info: DatasetInfo, shard: dict, result: Verification) -> int:
 
 def _check_record(record: bytes, features: dict) -> list[str]:
     try:
-        stored = parse_example(record)
+        stored, lists = parse_record(record)
     except DatasetError as error:
         return [str(error)]
     problems = []
-    expected_keys = set()
+    expected = {False: set(), True: set()}
     for name, feature in features.items():
-        expected_keys.update(feature.parse_specs_source())
-        problem = feature.check_stored(stored)
+        expected[feature.sequence].update(feature.parse_specs_source())
+        if feature.sequence:
+            problem = _check_steps(feature, (lists or {}).get(feature.record_key))
+        else:
+            problem = feature.check_stored(stored)
         if problem:
             problems.append(f"feature `{name}`: {problem}")
-    extra = sorted(set(stored) - expected_keys)
-    if extra:
-        problems.append(f"unexpected key {extra[0]!r} (not in the spec)")
+    for keys, found in ((expected[False], stored), (expected[True], lists or {})):
+        extra = sorted(set(found) - keys)
+        if extra:
+            problems.append(f"unexpected key {extra[0]!r} (not in the spec)")
     return problems
+
+
+def _check_steps(feature, steps) -> str | None:
+    if steps is None:
+        return f"feature list {feature.record_key!r} is missing"
+    for index, step in enumerate(steps):
+        problem = feature.check_stored({feature.record_key: step})
+        if problem:
+            return f"step {index}: {problem}"
+    return None

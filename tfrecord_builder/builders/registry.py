@@ -21,6 +21,7 @@ BUILTIN = {
     "parquet": "tfrecord_builder.builders.parquet:ParquetBuilder",
     "image_folder": "tfrecord_builder.builders.image_folder:ImageFolderBuilder",
     "image_manifest": "tfrecord_builder.builders.tabular:ManifestBuilder",
+    "sequence_jsonl": "tfrecord_builder.builders.tabular:JsonlBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

@@ -16,6 +16,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import DataError
 from ..features import ImageFeature
 from .base import Batch, Builder, RowOrigins
+from .long_table import group_steps
 
 _SEPARATOR = "\x1f"  # joins a CSV row's cells into its content key
 _BLOCK_BYTES = 1 << 20
@@ -44,9 +45,18 @@ class TableBuilder(Builder):
                 yield key, {name: values[index] for name, values in batch.columns.items()}
 
     def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        source = self.spec.source if self.spec is not None else None
+        if source is not None and source.group_by is not None:
+            yield from group_steps(self._rows(split, needed, batch_size, [source.group_by, source.order_by]),
+                                   self.spec, batch_size)
+            return
+        yield from self._rows(split, needed, batch_size, [])
+
+    def _rows(self, split: str | None, needed: Sequence[str] | None, batch_size: int,
+              extra: list[str]) -> Iterator[Batch]:
         split_column = self.spec.source.split_column if self.spec is not None else None
-        if needed is not None and split_column is not None:
-            needed = sorted(set(needed) | {split_column})
+        if needed is not None:
+            needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
         paths = self._path_columns()
         for batch in self.read_batches(needed, batch_size):
             if split_column is not None and split is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codec.example_reader import parse_example
+from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import UsageError
 from ..write.info import DatasetInfo, read_info
@@ -128,17 +128,29 @@ def _file(path: str, show: int) -> None:
     keys: dict[str, tuple[str, int, int]] = {}
     count = 0
     shown = []
+    kinds = {"Example": 0, "SequenceExample": 0}
     with open_records(path, compression) as stream:
         for record in read_records(stream, os.path.basename(path)):
-            features = parse_example(record)
-            for key, (kind, values) in features.items():
-                _, low, high = keys.get(key, (kind, len(values), len(values)))
-                keys[key] = (kind, min(low, len(values)), max(high, len(values)))
+            features, lists = parse_record(record)
+            kinds["SequenceExample" if lists is not None else "Example"] += 1
+            flat = {key: (kind, values) for key, (kind, values) in features.items()}
+            for key, steps in (lists or {}).items():
+                flat[f"{key} (steps)"] = (steps[0][0] if steps else "-", [value for _, values in steps for value in values])
+                flat[f"{key} (number of steps)"] = ("-", steps)
+            for key, (kind, values) in flat.items():
+                known, low, high = keys.get(key, (kind, len(values), len(values)))
+                keys[key] = (known if kind == "-" else kind, min(low, len(values)), max(high, len(values)))
             if len(shown) < show:
-                shown.append({key: _text(values) for key, (_, values) in features.items()})
+                example = {key: _text(values) for key, (_, values) in features.items()}
+                example.update({key: [_text(values) for _, values in steps] for key, steps in (lists or {}).items()})
+                shown.append(example)
             count += 1
-    print(f"{path}: {count:,} records, {size(os.path.getsize(path))}, compression: {compression}")
-    rows = [(key, kind, f"{low}" if low == high else f"{low}-{high}") for key, (kind, low, high) in sorted(keys.items())]
+    kind = " and ".join(f"{name}s" for name, number in kinds.items() if number) or "records"
+    print(f"{path}: {count:,} records ({kind}), {size(os.path.getsize(path))}, compression: {compression}")
+    rows = [(key, kind, f"{low}" if low == high else f"{low}-{high}") for key, (kind, low, high) in sorted(keys.items())
+            if not key.endswith("(number of steps)")]
+    rows += [(key, "", f"{low}" if low == high else f"{low}-{high}") for key, (_, low, high) in sorted(keys.items())
+             if key.endswith("(number of steps)")]
     print(table(["key", "list", "values per record"], rows))
     for index, example in enumerate(shown):
         print(f"record {index}: {json.dumps(example, ensure_ascii=False, default=str)}")

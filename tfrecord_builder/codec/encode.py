@@ -7,12 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
 from ..builders.base import Batch
 from ..errors import DataError
 from ..features import Feature
 from ..features.values import Values
 from .bytecolumn import ByteColumn
 from .example import examples, features_entries
+from .sequence_example import sequence_examples
 
 
 @dataclass
@@ -23,16 +26,41 @@ class EncodedBatch:
     values: dict[str, dict[str, Values]]  # feature name -> record key -> values
 
 
-def encode_batch(features: Mapping[str, Feature], batch: Batch) -> EncodedBatch:
-    """Serialised Examples of every record in `batch`; raises DataError naming a bad value."""
+def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True) -> EncodedBatch:
+    """Serialised records of every record in `batch`; raises DataError naming a bad value.
+
+    Examples, or SequenceExamples when some features are per step (then, with `equal_lengths`,
+    a record's sequence features must have the same number of steps).
+    """
     values = {}
     for name, feature in features.items():
         column = batch.columns.get(feature.source_name)
         if column is None:
             column = _absent(feature, batch)
         values[name] = feature.encode(column, batch.origin)
-    by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
-    return EncodedBatch(examples(features_entries(by_key)), values)
+    if not any(feature.sequence for feature in features.values()):
+        by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
+        return EncodedBatch(examples(features_entries(by_key)), values)
+    context = {key: item for name, encoded in values.items() if not features[name].sequence
+               for key, item in encoded.items()}
+    sequence = {key: item for name, encoded in values.items() if features[name].sequence
+                for key, item in encoded.items()}
+    if equal_lengths:
+        _check_lengths(features, values, batch)
+    return EncodedBatch(sequence_examples(context, sequence), values)
+
+
+def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], batch: Batch) -> None:
+    """A record's sequence features have equal numbers of steps."""
+    names = [name for name, feature in features.items() if feature.sequence]
+    first = next(iter(values[names[0]].values())).steps
+    for name in names[1:]:
+        steps = next(iter(values[name].values())).steps
+        if not np.array_equal(steps, first):
+            row = int(np.flatnonzero(steps != first)[0])
+            raise DataError(f"{batch.origin(row)}: sequence features `{names[0]}` and `{name}` have "
+                            f"{first[row]} and {steps[row]} steps; expected equal lengths "
+                            "(or set `sequence_lengths: free` in the spec)")
 
 
 def _absent(feature: Feature, batch: Batch) -> list[None]:

@@ -13,19 +13,46 @@ from ..errors import DatasetError
 _KINDS = {1: "bytes", 2: "float", 3: "int64"}
 
 
-def parse_example(data: bytes) -> dict[str, tuple[str, list[Any]]]:
+Stored = dict[str, tuple[str, list[Any]]]  # key -> (list kind, values)
+
+
+def parse_example(data: bytes) -> Stored:
     """`{key: (kind, values)}` of one serialised Example; raises DatasetError if malformed."""
+    features, _ = parse_record(data)
+    return features
+
+
+def parse_record(data: bytes) -> tuple[Stored, dict[str, list[tuple[str, list[Any]]]] | None]:
+    """An Example's features, or a SequenceExample's context and its feature lists (each a list of
+    steps); the feature lists are None for an Example (the two share field 1)."""
     try:
-        features: dict[str, tuple[str, list[Any]]] = {}
+        features: Stored = {}
+        lists: dict[str, list[tuple[str, list[Any]]]] | None = None
         for number, _, value in _fields(data):
             if number == 1:
                 for entry_number, _, entry in _fields(value):
                     if entry_number == 1:
                         key, feature = _map_entry(entry)
                         features[key] = feature
-        return features
+            elif number == 2:
+                lists = {} if lists is None else lists
+                for entry_number, _, entry in _fields(value):
+                    if entry_number == 1:
+                        key, steps = _list_entry(entry)
+                        lists[key] = steps
+        return features, lists
     except (IndexError, struct.error, UnicodeDecodeError, ValueError) as error:
-        raise DatasetError(f"not a valid tf.train.Example: {error}") from None
+        raise DatasetError(f"not a valid tf.train.Example or SequenceExample: {error}") from None
+
+
+def _list_entry(data: bytes) -> tuple[str, list[tuple[str, list[Any]]]]:
+    key, steps = "", []
+    for number, _, value in _fields(data):
+        if number == 1:
+            key = value.decode("utf-8")
+        elif number == 2:
+            steps = [_feature(step) for step_number, _, step in _fields(value) if step_number == 1]
+    return key, steps
 
 
 def _map_entry(data: bytes) -> tuple[str, tuple[str, list[Any]]]:

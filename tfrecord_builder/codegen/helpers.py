@@ -23,9 +23,10 @@ def _functions() -> dict[str, str]:
 
 
 def helper_functions(names: list[str]) -> str:
-    """The source of the named helpers (and `decode_image`, which they all use), or ""."""
+    """The source of the named helpers (and `decode_image`, which the image helpers use), or ""."""
     if not names:
         return ""
     functions = _functions()
-    ordered = ["decode_image"] + [name for name in names if name != "decode_image"]
+    needs_decoder = any(name.endswith("_images") for name in names)
+    ordered = (["decode_image"] if needs_decoder else []) + [name for name in names if name != "decode_image"]
     return "\n\n" + "\n\n\n".join(functions[name] for name in ordered) + "\n"

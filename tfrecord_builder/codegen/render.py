@@ -9,30 +9,30 @@ from __future__ import annotations
 import os
 
 from ..spec.load import load_spec
+from ..features import Feature
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.naming import dataset_dir, module_name
 from .helpers import helper_functions
-from .template import TEMPLATE
+from .template import (EXAMPLE_BATCHING, EXAMPLE_PARSING, SEQUENCE_BATCHING, SEQUENCE_CONSTANTS, SEQUENCE_PARSING,
+                       TEMPLATE)
 
 _COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
 
 
 def render_module(spec: Spec, data_dir: str) -> str:
     """The module's source text; `data_dir` is recorded as its default dataset folder."""
-    features = spec.features.values()
-    parse_specs = "\n".join(
-        f"    {key!r}: {source}," for feature in features for key, source in feature.parse_specs_source().items()
-    )
-    decoders = "\n".join(f"        {feature.name!r}: {feature.decode_source('parsed', spec.input)},"
-                         for feature in features)
-    helpers = helper_functions(sorted({name for feature in features for name in feature.helpers_source()}))
+    features = list(spec.features.values())
     class_names = {
         feature.name: tuple(feature.names) for feature in features if getattr(feature, "names", None) is not None
     }
     splits = tuple(spec.splits)
     label = spec.label
     yields = "`(features, label)` pairs" if label else "feature dicts"
+    if spec.is_sequence:
+        format_constants, parsing, batching = _sequence_parts(spec)
+    else:
+        format_constants, parsing, batching = "", _example_parsing(spec), EXAMPLE_BATCHING
     return TEMPLATE.format(
         name=spec.name,
         version=spec.version,
@@ -49,11 +49,58 @@ def render_module(spec: Spec, data_dir: str) -> str:
         batch_size=int(spec.input.batch_size),
         shuffle_buffer=int(spec.input.shuffle_buffer),
         class_names=repr(class_names),
-        parse_specs=parse_specs,
-        decoders=decoders,
-        helpers=helpers,
+        format_constants=format_constants,
+        parsing=parsing,
+        batching=batching,
         yields=yields,
     )
+
+
+def _parse_specs(features: list[Feature]) -> str:
+    return "\n".join(f"    {key!r}: {source}," for feature in features
+                     for key, source in feature.parse_specs_source().items())
+
+
+def _helpers(features: list[Feature]) -> str:
+    return helper_functions(sorted({name for feature in features for name in feature.helpers_source()}))
+
+
+def _example_parsing(spec: Spec) -> str:
+    features = list(spec.features.values())
+    decoders = "\n".join(f"        {feature.name!r}: {feature.decode_source('parsed', spec.input)},"
+                         for feature in features)
+    return EXAMPLE_PARSING.format(parse_specs=_parse_specs(features), helpers=_helpers(features), decoders=decoders)
+
+
+def _sequence_parts(spec: Spec) -> tuple[str, str, str]:
+    features = list(spec.features.values())
+    context = [feature for feature in features if not feature.sequence]
+    sequence = [feature for feature in features if feature.sequence]
+    decoders = "\n".join(
+        f"        {feature.name!r}: {feature.decode_source('sequence' if feature.sequence else 'context', spec.input)},"
+        for feature in features)
+    length_feature = length_source(sequence)
+    constants = SEQUENCE_CONSTANTS.format(
+        length_feature=repr(spec.input.length_feature),
+        mask_feature=repr(spec.input.mask_feature),
+        max_length=repr(spec.input.max_length),
+        bucket_boundaries=repr(spec.input.bucket_boundaries),
+        sequence_names=repr(tuple(feature.name for feature in sequence)),
+        length_key=repr(length_feature.record_key),
+    )
+    if length_feature.is_variable:
+        expression = "return sequence[LENGTH_KEY].row_lengths()"
+    else:
+        expression = "return lengths[LENGTH_KEY]"
+    parsing = SEQUENCE_PARSING.format(context_specs=_parse_specs(context), sequence_specs=_parse_specs(sequence),
+                                      helpers=_helpers(features), decoders=decoders, length_expression=expression)
+    return constants, parsing, SEQUENCE_BATCHING
+
+
+def length_source(sequence: list[Feature]) -> Feature:
+    """The sequence feature whose lengths are the records' lengths: a fixed per-step shape if any
+    (the parser reports their lengths), else a variable one (its ragged row lengths)."""
+    return next((feature for feature in sequence if not feature.is_variable), sequence[0])
 
 
 def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | None = None,

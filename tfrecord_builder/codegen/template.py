@@ -26,25 +26,8 @@ LABEL = {label}
 BATCH_SIZE = {batch_size}
 SHUFFLE_BUFFER = {shuffle_buffer}
 CLASS_NAMES = {class_names}
-
-# Parse specs, by the features' keys inside the records.
-FEATURES = {{
-{parse_specs}
-}}
-{helpers}
-
-def decode(parsed):
-    """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""
-    return {{
-{decoders}
-    }}
-
-
-def parse_batch(serialized):
-    """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
-    return decode(tf.io.parse_example(serialized, FEATURES))
-
-
+{format_constants}
+{parsing}
 def read_shard(path):
     """The records of one shard file."""
     return tf.data.TFRecordDataset(path, compression_type=COMPRESSION)
@@ -109,9 +92,101 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
         # a known length lets Keras show progress and end epochs without a "ran out of data"
         # warning; reading a different number of records than the info lists is then an error
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(split_entry["num_examples"]))
-    dataset = dataset.batch(batch_size)
+{batching}
     dataset = dataset.map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)
     if LABEL is not None:
         dataset = dataset.map(split_label)
     return dataset.prefetch(tf.data.AUTOTUNE)
 '''
+
+
+EXAMPLE_PARSING = '''\
+# Parse specs, by the features' keys inside the records.
+FEATURES = {{
+{parse_specs}
+}}
+{helpers}
+
+def decode(parsed):
+    """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""
+    return {{
+{decoders}
+    }}
+
+
+def parse_batch(serialized):
+    """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
+    return decode(tf.io.parse_example(serialized, FEATURES))
+
+'''
+
+EXAMPLE_BATCHING = '''\
+    dataset = dataset.batch(batch_size)'''
+
+SEQUENCE_CONSTANTS = '''\
+LENGTH_FEATURE = {length_feature}
+MASK_FEATURE = {mask_feature}
+MAX_LENGTH = {max_length}
+BUCKET_BOUNDARIES = {bucket_boundaries}
+SEQUENCE_NAMES = {sequence_names}
+LENGTH_KEY = {length_key}
+'''
+
+SEQUENCE_PARSING = '''\
+# Parse specs, by the features' keys inside the records: per record, and per step.
+CONTEXT_FEATURES = {{
+{context_specs}
+}}
+SEQUENCE_FEATURES = {{
+{sequence_specs}
+}}
+{helpers}
+
+def decode(context, sequence, length):
+    """Turns `tf.io.parse_sequence_example` output (by record key) into the features (by name)."""
+    return {{
+{decoders}
+    }}
+
+
+def sequence_lengths(sequence, lengths):
+    """Each record's number of steps."""
+    {length_expression}
+
+
+def parse_batch(serialized):
+    """Parses and decodes a batch of serialised SequenceExamples at once.
+
+    Sequence features come padded to the longest sequence of the batch (or cut to MAX_LENGTH),
+    with their lengths under LENGTH_FEATURE (and a boolean mask under MASK_FEATURE).
+    """
+    context, sequence, lengths = tf.io.parse_sequence_example(
+        serialized, context_features=CONTEXT_FEATURES or None, sequence_features=SEQUENCE_FEATURES)
+    length = sequence_lengths(sequence, lengths)
+    features = decode(context, sequence, length)
+    if MAX_LENGTH is not None:
+        for name in SEQUENCE_NAMES:
+            features[name] = features[name][:, :MAX_LENGTH]
+        length = tf.minimum(length, MAX_LENGTH)
+    if LENGTH_FEATURE is not None:
+        features[LENGTH_FEATURE] = length
+    if MASK_FEATURE is not None:
+        features[MASK_FEATURE] = tf.sequence_mask(length, tf.shape(features[SEQUENCE_NAMES[0]])[1])
+    return features
+
+
+def record_length(serialized):
+    """One serialised record's number of steps (for bucketing by length)."""
+    _, sequence, lengths = tf.io.parse_sequence_example(
+        serialized[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
+    return sequence_lengths(sequence, lengths)[0]
+
+'''
+
+SEQUENCE_BATCHING = '''\
+    if BUCKET_BOUNDARIES is not None:
+        # records of similar length share a batch: less padding
+        dataset = dataset.bucket_by_sequence_length(
+            record_length, BUCKET_BOUNDARIES, [batch_size] * (len(BUCKET_BOUNDARIES) + 1))
+    else:
+        dataset = dataset.batch(batch_size)'''

@@ -47,6 +47,8 @@ class Feature:
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
     key: str | None = meta("the feature's key inside the record (default: the feature's name)", None)
     description: str | None = meta("what the feature is, for people", None)
+    sequence: bool = meta("a per-step feature of a sequence_example (set by where it is declared)", False,
+                          internal=True)
 
     @staticmethod
     def variants() -> dict[str, type["Feature"]]:
@@ -65,6 +67,10 @@ class Feature:
 
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
+
+    def check_sequence(self, at: At) -> None:
+        """Raises SpecError at `at` if this feature can't be a per-step feature."""
+        raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")
 
     # --- writing side -------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
@@ -91,15 +97,17 @@ class Feature:
         """The same parse specs as source text (for the generated module)."""
         raise NotImplementedError
 
-    def decode(self, parsed: dict[str, Any], options: Any) -> Any:
+    def decode(self, parsed: dict[str, Any], options: Any, length: Any = None) -> Any:
         """The feature's tensor from the parsed batch (a dict by record key).
 
-        `options` is the spec's `input:` section (reading-side choices such as image dtype).
+        `options` is the spec's `input:` section (reading-side choices such as image dtype);
+        `length` holds each record's number of steps, for sequence features.
         """
         raise NotImplementedError
 
     def decode_source(self, parsed: str, options: Any) -> str:
-        """The same decoding as a source expression over the dict named `parsed`."""
+        """The same decoding as a source expression over the dict named `parsed` (and, for
+        sequence features, the lengths named `length`)."""
         raise NotImplementedError
 
     def helpers_source(self) -> list[str]:

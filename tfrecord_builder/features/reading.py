@@ -1,4 +1,4 @@
-"""Reading-side helpers for images, in TensorFlow.
+"""Reading-side helpers for images and sequences, in TensorFlow.
 
 `tb.input_fn` calls these functions, and the generated module carries a verbatim copy of them
 (codegen/helpers.py copies their source), so both reading paths decode images with the same code.
@@ -54,3 +54,11 @@ def resized_images(encoded, shapes, encoding, channels, size):
 def scaled_images(images):
     """uint8 pixels as float32 in [0, 1]."""
     return tf.cast(images, tf.float32) / 255.0
+
+
+def pad_steps(values, length, pad):
+    """Sets the steps past each sequence's length to `pad` (the parser pads with 0 or "")."""
+    mask = tf.sequence_mask(length, tf.shape(values)[1])
+    inner = tf.ones([tf.rank(values) - 2], tf.int32)
+    mask = tf.reshape(mask, tf.concat([tf.shape(mask), inner], 0))
+    return tf.where(mask, values, tf.cast(pad, values.dtype))

@@ -9,6 +9,7 @@ A list in a CSV cell is written as whitespace-separated values (`0.5 1 2.5`, or 
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class TensorFeature(Feature):
     shape: list[int | None] = meta("dimensions; [] scalar, [k] fixed, [null] variable, [null, k] ragged", [])
     default: Any = meta("the value used where the raw data has none (empty cell, null, absent key)", None)
     allow_nan: bool = meta("keep NaN and infinite floats instead of rejecting them", False)
+    pad: Any = meta("sequence features: the value that pads shorter sequences in a batch (default 0 or \"\")", None)
 
     # ---- spec ----------------------------------------------------------------------------------
     def check(self, at: At) -> None:
@@ -49,6 +51,36 @@ class TensorFeature(Feature):
             except Exception as error:  # the DataError text says what is wrong with the value
                 problem = str(error).split("feature `", 1)[-1].split("`: ", 1)[-1]
                 raise (at / "default").error(f"invalid default: {problem}") from None
+
+    def check_sequence(self, at: At) -> None:
+        if self.is_variable and len(self.shape) > 1:
+            raise (at / "shape").error("a per-step shape may be [], [k, ...] or [null], not "
+                                       f"{format_shape(self.shape)}")
+        try:
+            self.convert([self.pad_value])
+        except Invalid as invalid:
+            raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
+
+    @property
+    def pad_value(self) -> Any:
+        """What pads this sequence feature: the spec's `pad`, else 0 or the empty string."""
+        if self.pad is not None:
+            return self.pad
+        return "" if self.dtype_info.kind == "bytes" else 0
+
+    @property
+    def _pads_specially(self) -> bool:
+        """The parser pads steps with 0 or "": another pad value is set after parsing."""
+        return self._pad_storage not in (0, b"")
+
+    def helpers_source(self) -> list[str]:
+        return ["pad_steps"] if self.sequence and not self.is_variable and self._pads_specially else []
+
+    @property
+    def _pad_storage(self) -> Any:
+        stored = self.convert([self.pad_value])
+        value = stored[0]
+        return value if isinstance(value, bytes) else value.item()
 
     @property
     def dtype_info(self) -> DType:
@@ -66,7 +98,34 @@ class TensorFeature(Feature):
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
+        if self.sequence:
+            return {self.record_key: self.encode_steps(values, origin)}
         return {self.record_key: self.encode_values(values, origin)}
+
+    def encode_steps(self, values: Sequence[Any], origin: Origin) -> Values:
+        """A batch of sequences (each a list of per-step values; None is an empty sequence)."""
+        steps = [self._steps(value, row, origin) for row, value in enumerate(values)]
+        lengths = np.fromiter((len(record) for record in steps), dtype=np.int64, count=len(steps))
+        records = np.repeat(np.arange(len(steps)), lengths)
+        positions = np.arange(len(records)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        encoded = self.encode_values([step for record in steps for step in record],
+                                     StepOrigins(origin, records.tolist(), positions.tolist()))
+        encoded.steps = lengths
+        return encoded
+
+    def _steps(self, value: Any, row: int, origin: Origin) -> list[Any]:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            try:
+                value = parse_list_text(value)
+            except _BadRow as error:
+                raise self.fail(origin, row, str(error)) from None
+        if isinstance(value, np.ndarray):
+            return list(value) if value.ndim else [value.item()]
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(origin, row, f"expected a list of steps, received {value!r:.40}")
+        return list(value)
 
     def encode_values(self, values: Sequence[Any], origin: Origin) -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
@@ -172,6 +231,10 @@ class TensorFeature(Feature):
     def parse_specs(self) -> dict[str, Any]:
         tf = tensorflow()
         storage = tf.as_dtype(self.dtype_info.storage_tf)
+        if self.sequence:
+            if self.is_variable:
+                return {self.record_key: tf.io.RaggedFeature(storage, row_splits_dtype=tf.int64)}
+            return {self.record_key: tf.io.FixedLenSequenceFeature(self.shape, storage)}
         if not self.is_variable:
             return {self.record_key: tf.io.FixedLenFeature(self.shape, storage)}
         if len(self.shape) == 1:
@@ -183,6 +246,10 @@ class TensorFeature(Feature):
 
     def parse_specs_source(self) -> dict[str, str]:
         storage = f"tf.{self.dtype_info.storage_tf}"
+        if self.sequence:
+            if self.is_variable:
+                return {self.record_key: f"tf.io.RaggedFeature({storage}, row_splits_dtype=tf.int64)"}
+            return {self.record_key: f"tf.io.FixedLenSequenceFeature({self.shape}, {storage})"}
         if not self.is_variable:
             return {self.record_key: f"tf.io.FixedLenFeature({self.shape}, {storage})"}
         if len(self.shape) == 1:
@@ -192,10 +259,14 @@ class TensorFeature(Feature):
             self.record_key: f"tf.io.RaggedFeature({storage}, partitions=[{partitions}], row_splits_dtype=tf.int64)"
         }
 
-    def decode(self, parsed: dict[str, Any], options: Any = None) -> Any:
+    def decode(self, parsed: dict[str, Any], options: Any = None, length: Any = None) -> Any:
         tf = tensorflow()
         value = parsed[self.record_key]
-        if self.is_variable and len(self.shape) == 1:
+        if self.sequence and self.is_variable:
+            value = value.to_tensor(default_value=self._pad_storage)
+        elif self.sequence and self._pads_specially:
+            value = importlib.import_module(f"{__package__}.reading").pad_steps(value, length, self._pad_storage)
+        elif self.is_variable and len(self.shape) == 1:
             value = tf.RaggedTensor.from_sparse(value)
         if self.dtype_info.is_cast:
             value = tf.cast(value, tf.as_dtype(self.dtype_info.tf))
@@ -203,18 +274,36 @@ class TensorFeature(Feature):
 
     def decode_source(self, parsed: str, options: Any = None) -> str:
         value = f"{parsed}[{self.record_key!r}]"
-        if self.is_variable and len(self.shape) == 1:
+        if self.sequence and self.is_variable:
+            value = f"{value}.to_tensor(default_value={self._pad_storage!r})"
+        elif self.sequence and self._pads_specially:
+            value = f"pad_steps({value}, length, {self._pad_storage!r})"
+        elif self.is_variable and len(self.shape) == 1:
             value = f"tf.RaggedTensor.from_sparse({value})"
         if self.dtype_info.is_cast:
             value = f"tf.cast({value}, tf.{self.dtype_info.tf})"
         return value
 
     def describe(self) -> str:
+        if self.sequence:
+            return f"{self.dtype} {format_shape([None, *self.shape])} (steps, padded)"
         kind = " (ragged)" if self.is_variable else ""
         return f"{self.dtype} {format_shape(self.shape)}{kind}"
 
 
 register("tensor")(TensorFeature)
+
+
+@dataclass
+class StepOrigins:
+    """Names step k of a record for error messages: `tagging.jsonl, line 3, step 7`."""
+
+    origin: Origin
+    records: list[int]
+    positions: list[int]
+
+    def __call__(self, index: int) -> str:
+        return f"{self.origin(self.records[index])}, step {self.positions[index]}"
 
 
 def check_shape(shape: list[int | None], at: At) -> None:

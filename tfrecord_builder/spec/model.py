@@ -19,7 +19,8 @@ from ..features import ClassLabelFeature, Feature
 from ..errors import SpecError
 from .fields import At, convert, describe, meta, spec_fields
 
-_TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest"}
+_TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
+_FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*\Z")
 SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?i?B?)\s*\Z", re.IGNORECASE)
@@ -47,6 +48,8 @@ class SourceSpec:
     key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
     split_column: str | None = meta("a column naming each row's split (the spec then lists `splits: {train: {}, ...}`)",
                                     None)
+    group_by: str | None = meta("a long table (one row per step): the column that names each row's sequence", None)
+    order_by: str | None = meta("a long table: the column that orders a sequence's steps (numbers or text)", None)
     delimiter: str = meta("the CSV field delimiter", ",")
     encoding: str = meta("the text encoding of CSV and JSONL files", "utf-8")
     options: dict[str, Any] = meta("options passed to a custom builder", {})
@@ -59,6 +62,8 @@ class SourceSpec:
             codecs.lookup(self.encoding)
         except LookupError:
             raise (at / "encoding").error(f"unknown text encoding {self.encoding!r}; expected e.g. utf-8 or latin-1") from None
+        if (self.group_by is None) != (self.order_by is None):
+            raise at.error("a long table needs both `group_by` and `order_by`")
         if len(self.delimiter) != 1:
             raise (at / "delimiter").error(f"expected one character, received {describe(self.delimiter)}")
 
@@ -93,7 +98,7 @@ def convert_splits(value: Any, at: At) -> dict[str, float | SplitSource]:
     return splits
 
 
-def convert_features(value: Any, at: At) -> dict[str, Feature]:
+def convert_features(value: Any, at: At, sequence: bool = False) -> dict[str, Feature]:
     if not isinstance(value, dict) or not value:
         raise at.error(f"expected a mapping of feature names to declarations, received {describe(value)}")
     features = {}
@@ -103,7 +108,12 @@ def convert_features(value: Any, at: At) -> dict[str, Feature]:
                 f"a feature name must be a Python identifier ([A-Za-z_][A-Za-z0-9_]*), received {name!r};"
                 " use `key:` for another key inside the record"
             )
-        features[name] = convert(Feature, item, at / name).named(name)
+        feature = convert(Feature, item, at / name)
+        features[name] = dataclasses.replace(feature, name=name, sequence=sequence)
+        if sequence:
+            features[name].check_sequence(at / name)
+        elif getattr(feature, "pad", None) is not None:
+            raise (at / name / "pad").error("`pad` applies to sequence features only")
     keys: dict[str, str] = {}
     for name, feature in features.items():
         if feature.record_key in keys:
@@ -149,7 +159,25 @@ class InputSpec:
         "[height, width] that images of varying size are resized to; without it they are zero-padded "
         "to the largest in each batch", None)
 
+    max_length: int | None = meta("sequences: keep at most this many steps per record", None)
+    bucket_boundaries: list[int] | None = meta(
+        "sequences: batch records of similar length together (tf.data bucket_by_sequence_length)", None)
+    length_feature: str | None = meta("sequences: the name input_fn gives each record's number of steps",
+                                      "sequence_length")
+    mask_feature: str | None = meta("sequences: also yield a boolean [batch, steps] mask under this name", None)
+
     def check(self, at: At) -> None:
+        if self.max_length is not None and self.max_length < 1:
+            raise (at / "max_length").error(f"expected a positive integer, received {self.max_length}")
+        if self.bucket_boundaries is not None and (
+                not self.bucket_boundaries or self.bucket_boundaries != sorted(set(self.bucket_boundaries))
+                or self.bucket_boundaries[0] < 1):
+            raise (at / "bucket_boundaries").error(
+                f"expected increasing positive lengths, e.g. [10, 20, 50], received {self.bucket_boundaries}")
+        for key in ("length_feature", "mask_feature"):
+            name = getattr(self, key)
+            if name is not None and not IDENTIFIER.match(name):
+                raise (at / key).error(f"expected an identifier, received {name!r}")
         for key in ("batch_size", "shuffle_buffer"):
             if getattr(self, key) < 1:
                 raise (at / key).error(f"expected a positive integer, received {getattr(self, key)}")
@@ -163,8 +191,15 @@ class Spec:
 
     name: str = meta("the dataset's identifier: [A-Za-z_][A-Za-z0-9_]*")
     source: SourceSpec = meta("where the raw data is")
-    features: dict[str, Feature] = meta("the record's features, by name", convert=convert_features,
-                                         schema={"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}})
+    features: dict[str, Feature] = meta("the record's features, by name (format: example)", {},
+                                         convert=convert_features, schema=_FEATURES_SCHEMA)
+    context: dict[str, Feature] = meta("per-record features of a sequence_example", {},
+                                        convert=convert_features, schema=_FEATURES_SCHEMA)
+    sequence: dict[str, Feature] = meta("per-step features of a sequence_example; shapes are per step", {},
+                                         convert=lambda value, at: convert_features(value, at, sequence=True),
+                                         schema=_FEATURES_SCHEMA)
+    sequence_lengths: Literal["equal", "free"] = meta(
+        "whether a record's sequence features must have equal numbers of steps", "equal")
     version: str = meta("the dataset's version, e.g. 1.0.0 (a folder name)", "1.0.0",
                         convert=lambda value, at: _version(value, at))
     description: str = meta("what the dataset is", "")
@@ -184,11 +219,12 @@ class Spec:
     def check(self, at: At) -> None:
         if not IDENTIFIER.match(self.name):
             raise (at / "name").error(f"expected an identifier ([A-Za-z_][A-Za-z0-9_]*), received {self.name!r}")
-        if self.format == "sequence_example":
-            raise (at / "format").error("sequence_example is not supported by this version yet; use example")
+        self._check_format(at)
         if self.source.split_column is not None and self.fraction_splits:
             raise (at / "splits").error(f"with source.split_column the rows choose their split: list the splits "
                                         f"without fractions, e.g. {{{', '.join(f'{name}: {{}}' for name in self.splits)}}}")
+        if self.source.group_by is not None and not self.is_sequence:
+            raise (at / "source" / "group_by").error("grouping rows into sequences needs format: sequence_example")
         if self.source.builder in _TABLE_BUILDERS:
             for name, feature in self.features.items():
                 if isinstance(feature, ClassLabelFeature) and not feature.has_classes:
@@ -198,6 +234,33 @@ class Spec:
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")
+
+    def _check_format(self, at: At) -> None:
+        """Example specs declare `features`; SequenceExample specs `context` and `sequence`, which
+        are merged into `features` here (each feature knows whether it is per step)."""
+        if self.format == "example":
+            for key in ("context", "sequence"):
+                if getattr(self, key):
+                    raise (at / key).error(f"`{key}` belongs to format: sequence_example; "
+                                           "an example spec lists `features`")
+            if not self.features:
+                raise at.error("missing required key `features` (the record's features, by name)")
+            return
+        if self.features:
+            raise (at / "features").error("a sequence_example spec lists `context` and `sequence`, not `features`")
+        if not self.sequence:
+            raise at.error("missing required key `sequence` (the per-step features of a sequence_example)")
+        for name in self.sequence:
+            if name in self.context:
+                raise (at / "sequence" / name).error(f"`{name}` is also a context feature; names must be unique")
+        object.__setattr__(self, "features", {**self.context, **self.sequence})
+        if self.input.length_feature in self.features:
+            raise (at / "input" / "length_feature").error(
+                f"`{self.input.length_feature}` is already a feature's name; choose another (or null)")
+
+    @property
+    def is_sequence(self) -> bool:
+        return self.format == "sequence_example"
 
     @property
     def base_dir(self) -> str:
@@ -224,7 +287,14 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """The normalised spec: every key with its value or default (what dataset_info.json holds)."""
-        return _plain(self)
+        plain = _plain(self)
+        if self.is_sequence:
+            plain.pop("features")
+        else:
+            plain.pop("context")
+            plain.pop("sequence")
+            plain.pop("sequence_lengths")
+        return plain
 
 
 def _version(value: Any, at: At) -> str:

@@ -35,6 +35,7 @@ class FeatureStatistics:
         self.classes: np.ndarray | None = None
         self.kind: str | None = None
         self.image_sizes = [_Moments(), _Moments()]  # heights, widths
+        self.steps = _Moments()  # sequence lengths
 
     def add(self, values: Values) -> None:
         feature = self.feature
@@ -44,6 +45,8 @@ class FeatureStatistics:
             self.image_sizes[0].add(shapes[:, 0])
             self.image_sizes[1].add(shapes[:, 1])
             return
+        if values.steps is not None:
+            self.steps.add(values.steps)
         if getattr(feature, "is_variable", False):
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
@@ -89,6 +92,7 @@ class FeatureStatistics:
         elif other.low is not None:
             self._merge_moments(other.num_values, other.mean, other.m2, other.low, other.high)
         self.lengths.merge(other.lengths)
+        self.steps.merge(other.steps)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
             mine.merge(theirs)
 
@@ -118,6 +122,8 @@ class FeatureStatistics:
                        std=float(np.sqrt(self.m2 / self.num_values)))
         if self.lengths.count:
             out["length"] = self.lengths.to_dict()
+        if self.steps.count:
+            out["steps"] = self.steps.to_dict()
         return out
 
 
