@@ -14,7 +14,7 @@ sys.path.insert(0, HERE)
 
 import tfrecord_builder as tb  # noqa: E402
 
-TRAINERS = {"wine": "tabular", "digits": "images"}
+TRAINERS = {"wine": "tabular", "digits": "images", "japanese_vowels": "sequences"}
 
 
 def main() -> int:
@@ -42,6 +42,8 @@ def _train(name: str, module, info) -> float | None:
         return train.train_tabular(module.input_fn, info)
     if kind == "images":
         return train.train_images(module.input_fn, info)
+    if kind == "sequences":
+        return train.train_sequences(module.input_fn, info)
     print(f"{name}: built; no demo model for it")
     return None
 

@@ -117,6 +117,9 @@ def _summary(stats: dict[str, Any]) -> str:
         height, width = stats["height"], stats["width"]
         parts.append(f"{stats['num_images']} images, height {height['min']}-{height['max']}, "
                      f"width {width['min']}-{width['max']}, {stats['channels']} channels")
+    if "steps" in stats:
+        steps = stats["steps"]
+        parts.append(f"steps {steps['min']}-{steps['max']} (mean {steps['mean']:.1f})")
     if "length" in stats:
         length = stats["length"]
         parts.append(f"length {length['min']}-{length['max']} (mean {length['mean']:.1f})")
