@@ -5,8 +5,9 @@ import os
 import warnings
 from typing import Any
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from tfrecord_builder._tf import tensorflow  # noqa: E402
 
+tensorflow()  # imported quietly, before Keras imports it loudly
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
