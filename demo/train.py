@@ -1,7 +1,6 @@
 """Small Keras models trained from a dataset's input_fn: the demo's and the tests' shared helper."""
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any
 

@@ -57,12 +57,12 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     records = {name: SplitRecords() for name in spec.splits}
     statistics = {name: SplitStatistics(spec.features) for name in spec.splits}
     skipped: list[dict[str, str]] = []
-    seen_keys: dict[bytes, str] = {}
+    seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: per-split sources may reuse keys
     count = 0
     for result in encode_batches(spec, _batches(spec, builders), workers or os.cpu_count() or 1):
         skipped.extend(result.skipped)
         if not result.batch.content_keys:
-            _check_unique(result.batch, result.hashes, seen_keys)
+            _check_unique(result.batch, result.hashes, seen_keys.setdefault(result.split, {}))
         for name, part in result.parts.items():
             records[name].add(part.hashes, part.records)
             statistics[name].merge(part.statistics)

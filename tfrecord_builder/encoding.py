@@ -38,6 +38,7 @@ class EncodedBatch:
     """A batch after encoding: its parts by split, its keys (for duplicate checks) and its skips."""
 
     batch: Batch  # keys and origins only; the columns are dropped once encoded
+    split: str | None  # the split the source gave (None: divided by fraction)
     hashes: np.ndarray
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
@@ -84,7 +85,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
         batch = batch.select(good)
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal") if good else None
     hashes = hash_keys(batch.keys, spec.output.seed)
-    result = EncodedBatch(batch.without_columns(), hashes, skipped=skipped)
+    result = EncodedBatch(batch.without_columns(), split, hashes, skipped=skipped)
     if encoded is None:
         return result
     names = list(spec.splits)

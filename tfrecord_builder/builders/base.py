@@ -6,6 +6,7 @@ tabular builders can hand over whole columns at once; the default groups `genera
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -28,6 +29,7 @@ class Batch:
     content_keys: bool = False
     source: str = ""  # the file (or builder) the rows come from, for messages
     available: Sequence[str] | None = None  # every column the source has, when it has a header
+    base_dir: str | None = None  # where relative file paths in the columns point from
 
     def missing_column(self, name: str) -> bool:
         return name not in self.columns
@@ -38,7 +40,7 @@ class Batch:
     def without_columns(self) -> "Batch":
         """The batch's keys and origins only (what is still needed once it is encoded)."""
         return Batch(keys=self.keys, columns={}, origin=self.origin, content_keys=self.content_keys,
-                     source=self.source, available=self.available)
+                     source=self.source, available=self.available, base_dir=self.base_dir)
 
     def select(self, rows: Sequence[int]) -> "Batch":
         """The batch's records at `rows` only (for isolating bad records)."""
@@ -49,6 +51,7 @@ class Batch:
             content_keys=self.content_keys,
             source=self.source,
             available=self.available,
+            base_dir=self.base_dir,
         )
 
 
@@ -100,15 +103,18 @@ class Builder:
             keys.append(key)
             records.append(record)
             if len(keys) == batch_size:
-                yield _record_batch(name, keys, records, needed)
+                yield self._record_batch(keys, records, needed)
                 keys, records = [], []
         if keys:
-            yield _record_batch(name, keys, records, needed)
+            yield self._record_batch(keys, records, needed)
 
+    def origins(self, keys: list[Any]) -> Callable[[int], str]:
+        """Names record i of a batch with these keys in messages (must pickle, for workers)."""
+        return KeyOrigins(type(self).__name__, keys)
 
-def _record_batch(name: str, keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str]) -> Batch:
-    columns = {source: [record.get(source) for record in records] for source in needed}
-    return Batch(keys=keys, columns=columns, origin=KeyOrigins(name, keys), source=name)
+    def _record_batch(self, keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str]) -> Batch:
+        columns = {source: [record.get(source) for record in records] for source in needed}
+        return Batch(keys=keys, columns=columns, origin=self.origins(keys), source=type(self).__name__)
 
 
 @dataclass
@@ -143,3 +149,14 @@ class SelectedOrigins:
 
     def __call__(self, index: int) -> str:
         return self.origin(self.rows[index])
+
+
+@dataclass
+class PathOrigins:
+    """Names records whose keys are file paths below a folder by their full path."""
+
+    folder: str
+    keys: list[Any]
+
+    def __call__(self, index: int) -> str:
+        return os.path.join(self.folder, str(self.keys[index]))

@@ -13,7 +13,7 @@ import os
 from typing import Any, Iterator
 
 from ..errors import DataError
-from .base import Builder
+from .base import Builder, PathOrigins
 
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
@@ -37,6 +37,9 @@ class ImageFolderBuilder(Builder):
             yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
         if not found:
             raise DataError(f"{folder}: no images found (extensions: {', '.join(sorted(EXTENSIONS))})")
+
+    def origins(self, keys: list[Any]) -> PathOrigins:
+        return PathOrigins(self.path, keys)
 
     def class_names(self, field: str) -> list[str] | None:
         if field != "label":

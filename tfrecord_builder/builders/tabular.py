@@ -14,7 +14,6 @@ import os
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
-from ..features import ImageFeature
 from .base import Batch, Builder, RowOrigins
 from .long_table import group_steps
 
@@ -57,12 +56,11 @@ class TableBuilder(Builder):
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
-        paths = self._path_columns()
+        folder = os.path.dirname(os.path.abspath(self.path)) if self.path else None
         for batch in self.read_batches(needed, batch_size):
             if split_column is not None and split is not None:
                 batch = self._only_split(batch, split, split_column)
-            for column in paths & set(batch.columns):
-                batch.columns[column] = self._resolve(batch.columns[column])
+            batch.base_dir = folder  # image paths are relative to the table
             if len(batch):
                 yield batch
 
@@ -72,15 +70,6 @@ class TableBuilder(Builder):
 
     def key_column(self) -> str | None:
         return self.spec.source.key if self.spec is not None else None
-
-    def _path_columns(self) -> set[str]:
-        if self.spec is None:
-            return set()
-        return {feature.source_name for feature in self.spec.features.values() if isinstance(feature, ImageFeature)}
-
-    def _resolve(self, values: Sequence[Any]) -> list[Any]:
-        folder = os.path.dirname(os.path.abspath(self.path))
-        return [os.path.join(folder, value) if isinstance(value, str) else value for value in values]
 
     def _only_split(self, batch: Batch, split: str, column: str) -> Batch:
         if column not in batch.columns:

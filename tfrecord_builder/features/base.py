@@ -73,8 +73,11 @@ class Feature:
         raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")
 
     # --- writing side -------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
-        """Converts a batch of raw values (None = missing) to storage values per record key."""
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None) -> dict[str, Values]:
+        """Converts a batch of raw values (None = missing) to storage values per record key.
+
+        `base_dir` is where relative file paths in the values point from (a manifest's folder).
+        """
         raise NotImplementedError
 
     def fail(self, origin: Origin, row: int, problem: str) -> DataError:

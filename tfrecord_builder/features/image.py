@@ -99,12 +99,14 @@ class ImageFeature(Feature):
         return self.size is None or self.encoding == "raw"
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None) -> dict[str, Values]:
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         for row, value in enumerate(values):
             if value is None:
                 raise self.fail(origin, row, "missing image")
+            if base_dir is not None and isinstance(value, str) and not os.path.isabs(value):
+                value = os.path.join(base_dir, value)
             try:
                 data, shape = self.prepare(value)
             except BadImage as error:

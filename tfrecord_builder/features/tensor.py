@@ -97,7 +97,7 @@ class TensorFeature(Feature):
         return math.prod(dims)
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin) -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None) -> dict[str, Values]:
         if self.sequence:
             return {self.record_key: self.encode_steps(values, origin)}
         return {self.record_key: self.encode_values(values, origin)}
