@@ -53,7 +53,7 @@ class Dataset:
         context, sequence, lengths = tf.io.parse_sequence_example(
             serialized, context_features=self.parse_specs() or None, sequence_features=self.parse_specs(True))
         length = self._lengths(sequence, lengths)
-        features = {name: feature.decode(sequence if feature.sequence else context, options, length)
+        features = {name: feature.decode(sequence if feature.sequence else context, options, lengths)
                     for name, feature in self.features.items()}
         names = [name for name, feature in self.features.items() if feature.sequence]
         if options.max_length is not None:
@@ -80,7 +80,7 @@ class Dataset:
         feature = self._length_feature()
         _, sequence, lengths = tf.io.parse_sequence_example(
             serialized[tf.newaxis], sequence_features=feature.parse_specs())
-        return self._lengths(sequence, lengths)[0]
+        return tf.cast(self._lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
 
     def files(self, split: str) -> list[str]:
         if split not in self.info.splits:

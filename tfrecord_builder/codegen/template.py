@@ -142,7 +142,7 @@ SEQUENCE_FEATURES = {{
 }}
 {helpers}
 
-def decode(context, sequence, length):
+def decode(context, sequence, lengths):
     """Turns `tf.io.parse_sequence_example` output (by record key) into the features (by name)."""
     return {{
 {decoders}
@@ -163,7 +163,7 @@ def parse_batch(serialized):
     context, sequence, lengths = tf.io.parse_sequence_example(
         serialized, context_features=CONTEXT_FEATURES or None, sequence_features=SEQUENCE_FEATURES)
     length = sequence_lengths(sequence, lengths)
-    features = decode(context, sequence, length)
+    features = decode(context, sequence, lengths)
     if MAX_LENGTH is not None:
         for name in SEQUENCE_NAMES:
             features[name] = features[name][:, :MAX_LENGTH]
@@ -179,7 +179,7 @@ def record_length(serialized):
     """One serialised record's number of steps (for bucketing by length)."""
     _, sequence, lengths = tf.io.parse_sequence_example(
         serialized[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
-    return sequence_lengths(sequence, lengths)[0]
+    return tf.cast(sequence_lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
 
 '''
 

@@ -100,17 +100,17 @@ class Feature:
         """The same parse specs as source text (for the generated module)."""
         raise NotImplementedError
 
-    def decode(self, parsed: dict[str, Any], options: Any, length: Any = None) -> Any:
+    def decode(self, parsed: dict[str, Any], options: Any, lengths: Any = None) -> Any:
         """The feature's tensor from the parsed batch (a dict by record key).
 
         `options` is the spec's `input:` section (reading-side choices such as image dtype);
-        `length` holds each record's number of steps, for sequence features.
+        `lengths` maps a sequence feature's key to each record's number of steps.
         """
         raise NotImplementedError
 
     def decode_source(self, parsed: str, options: Any) -> str:
         """The same decoding as a source expression over the dict named `parsed` (and, for
-        sequence features, the lengths named `length`)."""
+        sequence features, the parser's lengths by key, named `lengths`)."""
         raise NotImplementedError
 
     def helpers_source(self) -> list[str]:

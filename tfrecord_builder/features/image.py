@@ -223,7 +223,7 @@ class ImageFeature(Feature):
             specs[self.shape_key] = "tf.io.FixedLenFeature([3], tf.int64)"
         return specs
 
-    def decode(self, parsed: dict[str, Any], options: Any, length: Any = None) -> Any:
+    def decode(self, parsed: dict[str, Any], options: Any, lengths: Any = None) -> Any:
         # the same calls as decode_source writes into the generated module
         reading = importlib.import_module(f"{__package__}.reading")  # imports TensorFlow: reading side only
         encoded = parsed[self.record_key]

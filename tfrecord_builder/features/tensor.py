@@ -70,8 +70,9 @@ class TensorFeature(Feature):
 
     @property
     def _pads_specially(self) -> bool:
-        """The parser pads steps with 0 or "": another pad value is set after parsing."""
-        return self._pad_storage not in (0, b"")
+        """The parser pads steps with 0 or "": another pad value (-0.0 too) is set after parsing."""
+        pad = self._pad_storage
+        return pad not in (0, b"") or (isinstance(pad, float) and math.copysign(1.0, pad) < 0)
 
     def helpers_source(self) -> list[str]:
         return ["pad_steps"] if self.sequence and not self.is_variable and self._pads_specially else []
@@ -259,13 +260,13 @@ class TensorFeature(Feature):
             self.record_key: f"tf.io.RaggedFeature({storage}, partitions=[{partitions}], row_splits_dtype=tf.int64)"
         }
 
-    def decode(self, parsed: dict[str, Any], options: Any = None, length: Any = None) -> Any:
+    def decode(self, parsed: dict[str, Any], options: Any = None, lengths: Any = None) -> Any:
         tf = tensorflow()
         value = parsed[self.record_key]
         if self.sequence and self.is_variable:
             value = value.to_tensor(default_value=self._pad_storage)
         elif self.sequence and self._pads_specially:
-            value = importlib.import_module(f"{__package__}.reading").pad_steps(value, length, self._pad_storage)
+            value = importlib.import_module(f"{__package__}.reading").pad_steps(value, lengths[self.record_key], self._pad_storage)
         elif self.is_variable and len(self.shape) == 1:
             value = tf.RaggedTensor.from_sparse(value)
         if self.dtype_info.is_cast:
@@ -277,7 +278,7 @@ class TensorFeature(Feature):
         if self.sequence and self.is_variable:
             value = f"{value}.to_tensor(default_value={self._pad_storage!r})"
         elif self.sequence and self._pads_specially:
-            value = f"pad_steps({value}, length, {self._pad_storage!r})"
+            value = f"pad_steps({value}, lengths[{self.record_key!r}], {self._pad_storage!r})"
         elif self.is_variable and len(self.shape) == 1:
             value = f"tf.RaggedTensor.from_sparse({value})"
         if self.dtype_info.is_cast:

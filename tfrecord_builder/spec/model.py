@@ -98,8 +98,8 @@ def convert_splits(value: Any, at: At) -> dict[str, float | SplitSource]:
     return splits
 
 
-def convert_features(value: Any, at: At, sequence: bool = False) -> dict[str, Feature]:
-    if not isinstance(value, dict) or not value:
+def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bool = False) -> dict[str, Feature]:
+    if not isinstance(value, dict) or not (value or allow_empty):
         raise at.error(f"expected a mapping of feature names to declarations, received {describe(value)}")
     features = {}
     for name, item in value.items():
@@ -194,7 +194,8 @@ class Spec:
     features: dict[str, Feature] = meta("the record's features, by name (format: example)", {},
                                          convert=convert_features, schema=_FEATURES_SCHEMA)
     context: dict[str, Feature] = meta("per-record features of a sequence_example", {},
-                                        convert=convert_features, schema=_FEATURES_SCHEMA)
+                                        convert=lambda value, at: convert_features(value, at, allow_empty=True),
+                                        schema=_FEATURES_SCHEMA)
     sequence: dict[str, Feature] = meta("per-step features of a sequence_example; shapes are per step", {},
                                          convert=lambda value, at: convert_features(value, at, sequence=True),
                                          schema=_FEATURES_SCHEMA)
@@ -319,8 +320,9 @@ def _plain(value: Any) -> Any:
 
 
 def _plain_fields(value: Any) -> dict[str, Any]:
+    # None is written only where it isn't the default (e.g. `length_feature: null`)
     return {
         f.name: _plain(getattr(value, f.name))
         for f in spec_fields(type(value))
-        if getattr(value, f.name) is not None
+        if getattr(value, f.name) is not None or f.default is not None
     }

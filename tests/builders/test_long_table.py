@@ -1,0 +1,198 @@
+"""Long tables: one CSV row per step, grouped into sequences by `group_by` and ordered by `order_by`.
+
+The rows arrive shuffled; the built records must hold each group's steps in `order_by` order
+(numerically when every value is a number), with one context value per group.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import random
+
+import numpy as np
+import pytest
+
+import tfrecord_builder as tb
+
+from conftest import batches_as_numpy, import_module, write_spec
+
+HEADER = ["id", "t", "value", "word", "label"]
+
+
+def _sequences(seed=0, count=10):
+    """id -> (label, [(t, value, word), ...] in step order). One group counts t = 1..12 (9 before 10);
+    the others take sorted random t values with one, two and three digits."""
+    generator = random.Random(seed)
+    groups = {}
+    for index in range(count):
+        name = f"s{index}"
+        if index == 0:
+            times = list(range(1, 13))
+        else:
+            times = sorted(generator.sample(range(0, 400), generator.randint(1, 14)))
+        steps = [(t, generator.randint(-40, 40) / 4, f"{name}@{t}") for t in times]
+        groups[name] = (index % 3, steps)
+    return groups
+
+
+def _rows(groups):
+    return [[name, str(t), repr(value), word, str(label)]
+            for name, (label, steps) in groups.items() for t, value, word in steps]
+
+
+def _csv(rows):
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(HEADER)
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def _spec(**extra):
+    spec = {
+        "name": "steps",
+        "format": "sequence_example",
+        "source": {"builder": "csv", "path": "steps.csv", "group_by": "id", "order_by": "t"},
+        "context": {"id": {"dtype": "string"}, "label": {"dtype": "int64"}},
+        "sequence": {"value": {"dtype": "float32"}, "word": {"dtype": "string", "pad": "<pad>"}},
+        "label": "label",
+        "output": {"shards": 2},
+        "input": {"mask_feature": "mask"},
+    }
+    spec.update(extra)
+    return spec
+
+
+def _build(folder, rows, **extra):
+    return tb.build(write_spec(folder, _spec(**extra), {"steps.csv": _csv(rows)}), output=folder / "out")
+
+
+def _read(info, split, batch_size):
+    """Both reading paths' batches (features with the label put back), checked identical."""
+    module = import_module(f"{info.path}/steps_input.py")
+    through_module = batches_as_numpy(module.input_fn(split, batch_size=batch_size, shuffle=False))
+    through_library = batches_as_numpy(tb.input_fn(info.path, split, batch_size=batch_size, shuffle=False))
+    assert len(through_module) == len(through_library)
+    batches = []
+    for (features, label), (other_features, other_label) in zip(through_module, through_library):
+        assert sorted(features) == sorted(other_features)
+        for name in features:
+            assert features[name].dtype == other_features[name].dtype
+            assert features[name].tolist() == other_features[name].tolist(), name
+        assert label.tolist() == other_label.tolist()
+        batches.append({**features, "label": label})
+    return batches
+
+
+def _check(batches, groups):
+    """Every group once, its steps in order, padded, with its label, length and mask."""
+    seen = []
+    for batch in batches:
+        names = [name.decode() for name in batch["id"].tolist()]
+        seen.extend(names)
+        lengths = np.array([len(groups[name][1]) for name in names], dtype=np.int64)
+        time = int(lengths.max())
+        assert batch["sequence_length"].tolist() == lengths.tolist()
+        assert batch["value"].shape == (len(names), time) and batch["value"].dtype == np.float32
+        assert batch["mask"].tolist() == (np.arange(time)[None, :] < lengths[:, None]).tolist()
+        for position, name in enumerate(names):
+            label, steps = groups[name]
+            assert batch["label"][position] == label
+            assert batch["value"][position].tolist() == [value for _, value, _ in steps] + [0.0] * (time - len(steps))
+            assert batch["word"][position].tolist() == \
+                [word.encode() for _, _, word in steps] + [b"<pad>"] * (time - len(steps))
+    return seen
+
+
+def test_shuffled_rows_are_grouped_and_ordered_by_step(tf, tmp_path):
+    groups = _sequences()
+    rows = _rows(groups)
+    random.Random(7).shuffle(rows)
+    info = _build(tmp_path, rows)
+    assert info.splits["train"].num_examples == len(groups)
+    seen = _check(_read(info, "train", 4), groups)
+    assert sorted(seen) == sorted(groups)
+
+    # t is numeric: 10, 11 and 12 follow 9 (as text "10" would sort before "2")
+    (batch,) = _read(info, "train", len(groups))
+    position = [name.decode() for name in batch["id"].tolist()].index("s0")
+    assert batch["word"][position].tolist() == [f"s0@{t}".encode() for t in range(1, 13)]
+
+
+def test_the_row_order_does_not_change_the_shards(tf, tmp_path):
+    groups = _sequences(seed=1)
+    rows = _rows(groups)
+    contents = []
+    for seed in (1, 2):
+        shuffled = list(rows)
+        random.Random(seed).shuffle(shuffled)
+        info = _build(tmp_path / f"order{seed}", shuffled)
+        contents.append([(tmp_path / f"order{seed}" / "out" / "steps" / "1.0.0" / file).read_bytes()
+                         for file in info.splits["train"].files])
+    assert contents[0] == contents[1]
+
+
+def test_groups_stay_whole_across_fraction_splits(tf, tmp_path):
+    groups = _sequences(seed=2, count=16)
+    rows = _rows(groups)
+    random.Random(3).shuffle(rows)
+    info = _build(tmp_path, rows, splits={"train": 0.5, "test": 0.5})
+    seen = []
+    for split in ("train", "test"):
+        seen.extend(_check(_read(info, split, 5), groups))
+    assert sorted(seen) == sorted(groups)
+
+
+def test_text_steps_are_ordered_as_text(tf, tmp_path):
+    rows = [["a", "2024-01-03", "3.0", "third", "1"], ["a", "2024-01-01", "1.0", "first", "1"],
+            ["b", "x", "0.5", "only", "0"], ["a", "2024-01-02", "2.0", "second", "1"]]
+    info = _build(tmp_path, rows)
+    (batch,) = _read(info, "train", 2)
+    words = dict(zip([name.decode() for name in batch["id"].tolist()], batch["word"].tolist()))
+    assert words == {"a": [b"first", b"second", b"third"], "b": [b"only", b"<pad>", b"<pad>"]}
+
+
+def test_a_context_value_that_differs_within_a_group_names_the_row_and_group(tmp_path):
+    groups = _sequences()
+    rows = _rows(groups)
+    # s3's third step (in t order) gets another label; rows are written shuffled
+    name = "s3"
+    assert len(groups[name][1]) >= 3
+    third = groups[name][1][2]
+    bad = next(row for row in rows if row[0] == name and row[1] == str(third[0]))
+    bad[4] = "2" if bad[4] != "2" else "1"
+    random.Random(11).shuffle(rows)
+    line = rows.index(bad) + 2  # the header is line 1
+    with pytest.raises(tb.DataError) as caught:
+        _build(tmp_path, rows)
+    message = str(caught.value)
+    assert f"steps.csv, line {line}" in message
+    assert "'s3'" in message
+    assert "label" in message
+
+
+def test_a_duplicate_step_names_both_rows_and_the_group(tmp_path):
+    groups = _sequences()
+    rows = _rows(groups)
+    random.Random(5).shuffle(rows)
+    original = next(row for row in rows if row[0] == "s5")
+    duplicate = [original[0], original[1], "99.0", "again", original[4]]
+    rows.insert(len(rows) // 2 + 1, duplicate)
+    lines = [rows.index(original) + 2, rows.index(duplicate) + 2]
+    with pytest.raises(tb.DataError) as caught:
+        _build(tmp_path, rows)
+    message = str(caught.value)
+    for line in lines:
+        assert f"line {line}" in message
+    assert "steps.csv" in message
+    assert "'s5'" in message
+    assert original[1] in message
+
+
+def test_numerically_equal_steps_are_duplicates(tmp_path):
+    rows = [["a", "4", "1.0", "x", "0"], ["a", "4.0", "2.0", "y", "0"], ["b", "1", "1.0", "z", "1"]]
+    with pytest.raises(tb.DataError) as caught:
+        _build(tmp_path, rows)
+    message = str(caught.value)
+    assert "steps.csv, line 2" in message and "steps.csv, line 3" in message
+    assert "'a'" in message
