@@ -29,7 +29,7 @@ from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, mod
 from .write.shards import count_shards, write_split
 from .write.stats import SplitStatistics
 
-Progress = Callable[[str, int], None]  # (phase, records so far)
+Progress = Callable[[str, int, "int | None"], None]  # (phase, records so far, records in all if known)
 
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
@@ -59,6 +59,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     skipped: list[dict[str, str]] = []
     seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: per-split sources may reuse keys
     count = 0
+    sizes = [builder.num_records(split) for split, builder in builders]
+    total = sum(sizes) if None not in sizes else None
     for result in encode_batches(spec, _batches(spec, builders), workers or os.cpu_count() or 1):
         skipped.extend(result.skipped)
         if not result.batch.content_keys:
@@ -68,7 +70,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
             statistics[name].merge(part.statistics)
         count += len(result.batch)
         if progress:
-            progress("encoding", count)
+            progress("encoding", count, total)
     if count == 0:
         raise DataError(f"{spec.source.path or spec.source.builder}: the source has no records")
     return _write(spec, folder, records, statistics, skipped, module, progress)
@@ -111,7 +113,11 @@ def _builders(spec: Spec) -> list[tuple[str | None, Builder]]:
     builders = []
     for split, source in spec.splits.items():
         path = source.path or spec.source.path
-        builders.append((split, cls(spec, spec.resolve(path) if path else None, {**spec.source.options, **source.options})))
+        builder = cls(spec, spec.resolve(path) if path else None, {**spec.source.options, **source.options})
+        provided = builder.splits()
+        if provided is not None and split not in provided:
+            raise spec.error(("splits", split), f"the source provides no split {split!r}; it has: {', '.join(provided)}")
+        builders.append((split, builder))
     return builders
 
 
@@ -165,7 +171,7 @@ def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples
         if progress:
-            progress("writing", written)
+            progress("writing", written, sum(split.num_examples for split in records.values()))
     if skipped:
         with open(os.path.join(folder, SKIPPED_FILE), "w", encoding="utf-8") as file:
             for entry in skipped:

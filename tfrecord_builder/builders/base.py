@@ -85,6 +85,14 @@ class Builder:
         """The class names the source itself defines for `field` (e.g. its sub-folders), if any."""
         return None
 
+    def splits(self) -> list[str] | None:
+        """The splits this source provides, if it knows them; a spec naming another is an error."""
+        return None
+
+    def num_records(self, split: str | None) -> int | None:
+        """How many records `generate(split)` yields, if cheap to know: the build shows progress in %."""
+        return None
+
     def batches(self, split: str | None, needed: Sequence[str], batch_size: int) -> Iterator[Batch]:
         """Groups `generate(split)` into batches of the `needed` source names."""
         allowed = set(needed)

@@ -2,15 +2,19 @@
 
 Built-in builders are imported only when used, so a CSV build never imports pyarrow.
 Installed packages add builders through the `tfrecord_builder.builders` entry-point group.
-A `module:Class` name imports that module (from the spec's folder or the working directory):
-naming a custom builder in a spec runs its code.
+A `module:Class` name imports that module (from the spec's folder or the working directory),
+a `path/to/file.py:Class` name loads that file (relative to the spec): naming a custom builder
+in a spec runs its code.
 """
 from __future__ import annotations
 
 import difflib
 import importlib
 import importlib.metadata
+import importlib.util
+import os
 import sys
+from types import ModuleType
 from typing import Any
 
 from ..errors import SpecError
@@ -37,10 +41,13 @@ def available() -> dict[str, str]:
 def check_name(name: str) -> str | None:
     """None if `name` names a builder (without importing it), else what is wrong."""
     if ":" in name:
-        module, _, cls = name.partition(":")
+        module, _, cls = name.rpartition(":")
+        if module.endswith(".py") and cls.isidentifier():
+            return None
         if module and cls and all(part.isidentifier() for part in module.split(".")) and cls.isidentifier():
             return None
-        return f"expected module:Class (e.g. builders.frames:FramesBuilder), received {name!r}"
+        return ("expected module:Class (e.g. frames:FramesBuilder) or path/to/file.py:Class, "
+                f"received {name!r}")
     names = available()
     if name in names:
         return None
@@ -50,18 +57,30 @@ def check_name(name: str) -> str | None:
 
 
 def builder_class(name: str, search_dirs: list[str]) -> type:
-    """Imports and returns the builder class for `name`, with `search_dirs` on the import path."""
+    """Imports and returns the builder class for `name`.
+
+    `module:Class` imports a module with `search_dirs` (the spec's folder, the working directory)
+    on the import path; `path/to/file.py:Class` loads that file, relative to the first of them.
+    """
     problem = check_name(name)
     if problem:
         raise SpecError(f"source.builder: {problem}")
     target = available().get(name, name)
-    module_name, _, class_name = target.partition(":")
+    module_name, _, class_name = target.rpartition(":")
     added = [folder for folder in search_dirs if folder not in sys.path]
     sys.path[:0] = added
     try:
-        module = importlib.import_module(module_name)
+        if module_name.endswith(".py"):
+            module = _load_file(os.path.join(search_dirs[0], module_name) if search_dirs else module_name)
+        else:
+            module = importlib.import_module(module_name)
     except ImportError as error:
         raise SpecError(f"source.builder: can't import {module_name!r}: {error}") from None
+    except SpecError:
+        raise
+    except Exception as error:  # the module's own code failed while it was imported
+        raise SpecError(f"source.builder: importing {module_name!r} failed: "
+                        f"{type(error).__name__}: {error}") from None
     finally:
         for folder in added:
             sys.path.remove(folder)
@@ -69,3 +88,16 @@ def builder_class(name: str, search_dirs: list[str]) -> type:
     if cls is None:
         raise SpecError(f"source.builder: module {module_name!r} has no class {class_name!r}")
     return cls
+
+
+def _load_file(path: str) -> ModuleType:
+    """Imports a Python file as a module named after it (registered, so its classes pickle)."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise SpecError(f"source.builder: {path} not found")
+    name = "tfrecord_builder_custom_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
