@@ -9,6 +9,7 @@ in a spec runs its code.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -70,8 +71,9 @@ def builder_class(name: str, search_dirs: list[str]) -> type:
     added = [folder for folder in search_dirs if folder not in sys.path]
     sys.path[:0] = added
     try:
-        if module_name.endswith(".py"):
-            module = _load_file(os.path.join(search_dirs[0], module_name) if search_dirs else module_name)
+        local = _local_file(module_name, search_dirs[:1])
+        if local is not None:
+            module = _load_file(local)  # always this file's current code, never a cached namesake
         else:
             module = importlib.import_module(module_name)
     except ImportError as error:
@@ -90,12 +92,25 @@ def builder_class(name: str, search_dirs: list[str]) -> type:
     return cls
 
 
+def _local_file(module_name: str, folders: list[str]) -> str | None:
+    """The file a module name means inside the spec's folder: `x.py:C`, or `pkg.x:C` as pkg/x.py."""
+    if module_name.endswith(".py"):
+        path = os.path.join(folders[0], module_name) if folders else module_name
+        if not os.path.isfile(path):
+            raise SpecError(f"source.builder: {os.path.abspath(path)} not found")
+        return path
+    for folder in folders:
+        path = os.path.join(folder, *module_name.split(".")) + ".py"
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def _load_file(path: str) -> ModuleType:
-    """Imports a Python file as a module named after it (registered, so its classes pickle)."""
+    """Imports a Python file as a module of its own (registered, so its classes pickle)."""
     path = os.path.abspath(path)
-    if not os.path.isfile(path):
-        raise SpecError(f"source.builder: {path} not found")
-    name = "tfrecord_builder_custom_" + os.path.splitext(os.path.basename(path))[0]
+    digest = hashlib.sha256(path.encode()).hexdigest()[:8]
+    name = f"tfrecord_builder_custom_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
