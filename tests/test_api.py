@@ -21,6 +21,14 @@ def test_the_public_surface_is_pinned():
         assert getattr(tb, name) is not None
 
 
+def test_every_public_name_has_a_docstring_with_an_example():
+    for name in tb.__all__:
+        if name == "__version__":
+            continue
+        doc = getattr(tb, name).__doc__ or ""
+        assert ">>>" in doc, f"tb.{name} needs a docstring with an example"
+
+
 def _build_reference(tmp_path):
     rows = []
     for index in range(40):

@@ -8,31 +8,53 @@ from __future__ import annotations
 
 
 class TFRecordBuilderError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose.
+
+    >>> try:
+    ...     tb.build("specs/wine.yaml")
+    ... except tb.TFRecordBuilderError as error:
+    ...     print(error)          # one line: what, where, what was expected
+    """
 
     exit_code = 1
 
 
 class SpecError(TFRecordBuilderError, ValueError):
-    """The spec (or a value taken from it) is invalid: exit status 2."""
+    """The spec (or a value taken from it) is invalid: exit status 2.
+
+    >>> tb.load_spec("bad.yaml")
+    SpecError: bad.yaml, line 4: features.x.shpe: unknown key `shpe` (did you mean `shape`?); ...
+    """
 
     exit_code = 2
 
 
 class UsageError(TFRecordBuilderError, ValueError):
-    """The command line or an API call is used wrongly: exit status 2."""
+    """The command line or an API call is used wrongly: exit status 2.
+
+    >>> tb.input_fn("build/wine/1.0.0", "validation")
+    UsageError: unknown split 'validation'; expected one of: train, test
+    """
 
     exit_code = 2
 
 
 class DataError(TFRecordBuilderError, ValueError):
-    """The raw data does not fit the spec: exit status 1."""
+    """The raw data does not fit the spec: exit status 1.
+
+    >>> tb.build("specs/wine.yaml")
+    DataError: wine.csv, line 17: feature `alcohol`: expected a number (float32), received 'n/a'
+    """
 
     exit_code = 1
 
 
 class DatasetError(TFRecordBuilderError, OSError):
-    """A built dataset is missing, unfinished or corrupt: exit status 1."""
+    """A built dataset is missing, unfinished or corrupt: exit status 1.
+
+    >>> tb.load("build/wine/1.0.0")     # a folder without dataset_info.json
+    DatasetError: build/wine/1.0.0: not a finished dataset (no dataset_info.json); ...
+    """
 
     exit_code = 1
 

@@ -187,7 +187,13 @@ class InputSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class Spec:
-    """A dataset spec: what the records hold, where the raw data is, how it is split and written."""
+    """A dataset spec: what the records hold, where the raw data is, how it is split and written.
+
+    >>> spec = tb.load_spec("specs/wine.yaml")
+    >>> spec.features["cultivar"].names, spec.output.shards
+    (['barolo', 'grignolino', 'barbera'], 2)
+    >>> spec = dataclasses.replace(spec, output=dataclasses.replace(spec.output, shards=8))
+    """
 
     name: str = meta("the dataset's identifier: [A-Za-z_][A-Za-z0-9_]*")
     source: SourceSpec = meta("where the raw data is")

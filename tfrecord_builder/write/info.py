@@ -32,7 +32,12 @@ class SplitInfo:
 
 @dataclass
 class DatasetInfo:
-    """A built dataset: its folder, normalised spec, splits, statistics and provenance."""
+    """A built dataset: its folder, normalised spec, splits, statistics and provenance.
+
+    >>> info = tb.build("specs/wine.yaml")
+    >>> info.path, info.splits["train"].num_examples, info.statistics["train"]["alcohol"]["mean"]
+    ('/.../build/wine/1.0.0', 147, 13.04)
+    """
 
     path: str
     spec: Spec
