@@ -180,3 +180,21 @@ def test_the_captions_example_builder_stores_images_text_and_token_ids(tf, tmp_p
             count += 1
     assert count == info.splits["test"].num_examples
     assert features["image"].shape[1:] == [8, 8, 1]
+
+
+def test_installed_packages_register_builders_by_entry_point(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "squares_pkg-1.0.dist-info").mkdir(parents=True)
+    (site / "squares_pkg-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: squares-pkg\nVersion: 1.0\n")
+    (site / "squares_pkg-1.0.dist-info" / "entry_points.txt").write_text(
+        "[tfrecord_builder.builders]\nsquares = squares_pkg:Squares\n")
+    (site / "squares_pkg.py").write_text(
+        "import tfrecord_builder as tb\n\nclass Squares(tb.Builder):\n    def generate(self, split):\n"
+        "        for n in range(5):\n            yield n, {'n': n, 'square': n * n}\n")
+    monkeypatch.syspath_prepend(str(site))
+    spec = {"name": "sq", "source": {"builder": "squares"}, "output": {"shuffle": False},
+            "features": {"n": {"dtype": "int64"}, "square": {"dtype": "int64"}}}
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out", workers=1)
+    assert info.splits["train"].num_examples == 5
+    with pytest.raises(tb.SpecError, match="unknown builder 'squarez' \\(did you mean `squares`\\?\\)"):
+        tb.load_spec(write_spec(tmp_path, dict(spec, source={"builder": "squarez"}), name="typo.yaml"))
