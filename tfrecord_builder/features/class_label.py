@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import SpecError
 from ..spec.fields import At, meta
 from .base import register
 from .dtypes import Invalid
@@ -59,6 +60,9 @@ class ClassLabelFeature(TensorFeature):
 
     @property
     def num_labels(self) -> int:
+        if not self.has_classes:
+            raise SpecError(f"class_label `{self.name}`: its classes come from the source and are known once "
+                            "it is built (use the built dataset's info.spec)")
         return len(self.names) if self.names is not None else int(self.num_classes)
 
     def convert(self, flat: Sequence[Any]) -> np.ndarray:
