@@ -10,6 +10,7 @@ A list in a CSV cell is written as whitespace-separated values (`0.5 1 2.5`, or 
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -134,9 +135,13 @@ class TensorFeature(Feature):
             flat = self._fill_missing(values, origin)
             counts = np.ones(len(values), dtype=np.int64)
         else:
-            rows = [self._row_items(value, row, origin) for row, value in enumerate(values)]
-            counts = np.fromiter((len(items) for items in rows), dtype=np.int64, count=len(rows))
-            flat = [item for items in rows for item in items]
+            fast = self._lists_at_once(values)
+            if fast is not None:
+                flat, counts = fast
+            else:
+                rows = [self._row_items(value, row, origin) for row, value in enumerate(values)]
+                counts = np.fromiter((len(items) for items in rows), dtype=np.int64, count=len(rows))
+                flat = [item for items in rows for item in items]
         try:
             converted = self.convert(flat)
         except Invalid as invalid:
@@ -148,6 +153,27 @@ class TensorFeature(Feature):
     def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
         """Converts flattened raw values to storage values; raises Invalid naming a bad one."""
         return self.dtype_info.convert(flat, self.allow_nan)
+
+    def _lists_at_once(self, values: Sequence[Any]) -> tuple[Any, np.ndarray] | None:
+        """Flattens a batch of lists (as JSON and builders give them) in one NumPy call instead of
+        one per row; None when anything needs the careful row-by-row path (text cells, missing
+        values, a wrong shape), which then also explains what is wrong."""
+        if not values or not all(type(value) in (list, tuple) for value in values):
+            return None
+        if self.shape == [None]:
+            if any(type(item) in (list, tuple, dict) for value in values for item in value[:1]):
+                return None  # nested lists: let the row path say which row is ragged
+            counts = np.fromiter((len(value) for value in values), dtype=np.int64, count=len(values))
+            return list(itertools.chain.from_iterable(values)), counts
+        if self.is_variable:
+            return None
+        try:
+            array = np.asarray(values)
+        except (ValueError, TypeError):
+            return None
+        if array.shape != (len(values), *self.shape) or array.dtype.kind not in "iufbUS":
+            return None
+        return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
 
     def _fill_missing(self, values: Sequence[Any], origin: Origin) -> Sequence[Any]:
         if isinstance(values, np.ndarray) and values.dtype != object:
