@@ -171,7 +171,8 @@ class TensorFeature(Feature):
             array = np.asarray(values)
         except (ValueError, TypeError):
             return None
-        if array.shape != (len(values), *self.shape) or array.dtype.kind not in "iufbUS":
+        # numbers only: NumPy's fixed-width strings would drop trailing NUL characters
+        if array.shape != (len(values), *self.shape) or array.dtype.kind not in "iufb":
             return None
         return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
 
