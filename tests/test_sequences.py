@@ -313,7 +313,8 @@ def check_records(tf, info, context, sequence, rows):
                 assert parsed.values.numpy().tolist() == [stored(dtype, item) for item in row[name]], name
             else:
                 wanted = [stored(dtype, item) for item in _flatten(row[name])]
-                assert np.asarray(parsed.numpy()).reshape(-1).tolist() == wanted, name
+                # dtype=object: NumPy's own bytes type would drop a trailing NUL of a scalar
+                assert np.asarray(parsed.numpy(), dtype=object).reshape(-1).tolist() == wanted, name
                 per_record = [len(row[name]), *shape] if name in sequence else shape
                 assert parsed.shape.as_list() == per_record, name
             if name in sequence:
