@@ -1,0 +1,603 @@
+"""Sequence benchmark: tfrecord_builder against the hand-written tutorial code, build and read.
+
+Run by hand (everything it writes goes under bench/out/, which git ignores):
+
+    .venv/bin/python bench/sequences.py [--records N] [--repeats R]
+
+1. Generates N deterministic (seeded numpy) variable-length sequences of 5-200 steps as JSONL
+   (the `sequence_jsonl` source): context `id` (int64) and `label` (int64, 0-9); per step `tokens`
+   (int64) and `values` (float32, shape [2]); and a `format: sequence_example` spec for them.
+2. Build, in sequences/s, side by side:
+   - ours: `tfrecord_builder.build(spec, output=..., overwrite=True, workers=W)`, W = 1 and 2,
+     JSONL reading included;
+   - the seed tutorials' loop: `json.loads` per line -> a `tf.train.SequenceExample` filled with
+     `context.feature[...]` and one `feature_lists.feature_list[...].feature.add()` per step ->
+     `SerializeToString` -> `tf.io.TFRecordWriter`, 4 shards, JSONL reading included;
+   - context: `json.loads` alone over the file, and the floor: the already-serialised records
+     written with `tf.io.TFRecordWriter` only.
+3. Read, in sequences/s, one full epoch of the shards `build` wrote, batches of 256, no shuffle:
+   the generated module's `input_fn` (padded batches), a hand-written batched
+   `parse_sequence_example` pipeline, the seed per-record `parse_single_sequence_example` +
+   `padded_batch` pipeline, the generated `input_fn` of the same spec with
+   `input: {bucket_boundaries: [25, 50, 100, 150]}`, and the floor (raw records, no parsing);
+   with the padding each leaves (padded step slots / all step slots of its batches).
+   One warm-up epoch each, which also checks that every pipeline yields all N sequences.
+4. Prints Markdown tables and the machine, and writes the same as JSON to bench/out/sequences.json.
+
+Every timing is the best of R rounds; each round runs every case of a table once, in turn.
+TensorFlow is imported before anything is timed.
+Before timing the reads, the records of ours and of the seed loop are parsed and compared with
+the generated data, value by value.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass
+from types import ModuleType
+from typing import Any, Callable, Iterable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+if __name__ != "__mp_main__":
+    # Imported up front: its import time is never timed. But not in `tb.build`'s worker processes
+    # if they are spawned: a spawned process re-imports the caller's main script (as `__mp_main__`),
+    # and TensorFlow's import there would be paid by every worker of every build. Workers need only
+    # the package and numpy. (Forked workers don't re-import the script.) See bench/README.md.
+    import tensorflow as tf  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
+
+import tfrecord_builder as tb  # noqa: E402
+
+NAME = "sequences"
+SHARDS = 4
+BATCH_SIZE = 256
+WORKERS = (1, 2)
+SEED = 20240601
+MIN_STEPS, MAX_STEPS = 5, 200  # steps per sequence, both included
+VOCABULARY = 10_000  # tokens are ints in [0, VOCABULARY)
+LABELS = 10
+BUCKET_BOUNDARIES = [25, 50, 100, 150]
+
+
+# ---- data and spec --------------------------------------------------------------------------------
+
+@dataclass
+class Sequences:
+    """The generated data, column-wise: what every dataset must hold, in `id` order."""
+
+    lengths: np.ndarray  # (N,) int64 steps per sequence
+    labels: np.ndarray  # (N,) int64
+    tokens: np.ndarray  # (total steps,) int64, the sequences one after another
+    values: np.ndarray  # (total steps, 2) float64, rounded to 4 decimals (as written in the JSON)
+
+    @property
+    def total_steps(self) -> int:
+        return int(self.lengths.sum())
+
+
+def generate(records: int, seed: int = SEED) -> Sequences:
+    """The sequences; deterministic for a given `records` and `seed`."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(MIN_STEPS, MAX_STEPS + 1, size=records)
+    labels = rng.integers(0, LABELS, size=records)
+    total = int(lengths.sum())
+    tokens = rng.integers(0, VOCABULARY, size=total)
+    values = np.round(rng.normal(0.0, 1.0, size=(total, 2)), 4)
+    return Sequences(lengths, labels, tokens, values)
+
+
+def write_jsonl(path: str, data: Sequences) -> int:
+    """One JSON object per line: {"id", "label", "tokens": [...], "values": [[a, b], ...]}. Returns bytes."""
+    tokens, values = data.tokens.tolist(), data.values.tolist()
+    start = 0
+    with open(path, "w", encoding="utf-8") as file:
+        for index, (length, label) in enumerate(zip(data.lengths.tolist(), data.labels.tolist())):
+            record = {"id": index, "label": label, "tokens": tokens[start : start + length],
+                      "values": values[start : start + length]}
+            file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            start += length
+    return os.path.getsize(path)
+
+
+def spec_text(jsonl_name: str, output_dir: str, input_section: str = "") -> str:
+    """The YAML spec of the sequences (paths relative to the spec's folder)."""
+    return "\n".join([
+        f"name: {NAME}",
+        "version: 1.0.0",
+        "description: synthetic sequences of the sequence benchmark (bench/sequences.py)",
+        "format: sequence_example",
+        f"source: {{builder: sequence_jsonl, path: {jsonl_name}}}",
+        "splits: {train: 1.0}",
+        "context:",
+        "  id:     {dtype: int64}",
+        "  label:  {dtype: int64}",
+        "sequence:",
+        "  tokens: {dtype: int64}",
+        "  values: {dtype: float32, shape: [2]}",
+        f"output: {{dir: {output_dir}, shards: {SHARDS}}}",
+        *([input_section] if input_section else []),
+        "",
+    ])
+
+
+@dataclass
+class Paths:
+    """Where the benchmark writes its files."""
+
+    out: str  # bench/out
+
+    @property
+    def root(self) -> str:
+        return os.path.join(self.out, NAME)
+
+    @property
+    def jsonl(self) -> str:
+        return os.path.join(self.root, f"{NAME}.jsonl")
+
+    @property
+    def spec(self) -> str:
+        return os.path.join(self.root, f"{NAME}.yaml")
+
+    @property
+    def bucketed_spec(self) -> str:
+        return os.path.join(self.root, f"{NAME}_bucketed.yaml")
+
+    @property
+    def ours(self) -> str:
+        return os.path.join(self.root, "build")
+
+    @property
+    def seed(self) -> str:
+        return os.path.join(self.root, "seed")
+
+    @property
+    def floor(self) -> str:
+        return os.path.join(self.root, "floor")
+
+    @property
+    def modules(self) -> str:
+        return os.path.join(self.root, "modules")
+
+    @property
+    def json(self) -> str:
+        return os.path.join(self.out, f"{NAME}.json")
+
+
+def prepare(paths: Paths, records: int) -> tuple[Sequences, int]:
+    """Writes the JSONL and the specs; creates the output folders. Returns the data and the file's bytes."""
+    for folder in (paths.root, paths.seed, paths.floor, paths.modules):
+        os.makedirs(folder, exist_ok=True)
+    data = generate(records)
+    size = write_jsonl(paths.jsonl, data)
+    jsonl, output = os.path.basename(paths.jsonl), os.path.basename(paths.ours)
+    with open(paths.spec, "w", encoding="utf-8") as file:
+        file.write(spec_text(jsonl, output))
+    with open(paths.bucketed_spec, "w", encoding="utf-8") as file:  # same name: its module reads the same dataset
+        file.write(spec_text(jsonl, output, f"input: {{bucket_boundaries: {BUCKET_BOUNDARIES}}}"))
+    return data, size
+
+
+# ---- timing -----------------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    """One benchmark case: its best time over the rounds, and its throughput."""
+
+    group: str  # "build" or "read"
+    case: str
+    seconds: float
+    items: int
+    ratio: float = 0.0  # throughput relative to the group's reference case
+    padding: float | None = None  # read: padded step slots / all step slots of one epoch's batches
+
+    @property
+    def per_second(self) -> float:
+        return self.items / self.seconds
+
+
+def timed(run: Callable[[], Any]) -> float:
+    """The wall time of one call of `run`, in seconds, after a garbage collection."""
+    gc.collect()
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def best_of_rounds(repeats: int, runs: list[Callable[[], Any]]) -> list[float]:
+    """The best time of each of `runs` over `repeats` rounds; every round runs each once, in order.
+
+    Interleaving the cases (rather than repeating one, then the next) spreads slow drift of the
+    machine (other load, frequency, caches) over all of them, so the comparison stays fair.
+    """
+    best = [float("inf")] * len(runs)
+    for _ in range(repeats):
+        for index, run in enumerate(runs):
+            best[index] = min(best[index], timed(run))
+    return best
+
+
+# ---- build cases ------------------------------------------------------------------------------------
+
+SEED_LOOP = "seed tutorial loop (json.loads + tf.train.SequenceExample, feature.add() per step)"
+
+
+def shard_paths(folder: str, shards: int = SHARDS) -> list[str]:
+    return [os.path.join(folder, f"{NAME}-train.tfrecord-{index:05d}-of-{shards:05d}") for index in range(shards)]
+
+
+def seed_sequence_example(record: dict[str, Any]) -> tf.train.SequenceExample:
+    """One JSON record as a tf.train.SequenceExample, the way the seed tutorials write it."""
+    example = tf.train.SequenceExample()
+    example.context.feature["id"].int64_list.value.append(record["id"])
+    example.context.feature["label"].int64_list.value.append(record["label"])
+    tokens = example.feature_lists.feature_list["tokens"]
+    values = example.feature_lists.feature_list["values"]
+    for token, value in zip(record["tokens"], record["values"]):
+        tokens.feature.add().int64_list.value.append(token)
+        values.feature.add().float_list.value.extend(value)
+    return example
+
+
+def build_seed_loop(jsonl_path: str, folder: str) -> list[bytes]:
+    """The tutorials' loop: parse, build, serialise and write each line (round-robin over 4 shards).
+
+    Returns the serialised records (kept for the floor case; the list append is negligible).
+    """
+    records = []
+    writers = [tf.io.TFRecordWriter(path) for path in shard_paths(folder)]
+    try:
+        with open(jsonl_path, encoding="utf-8") as file:
+            for index, line in enumerate(file):
+                record = seed_sequence_example(json.loads(line)).SerializeToString()
+                writers[index % SHARDS].write(record)
+                records.append(record)
+    finally:
+        for writer in writers:
+            writer.close()
+    return records
+
+
+def json_loads_only(jsonl_path: str) -> int:
+    """Only the standard library's parse of every line: the seed loop's share spent in `json.loads`."""
+    count = 0
+    with open(jsonl_path, encoding="utf-8") as file:
+        for line in file:
+            json.loads(line)
+            count += 1
+    return count
+
+
+def write_floor(records: list[bytes], folder: str) -> None:
+    """Only the TFRecordWriter: already-serialised records, 4 contiguous shards."""
+    total = len(records)
+    for index, path in enumerate(shard_paths(folder)):
+        with tf.io.TFRecordWriter(path) as writer:
+            for record in records[index * total // SHARDS : (index + 1) * total // SHARDS]:
+                writer.write(record)
+
+
+def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo]:
+    """Times the build cases; returns them and the info of the dataset `tb.build` wrote."""
+    infos: dict[int, tb.DatasetInfo] = {}
+    records: list[bytes] = []
+
+    def ours(workers: int) -> Callable[[], None]:
+        def run() -> None:
+            infos[workers] = tb.build(paths.spec, output=paths.ours, overwrite=True, workers=workers)
+        return run
+
+    def seed() -> None:
+        nonlocal records
+        records = build_seed_loop(paths.jsonl, paths.seed)
+
+    cases: dict[str, Callable[[], Any]] = {
+        f"tfrecord_builder `tb.build` (ours), {workers} worker{'s' if workers > 1 else ''}": ours(workers)
+        for workers in WORKERS
+    }
+    cases[SEED_LOOP] = seed
+    cases["context: `json.loads` alone over the file"] = lambda: json_loads_only(paths.jsonl)
+    cases["floor: TFRecordWriter of serialised records"] = lambda: write_floor(records, paths.floor)
+    # in this order: the floor writes what the seed loop serialised
+    times = best_of_rounds(repeats, list(cases.values()))
+    results = [Result("build", case, seconds, count) for case, seconds in zip(cases, times)]
+    return with_ratios(results, reference=list(cases).index(SEED_LOOP)), infos[WORKERS[-1]]
+
+
+# ---- read cases ---------------------------------------------------------------------------------------
+
+def hand_specs() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The hand-written parse specs: context features, sequence (per-step) features."""
+    context = {"id": tf.io.FixedLenFeature([], tf.int64), "label": tf.io.FixedLenFeature([], tf.int64)}
+    sequence = {"tokens": tf.io.FixedLenSequenceFeature([], tf.int64),
+                "values": tf.io.FixedLenSequenceFeature([2], tf.float32)}
+    return context, sequence
+
+
+def import_module(path: str, name: str) -> ModuleType:
+    """Imports a generated input module from its file, as `import NAME_input` would.
+
+    It is registered in sys.modules (the importlib recipe): AutoGraph looks functions' modules
+    up there, and warns that it cannot convert the module's lambdas if it is missing.
+    """
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def parse_batch_by_hand(batch: tf.Tensor) -> dict[str, tf.Tensor]:
+    """A batch of records -> context and padded sequence features, and each record's length."""
+    context_spec, sequence_spec = hand_specs()
+    context, sequence, lengths = tf.io.parse_sequence_example(
+        batch, context_features=context_spec, sequence_features=sequence_spec)
+    return {**context, **sequence, "sequence_length": lengths["tokens"]}
+
+
+def hand_written(files: list[str]) -> tf.data.Dataset:
+    """TFRecordDataset -> batch -> map(parse_sequence_example) -> prefetch."""
+    dataset = tf.data.TFRecordDataset(files).batch(BATCH_SIZE)  # shards one after another
+    return dataset.map(parse_batch_by_hand, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def seed_per_record(files: list[str]) -> tf.data.Dataset:
+    """TFRecordDataset -> map(parse_single_sequence_example) -> padded_batch."""
+    context_spec, sequence_spec = hand_specs()
+    dataset = tf.data.TFRecordDataset(files).map(
+        lambda record: tf.io.parse_single_sequence_example(record, context_spec, sequence_spec))
+    return dataset.padded_batch(BATCH_SIZE)
+
+
+def raw_records(files: list[str]) -> tf.data.Dataset:
+    return tf.data.TFRecordDataset(files).batch(BATCH_SIZE)
+
+
+def files_of(info: tb.DatasetInfo) -> list[str]:
+    return [os.path.join(info.path, file) for file in info.splits["train"].files]
+
+
+HAND_WRITTEN = "hand-written: batch -> parse_sequence_example"
+BUCKETED = f"generated module `input_fn`, `bucket_boundaries: {BUCKET_BOUNDARIES}`"
+
+
+def read_cases(paths: Paths, info: tb.DatasetInfo) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
+    """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote."""
+    module = import_module(os.path.join(info.path, f"{NAME}_input.py"), f"{NAME}_input")
+    # the bucketing module: rendered from the spec with `input: {bucket_boundaries: ...}`, reading the same dataset
+    bucketed_path = os.path.join(paths.modules, f"{NAME}_input.py")
+    tb.generate_module(paths.bucketed_spec, bucketed_path, data_dir=info.path)
+    bucketed = import_module(bucketed_path, f"{NAME}_bucketed_input")
+    files = files_of(info)
+    return [
+        ("generated module `input_fn` (padded batches)",
+         lambda: module.input_fn("train", batch_size=BATCH_SIZE, shuffle=False)),
+        (HAND_WRITTEN, lambda: hand_written(files)),
+        ("seed: parse_single_sequence_example -> padded_batch", lambda: seed_per_record(files)),
+        (BUCKETED, lambda: bucketed.input_fn("train", batch_size=BATCH_SIZE, shuffle=False)),
+        ("floor: raw records, batched, no parsing", lambda: raw_records(files)),
+    ]
+
+
+def features_of(batch: Any) -> Any:
+    """The features of a batch: raw records, a feature dict, or the seed's (context, sequence) pair."""
+    if isinstance(batch, tuple):
+        context, sequence = batch
+        return {**context, **sequence}
+    return batch
+
+
+def epoch(dataset: tf.data.Dataset) -> int:
+    """Iterates one full epoch; returns the number of sequences seen."""
+    total = 0
+    for batch in dataset:
+        batch = features_of(batch)
+        total += int((batch["id"] if isinstance(batch, dict) else batch).shape[0])
+    return total
+
+
+def check_epoch(case: str, dataset: tf.data.Dataset, data: Sequences) -> float | None:
+    """One epoch (the warm-up): every sequence once, every step once (where lengths are given).
+
+    Returns the padding: padded step slots / all step slots (batch x longest of the batch), or
+    None for raw records."""
+    seen = slots = steps = 0
+    has_lengths = True
+    for batch in dataset:
+        batch = features_of(batch)
+        if not isinstance(batch, dict):
+            seen += int(batch.shape[0])
+            continue
+        size, width = batch["tokens"].shape
+        if tuple(batch["values"].shape) != (size, width, 2):
+            raise RuntimeError(f"{case}: values {batch['values'].shape}, expected [{size}, {width}, 2]")
+        seen += size
+        slots += size * width
+        if "sequence_length" in batch:
+            steps += int(tf.reduce_sum(batch["sequence_length"]))
+        else:
+            has_lengths = False
+    if seen != len(data.lengths):
+        raise RuntimeError(f"{case}: one epoch yielded {seen} sequences, expected {len(data.lengths)}")
+    if not slots:
+        return None
+    if has_lengths and steps != data.total_steps:
+        raise RuntimeError(f"{case}: one epoch yielded {steps} steps, expected {data.total_steps}")
+    return 1.0 - data.total_steps / slots
+
+
+def bench_read(paths: Paths, info: tb.DatasetInfo, data: Sequences, repeats: int) -> list[Result]:
+    """Times one epoch of each read pipeline, after a warm-up epoch of each that checks it."""
+    cases = read_cases(paths, info)
+    datasets = [make() for _, make in cases]
+    padding = [check_epoch(case, dataset, data) for (case, _), dataset in zip(cases, datasets)]
+    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset) for dataset in datasets])
+    results = [Result("read", case, seconds, len(data.lengths), padding=pad)
+               for (case, _), seconds, pad in zip(cases, times, padding)]
+    return with_ratios(results, reference=[case for case, _ in cases].index(HAND_WRITTEN))
+
+
+def with_ratios(results: list[Result], reference: int) -> list[Result]:
+    """Sets each result's throughput ratio to that of results[reference]."""
+    for result in results:
+        result.ratio = result.per_second / results[reference].per_second
+    return results
+
+
+# ---- checks -------------------------------------------------------------------------------------------
+
+def parsed_sequences(files: list[str]) -> Sequences:
+    """Every record of `files` parsed with the hand specs, ordered by `id` (ids checked to be 0..N-1)."""
+    ids, labels, lengths, tokens, values = [], [], [], [], []
+    for batch in raw_records(files):
+        parsed = parse_batch_by_hand(batch)
+        length = parsed["sequence_length"].numpy()
+        mask = np.arange(parsed["tokens"].shape[1])[None, :] < length[:, None]
+        ids.append(parsed["id"].numpy())
+        labels.append(parsed["label"].numpy())
+        lengths.append(length)
+        tokens.append(parsed["tokens"].numpy()[mask])  # the real steps, record after record
+        values.append(parsed["values"].numpy()[mask])
+    id_column, length_column = np.concatenate(ids), np.concatenate(lengths)
+    order = np.argsort(id_column, kind="stable")
+    if not np.array_equal(id_column[order], np.arange(len(id_column))):
+        raise RuntimeError(f"{os.path.dirname(files[0])}: the ids are not 0..{len(id_column) - 1}, each once")
+    starts = np.concatenate([[0], np.cumsum(length_column)[:-1]])
+    ordered_lengths = length_column[order]
+    # every step's position in the file order, taken sequence by sequence in id order
+    steps = (np.repeat(starts[order] - np.concatenate([[0], np.cumsum(ordered_lengths)[:-1]]), ordered_lengths)
+             + np.arange(int(ordered_lengths.sum())))
+    return Sequences(ordered_lengths, np.concatenate(labels)[order],
+                     np.concatenate(tokens)[steps], np.concatenate(values)[steps])
+
+
+def differences(parsed: Sequences, data: Sequences) -> list[str]:
+    """The columns whose values differ from the generated data (empty: none)."""
+    expected = {"lengths": data.lengths, "label": data.labels, "tokens": data.tokens,
+                "values": data.values.astype(np.float32)}
+    received = {"lengths": parsed.lengths, "label": parsed.labels, "tokens": parsed.tokens, "values": parsed.values}
+    return [name for name in expected
+            if received[name].shape != expected[name].shape or not np.array_equal(received[name], expected[name])]
+
+
+def checks(paths: Paths, info: tb.DatasetInfo, data: Sequences) -> dict[str, Any]:
+    """Our records and the seed loop's against the generated data; the shards' bytes."""
+    return {
+        "differ_ours": differences(parsed_sequences(files_of(info)), data),
+        "differ_seed": differences(parsed_sequences(shard_paths(paths.seed)), data),
+        "bytes_ours": info.splits["train"].num_bytes,
+        "bytes_seed": total_bytes(shard_paths(paths.seed)),
+    }
+
+
+def total_bytes(files: Iterable[str]) -> int:
+    return sum(os.path.getsize(file) for file in files)
+
+
+# ---- report -------------------------------------------------------------------------------------------
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "numpy": np.__version__,
+        "tfrecord_builder": tb.__version__,
+    }
+
+
+def build_table(results: list[Result]) -> str:
+    lines = ["| case | sequences/s | ratio to seed loop | best time (s) |", "| --- | ---: | ---: | ---: |"]
+    for result in results:
+        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | {result.seconds:.3f} |")
+    return "\n".join(lines)
+
+
+def read_table(results: list[Result]) -> str:
+    lines = ["| case | sequences/s | ratio to hand-written | padding | best time (s) |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for result in results:
+        padding = "-" if result.padding is None else f"{100 * result.padding:.1f}%"
+        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | {padding} | "
+                     f"{result.seconds:.3f} |")
+    return "\n".join(lines)
+
+
+def report(count: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
+    """The Markdown report: machine, build table, read table, notes."""
+    info = machine()
+    bucketed = next(result for result in read if result.case == BUCKETED)
+
+    def same(differ: list[str]) -> str:
+        return "identical values" if not differ else "DIFFER in " + ", ".join(differ)
+
+    return "\n".join([
+        f"## Sequence benchmark: {count:,} sequences of {MIN_STEPS}-{MAX_STEPS} steps "
+        f"({extra['steps']:,} steps; context id, label; per step tokens int64, values float32 [2]), "
+        f"best of {repeats}",
+        "",
+        f"Machine: {info['cpu_count']} CPUs ({info['processor']}), {info['platform']}, Python {info['python']}, "
+        f"TensorFlow {info['tensorflow']}, numpy {info['numpy']}, tfrecord_builder {info['tfrecord_builder']}",
+        "",
+        f"### Build (JSONL, {extra['jsonl_bytes'] / 1024**2:,.1f} MiB -> {SHARDS} TFRecord shards of SequenceExamples)",
+        "",
+        build_table(build),
+        "",
+        f"### Read (one epoch, batch {BATCH_SIZE}, no shuffle)",
+        "",
+        read_table(read),
+        "",
+        f"Padding (padded step slots / all step slots of one epoch): "
+        f"{100 * read[0].padding:.1f}% without bucketing, "
+        f"{100 * bucketed.padding:.1f}% with `bucket_boundaries: {BUCKET_BOUNDARIES}`. "
+        f"Shard bytes: ours {extra['bytes_ours']:,}, seed loop {extra['bytes_seed']:,}. "
+        f"Records against the generated data: ours {same(extra['differ_ours'])}, "
+        f"seed loop {same(extra['differ_seed'])}.",
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=50_000, help="sequences to generate (default 50000)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per case; the best counts (default 3)")
+    parser.add_argument("--out", default=os.path.join(HERE, "out"), help="output folder (default bench/out)")
+    args = parser.parse_args(argv)
+    if args.records < 1:
+        parser.error("--records: expected at least 1")
+    paths = Paths(os.path.abspath(args.out))
+
+    data, jsonl_bytes = prepare(paths, args.records)
+    build, info = bench_build(paths, args.records, args.repeats)
+    extra = {"steps": data.total_steps, "jsonl_bytes": jsonl_bytes, **checks(paths, info, data)}
+    read = bench_read(paths, info, data, args.repeats)
+
+    print(report(args.records, args.repeats, build, read, extra))
+    document = {
+        "records": args.records, "steps_per_record": [MIN_STEPS, MAX_STEPS], "repeats": args.repeats,
+        "batch_size": BATCH_SIZE, "shards": SHARDS, "workers": list(WORKERS),
+        "bucket_boundaries": BUCKET_BOUNDARIES, "machine": machine(), **extra,
+        "build": [{**asdict(result), "per_second": result.per_second} for result in build],
+        "read": [{**asdict(result), "per_second": result.per_second} for result in read],
+    }
+    with open(paths.json, "w", encoding="utf-8") as file:
+        json.dump(document, file, indent=2)
+        file.write("\n")
+    print(f"\nwritten: {paths.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
