@@ -22,6 +22,8 @@ test: setup
 
 bench: setup
 	$(PY) bench/tabular.py
+	$(PY) bench/images.py
+	$(PY) bench/sequences.py
 
 schema: setup
 	$(PY) -m tfrecord_builder schema > schema/spec.schema.json
