@@ -43,7 +43,11 @@ def format_path(path: Path) -> str:
 
 def load_yaml(text: str, file: str) -> Document:
     """Parses `text` (the content of `file`) into a Document; raises SpecError naming the line."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as error:  # e.g. a NUL or another control character
+        line = text[: error.position].count("\n") + 1
+        raise SpecError(f"{file}, line {line}: malformed YAML: character {error.character!r} is not allowed") from None
     try:
         node = loader.get_single_node()
         document = Document(value=None, file=file)
@@ -53,8 +57,11 @@ def load_yaml(text: str, file: str) -> Document:
     except yaml.MarkedYAMLError as error:
         raise SpecError(f"{file}, line {_error_line(error, text)}: malformed YAML: "
                         f"{error.problem or error.context or 'unreadable'}") from None
+    except yaml.reader.ReaderError as error:
+        line = text[: error.position].count("\n") + 1
+        raise SpecError(f"{file}, line {line}: malformed YAML: character {error.character!r} is not allowed") from None
     except yaml.YAMLError as error:
-        raise SpecError(f"{file}: malformed YAML: {error}") from None
+        raise SpecError(f"{file}: malformed YAML: {' '.join(str(error).split())}") from None
     finally:
         loader.dispose()
 
