@@ -47,7 +47,7 @@ def load_yaml(text: str, file: str) -> Document:
         loader = yaml.SafeLoader(text)
     except yaml.reader.ReaderError as error:  # e.g. a NUL or another control character
         line = text[: error.position].count("\n") + 1
-        raise SpecError(f"{file}, line {line}: malformed YAML: character {error.character!r} is not allowed") from None
+        raise SpecError(f"{file}, line {line}: malformed YAML: character {_character(error)} is not allowed") from None
     try:
         node = loader.get_single_node()
         document = Document(value=None, file=file)
@@ -59,11 +59,16 @@ def load_yaml(text: str, file: str) -> Document:
                         f"{error.problem or error.context or 'unreadable'}") from None
     except yaml.reader.ReaderError as error:
         line = text[: error.position].count("\n") + 1
-        raise SpecError(f"{file}, line {line}: malformed YAML: character {error.character!r} is not allowed") from None
+        raise SpecError(f"{file}, line {line}: malformed YAML: character {_character(error)} is not allowed") from None
     except yaml.YAMLError as error:
         raise SpecError(f"{file}: malformed YAML: {' '.join(str(error).split())}") from None
     finally:
         loader.dispose()
+
+
+def _character(error: yaml.reader.ReaderError) -> str:
+    character = error.character
+    return f"U+{character:04X}" if isinstance(character, int) else repr(character)
 
 
 def _error_line(error: yaml.MarkedYAMLError, text: str) -> int:
