@@ -120,3 +120,30 @@ def test_the_framing_reader_never_accepts_damage_silently(records, data):
     else:
         with pytest.raises(DatasetError, match="truncated"):
             list(read_records(io.BytesIO(framed[:cut]), "shard"))
+
+
+def test_readers_name_a_missing_or_cut_shard_before_reading(clean, tmp_path, tf):
+    from conftest import import_module
+
+    target = _copy(clean, tmp_path)
+    shard = target / clean.splits["train"].files[1]
+    shard.write_bytes(shard.read_bytes()[:-3])
+    with pytest.raises(DatasetError, match=f"{shard.name}: shard is .* bytes, expected"):
+        tb.input_fn(target, "train")
+    module = import_module(target / "v_input.py")
+    with pytest.raises(OSError, match=f"{shard.name}: shard is .* bytes, expected"):
+        module.input_fn("train")
+    shard.unlink()
+    with pytest.raises(DatasetError, match=f"{shard.name}: shard is missing"):
+        tb.input_fn(target, "train")
+
+
+def test_a_flipped_byte_fails_the_epoch_loudly(clean, tmp_path, tf):
+    target = _copy(clean, tmp_path)
+    shard = target / clean.splits["train"].files[0]
+    damaged = bytearray(shard.read_bytes())
+    damaged[len(damaged) // 2] ^= 0x01
+    shard.write_bytes(bytes(damaged))
+    with pytest.raises(tf.errors.DataLossError, match="corrupted record"):
+        for _ in tb.input_fn(target, "train", shuffle=False):
+            pass

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._tf import tensorflow
-from .errors import UsageError
+from .errors import DatasetError, UsageError
 from .codegen.render import length_source
 from .features import Feature
 from .write.info import DatasetInfo, read_info
@@ -85,7 +85,17 @@ class Dataset:
     def files(self, split: str) -> list[str]:
         if split not in self.info.splits:
             raise UsageError(f"unknown split {split!r}; expected one of: {', '.join(self.info.splits)}")
-        return [os.path.join(self.path, file) for file in self.info.splits[split].files]
+        paths = []
+        for shard in self.info.splits[split].shards:
+            path = os.path.join(self.path, shard["file"])
+            # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
+            size = os.path.getsize(path) if os.path.exists(path) else None
+            if size != shard["num_bytes"]:
+                found = "missing" if size is None else f"{size} bytes"
+                raise DatasetError(f"{path}: shard is {found}, expected {shard['num_bytes']} bytes "
+                                   "(run `tfrecord-builder verify`)")
+            paths.append(path)
+        return paths
 
     def input_fn(self, split: str = "train", batch_size: int | None = None, shuffle: bool | None = None,
                  repeat: bool = False) -> Any:

@@ -61,6 +61,12 @@ def split_info(split, data_dir=None):
         raise ValueError(f"unknown split {{split!r}}; expected one of: {{', '.join(info['splits'])}}")
     entry = dict(info["splits"][split])
     entry["files"] = [os.path.join(folder, shard["file"]) for shard in entry["shards"]]
+    for path, shard in zip(entry["files"], entry["shards"]):
+        # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
+        size = os.path.getsize(path) if os.path.exists(path) else None
+        if size != shard["num_bytes"]:
+            found = "missing" if size is None else f"{{size}} bytes"
+            raise IOError(f"{{path}}: shard is {{found}}, expected {{shard['num_bytes']}} bytes (run `tfrecord-builder verify`)")
     return entry
 
 
