@@ -7,6 +7,7 @@ leaves a half-written dataset behind.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import gc
 import json
@@ -184,32 +185,80 @@ def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> N
 
 def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics: dict[str, SplitStatistics],
            skipped: list[dict[str, str]], module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
-    if os.path.isdir(folder):
-        shutil.rmtree(folder)  # ours (checked above): an unfinished build or one to overwrite
-    os.makedirs(folder)
-    open(os.path.join(folder, MARKER_FILE), "w").close()
+    """Writes the dataset into a hidden staging folder beside `folder`, then swaps it into place:
+    a build killed at any moment leaves the previous dataset (or nothing) at `folder`."""
+    staging = staging_folder(folder)
+    os.makedirs(staging)
+    open(os.path.join(staging, MARKER_FILE), "w").close()
+    info = _write_files(spec, folder, staging, records, statistics, skipped, progress)
+    publish(staging, folder)
+    source = render_module(spec, data_dir=folder)
+    for copy in [spec.output.module and spec.resolve(spec.output.module), module]:
+        if copy:
+            write_module(source, os.fspath(copy), spec.name)
+    return info
+
+
+def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, SplitRecords],
+                 statistics: dict[str, SplitStatistics], skipped: list[dict[str, str]],
+                 progress: Progress | None) -> DatasetInfo:
     splits = {}
     written = 0
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
         ordered = split_records.ordered(spec.output.shuffle)
-        shards = write_split(folder, spec.name, name, ordered, num_shards, spec.output.compression)
+        shards = write_split(staging, spec.name, name, ordered, num_shards, spec.output.compression)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples
         if progress:
             progress("writing", written, sum(split.num_examples for split in records.values()))
     if skipped:
-        with open(os.path.join(folder, SKIPPED_FILE), "w", encoding="utf-8") as file:
+        with open(os.path.join(staging, SKIPPED_FILE), "w", encoding="utf-8") as file:
             for entry in skipped:
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
     info = DatasetInfo(folder, spec, splits, {name: stats.to_dict() for name, stats in statistics.items()},
                        __version__, len(skipped))
-    source = render_module(spec, data_dir=folder)
-    write_module(source, os.path.join(folder, module_name(spec.name)), spec.name)
-    for copy in [spec.output.module and spec.resolve(spec.output.module), module]:
-        if copy:
-            write_module(source, os.fspath(copy), spec.name)
-    info.write()
+    write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
+    info.write(staging)  # last: only now is the staging folder a whole dataset
     return info
+
+
+def staging_folder(folder: str) -> str:
+    """A fresh hidden folder beside `folder` for this build; stale ones of ours are removed."""
+    parent, version = os.path.split(folder)
+    os.makedirs(parent, exist_ok=True)
+    for name in os.listdir(parent):
+        stale = os.path.join(parent, name)
+        if name.startswith((f".{version}.building-", f".{version}.replaced-")) and \
+                os.path.exists(os.path.join(stale, MARKER_FILE)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return os.path.join(parent, f".{version}.building-{os.getpid()}")
+
+
+def publish(staging: str, folder: str) -> None:
+    """Moves a finished staging folder to `folder`, replacing what is there (ours, checked before)."""
+    if not os.path.exists(folder):
+        os.rename(staging, folder)
+        return
+    if _exchange(staging, folder):  # one atomic step where the kernel offers it
+        shutil.rmtree(staging)
+        return
+    parent, version = os.path.split(folder)
+    replaced = os.path.join(parent, f".{version}.replaced-{os.getpid()}")
+    os.rename(folder, replaced)
+    os.rename(staging, folder)
+    shutil.rmtree(replaced)
+
+
+def _exchange(first: str, second: str) -> bool:
+    """Swaps two paths atomically with Linux's renameat2(RENAME_EXCHANGE); False where unavailable."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
+    return result == 0

@@ -69,8 +69,9 @@ class DatasetInfo:
             "spec_file": self.spec.file,
         }
 
-    def write(self) -> str:
-        path = os.path.join(self.path, INFO_FILE)
+    def write(self, folder: str | None = None) -> str:
+        """Writes dataset_info.json into `folder` (default: the dataset's own), atomically."""
+        path = os.path.join(folder or self.path, INFO_FILE)
         aside = temporary(path)
         with open(aside, "w", encoding="utf-8") as file:
             json.dump(self.to_dict(), file, indent=2, ensure_ascii=False)

@@ -1,0 +1,46 @@
+"""A build killed at any moment (SIGKILL) leaves the previous dataset whole, or none at all."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import tfrecord_builder as tb
+from tfrecord_builder.verify import verify
+
+from conftest import write_spec
+
+SPEC = {"name": "big", "source": {"builder": "csv", "path": "rows.csv"}, "output": {"shards": 8},
+        "features": {"id": {"dtype": "int64"}, "text": {"dtype": "string"}, "v": {"dtype": "float32", "shape": [8]}}}
+
+
+def _rows(tag: str, count: int) -> str:
+    return "id,text,v\n" + "".join(f"{i},{tag}-{i}-{'x' * 40},{' '.join(['1.5'] * 8)}\n" for i in range(count))
+
+
+def test_killed_overwrites_leave_a_whole_dataset(tmp_path):
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows("old", 20000)})
+    old = tb.build(spec, output=tmp_path / "out", workers=1)
+    old_digests = {shard["file"]: shard["sha256"] for shard in old.splits["train"].shards}
+    (tmp_path / "rows.csv").write_text(_rows("new", 30000))
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(tmp_path / "out"),
+               "--overwrite", "--workers", "1"]
+    outcomes = set()
+    for delay in (0.2, 0.6, 1.0, 1.4, 1.8, 2.4, 3.5):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        result = verify(old.path)  # whatever is at the dataset's path is a whole dataset
+        assert result.ok, (delay, result.faults)
+        digests = {shard["file"]: shard["sha256"] for shard in result.info.splits["train"].shards}
+        outcomes.add("old" if digests == old_digests else "new")
+        assert result.num_records in (20000, 30000)
+    finished = subprocess.run(command, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    assert verify(old.path).num_records == 30000
+    leftovers = [name for name in os.listdir(tmp_path / "out" / "big") if name != "1.0.0"]
+    assert leftovers == []  # stale staging folders of killed builds are cleared by the next build
+    assert "old" in outcomes  # at least the early kills happened before the new dataset was published
