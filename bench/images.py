@@ -31,19 +31,10 @@ Before timing the reads, the records of ours and of the seed loops are parsed an
 """
 from __future__ import annotations
 
-import argparse
-import gc
 import hashlib
-import importlib.util
-import json
 import os
-import platform
-import resource
 import shutil
 import sys
-import time
-from dataclasses import asdict, dataclass
-from types import ModuleType
 from typing import Any, Callable, Iterable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -64,6 +55,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
 
 import tfrecord_builder as tb  # noqa: E402
+from harness import (  # noqa: E402
+    Column, OutputPaths, Result, argument_parser, best_of_rounds, epoch, files_of, import_module, machine,
+    machine_line, raw_records, record_writers, results_table, shard_paths, total_bytes, with_ratios, write_json,
+)
 
 NAME = "images"
 SIZE = 96  # source photos: SIZE x SIZE RGB
@@ -148,42 +143,18 @@ def spec_text(name: str, image: str, photos: str, output_dir: str, input_section
     ])
 
 
-@dataclass
-class Paths:
-    """Where the benchmark writes its files."""
+class Paths(OutputPaths):
+    """Where the benchmark writes its files: under `out`/images."""
 
-    out: str  # bench/out
-
-    @property
-    def root(self) -> str:
-        return os.path.join(self.out, NAME)
-
-    @property
-    def photos(self) -> str:
-        return os.path.join(self.root, "photos")
+    def __init__(self, out: str) -> None:
+        super().__init__(out, NAME)
+        self.photos = self.file("photos")
+        self.seed_raw = self.file("seed_raw")
+        self.seed_jpeg = self.file("seed_jpeg")
+        self.modules = self.file("modules")
 
     def spec(self, name: str) -> str:
-        return os.path.join(self.root, f"{name}.yaml")
-
-    @property
-    def ours(self) -> str:
-        return os.path.join(self.root, "build")
-
-    @property
-    def seed_raw(self) -> str:
-        return os.path.join(self.root, "seed_raw")
-
-    @property
-    def seed_jpeg(self) -> str:
-        return os.path.join(self.root, "seed_jpeg")
-
-    @property
-    def modules(self) -> str:
-        return os.path.join(self.root, "modules")
-
-    @property
-    def json(self) -> str:
-        return os.path.join(self.out, f"{NAME}.json")
+        return self.file(f"{name}.yaml")
 
 
 def prepare(paths: Paths, count: int) -> int:
@@ -201,55 +172,6 @@ def prepare(paths: Paths, count: int) -> int:
     return photo_bytes
 
 
-# ---- timing -----------------------------------------------------------------------------------------
-
-@dataclass
-class Result:
-    """One benchmark case: its best time over the rounds, and its throughput."""
-
-    group: str  # "build" or "read"
-    case: str
-    seconds: float
-    items: int
-    cpu_seconds: float  # CPU time (user + system) of this process and its finished children, in that run
-    reference: str = ""  # the case its ratio is taken to
-    ratio: float = 0.0  # throughput relative to `reference`
-
-    @property
-    def per_second(self) -> float:
-        return self.items / self.seconds
-
-
-def cpu_time() -> float:
-    """CPU seconds used so far by this process (all its threads) and its finished child processes.
-
-    `tb.build`'s worker processes count once the build has shut its pool down (they are reaped).
-    """
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def timed(run: Callable[[], Any]) -> tuple[float, float]:
-    """The wall and CPU time of one call of `run`, in seconds, after a garbage collection."""
-    gc.collect()
-    cpu, start = cpu_time(), time.perf_counter()
-    run()
-    return time.perf_counter() - start, cpu_time() - cpu
-
-
-def best_of_rounds(repeats: int, runs: list[Callable[[], Any]]) -> list[tuple[float, float]]:
-    """(wall, CPU) of the fastest call of each of `runs` over `repeats` rounds; every round runs each once.
-
-    Interleaving the cases (rather than repeating one, then the next) spreads slow drift of the
-    machine (other load, frequency, caches) over all of them, so the comparison stays fair.
-    """
-    best = [(float("inf"), 0.0)] * len(runs)
-    for _ in range(repeats):
-        for index, run in enumerate(runs):
-            best[index] = min(best[index], timed(run))
-    return best
-
-
 # ---- build cases ------------------------------------------------------------------------------------
 
 SEED_RAW = "seed tutorial loop, raw pixels (Pillow decode + tf.train.Example per image)"
@@ -259,10 +181,6 @@ OUR_CASES = {  # kind: (case label, the seed loop its ratio is taken to)
     "resized": ("ours, re-encoded JPEG, resized to [64, 64, 3]", SEED_RAW),
     "raw": ("ours, raw pixels [96, 96, 3]", SEED_RAW),
 }
-
-
-def shard_paths(folder: str, name: str, shards: int = SHARDS) -> list[str]:
-    return [os.path.join(folder, f"{name}-train.tfrecord-{index:05d}-of-{shards:05d}") for index in range(shards)]
 
 
 def list_photos(folder: str) -> list[tuple[str, int]]:
@@ -283,13 +201,9 @@ def _bytes(values: Iterable[bytes]) -> tf.train.Feature:
 
 def seed_loop(photos: str, folder: str, name: str, example: Callable[[str, int], tf.train.Example]) -> None:
     """The tutorials' loop: list, build, serialise and write each image (round-robin over 4 shards)."""
-    writers = [tf.io.TFRecordWriter(path) for path in shard_paths(folder, name)]
-    try:
+    with record_writers(shard_paths(folder, name, SHARDS)) as writers:
         for index, (path, label) in enumerate(list_photos(photos)):
             writers[index % SHARDS].write(example(path, label).SerializeToString())
-    finally:
-        for writer in writers:
-            writer.close()
 
 
 def seed_raw_example(path: str, label: int) -> tf.train.Example:
@@ -327,7 +241,7 @@ def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], d
     cases[SEED_RAW] = (lambda: seed_loop(paths.photos, paths.seed_raw, "seed_raw", seed_raw_example), SEED_RAW)
     cases[SEED_JPEG] = (lambda: seed_loop(paths.photos, paths.seed_jpeg, "seed_jpeg", seed_jpeg_example), SEED_JPEG)
     times = best_of_rounds(repeats, [run for run, _ in cases.values()])
-    results = [Result("build", case, seconds, count, cpu, reference)
+    results = [Result("build", case, seconds, count, cpu_seconds=cpu, reference=reference)
                for (case, (_, reference)), (seconds, cpu) in zip(cases.items(), times)]
     return with_ratios(results), infos
 
@@ -337,20 +251,6 @@ def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], d
 def hand_spec() -> dict[str, Any]:
     """The hand-written parse spec of the JPEG records (ours and the seed loop's use the same keys)."""
     return {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
-
-
-def import_module(path: str, name: str) -> ModuleType:
-    """Imports a generated input module from its file, as `import NAME_input` would.
-
-    It is registered in sys.modules (the importlib recipe): AutoGraph looks functions' modules
-    up there, and warns that it cannot convert the module's lambdas if it is missing.
-    """
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    module_spec.loader.exec_module(module)
-    return module
 
 
 def hand_written(files: list[str]) -> tf.data.Dataset:
@@ -367,26 +267,18 @@ def hand_written(files: list[str]) -> tf.data.Dataset:
     return dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def raw_records(files: list[str]) -> tf.data.Dataset:
-    return tf.data.TFRecordDataset(files).batch(BATCH_SIZE)
-
-
-def files_of(info: tb.DatasetInfo) -> list[str]:
-    return [os.path.join(info.path, file) for file in info.splits["train"].files]
-
-
 HAND_WRITTEN = "hand-written: batch -> parse_example + map_fn(decode_jpeg)"
 
 
 def read_cases(paths: Paths, infos: dict[str, tb.DatasetInfo]) -> list[tuple[str, Callable[[], tf.data.Dataset], Any]]:
     """(case, dataset factory, (dtype, shape) of its images or None) for every read pipeline."""
     jpeg, raw = infos["jpeg"], infos["raw"]
-    module = import_module(os.path.join(jpeg.path, f"{jpeg.name}_input.py"), f"{jpeg.name}_input")
+    module = import_module(os.path.join(jpeg.path, f"{jpeg.name}_input.py"))
     # the float32 module: rendered from the spec with `input: {image_dtype: float32}`, reading the jpeg dataset
     float_path = os.path.join(paths.modules, f"{jpeg.name}_input.py")
     tb.generate_module(paths.spec(FLOAT32), float_path, data_dir=jpeg.path)
     float_module = import_module(float_path, f"{FLOAT32}_input")
-    raw_module = import_module(os.path.join(raw.path, f"{raw.name}_input.py"), f"{raw.name}_input")
+    raw_module = import_module(os.path.join(raw.path, f"{raw.name}_input.py"))
     shape = (SIZE, SIZE, 3)
     return [
         ("generated module `input_fn`, uint8",
@@ -398,7 +290,7 @@ def read_cases(paths: Paths, infos: dict[str, tb.DatasetInfo]) -> list[tuple[str
         (HAND_WRITTEN, lambda: hand_written(files_of(jpeg)), (tf.uint8, shape)),
         ("generated module `input_fn` over the raw-pixel dataset (no decoding)",
          lambda: raw_module.input_fn("train", batch_size=BATCH_SIZE, shuffle=False), (tf.uint8, shape)),
-        ("floor: raw records, batched, no parsing", lambda: raw_records(files_of(jpeg)), None),
+        ("floor: raw records, batched, no parsing", lambda: raw_records(files_of(jpeg), BATCH_SIZE), None),
     ]
 
 
@@ -409,9 +301,9 @@ def images_of(batch: Any) -> Any:
     return batch["image"] if isinstance(batch, dict) else batch
 
 
-def epoch(dataset: tf.data.Dataset) -> int:
-    """Iterates one full epoch; returns the number of examples seen."""
-    return sum(int(images_of(batch).shape[0]) for batch in dataset)
+def batch_size_of(batch: Any) -> int:
+    """Images in a batch."""
+    return int(images_of(batch).shape[0])
 
 
 def check_epoch(case: str, dataset: tf.data.Dataset, count: int, expected: Any) -> None:
@@ -437,18 +329,11 @@ def bench_read(paths: Paths, infos: dict[str, tb.DatasetInfo], count: int, repea
     datasets = [make() for _, make, _ in cases]
     for (case, _, expected), dataset in zip(cases, datasets):
         check_epoch(case, dataset, count, expected)
-    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset) for dataset in datasets])
-    results = [Result("read", case, seconds, count, cpu, HAND_WRITTEN)
+    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset, batch_size_of)
+                                     for dataset in datasets])
+    results = [Result("read", case, seconds, count, cpu_seconds=cpu, reference=HAND_WRITTEN)
                for (case, _, _), (seconds, cpu) in zip(cases, times)]
     return with_ratios(results)
-
-
-def with_ratios(results: list[Result]) -> list[Result]:
-    """Sets each result's throughput ratio to that of its reference case."""
-    by_case = {result.case: result for result in results}
-    for result in results:
-        result.ratio = result.per_second / by_case[result.reference].per_second
-    return results
 
 
 # ---- checks -------------------------------------------------------------------------------------------
@@ -458,7 +343,7 @@ def record_digests(files: list[str], spec: dict[str, Any]) -> list[tuple[int, st
 
     Other keys (the seed raw loop's height and width) are not compared."""
     digests = []
-    for batch in raw_records(files):
+    for batch in raw_records(files, BATCH_SIZE):
         parsed = tf.io.parse_example(batch, spec)
         for data, label in zip(parsed["image"].numpy(), parsed["label"].numpy()):
             digests.append((int(label), hashlib.sha256(data).hexdigest()))
@@ -468,7 +353,7 @@ def record_digests(files: list[str], spec: dict[str, Any]) -> list[tuple[int, st
 def resized_ok(info: tb.DatasetInfo, count: int) -> bool:
     """Every record of the re-encoded dataset decodes to [64, 64, 3]."""
     seen = 0
-    for batch in raw_records(files_of(info)):
+    for batch in raw_records(files_of(info), BATCH_SIZE):
         for data in tf.io.parse_example(batch, hand_spec())["image"]:
             if tuple(tf.io.decode_jpeg(data, channels=3).shape) != (RESIZED, RESIZED, 3):
                 return False
@@ -480,62 +365,34 @@ def checks(paths: Paths, infos: dict[str, tb.DatasetInfo], count: int) -> dict[s
     """Our records against the seed loops' (as multisets of label and image bytes), sizes, bytes."""
     return {
         "jpeg_same_as_seed": record_digests(files_of(infos["jpeg"]), hand_spec())
-        == record_digests(shard_paths(paths.seed_jpeg, "seed_jpeg"), hand_spec()),
+        == record_digests(shard_paths(paths.seed_jpeg, "seed_jpeg", SHARDS), hand_spec()),
         "raw_same_as_seed": record_digests(files_of(infos["raw"]), hand_spec())
-        == record_digests(shard_paths(paths.seed_raw, "seed_raw"), hand_spec()),
+        == record_digests(shard_paths(paths.seed_raw, "seed_raw", SHARDS), hand_spec()),
         "resized_shapes_ok": resized_ok(infos["resized"], count),
         "bytes": {
             "ours_jpeg": infos["jpeg"].splits["train"].num_bytes,
-            "seed_jpeg": total_bytes(shard_paths(paths.seed_jpeg, "seed_jpeg")),
+            "seed_jpeg": total_bytes(shard_paths(paths.seed_jpeg, "seed_jpeg", SHARDS)),
             "ours_resized": infos["resized"].splits["train"].num_bytes,
             "ours_raw": infos["raw"].splits["train"].num_bytes,
-            "seed_raw": total_bytes(shard_paths(paths.seed_raw, "seed_raw")),
+            "seed_raw": total_bytes(shard_paths(paths.seed_raw, "seed_raw", SHARDS)),
         },
     }
 
 
-def total_bytes(files: Iterable[str]) -> int:
-    return sum(os.path.getsize(file) for file in files)
-
-
 # ---- report -------------------------------------------------------------------------------------------
 
-def machine() -> dict[str, Any]:
-    return {
-        "cpu_count": os.cpu_count(),
-        "load_average": [round(load, 2) for load in os.getloadavg()],  # 1, 5, 15 minutes, at the report
-        "processor": platform.processor() or platform.machine(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-        "numpy": np.__version__,
-        "pillow": PIL.__version__,
-        "tfrecord_builder": tb.__version__,
-    }
+def machine_info() -> dict[str, Any]:
+    """The machine, its load average (1, 5, 15 minutes) at the call, and the versions that matter here."""
+    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "pillow": PIL.__version__,
+                    "tfrecord_builder": tb.__version__}, load_average=True)
 
 
-def build_table(results: list[Result]) -> str:
-    short = {SEED_RAW: "seed loop, raw pixels", SEED_JPEG: "seed loop, JPEG bytes"}
-    lines = ["| case | images/s | ratio to its seed loop | seed loop | best time (s) | CPU (s) |",
-             "| --- | ---: | ---: | --- | ---: | ---: |"]
-    for result in results:
-        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | "
-                     f"{short[result.reference]} | {result.seconds:.3f} | {result.cpu_seconds:.2f} |")
-    return "\n".join(lines)
-
-
-def read_table(results: list[Result]) -> str:
-    lines = ["| case | images/s | ratio to hand-written | best time (s) | CPU (s) |",
-             "| --- | ---: | ---: | ---: | ---: |"]
-    for result in results:
-        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | {result.seconds:.3f} | "
-                     f"{result.cpu_seconds:.2f} |")
-    return "\n".join(lines)
+SEED_LOOP_SHORT = {SEED_RAW: "seed loop, raw pixels", SEED_JPEG: "seed loop, JPEG bytes"}
 
 
 def report(count: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
     """The Markdown report: machine, build table, read table, notes."""
-    info = machine()
+    info = machine_info()
     sizes = extra["bytes"]
 
     def same(flag: bool) -> str:
@@ -545,19 +402,18 @@ def report(count: int, repeats: int, build: list[Result], read: list[Result], ex
         f"## Image benchmark: {count:,} JPEG photos {SIZE}x{SIZE} RGB (quality {QUALITY}, "
         f"{extra['photo_bytes'] / count / 1024:.1f} KiB each), {CLASSES} classes, best of {repeats}",
         "",
-        f"Machine: {info['cpu_count']} CPUs ({info['processor']}), {info['platform']}, Python {info['python']}, "
-        f"TensorFlow {info['tensorflow']}, numpy {info['numpy']}, Pillow {info['pillow']}, "
-        f"tfrecord_builder {info['tfrecord_builder']}. Load average (1 min) {extra['load_at_start']:.2f} "
+        f"{machine_line(info)}. Load average (1 min) {extra['load_at_start']:.2f} "
         f"at the start, {info['load_average'][0]:.2f} at the end (other processes share the CPUs when it "
         f"exceeds what this benchmark runs).",
         "",
         f"### Build (image folder -> {SHARDS} TFRecord shards)",
         "",
-        build_table(build),
+        results_table(build, "images", "its seed loop",
+                      [Column("seed loop", lambda result: SEED_LOOP_SHORT[result.reference], "---")]),
         "",
         f"### Read (one epoch of the JPEG passthrough dataset, decoded, batch {BATCH_SIZE}, no shuffle)",
         "",
-        read_table(read),
+        results_table(read, "images", "hand-written"),
         "",
         f"Shard bytes: ours JPEG {sizes['ours_jpeg']:,} (seed loop {sizes['seed_jpeg']:,}), "
         f"ours re-encoded {RESIZED}x{RESIZED} {sizes['ours_resized']:,}, "
@@ -569,10 +425,7 @@ def report(count: int, repeats: int, build: list[Result], read: list[Result], ex
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--images", type=int, default=2000, help="synthetic photos to generate (default 2000)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per case; the best counts (default 3)")
-    parser.add_argument("--out", default=os.path.join(HERE, "out"), help="output folder (default bench/out)")
+    parser = argument_parser(__doc__, "--images", 2000, "synthetic photos to generate (default 2000)")
     args = parser.parse_args(argv)
     if args.images < CLASSES:
         parser.error(f"--images: expected at least {CLASSES} (one per class)")
@@ -588,14 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "images": args.images, "size": [SIZE, SIZE, 3], "quality": QUALITY, "classes": CLASSES,
         "repeats": args.repeats, "batch_size": BATCH_SIZE, "shards": SHARDS, "workers": list(WORKERS),
-        "machine": machine(), **extra,
-        "build": [{**asdict(result), "per_second": result.per_second} for result in build],
-        "read": [{**asdict(result), "per_second": result.per_second} for result in read],
+        "machine": machine_info(), **extra,
     }
-    with open(paths.json, "w", encoding="utf-8") as file:
-        json.dump(document, file, indent=2)
-        file.write("\n")
-    print(f"\nwritten: {paths.json}")
+    write_json(paths.json, document, build, read)
     return 0
 
 

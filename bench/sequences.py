@@ -31,17 +31,11 @@ the generated data, value by value.
 """
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib.util
 import json
 import os
-import platform
 import sys
-import time
-from dataclasses import asdict, dataclass
-from types import ModuleType
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -58,6 +52,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
 
 import tfrecord_builder as tb  # noqa: E402
+from harness import (  # noqa: E402
+    Column, OutputPaths, Result, argument_parser, best_of_rounds, epoch, files_of, import_module, machine,
+    machine_line, raw_records, record_writers, results_table, shard_paths, total_bytes, with_ratios, write_floor,
+    write_json,
+)
 
 NAME = "sequences"
 SHARDS = 4
@@ -131,47 +130,17 @@ def spec_text(jsonl_name: str, output_dir: str, input_section: str = "") -> str:
     ])
 
 
-@dataclass
-class Paths:
-    """Where the benchmark writes its files."""
+class Paths(OutputPaths):
+    """Where the benchmark writes its files: under `out`/sequences."""
 
-    out: str  # bench/out
-
-    @property
-    def root(self) -> str:
-        return os.path.join(self.out, NAME)
-
-    @property
-    def jsonl(self) -> str:
-        return os.path.join(self.root, f"{NAME}.jsonl")
-
-    @property
-    def spec(self) -> str:
-        return os.path.join(self.root, f"{NAME}.yaml")
-
-    @property
-    def bucketed_spec(self) -> str:
-        return os.path.join(self.root, f"{NAME}_bucketed.yaml")
-
-    @property
-    def ours(self) -> str:
-        return os.path.join(self.root, "build")
-
-    @property
-    def seed(self) -> str:
-        return os.path.join(self.root, "seed")
-
-    @property
-    def floor(self) -> str:
-        return os.path.join(self.root, "floor")
-
-    @property
-    def modules(self) -> str:
-        return os.path.join(self.root, "modules")
-
-    @property
-    def json(self) -> str:
-        return os.path.join(self.out, f"{NAME}.json")
+    def __init__(self, out: str) -> None:
+        super().__init__(out, NAME)
+        self.jsonl = self.file(f"{NAME}.jsonl")
+        self.spec = self.file(f"{NAME}.yaml")
+        self.bucketed_spec = self.file(f"{NAME}_bucketed.yaml")
+        self.seed = self.file("seed")
+        self.floor = self.file("floor")
+        self.modules = self.file("modules")
 
 
 def prepare(paths: Paths, records: int) -> tuple[Sequences, int]:
@@ -188,52 +157,18 @@ def prepare(paths: Paths, records: int) -> tuple[Sequences, int]:
     return data, size
 
 
-# ---- timing -----------------------------------------------------------------------------------------
+# ---- results ----------------------------------------------------------------------------------------
 
 @dataclass
-class Result:
-    """One benchmark case: its best time over the rounds, and its throughput."""
+class SequenceResult(Result):
+    """A result with, for a read case, the padding of its batches (None for a build case)."""
 
-    group: str  # "build" or "read"
-    case: str
-    seconds: float
-    items: int
-    ratio: float = 0.0  # throughput relative to the group's reference case
     padding: float | None = None  # read: padded step slots / all step slots of one epoch's batches
-
-    @property
-    def per_second(self) -> float:
-        return self.items / self.seconds
-
-
-def timed(run: Callable[[], Any]) -> float:
-    """The wall time of one call of `run`, in seconds, after a garbage collection."""
-    gc.collect()
-    start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
-
-
-def best_of_rounds(repeats: int, runs: list[Callable[[], Any]]) -> list[float]:
-    """The best time of each of `runs` over `repeats` rounds; every round runs each once, in order.
-
-    Interleaving the cases (rather than repeating one, then the next) spreads slow drift of the
-    machine (other load, frequency, caches) over all of them, so the comparison stays fair.
-    """
-    best = [float("inf")] * len(runs)
-    for _ in range(repeats):
-        for index, run in enumerate(runs):
-            best[index] = min(best[index], timed(run))
-    return best
 
 
 # ---- build cases ------------------------------------------------------------------------------------
 
 SEED_LOOP = "seed tutorial loop (json.loads + tf.train.SequenceExample, feature.add() per step)"
-
-
-def shard_paths(folder: str, shards: int = SHARDS) -> list[str]:
-    return [os.path.join(folder, f"{NAME}-train.tfrecord-{index:05d}-of-{shards:05d}") for index in range(shards)]
 
 
 def seed_sequence_example(record: dict[str, Any]) -> tf.train.SequenceExample:
@@ -255,16 +190,11 @@ def build_seed_loop(jsonl_path: str, folder: str) -> list[bytes]:
     Returns the serialised records (kept for the floor case; the list append is negligible).
     """
     records = []
-    writers = [tf.io.TFRecordWriter(path) for path in shard_paths(folder)]
-    try:
-        with open(jsonl_path, encoding="utf-8") as file:
-            for index, line in enumerate(file):
-                record = seed_sequence_example(json.loads(line)).SerializeToString()
-                writers[index % SHARDS].write(record)
-                records.append(record)
-    finally:
-        for writer in writers:
-            writer.close()
+    with record_writers(shard_paths(folder, NAME, SHARDS)) as writers, open(jsonl_path, encoding="utf-8") as file:
+        for index, line in enumerate(file):
+            record = seed_sequence_example(json.loads(line)).SerializeToString()
+            writers[index % SHARDS].write(record)
+            records.append(record)
     return records
 
 
@@ -278,16 +208,7 @@ def json_loads_only(jsonl_path: str) -> int:
     return count
 
 
-def write_floor(records: list[bytes], folder: str) -> None:
-    """Only the TFRecordWriter: already-serialised records, 4 contiguous shards."""
-    total = len(records)
-    for index, path in enumerate(shard_paths(folder)):
-        with tf.io.TFRecordWriter(path) as writer:
-            for record in records[index * total // SHARDS : (index + 1) * total // SHARDS]:
-                writer.write(record)
-
-
-def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo]:
+def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[SequenceResult], tb.DatasetInfo]:
     """Times the build cases; returns them and the info of the dataset `tb.build` wrote."""
     infos: dict[int, tb.DatasetInfo] = {}
     records: list[bytes] = []
@@ -307,11 +228,12 @@ def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], t
     }
     cases[SEED_LOOP] = seed
     cases["context: `json.loads` alone over the file"] = lambda: json_loads_only(paths.jsonl)
-    cases["floor: TFRecordWriter of serialised records"] = lambda: write_floor(records, paths.floor)
+    cases["floor: TFRecordWriter of serialised records"] = \
+        lambda: write_floor(records, shard_paths(paths.floor, NAME, SHARDS))
     # in this order: the floor writes what the seed loop serialised
     times = best_of_rounds(repeats, list(cases.values()))
-    results = [Result("build", case, seconds, count) for case, seconds in zip(cases, times)]
-    return with_ratios(results, reference=list(cases).index(SEED_LOOP)), infos[WORKERS[-1]]
+    results = [SequenceResult("build", case, timing.seconds, count) for case, timing in zip(cases, times)]
+    return with_ratios(results, reference=SEED_LOOP), infos[WORKERS[-1]]
 
 
 # ---- read cases ---------------------------------------------------------------------------------------
@@ -322,20 +244,6 @@ def hand_specs() -> tuple[dict[str, Any], dict[str, Any]]:
     sequence = {"tokens": tf.io.FixedLenSequenceFeature([], tf.int64),
                 "values": tf.io.FixedLenSequenceFeature([2], tf.float32)}
     return context, sequence
-
-
-def import_module(path: str, name: str) -> ModuleType:
-    """Imports a generated input module from its file, as `import NAME_input` would.
-
-    It is registered in sys.modules (the importlib recipe): AutoGraph looks functions' modules
-    up there, and warns that it cannot convert the module's lambdas if it is missing.
-    """
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    module_spec.loader.exec_module(module)
-    return module
 
 
 def parse_batch_by_hand(batch: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -360,21 +268,13 @@ def seed_per_record(files: list[str]) -> tf.data.Dataset:
     return dataset.padded_batch(BATCH_SIZE)
 
 
-def raw_records(files: list[str]) -> tf.data.Dataset:
-    return tf.data.TFRecordDataset(files).batch(BATCH_SIZE)
-
-
-def files_of(info: tb.DatasetInfo) -> list[str]:
-    return [os.path.join(info.path, file) for file in info.splits["train"].files]
-
-
 HAND_WRITTEN = "hand-written: batch -> parse_sequence_example"
 BUCKETED = f"generated module `input_fn`, `bucket_boundaries: {BUCKET_BOUNDARIES}`"
 
 
 def read_cases(paths: Paths, info: tb.DatasetInfo) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
     """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote."""
-    module = import_module(os.path.join(info.path, f"{NAME}_input.py"), f"{NAME}_input")
+    module = import_module(os.path.join(info.path, f"{NAME}_input.py"))
     # the bucketing module: rendered from the spec with `input: {bucket_boundaries: ...}`, reading the same dataset
     bucketed_path = os.path.join(paths.modules, f"{NAME}_input.py")
     tb.generate_module(paths.bucketed_spec, bucketed_path, data_dir=info.path)
@@ -386,7 +286,7 @@ def read_cases(paths: Paths, info: tb.DatasetInfo) -> list[tuple[str, Callable[[
         (HAND_WRITTEN, lambda: hand_written(files)),
         ("seed: parse_single_sequence_example -> padded_batch", lambda: seed_per_record(files)),
         (BUCKETED, lambda: bucketed.input_fn("train", batch_size=BATCH_SIZE, shuffle=False)),
-        ("floor: raw records, batched, no parsing", lambda: raw_records(files)),
+        ("floor: raw records, batched, no parsing", lambda: raw_records(files, BATCH_SIZE)),
     ]
 
 
@@ -398,13 +298,10 @@ def features_of(batch: Any) -> Any:
     return batch
 
 
-def epoch(dataset: tf.data.Dataset) -> int:
-    """Iterates one full epoch; returns the number of sequences seen."""
-    total = 0
-    for batch in dataset:
-        batch = features_of(batch)
-        total += int((batch["id"] if isinstance(batch, dict) else batch).shape[0])
-    return total
+def batch_size_of(batch: Any) -> int:
+    """Sequences in a batch."""
+    batch = features_of(batch)
+    return int((batch["id"] if isinstance(batch, dict) else batch).shape[0])
 
 
 def check_epoch(case: str, dataset: tf.data.Dataset, data: Sequences) -> float | None:
@@ -437,22 +334,16 @@ def check_epoch(case: str, dataset: tf.data.Dataset, data: Sequences) -> float |
     return 1.0 - data.total_steps / slots
 
 
-def bench_read(paths: Paths, info: tb.DatasetInfo, data: Sequences, repeats: int) -> list[Result]:
+def bench_read(paths: Paths, info: tb.DatasetInfo, data: Sequences, repeats: int) -> list[SequenceResult]:
     """Times one epoch of each read pipeline, after a warm-up epoch of each that checks it."""
     cases = read_cases(paths, info)
     datasets = [make() for _, make in cases]
     padding = [check_epoch(case, dataset, data) for (case, _), dataset in zip(cases, datasets)]
-    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset) for dataset in datasets])
-    results = [Result("read", case, seconds, len(data.lengths), padding=pad)
-               for (case, _), seconds, pad in zip(cases, times, padding)]
-    return with_ratios(results, reference=[case for case, _ in cases].index(HAND_WRITTEN))
-
-
-def with_ratios(results: list[Result], reference: int) -> list[Result]:
-    """Sets each result's throughput ratio to that of results[reference]."""
-    for result in results:
-        result.ratio = result.per_second / results[reference].per_second
-    return results
+    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset, batch_size_of)
+                                     for dataset in datasets])
+    results = [SequenceResult("read", case, timing.seconds, len(data.lengths), padding=pad)
+               for (case, _), timing, pad in zip(cases, times, padding)]
+    return with_ratios(results, reference=HAND_WRITTEN)
 
 
 # ---- checks -------------------------------------------------------------------------------------------
@@ -460,7 +351,7 @@ def with_ratios(results: list[Result], reference: int) -> list[Result]:
 def parsed_sequences(files: list[str]) -> Sequences:
     """Every record of `files` parsed with the hand specs, ordered by `id` (ids checked to be 0..N-1)."""
     ids, labels, lengths, tokens, values = [], [], [], [], []
-    for batch in raw_records(files):
+    for batch in raw_records(files, BATCH_SIZE):
         parsed = parse_batch_by_hand(batch)
         length = parsed["sequence_length"].numpy()
         mask = np.arange(parsed["tokens"].shape[1])[None, :] < length[:, None]
@@ -495,50 +386,26 @@ def checks(paths: Paths, info: tb.DatasetInfo, data: Sequences) -> dict[str, Any
     """Our records and the seed loop's against the generated data; the shards' bytes."""
     return {
         "differ_ours": differences(parsed_sequences(files_of(info)), data),
-        "differ_seed": differences(parsed_sequences(shard_paths(paths.seed)), data),
+        "differ_seed": differences(parsed_sequences(shard_paths(paths.seed, NAME, SHARDS)), data),
         "bytes_ours": info.splits["train"].num_bytes,
-        "bytes_seed": total_bytes(shard_paths(paths.seed)),
+        "bytes_seed": total_bytes(shard_paths(paths.seed, NAME, SHARDS)),
     }
-
-
-def total_bytes(files: Iterable[str]) -> int:
-    return sum(os.path.getsize(file) for file in files)
 
 
 # ---- report -------------------------------------------------------------------------------------------
 
-def machine() -> dict[str, Any]:
-    return {
-        "cpu_count": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-        "numpy": np.__version__,
-        "tfrecord_builder": tb.__version__,
-    }
+def machine_info() -> dict[str, Any]:
+    """The machine and the versions of the packages that matter here."""
+    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "tfrecord_builder": tb.__version__})
 
 
-def build_table(results: list[Result]) -> str:
-    lines = ["| case | sequences/s | ratio to seed loop | best time (s) |", "| --- | ---: | ---: | ---: |"]
-    for result in results:
-        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | {result.seconds:.3f} |")
-    return "\n".join(lines)
+def padding_cell(result: SequenceResult) -> str:
+    return "-" if result.padding is None else f"{100 * result.padding:.1f}%"
 
 
-def read_table(results: list[Result]) -> str:
-    lines = ["| case | sequences/s | ratio to hand-written | padding | best time (s) |",
-             "| --- | ---: | ---: | ---: | ---: |"]
-    for result in results:
-        padding = "-" if result.padding is None else f"{100 * result.padding:.1f}%"
-        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | {padding} | "
-                     f"{result.seconds:.3f} |")
-    return "\n".join(lines)
-
-
-def report(count: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
+def report(count: int, repeats: int, build: list[SequenceResult], read: list[SequenceResult],
+           extra: dict[str, Any]) -> str:
     """The Markdown report: machine, build table, read table, notes."""
-    info = machine()
     bucketed = next(result for result in read if result.case == BUCKETED)
 
     def same(differ: list[str]) -> str:
@@ -549,16 +416,15 @@ def report(count: int, repeats: int, build: list[Result], read: list[Result], ex
         f"({extra['steps']:,} steps; context id, label; per step tokens int64, values float32 [2]), "
         f"best of {repeats}",
         "",
-        f"Machine: {info['cpu_count']} CPUs ({info['processor']}), {info['platform']}, Python {info['python']}, "
-        f"TensorFlow {info['tensorflow']}, numpy {info['numpy']}, tfrecord_builder {info['tfrecord_builder']}",
+        machine_line(machine_info()),
         "",
         f"### Build (JSONL, {extra['jsonl_bytes'] / 1024**2:,.1f} MiB -> {SHARDS} TFRecord shards of SequenceExamples)",
         "",
-        build_table(build),
+        results_table(build, "sequences", "seed loop"),
         "",
         f"### Read (one epoch, batch {BATCH_SIZE}, no shuffle)",
         "",
-        read_table(read),
+        results_table(read, "sequences", "hand-written", [Column("padding", padding_cell)]),
         "",
         f"Padding (padded step slots / all step slots of one epoch): "
         f"{100 * read[0].padding:.1f}% without bucketing, "
@@ -570,10 +436,7 @@ def report(count: int, repeats: int, build: list[Result], read: list[Result], ex
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=50_000, help="sequences to generate (default 50000)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per case; the best counts (default 3)")
-    parser.add_argument("--out", default=os.path.join(HERE, "out"), help="output folder (default bench/out)")
+    parser = argument_parser(__doc__, "--records", 50_000, "sequences to generate (default 50000)")
     args = parser.parse_args(argv)
     if args.records < 1:
         parser.error("--records: expected at least 1")
@@ -588,14 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "records": args.records, "steps_per_record": [MIN_STEPS, MAX_STEPS], "repeats": args.repeats,
         "batch_size": BATCH_SIZE, "shards": SHARDS, "workers": list(WORKERS),
-        "bucket_boundaries": BUCKET_BOUNDARIES, "machine": machine(), **extra,
-        "build": [{**asdict(result), "per_second": result.per_second} for result in build],
-        "read": [{**asdict(result), "per_second": result.per_second} for result in read],
+        "bucket_boundaries": BUCKET_BOUNDARIES, "machine": machine_info(), **extra,
     }
-    with open(paths.json, "w", encoding="utf-8") as file:
-        json.dump(document, file, indent=2)
-        file.write("\n")
-    print(f"\nwritten: {paths.json}")
+    write_json(paths.json, document, build, read)
     return 0
 
 

@@ -24,17 +24,9 @@ Before timing, the records ours and the seed loop wrote are parsed and compared 
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import gc
-import importlib.util
-import json
 import os
-import platform
 import sys
-import time
-from dataclasses import asdict, dataclass
-from types import ModuleType
 from typing import Any, Callable, Iterable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -46,6 +38,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
 
 import tfrecord_builder as tb  # noqa: E402
+from harness import (  # noqa: E402
+    OutputPaths, Result, argument_parser, best_of_rounds, epoch, files_of, import_module, machine, machine_line,
+    raw_records, record_writers, results_table, shard_paths, total_bytes, with_ratios, write_floor, write_json,
+)
 
 NAME = "tabular"
 SHARDS = 4
@@ -130,35 +126,15 @@ def spec_text(csv_name: str, output_dir: str) -> str:
     ])
 
 
-@dataclass
-class Paths:
-    """Where the benchmark writes its files."""
+class Paths(OutputPaths):
+    """Where the benchmark writes its files: directly in `out`."""
 
-    out: str
-
-    @property
-    def csv(self) -> str:
-        return os.path.join(self.out, f"{NAME}.csv")
-
-    @property
-    def spec(self) -> str:
-        return os.path.join(self.out, f"{NAME}.yaml")
-
-    @property
-    def ours(self) -> str:
-        return os.path.join(self.out, "build")
-
-    @property
-    def seed(self) -> str:
-        return os.path.join(self.out, "seed")
-
-    @property
-    def floor(self) -> str:
-        return os.path.join(self.out, "floor")
-
-    @property
-    def json(self) -> str:
-        return os.path.join(self.out, f"{NAME}.json")
+    def __init__(self, out: str) -> None:
+        super().__init__(out, NAME, own_folder=False)
+        self.csv = self.file(f"{NAME}.csv")
+        self.spec = self.file(f"{NAME}.yaml")
+        self.seed = self.file("seed")
+        self.floor = self.file("floor")
 
 
 def prepare(paths: Paths, rows: int) -> None:
@@ -170,53 +146,14 @@ def prepare(paths: Paths, rows: int) -> None:
         file.write(spec_text(os.path.basename(paths.csv), os.path.basename(paths.ours)))
 
 
-# ---- timing -----------------------------------------------------------------------------------------
-
-@dataclass
-class Result:
-    """One benchmark case: its best time over the rounds, and its throughput."""
-
-    group: str  # "build" or "read"
-    case: str
-    seconds: float
-    items: int
-    ratio: float = 0.0  # throughput relative to the group's reference case
-
-    @property
-    def per_second(self) -> float:
-        return self.items / self.seconds
-
-
-def timed(run: Callable[[], Any]) -> float:
-    """The wall time of one call of `run`, in seconds, after a garbage collection."""
-    gc.collect()
-    start = time.perf_counter()
-    run()
-    return time.perf_counter() - start
-
-
-def best_of_rounds(repeats: int, runs: list[Callable[[], Any]]) -> list[float]:
-    """The best time of each of `runs` over `repeats` rounds; every round runs each once, in order.
-
-    Interleaving the cases (rather than repeating one, then the next) spreads slow drift of the
-    machine (other load, frequency, caches) over all of them, so the comparison stays fair.
-    """
-    best = [float("inf")] * len(runs)
-    for _ in range(repeats):
-        for index, run in enumerate(runs):
-            best[index] = min(best[index], timed(run))
-    return best
-
-
 # ---- build cases ------------------------------------------------------------------------------------
+
+SEED_LOOP = "seed tutorial loop (csv + tf.train.Example per row)"
+
 
 def build_ours(paths: Paths) -> tb.DatasetInfo:
     """The whole tfrecord_builder build: CSV reading, encoding, shuffling, shards, info, module."""
     return tb.build(paths.spec, output=paths.ours, overwrite=True)
-
-
-def shard_paths(folder: str, shards: int = SHARDS) -> list[str]:
-    return [os.path.join(folder, f"{NAME}-train.tfrecord-{index:05d}-of-{shards:05d}") for index in range(shards)]
 
 
 def _int64(values: Iterable[int]) -> tf.train.Feature:
@@ -246,26 +183,13 @@ def build_seed_loop(csv_path: str, folder: str) -> list[bytes]:
     Returns the serialised records (kept for the floor case; the list append is negligible).
     """
     records = []
-    writers = [tf.io.TFRecordWriter(path) for path in shard_paths(folder)]
-    try:
-        with open(csv_path, newline="", encoding="utf-8") as file:
-            for index, row in enumerate(csv.DictReader(file)):
-                record = seed_example(row).SerializeToString()
-                writers[index % SHARDS].write(record)
-                records.append(record)
-    finally:
-        for writer in writers:
-            writer.close()
+    with (record_writers(shard_paths(folder, NAME, SHARDS)) as writers,
+          open(csv_path, newline="", encoding="utf-8") as file):
+        for index, row in enumerate(csv.DictReader(file)):
+            record = seed_example(row).SerializeToString()
+            writers[index % SHARDS].write(record)
+            records.append(record)
     return records
-
-
-def write_floor(records: list[bytes], folder: str) -> None:
-    """Only the TFRecordWriter: already-serialised records, 4 contiguous shards."""
-    total = len(records)
-    for index, path in enumerate(shard_paths(folder)):
-        with tf.io.TFRecordWriter(path) as writer:
-            for record in records[index * total // SHARDS : (index + 1) * total // SHARDS]:
-                writer.write(record)
 
 
 def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo]:
@@ -283,13 +207,14 @@ def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb
 
     cases = {
         "tfrecord_builder `tb.build` (ours)": ours,
-        "seed tutorial loop (csv + tf.train.Example per row)": seed,
-        "floor: TFRecordWriter of serialised records": lambda: write_floor(records, paths.floor),
+        SEED_LOOP: seed,
+        "floor: TFRecordWriter of serialised records":
+            lambda: write_floor(records, shard_paths(paths.floor, NAME, SHARDS)),
     }  # in this order: the floor writes what the seed loop serialised
     times = best_of_rounds(repeats, list(cases.values()))
-    results = [Result("build", case, seconds, rows) for case, seconds in zip(cases, times)]
+    results = [Result("build", case, timing.seconds, rows) for case, timing in zip(cases, times)]
     assert info is not None
-    return with_ratios(results, reference=1), info
+    return with_ratios(results, reference=SEED_LOOP), info
 
 
 # ---- read cases ---------------------------------------------------------------------------------------
@@ -301,21 +226,6 @@ def hand_spec() -> dict[str, Any]:
     spec.update({name: tf.io.FixedLenFeature([], tf.string) for name in STRING_COLUMNS})
     spec[LIST_COLUMN] = tf.io.VarLenFeature(tf.int64)
     return spec
-
-
-def import_module(path: str) -> ModuleType:
-    """Imports a generated input module from its file, as `import NAME_input` would.
-
-    It is registered in sys.modules (the importlib recipe): AutoGraph looks functions' modules
-    up there, and warns that it cannot convert the module's lambdas if it is missing.
-    """
-    name = f"{NAME}_input"
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    module_spec.loader.exec_module(module)
-    return module
 
 
 def hand_tuned(files: list[str]) -> tf.data.Dataset:
@@ -330,20 +240,19 @@ def seed_per_example(files: list[str]) -> tf.data.Dataset:
     return tf.data.TFRecordDataset(files).map(lambda record: tf.io.parse_single_example(record, spec)).batch(BATCH_SIZE)
 
 
-def raw_records(files: list[str]) -> tf.data.Dataset:
-    return tf.data.TFRecordDataset(files).batch(BATCH_SIZE)
+HAND_TUNED = "hand-tuned: batch -> parse_example"
 
 
 def read_cases(info: tb.DatasetInfo) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
     """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote."""
     module = import_module(os.path.join(info.path, f"{NAME}_input.py"))
-    files = [os.path.join(info.path, file) for file in info.splits["train"].files]
+    files = files_of(info)
     return [
         ("generated module `input_fn`", lambda: module.input_fn("train", batch_size=BATCH_SIZE, shuffle=False)),
         ("`tb.input_fn`", lambda: tb.input_fn(info.path, "train", batch_size=BATCH_SIZE, shuffle=False)),
-        ("hand-tuned: batch -> parse_example", lambda: hand_tuned(files)),
+        (HAND_TUNED, lambda: hand_tuned(files)),
         ("seed: parse_single_example -> batch", lambda: seed_per_example(files)),
-        ("floor: raw records, batched, no parsing", lambda: raw_records(files)),
+        ("floor: raw records, batched, no parsing", lambda: raw_records(files, BATCH_SIZE)),
     ]
 
 
@@ -356,36 +265,24 @@ def batch_size_of(batch: Any) -> int:
     return int(batch.shape[0])
 
 
-def epoch(dataset: tf.data.Dataset) -> int:
-    """Iterates one full epoch; returns the number of examples seen."""
-    return sum(batch_size_of(batch) for batch in dataset)
-
-
 def bench_read(info: tb.DatasetInfo, rows: int, repeats: int) -> list[Result]:
     """Times one epoch of each read pipeline, after a warm-up epoch of each that checks the count."""
     cases = read_cases(info)
     datasets = [make() for _, make in cases]
     for (case, _), dataset in zip(cases, datasets):
-        seen = epoch(dataset)  # the warm-up
+        seen = epoch(dataset, batch_size_of)  # the warm-up
         if seen != rows:
             raise RuntimeError(f"{case}: one epoch yielded {seen} examples, expected {rows}")
-    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset) for dataset in datasets])
-    results = [Result("read", case, seconds, rows) for (case, _), seconds in zip(cases, times)]
-    return with_ratios(results, reference=2)
-
-
-def with_ratios(results: list[Result], reference: int) -> list[Result]:
-    """Sets each result's throughput ratio to that of results[reference]."""
-    for result in results:
-        result.ratio = result.per_second / results[reference].per_second
-    return results
+    times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset, batch_size_of) for dataset in datasets])
+    results = [Result("read", case, timing.seconds, rows) for (case, _), timing in zip(cases, times)]
+    return with_ratios(results, reference=HAND_TUNED)
 
 
 # ---- checks -------------------------------------------------------------------------------------------
 
 def parsed_table(files: list[str]) -> dict[str, np.ndarray | list[list[int]]]:
     """Every record of `files` parsed with the hand spec, as columns ordered by `id`."""
-    batches = [tf.io.parse_example(batch, hand_spec()) for batch in raw_records(files)]
+    batches = [tf.io.parse_example(batch, hand_spec()) for batch in raw_records(files, BATCH_SIZE)]
     columns: dict[str, Any] = {}
     for name in INT_COLUMNS + FLOAT_COLUMNS + STRING_COLUMNS:
         columns[name] = np.concatenate([batch[name].numpy() for batch in batches])
@@ -398,8 +295,8 @@ def parsed_table(files: list[str]) -> dict[str, np.ndarray | list[list[int]]]:
 
 def same_content(info: tb.DatasetInfo, seed_folder: str) -> list[str]:
     """The columns whose values differ between our records and the seed loop's (empty: none)."""
-    ours = parsed_table([os.path.join(info.path, file) for file in info.splits["train"].files])
-    seed = parsed_table(shard_paths(seed_folder))
+    ours = parsed_table(files_of(info))
+    seed = parsed_table(shard_paths(seed_folder, NAME, SHARDS))
     differ = []
     for name in COLUMNS:
         a, b = ours[name], seed[name]
@@ -409,47 +306,27 @@ def same_content(info: tb.DatasetInfo, seed_folder: str) -> list[str]:
     return differ
 
 
-def total_bytes(files: Iterable[str]) -> int:
-    return sum(os.path.getsize(file) for file in files)
-
-
 # ---- report -------------------------------------------------------------------------------------------
 
-def machine() -> dict[str, Any]:
-    return {
-        "cpu_count": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-        "numpy": np.__version__,
-        "tfrecord_builder": tb.__version__,
-    }
-
-
-def table(results: list[Result], unit: str, reference: str) -> str:
-    lines = [f"| case | {unit}/s | ratio to {reference} | best time (s) |", "| --- | ---: | ---: | ---: |"]
-    for result in results:
-        lines.append(f"| {result.case} | {result.per_second:,.0f} | {result.ratio:.2f}x | {result.seconds:.3f} |")
-    return "\n".join(lines)
+def machine_info() -> dict[str, Any]:
+    """The machine and the versions of the packages that matter here."""
+    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "tfrecord_builder": tb.__version__})
 
 
 def report(rows: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
     """The Markdown report: machine, build table, read table, notes."""
-    info = machine()
     return "\n".join([
         f"## Tabular benchmark: {rows:,} rows x {len(COLUMNS)} columns, best of {repeats}",
         "",
-        f"Machine: {info['cpu_count']} CPUs ({info['processor']}), {info['platform']}, Python {info['python']}, "
-        f"TensorFlow {info['tensorflow']}, numpy {info['numpy']}, tfrecord_builder {info['tfrecord_builder']}",
+        machine_line(machine_info()),
         "",
         "### Build (CSV -> 4 TFRecord shards)",
         "",
-        table(build, "rows", "seed loop"),
+        results_table(build, "rows", "seed loop"),
         "",
         f"### Read (one epoch, batch {BATCH_SIZE}, no shuffle)",
         "",
-        table(read, "examples", "hand-tuned"),
+        results_table(read, "examples", "hand-tuned"),
         "",
         f"Shard bytes: ours {extra['bytes_ours']:,}, seed loop {extra['bytes_seed']:,}. "
         f"Records ours vs seed loop: {'identical values' if not extra['differ'] else 'DIFFER in ' + ', '.join(extra['differ'])}.",
@@ -457,11 +334,7 @@ def report(rows: int, repeats: int, build: list[Result], read: list[Result], ext
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=100_000, help="rows of the synthetic CSV (default 100000)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per case; the best counts (default 3)")
-    parser.add_argument("--out", default=os.path.join(HERE, "out"), help="output folder (default bench/out)")
-    args = parser.parse_args(argv)
+    args = argument_parser(__doc__, "--rows", 100_000, "rows of the synthetic CSV (default 100000)").parse_args(argv)
     paths = Paths(os.path.abspath(args.out))
 
     prepare(paths, args.rows)
@@ -469,21 +342,16 @@ def main(argv: list[str] | None = None) -> int:
     extra = {
         "differ": same_content(info, paths.seed),
         "bytes_ours": info.splits["train"].num_bytes,
-        "bytes_seed": total_bytes(shard_paths(paths.seed)),
+        "bytes_seed": total_bytes(shard_paths(paths.seed, NAME, SHARDS)),
     }
     read = bench_read(info, args.rows, args.repeats)
 
     print(report(args.rows, args.repeats, build, read, extra))
     document = {
         "rows": args.rows, "columns": len(COLUMNS), "repeats": args.repeats, "batch_size": BATCH_SIZE,
-        "shards": SHARDS, "machine": machine(), **extra,
-        "build": [{**asdict(result), "per_second": result.per_second} for result in build],
-        "read": [{**asdict(result), "per_second": result.per_second} for result in read],
+        "shards": SHARDS, "machine": machine_info(), **extra,
     }
-    with open(paths.json, "w", encoding="utf-8") as file:
-        json.dump(document, file, indent=2)
-        file.write("\n")
-    print(f"\nwritten: {paths.json}")
+    write_json(paths.json, document, build, read)
     return 0
 
 

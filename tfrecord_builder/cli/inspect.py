@@ -10,7 +10,7 @@ import numpy as np
 
 from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
-from ..errors import UsageError
+from ..errors import DatasetError, UsageError
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE
 from .format import size, table
@@ -63,7 +63,13 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
 
         split = split or next(iter(info.splits))
         dataset = Dataset(info)
-        batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
+        try:
+            batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
+        except Exception as error:  # TensorFlow's DataLossError on a corrupt record names no file
+            if type(error).__name__ != "DataLossError":
+                raise
+            raise DatasetError(f"{info.path}: a corrupt record in split {split} ({error.message}); "
+                               "`tfrecord-builder verify` names the shard") from None
         print()
         _show_batch(batch, spec.label, show)
 

@@ -1,0 +1,278 @@
+"""What the benchmarks in bench/ share: timing, results and ratios, files, the machine, the report.
+
+The scripts import it as `from harness import ...` (run as `python bench/X.py`, a script has
+bench/ on sys.path). It never imports TensorFlow at its top: each script imports TensorFlow
+itself, up front so that its import is never timed, but not in `tb.build`'s spawned worker
+processes (see bench/README.md), which import this module too. The few helpers here that use
+TensorFlow import it when called: once per call, never per record.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import importlib.util
+import json
+import os
+import platform
+import resource
+import sys
+import time
+from dataclasses import asdict, dataclass
+from types import ModuleType
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence, TypeVar
+
+HERE = os.path.dirname(os.path.abspath(__file__))  # bench/
+
+
+# ---- results -----------------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    """One benchmark case: its best time over the rounds, and its throughput.
+
+    `cpu_seconds` and `reference` are optional: a benchmark that reports no CPU time, or that
+    takes every ratio to one case of the table, leaves them None, and they stay out of its JSON.
+    """
+
+    group: str  # "build" or "read"
+    case: str
+    seconds: float
+    items: int
+    cpu_seconds: float | None = None  # CPU time (user + system) of the fastest call: see `cpu_time`
+    reference: str | None = None  # the case its ratio is taken to, where that is not the same for all
+    ratio: float = 0.0  # throughput relative to the reference case
+
+    @property
+    def per_second(self) -> float:
+        return self.items / self.seconds
+
+    def as_json(self) -> dict[str, Any]:
+        """The fields (less the optional ones left None) and the throughput, for the JSON report."""
+        document = asdict(self)
+        for name in ("cpu_seconds", "reference"):
+            if document[name] is None:
+                del document[name]
+        return {**document, "per_second": self.per_second}
+
+
+ResultT = TypeVar("ResultT", bound=Result)
+
+
+def with_ratios(results: list[ResultT], reference: str | None = None) -> list[ResultT]:
+    """Sets each result's ratio: its throughput over that of the case named `reference`, or,
+    where `reference` is None, over that of the case its own `reference` names."""
+    by_case = {result.case: result for result in results}
+    for result in results:
+        result.ratio = result.per_second / by_case[reference or result.reference].per_second
+    return results
+
+
+# ---- timing ------------------------------------------------------------------------------------------
+
+class Timing(NamedTuple):
+    """The wall and CPU time of one call, in seconds (ordered by wall time first)."""
+
+    seconds: float
+    cpu_seconds: float
+
+
+def cpu_time() -> float:
+    """CPU seconds used so far by this process (all its threads) and its finished child processes.
+
+    `tb.build`'s worker processes count once the build has shut its pool down (they are reaped).
+    """
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(run: Callable[[], Any]) -> Timing:
+    """The wall and CPU time of one call of `run`, after a garbage collection."""
+    gc.collect()
+    cpu, start = cpu_time(), time.perf_counter()
+    run()
+    return Timing(time.perf_counter() - start, cpu_time() - cpu)
+
+
+def best_of_rounds(repeats: int, runs: Sequence[Callable[[], Any]]) -> list[Timing]:
+    """The timing of the fastest call of each of `runs` over `repeats` rounds; every round runs each once, in order.
+
+    Interleaving the cases (rather than repeating one, then the next) spreads slow drift of the
+    machine (other load, frequency, caches) over all of them, so the comparison stays fair.
+    """
+    best = [Timing(float("inf"), 0.0)] * len(runs)
+    for _ in range(repeats):
+        for index, run in enumerate(runs):
+            best[index] = min(best[index], timed(run))
+    return best
+
+
+# ---- files and datasets ------------------------------------------------------------------------------
+
+class OutputPaths:
+    """Where a benchmark writes: its files under `root`, its JSON report `NAME.json` in `out`.
+
+    `root` is a folder named after the benchmark under `out`, or with `own_folder=False` `out`
+    itself. A script's subclass names its own files and folders with `file`.
+    """
+
+    def __init__(self, out: str, name: str, own_folder: bool = True) -> None:
+        self.out = out
+        self.root = os.path.join(out, name) if own_folder else out
+        self.json = os.path.join(out, f"{name}.json")
+        self.ours = self.file("build")  # the datasets `tb.build` writes
+
+    def file(self, *parts: str) -> str:
+        """A path under `root`."""
+        return os.path.join(self.root, *parts)
+
+
+def shard_paths(folder: str, name: str, shards: int, split: str = "train") -> list[str]:
+    """The paths of a split's shards, named as `tb.build` names them."""
+    return [os.path.join(folder, f"{name}-{split}.tfrecord-{index:05d}-of-{shards:05d}") for index in range(shards)]
+
+
+def files_of(info: Any, split: str = "train") -> list[str]:
+    """The shard paths of a split of a dataset `tb.build` wrote (its `DatasetInfo`)."""
+    return [os.path.join(info.path, file) for file in info.splits[split].files]
+
+
+def total_bytes(files: Iterable[str]) -> int:
+    """The size of `files` together, in bytes."""
+    return sum(os.path.getsize(file) for file in files)
+
+
+@contextlib.contextmanager
+def record_writers(paths: Sequence[str]) -> Iterator[list[Any]]:
+    """A `tf.io.TFRecordWriter` per path (a seed loop's shards), all closed on leaving, also on an error."""
+    import tensorflow as tf
+
+    writers = [tf.io.TFRecordWriter(path) for path in paths]
+    try:
+        yield writers
+    finally:
+        for writer in writers:
+            writer.close()
+
+
+def write_floor(records: list[bytes], paths: Sequence[str]) -> None:
+    """Only the TFRecordWriter: already-serialised records, in contiguous shards, one per path."""
+    import tensorflow as tf
+
+    total, shards = len(records), len(paths)
+    for index, path in enumerate(paths):
+        with tf.io.TFRecordWriter(path) as writer:
+            for record in records[index * total // shards : (index + 1) * total // shards]:
+                writer.write(record)
+
+
+def raw_records(files: list[str], batch_size: int) -> Any:
+    """The records of `files`, batched, not parsed (a `tf.data.Dataset` of string tensors)."""
+    import tensorflow as tf
+
+    return tf.data.TFRecordDataset(files).batch(batch_size)
+
+
+def epoch(dataset: Iterable[Any], size_of: Callable[[Any], int]) -> int:
+    """Iterates one full epoch; returns the number of examples seen, `size_of(batch)` per batch."""
+    return sum(size_of(batch) for batch in dataset)
+
+
+def import_module(path: str, name: str | None = None) -> ModuleType:
+    """Imports a generated input module from its file, as `import NAME_input` would.
+
+    `name` defaults to the file's name without `.py`. The module is registered in sys.modules
+    (the importlib recipe): AutoGraph looks functions' modules up there, and warns that it cannot
+    convert the module's lambdas if it is missing.
+    """
+    name = name or os.path.splitext(os.path.basename(path))[0]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
+# ---- the machine -------------------------------------------------------------------------------------
+
+_MACHINE_KEYS = ("cpu_count", "load_average", "processor", "platform", "python")
+_PACKAGE_LABELS = {"tensorflow": "TensorFlow", "pillow": "Pillow"}  # as the report names them
+
+
+def machine(packages: Mapping[str, str], load_average: bool = False) -> dict[str, Any]:
+    """CPUs, processor, platform and Python, then `packages` (name: version) in their order.
+
+    With `load_average`, also the load average (1, 5 and 15 minutes) at the call.
+    """
+    info: dict[str, Any] = {"cpu_count": os.cpu_count()}
+    if load_average:
+        info["load_average"] = [round(load, 2) for load in os.getloadavg()]
+    info.update({
+        "processor": platform.processor() or platform.machine(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    })
+    return {**info, **packages}
+
+
+def machine_line(info: Mapping[str, Any]) -> str:
+    """`machine()`'s dict as the report's sentence: "Machine: 2 CPUs (x86_64), ..., Python 3.11.7, numpy 2.0"."""
+    packages = "".join(f", {_PACKAGE_LABELS.get(name, name)} {version}"
+                       for name, version in info.items() if name not in _MACHINE_KEYS)
+    return (f"Machine: {info['cpu_count']} CPUs ({info['processor']}), {info['platform']}, "
+            f"Python {info['python']}{packages}")
+
+
+# ---- the report --------------------------------------------------------------------------------------
+
+class Column(NamedTuple):
+    """An extra column of a results table: its header, its cell for a result, its alignment."""
+
+    header: str
+    cell: Callable[[Any], str]
+    align: str = "---:"  # "---" left, "---:" right
+
+
+def markdown_table(header: Sequence[str], align: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table: the header row, the alignment row, a row per entry of `rows`."""
+    return "\n".join(f"| {' | '.join(cells)} |" for cells in [header, align, *rows])
+
+
+def results_table(results: list[Result], unit: str, reference: str, extra: Sequence[Column] = ()) -> str:
+    """The table of a group of results: case, throughput, ratio, the `extra` columns, best time,
+    and the CPU time where the results carry it."""
+    columns = [
+        Column("case", lambda result: result.case, "---"),
+        Column(f"{unit}/s", lambda result: f"{result.per_second:,.0f}"),
+        Column(f"ratio to {reference}", lambda result: f"{result.ratio:.2f}x"),
+        *extra,
+        Column("best time (s)", lambda result: f"{result.seconds:.3f}"),
+    ]
+    if any(result.cpu_seconds is not None for result in results):
+        columns.append(Column("CPU (s)", lambda result: f"{result.cpu_seconds:.2f}"))
+    return markdown_table([column.header for column in columns], [column.align for column in columns],
+                          ([column.cell(result) for column in columns] for result in results))
+
+
+# ---- the command line and the JSON -------------------------------------------------------------------
+
+def argument_parser(doc: str, option: str, default: int, help: str) -> argparse.ArgumentParser:
+    """A benchmark's command line: its size `option` (an int), `--repeats R` (default 3) and
+    `--out DIR` (default bench/out); described by the first paragraph of the script's `doc`."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument(option, type=int, default=default, help=help)
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per case; the best counts (default 3)")
+    parser.add_argument("--out", default=os.path.join(HERE, "out"), help="output folder (default bench/out)")
+    return parser
+
+
+def write_json(path: str, document: Mapping[str, Any], build: list[Result], read: list[Result]) -> None:
+    """Writes the report's JSON, indented, and says where: `document` (the settings, the machine,
+    the checks), then the build and the read results (`Result.as_json`)."""
+    document = {**document, "build": [result.as_json() for result in build],
+                "read": [result.as_json() for result in read]}
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(document, file, indent=2)
+        file.write("\n")
+    print(f"\nwritten: {path}")
