@@ -57,12 +57,16 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
 
     builders = _builders(spec)
     spec = with_source_classes(spec, builders)
-    records = {name: SplitRecords() for name in spec.splits}
+    spill = os.path.join(os.path.dirname(folder), f".{os.path.basename(folder)}.spill-{os.getpid()}")
+    records = {name: SplitRecords(spill, spec.output.shuffle) for name in spec.splits}
     statistics = {name: SplitStatistics(spec.features) for name in spec.splits}
     skipped: list[dict[str, str]] = []
-    with _collector_paused():
-        _encode_all(spec, builders, workers, records, statistics, skipped, progress)
-    return _write(spec, folder, records, statistics, skipped, module, progress)
+    try:
+        with _collector_paused():
+            _encode_all(spec, builders, workers, records, statistics, skipped, progress)
+        return _write(spec, folder, records, statistics, skipped, module, progress)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)  # sorted runs of records beyond SPILL_BYTES
 
 
 @contextlib.contextmanager
@@ -207,8 +211,8 @@ def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, Split
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
-        ordered = split_records.ordered(spec.output.shuffle)
-        shards = write_split(staging, spec.name, name, ordered, num_shards, spec.output.compression)
+        shards = write_split(staging, spec.name, name, split_records.ordered(), split_records.num_examples,
+                             num_shards, spec.output.compression)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples
@@ -234,6 +238,8 @@ def staging_folder(folder: str) -> str:
         if name.startswith((f".{version}.building-", f".{version}.replaced-")) and \
                 os.path.exists(os.path.join(stale, MARKER_FILE)):
             shutil.rmtree(stale, ignore_errors=True)
+        elif name.startswith(f".{version}.spill-") and name != f".{version}.spill-{os.getpid()}":
+            shutil.rmtree(stale, ignore_errors=True)  # a killed build's sorted runs
     return os.path.join(parent, f".{version}.building-{os.getpid()}")
 
 
