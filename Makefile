@@ -24,6 +24,7 @@ bench: setup
 	$(PY) bench/tabular.py
 	$(PY) bench/images.py
 	$(PY) bench/sequences.py
+	$(PY) bench/memory.py
 
 schema: setup
 	$(PY) -m tfrecord_builder schema > schema/spec.schema.json
