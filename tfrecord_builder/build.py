@@ -7,7 +7,6 @@ leaves a half-written dataset behind.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import gc
 import json
@@ -29,6 +28,7 @@ from .version import __version__
 from .write.collect import SplitRecords
 from .write.info import DatasetInfo, SplitInfo
 from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
+from .write.publish import publish, staging_folder
 from .write.shards import count_shards, write_split
 from .write.stats import SplitStatistics
 
@@ -227,44 +227,3 @@ def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, Split
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
     info.write(staging)  # last: only now is the staging folder a whole dataset
     return info
-
-
-def staging_folder(folder: str) -> str:
-    """A fresh hidden folder beside `folder` for this build; stale ones of ours are removed."""
-    parent, version = os.path.split(folder)
-    os.makedirs(parent, exist_ok=True)
-    for name in os.listdir(parent):
-        stale = os.path.join(parent, name)
-        if name.startswith((f".{version}.building-", f".{version}.replaced-")) and \
-                os.path.exists(os.path.join(stale, MARKER_FILE)):
-            shutil.rmtree(stale, ignore_errors=True)
-        elif name.startswith(f".{version}.spill-") and name != f".{version}.spill-{os.getpid()}":
-            shutil.rmtree(stale, ignore_errors=True)  # a killed build's sorted runs
-    return os.path.join(parent, f".{version}.building-{os.getpid()}")
-
-
-def publish(staging: str, folder: str) -> None:
-    """Moves a finished staging folder to `folder`, replacing what is there (ours, checked before)."""
-    if not os.path.exists(folder):
-        os.rename(staging, folder)
-        return
-    if _exchange(staging, folder):  # one atomic step where the kernel offers it
-        shutil.rmtree(staging)
-        return
-    parent, version = os.path.split(folder)
-    replaced = os.path.join(parent, f".{version}.replaced-{os.getpid()}")
-    os.rename(folder, replaced)
-    os.rename(staging, folder)
-    shutil.rmtree(replaced)
-
-
-def _exchange(first: str, second: str) -> bool:
-    """Swaps two paths atomically with Linux's renameat2(RENAME_EXCHANGE); False where unavailable."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
-    return result == 0

@@ -1,0 +1,54 @@
+"""Where a build writes, and how a finished dataset takes its place.
+
+A build writes into a hidden staging folder beside the dataset's (`.VERSION.building-PID`) and,
+once `dataset_info.json` is in it, swaps it into place in one atomic step where the kernel offers
+one, so a build killed at any moment leaves the previous dataset whole.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+
+from .naming import MARKER_FILE
+
+
+def staging_folder(folder: str) -> str:
+    """A fresh hidden folder beside `folder` for this build; stale ones of ours are removed."""
+    parent, version = os.path.split(folder)
+    os.makedirs(parent, exist_ok=True)
+    for name in os.listdir(parent):
+        stale = os.path.join(parent, name)
+        if name.startswith((f".{version}.building-", f".{version}.replaced-")) and \
+                os.path.exists(os.path.join(stale, MARKER_FILE)):
+            shutil.rmtree(stale, ignore_errors=True)
+        elif name.startswith(f".{version}.spill-") and name != f".{version}.spill-{os.getpid()}":
+            shutil.rmtree(stale, ignore_errors=True)  # a killed build's sorted runs
+    return os.path.join(parent, f".{version}.building-{os.getpid()}")
+
+
+def publish(staging: str, folder: str) -> None:
+    """Moves a finished staging folder to `folder`, replacing what is there (ours, checked before)."""
+    if not os.path.exists(folder):
+        os.rename(staging, folder)
+        return
+    if _exchange(staging, folder):  # one atomic step where the kernel offers it
+        shutil.rmtree(staging)
+        return
+    parent, version = os.path.split(folder)
+    replaced = os.path.join(parent, f".{version}.replaced-{os.getpid()}")
+    os.rename(folder, replaced)
+    os.rename(staging, folder)
+    shutil.rmtree(replaced)
+
+
+def _exchange(first: str, second: str) -> bool:
+    """Swaps two paths atomically with Linux's renameat2(RENAME_EXCHANGE); False where unavailable."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
+    return result == 0
