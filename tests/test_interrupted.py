@@ -44,3 +44,33 @@ def test_killed_overwrites_leave_a_whole_dataset(tmp_path):
     leftovers = [name for name in os.listdir(tmp_path / "out" / "big") if name != "1.0.0"]
     assert leftovers == []  # stale staging folders of killed builds are cleared by the next build
     assert "old" in outcomes  # at least the early kills happened before the new dataset was published
+
+
+def test_overwrite_never_deletes_a_folder_it_did_not_make(tmp_path):
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows("x", 10)})
+    theirs = tmp_path / "out" / "big" / "1.0.0"
+    theirs.mkdir(parents=True)
+    (theirs / "thesis.tex").write_text("years of work")
+    for overwrite in (False, True):
+        try:
+            tb.build(spec, output=tmp_path / "out", overwrite=overwrite, workers=1)
+        except tb.UsageError as error:
+            assert "was not made by tfrecord-builder; refusing to write into it" in str(error)
+        else:
+            raise AssertionError("built over a folder of the user's")
+    assert (theirs / "thesis.tex").read_text() == "years of work"
+    result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                             str(tmp_path / "out"), "--overwrite"], capture_output=True, text=True)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "refusing" in result.stderr
+    assert (theirs / "thesis.tex").exists()
+
+
+def test_building_over_a_finished_dataset_needs_overwrite(tmp_path):
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows("x", 10)})
+    tb.build(spec, output=tmp_path / "out", workers=1)
+    try:
+        tb.build(spec, output=tmp_path / "out", workers=1)
+    except tb.UsageError as error:
+        assert "a dataset is already built there; pass --overwrite to replace it" in str(error)
+    else:
+        raise AssertionError("rebuilt without --overwrite")
