@@ -1,7 +1,9 @@
 """A build killed at any moment (SIGKILL) leaves the previous dataset whole, or none at all."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -9,6 +11,8 @@ import time
 
 import tfrecord_builder as tb
 from tfrecord_builder.verify import verify
+
+import pytest
 
 from conftest import write_spec
 
@@ -41,7 +45,7 @@ def test_killed_overwrites_leave_a_whole_dataset(tmp_path):
     finished = subprocess.run(command, capture_output=True, text=True)
     assert finished.returncode == 0, finished.stderr
     assert verify(old.path).num_records == 30000
-    leftovers = [name for name in os.listdir(tmp_path / "out" / "big") if name != "1.0.0"]
+    leftovers = [name for name in os.listdir(tmp_path / "out" / "big") if name not in ("1.0.0", ".1.0.0.lock")]
     assert leftovers == []  # stale staging folders of killed builds are cleared by the next build
     assert "old" in outcomes  # at least the early kills happened before the new dataset was published
 
@@ -74,3 +78,40 @@ def test_building_over_a_finished_dataset_needs_overwrite(tmp_path):
         assert "a dataset is already built there; pass --overwrite to replace it" in str(error)
     else:
         raise AssertionError("rebuilt without --overwrite")
+
+
+def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
+    spec = write_spec(tmp_path, {**SPEC, "output": {"shards": 12}}, {"rows.csv": _rows("r", 60000)})
+    reference = tb.build(spec, output=tmp_path / "reference", workers=1)
+    expected = {shard["file"]: shard["sha256"] for shard in reference.splits["train"].shards}
+    staging = tmp_path / "out" / "big" / ".1.0.0.building"
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(tmp_path / "out"),
+               "--workers", "1"]
+    kept_any = False
+    for wanted in (2, 7):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        manifest = staging / "manifest.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            if manifest.exists() and len(manifest.read_text().splitlines()) > wanted:
+                break
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        if process.returncode == 0:
+            continue  # finished before the kill: nothing to resume this time
+        finished = {line for line in manifest.read_text().splitlines()[1:]}
+        times = {json.loads(line)["file"]: os.stat(staging / json.loads(line)["file"]).st_mtime_ns
+                 for line in finished}
+        with pytest.raises(tb.DatasetError):
+            tb.load(tmp_path / "out" / "big" / "1.0.0")  # nothing finished-looking yet
+        resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
+        assert {shard["file"]: shard["sha256"] for shard in resumed.splits["train"].shards} == expected
+        assert verify(resumed.path).ok
+        for file, mtime in times.items():  # the finished shards were kept, not written again
+            assert os.stat(tmp_path / "out" / "big" / "1.0.0" / file).st_mtime_ns == mtime
+            kept_any = True
+        assert not (tmp_path / "out" / "big" / "1.0.0" / "manifest.jsonl").exists()
+        tb.build(spec, output=tmp_path / "out", overwrite=True, workers=1)  # next round from a finished dataset
+        shutil.rmtree(tmp_path / "out" / "big" / "1.0.0")
+    assert kept_any

@@ -28,7 +28,8 @@ from .version import __version__
 from .write.collect import SplitRecords
 from .write.info import DatasetInfo, SplitInfo
 from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
-from .write.publish import publish, staging_folder
+from .write.manifest import Manifest, finished_shards, fingerprint
+from .write.publish import build_lock, publish, staging_folder
 from .write.shards import count_shards, write_split
 from .write.stats import SplitStatistics
 
@@ -36,7 +37,8 @@ Progress = Callable[[str, int, "int | None"], None]  # (phase, records so far, r
 
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
-          module: str | os.PathLike | None = None, overwrite: bool = False, workers: int | None = None,
+          module: str | os.PathLike | None = None, overwrite: bool = False, resume: bool = False,
+          workers: int | None = None,
           progress: Progress | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
@@ -47,13 +49,20 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
     An existing finished dataset there is replaced only with `overwrite=True`. Records are
     encoded in `workers` processes (default: the machine's cores; a source of one batch stays in
-    this process); the output is byte-identical whatever the number.
+    this process); the output is byte-identical whatever the number. With `resume`, the shards an
+    interrupted build of the same spec finished (still intact) are kept, and the rest are written.
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = os.path.abspath(dataset_dir(root, spec.name, spec.version))
     _check_target(folder, overwrite)
+    with build_lock(folder):
+        return _build(spec, folder, module, resume, workers, progress)
+
+
+def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bool, workers: int | None,
+           progress: Progress | None) -> DatasetInfo:
 
     builders = _builders(spec)
     spec = with_source_classes(spec, builders)
@@ -64,7 +73,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     try:
         with _collector_paused():
             _encode_all(spec, builders, workers, records, statistics, skipped, progress)
-        return _write(spec, folder, records, statistics, skipped, module, progress)
+        return _write(spec, folder, records, statistics, skipped, module, resume, progress)
     finally:
         shutil.rmtree(spill, ignore_errors=True)  # sorted runs of records beyond SPILL_BYTES
 
@@ -188,13 +197,21 @@ def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> N
 
 
 def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics: dict[str, SplitStatistics],
-           skipped: list[dict[str, str]], module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
+           skipped: list[dict[str, str]], module: str | os.PathLike | None, resume: bool,
+           progress: Progress | None) -> DatasetInfo:
     """Writes the dataset into a hidden staging folder beside `folder`, then swaps it into place:
-    a build killed at any moment leaves the previous dataset (or nothing) at `folder`."""
+    a build killed at any moment leaves the previous dataset (or nothing) at `folder`, and its
+    manifest of finished shards lets `--resume` keep them."""
     staging = staging_folder(folder)
-    os.makedirs(staging)
+    build_id = fingerprint(spec.to_dict(), __version__)
+    kept = finished_shards(staging, build_id) if resume else {}
+    if not kept and os.path.exists(staging):
+        shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
+    os.makedirs(staging, exist_ok=True)
     open(os.path.join(staging, MARKER_FILE), "w").close()
-    info = _write_files(spec, folder, staging, records, statistics, skipped, progress)
+    manifest = Manifest(staging, build_id)
+    info = _write_files(spec, folder, staging, records, statistics, skipped, kept, manifest, progress)
+    os.remove(manifest.path)  # the finished dataset's dataset_info.json says it all
     publish(staging, folder)
     source = render_module(spec, data_dir=folder)
     for copy in [spec.output.module and spec.resolve(spec.output.module), module]:
@@ -204,15 +221,15 @@ def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics
 
 
 def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, SplitRecords],
-                 statistics: dict[str, SplitStatistics], skipped: list[dict[str, str]],
-                 progress: Progress | None) -> DatasetInfo:
+                 statistics: dict[str, SplitStatistics], skipped: list[dict[str, str]], kept: dict[str, dict],
+                 manifest: Manifest, progress: Progress | None) -> DatasetInfo:
     splits = {}
     written = 0
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
         shards = write_split(staging, spec.name, name, split_records.ordered(), split_records.num_examples,
-                             num_shards, spec.output.compression)
+                             num_shards, spec.output.compression, kept, manifest)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples

@@ -38,7 +38,7 @@ def test_spilled_builds_equal_in_memory_builds(tmp_path, monkeypatch, shuffle):
     assert len(runs) > 30
     assert _digests(in_memory) == _digests(spilled)
     assert spilled.statistics["train"]["w"] == in_memory.statistics["train"]["w"]
-    assert sorted(os.listdir(tmp_path / "b" / "spill")) == ["1.0.0"]  # the runs are gone
+    assert sorted(os.listdir(tmp_path / "b" / "spill")) == [".1.0.0.lock", "1.0.0"]  # the runs are gone
 
 
 def test_runs_are_really_written(tmp_path, monkeypatch):
@@ -49,7 +49,7 @@ def test_runs_are_really_written(tmp_path, monkeypatch):
         hashes = np.array([[hash((i, 1)) & (2**63 - 1), i] for i in range(start, start + 10)], dtype=np.uint64)
         records.add(hashes, ByteColumn.from_rows(rows))
     assert len(records.runs) == 4
-    merged = [row for chunk in records.ordered() for row in chunk.rows()]
+    merged = [row for _, chunk in records.ordered() for row in chunk.rows()]
     expected = sorted(range(40), key=lambda i: (hash((i, 1)) & (2**63 - 1), i))
     assert merged == [f"record {i}".encode() * 3 for i in expected]
     assert not os.listdir(tmp_path / "runs")

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="processes that encode records (default: the machine's cores)")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
     parser.add_argument("--resume", action="store_true",
-                        help="finish an unfinished build (a finished one is left as it is)")
+                        help="finish an interrupted build, keeping the shards it finished (a finished "
+                             "dataset is left as it is)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     progress = Progress()
     try:
-        info = build(spec, root, module=args.module, overwrite=args.overwrite, workers=args.workers,
-                     progress=progress)
+        info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
+                     workers=args.workers, progress=progress)
     finally:
         progress.close()
     rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))

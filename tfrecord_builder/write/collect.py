@@ -48,25 +48,25 @@ class SplitRecords:
         if self._spill_dir is not None and self._buffered > SPILL_BYTES:
             self._spill()
 
-    def ordered(self) -> Iterator[ByteColumn]:
-        """Every record in the order they are written, as consecutive chunks."""
+    def ordered(self) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+        """Every record (with its key hash) in the order they are written, as consecutive chunks."""
         if not self.runs:
             if self._records:
-                yield self._sorted()[1]
+                yield self._sorted()
             return
         if self._records:
             self._spill()
         streams = [_read_run(path) for path in self.runs]
         merged = heapq.merge(*streams, key=lambda item: item[:2]) if self._shuffle else (
             item for stream in streams for item in stream)
-        chunk: list[bytes] = []
+        chunk: list[tuple[int, int, bytes]] = []
         for item in merged:
-            chunk.append(item[2])
+            chunk.append(item)
             if len(chunk) == _CHUNK_RECORDS:
-                yield ByteColumn.from_rows(chunk)
+                yield _chunk(chunk)
                 chunk = []
         if chunk:
-            yield ByteColumn.from_rows(chunk)
+            yield _chunk(chunk)
         for path in self.runs:
             os.remove(path)
 
@@ -95,6 +95,11 @@ class SplitRecords:
                 file.write(row)
         self.runs.append(path)
         self._hashes, self._records, self._buffered = [], [], 0
+
+
+def _chunk(items: list[tuple[int, int, bytes]]) -> tuple[np.ndarray, ByteColumn]:
+    hashes = np.array([item[:2] for item in items], dtype=np.uint64).reshape(-1, 2)
+    return hashes, ByteColumn.from_rows([item[2] for item in items])
 
 
 def _read_run(path: str) -> Iterator[tuple[int, int, bytes]]:

@@ -6,25 +6,45 @@ one, so a build killed at any moment leaves the previous dataset whole.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import os
 import shutil
+from typing import Iterator
 
+from ..errors import UsageError
 from .naming import MARKER_FILE
 
 
 def staging_folder(folder: str) -> str:
-    """A fresh hidden folder beside `folder` for this build; stale ones of ours are removed."""
+    """The hidden folder beside `folder` where its build is written (and an interrupted one waits
+    for `--resume`); leftovers of killed builds (replaced datasets, sorted runs) are removed."""
     parent, version = os.path.split(folder)
     os.makedirs(parent, exist_ok=True)
     for name in os.listdir(parent):
         stale = os.path.join(parent, name)
-        if name.startswith((f".{version}.building-", f".{version}.replaced-")) and \
-                os.path.exists(os.path.join(stale, MARKER_FILE)):
+        if name.startswith(f".{version}.replaced-") and os.path.exists(os.path.join(stale, MARKER_FILE)):
             shutil.rmtree(stale, ignore_errors=True)
         elif name.startswith(f".{version}.spill-") and name != f".{version}.spill-{os.getpid()}":
             shutil.rmtree(stale, ignore_errors=True)  # a killed build's sorted runs
-    return os.path.join(parent, f".{version}.building-{os.getpid()}")
+    return os.path.join(parent, f".{version}.building")
+
+
+@contextlib.contextmanager
+def build_lock(folder: str) -> Iterator[None]:
+    """Holds `.VERSION.lock` beside `folder`: two builds of one dataset can't share its staging."""
+    parent, version = os.path.split(folder)
+    os.makedirs(parent, exist_ok=True)
+    with open(os.path.join(parent, f".{version}.lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"{folder}: another build of this dataset is running") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def publish(staging: str, folder: str) -> None:

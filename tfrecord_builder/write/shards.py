@@ -7,8 +7,11 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+import numpy as np
+
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor, frame
+from .manifest import Manifest
 from .naming import shard_name, temporary
 
 _CHUNK_RECORDS = 4096  # records framed per step: bounds the extra memory of framing
@@ -35,46 +38,78 @@ def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_b
     return max(1, math.ceil(num_bytes / target_bytes)) if num_examples else 1
 
 
-def write_split(folder: str, name: str, split: str, records: Iterable[ByteColumn], total: int, num_shards: int,
-                compression: str) -> list[ShardInfo]:
-    """Writes `total` records, arriving in order as chunks, into `num_shards` shards of near-equal
-    example counts."""
+def write_split(folder: str, name: str, split: str, records: Iterable[tuple[np.ndarray, ByteColumn]], total: int,
+                num_shards: int, compression: str, kept: dict[str, dict] | None = None,
+                manifest: Manifest | None = None) -> list[ShardInfo]:
+    """Writes `total` records, arriving in order as (key hashes, records) chunks, into `num_shards`
+    shards of near-equal example counts.
+
+    A shard in `kept` (from an interrupted run) whose records would be the same, by count and key
+    range, is kept as it is; every shard written is added to `manifest`.
+    """
     stream = _Pieces(iter(records))
     shards = []
     for index in range(num_shards):
         count = (index + 1) * total // num_shards - index * total // num_shards
         file = shard_name(name, split, index, num_shards, compression)
-        shards.append(_write_shard(os.path.join(folder, file), stream.take(count), count, compression))
+        pieces: Iterable[tuple[np.ndarray, ByteColumn]] = stream.take(count)
+        entry = (kept or {}).get(file)
+        if entry is not None and entry["num_examples"] == count:
+            held = list(pieces)
+            if _key_range(held) == (entry["first_key_hash"], entry["last_key_hash"]):
+                shards.append(ShardInfo(file, count, entry["num_bytes"], entry["sha256"]))
+                continue
+            pieces = held
+        shard, first, last = _write_shard(os.path.join(folder, file), pieces, count, compression)
+        if manifest is not None:
+            manifest.add(split, shard.to_dict(), first, last)
+        shards.append(shard)
     return shards
 
 
 class _Pieces:
     """Hands out the next n records of a stream of chunks, at most _CHUNK_RECORDS at a time."""
 
-    def __init__(self, chunks: Iterator[ByteColumn]):
+    def __init__(self, chunks: Iterator[tuple[np.ndarray, ByteColumn]]):
         self._chunks = chunks
+        self._hashes: np.ndarray | None = None
         self._current: ByteColumn | None = None
         self._position = 0
 
-    def take(self, count: int) -> Iterator[ByteColumn]:
+    def take(self, count: int) -> Iterator[tuple[np.ndarray, ByteColumn]]:
         while count > 0:
             if self._current is None or self._position == self._current.num_rows:
-                self._current, self._position = next(self._chunks), 0
-            stop = min(self._current.num_rows, self._position + count, self._position + _CHUNK_RECORDS)
+                (self._hashes, self._current), self._position = next(self._chunks), 0
+            start = self._position
+            stop = min(self._current.num_rows, start + count, start + _CHUNK_RECORDS)
             offsets = self._current.offsets
-            low, high = offsets[self._position], offsets[stop]
-            yield ByteColumn(self._current.data[low:high], offsets[self._position : stop + 1] - low)
-            count -= stop - self._position
+            low, high = offsets[start], offsets[stop]
+            yield self._hashes[start:stop], ByteColumn(self._current.data[low:high], offsets[start : stop + 1] - low)
+            count -= stop - start
             self._position = stop
 
 
-def _write_shard(path: str, pieces: Iterable[ByteColumn], count: int, compression: str) -> ShardInfo:
+def _hex(hashes: np.ndarray, row: int) -> str:
+    return hashes[row].astype(">u8").tobytes().hex()
+
+
+def _key_range(pieces: list[tuple[np.ndarray, ByteColumn]]) -> tuple[str, str]:
+    if not pieces:
+        return "", ""
+    return _hex(pieces[0][0], 0), _hex(pieces[-1][0], -1)
+
+
+def _write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int,
+                 compression: str) -> tuple[ShardInfo, str, str]:
     digest = hashlib.sha256()
     compressor = Compressor(compression)
     size = 0
+    first = last = ""
     aside = temporary(path)
     with open(aside, "wb") as file:
-        for chunk in pieces:
+        for hashes, chunk in pieces:
+            first = first or _hex(hashes, 0)
+            last = _hex(hashes, -1)
             data = compressor.compress(memoryview(frame(chunk).data))
             digest.update(data)
             file.write(data)
@@ -86,4 +121,4 @@ def _write_shard(path: str, pieces: Iterable[ByteColumn], count: int, compressio
         file.flush()
         os.fsync(file.fileno())
     os.replace(aside, path)
-    return ShardInfo(os.path.basename(path), count, size, digest.hexdigest())
+    return ShardInfo(os.path.basename(path), count, size, digest.hexdigest()), first, last
