@@ -1,10 +1,11 @@
-"""Peak memory of a build at two sizes: it must not grow with the number of rows.
+"""Peak memory of a build at two sizes: it must not grow with the number of records.
 
 Builds the tabular benchmark's table (bench/tabular.py's synthetic CSV, 16 columns) at 100,000
-and 1,000,000 rows, each in a fresh process, and reports each build's peak resident memory (the
-build process, and its worker processes) and time. Run by hand:
+and 1,000,000 rows, and the image benchmark's JPEG photos (bench/images.py, 96x96, passthrough)
+at 2,000 and 20,000 images, each build in a fresh process, and reports each build's peak resident
+memory (the build process, and its largest worker) and time. Run by hand:
 
-    .venv/bin/python bench/memory.py [--rows 100000 1000000] [--workers 1 2] [--out bench/out/memory]
+    .venv/bin/python bench/memory.py [--rows 100000 1000000] [--images 2000 20000] [--workers 1 2]
 """
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ write_csv(sys.argv[2], int(sys.argv[3]))
 with open(sys.argv[4], "w", encoding="utf-8") as file:
     file.write(spec_text(sys.argv[5], sys.argv[6]))
 """
+PREPARE_IMAGES = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from images import spec_text, write_photos
+write_photos(sys.argv[2], int(sys.argv[3]))
+with open(sys.argv[4], "w", encoding="utf-8") as file:
+    file.write(spec_text("photos", "{type: image, encoding: jpeg, shape: [96, 96, 3]}", sys.argv[5], sys.argv[6]))
+"""
 
 # Runs one build and prints its peak RSS (kB): the process itself, and its largest worker.
 MEASURE = """
@@ -50,32 +59,33 @@ def measure(spec: str, output: str, workers: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--images", type=int, nargs="+", default=[2_000, 20_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--out", default=os.path.join(HERE, "out", "memory"))
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     results = []
-    for rows in args.rows:
-        csv_path = os.path.join(args.out, f"table-{rows}.csv")
-        spec = os.path.join(args.out, f"table-{rows}.yaml")
-        if not os.path.exists(csv_path):
-            subprocess.run([sys.executable, "-c", PREPARE, HERE, csv_path, str(rows), spec,
-                            os.path.basename(csv_path), f"build-{rows}"], check=True, capture_output=True)
-        for workers in args.workers:
-            result = measure(spec, os.path.join(args.out, f"build-{rows}"), workers)
-            results.append({"rows": rows, "workers": workers, **result})
-            print(f"{rows:>9,} rows, {workers} worker(s): peak {result['self_kb'] / 1024:7.1f} MiB "
-                  f"(largest worker {result['workers_kb'] / 1024:6.1f} MiB), {result['seconds']:6.1f} s, "
-                  f"{rows / result['seconds']:,.0f} rows/s", flush=True)
-    by_workers = {}
-    for result in results:
-        by_workers.setdefault(result["workers"], []).append(result)
+    for kind, sizes, prepare in (("rows", args.rows, PREPARE), ("images", args.images, PREPARE_IMAGES)):
+        for size in sizes:
+            data = os.path.join(args.out, f"{kind}-{size}" + (".csv" if kind == "rows" else ""))
+            spec = os.path.join(args.out, f"{kind}-{size}.yaml")
+            if not os.path.exists(spec):
+                subprocess.run([sys.executable, "-c", prepare, HERE, data, str(size), spec,
+                                os.path.basename(data), f"build-{kind}-{size}"], check=True, capture_output=True)
+            for workers in args.workers:
+                result = measure(spec, os.path.join(args.out, f"build-{kind}-{size}"), workers)
+                results.append({"kind": kind, "size": size, "workers": workers, **result})
+                print(f"{size:>9,} {kind}, {workers} worker(s): peak {result['self_kb'] / 1024:7.1f} MiB "
+                      f"(largest worker {result['workers_kb'] / 1024:6.1f} MiB), {result['seconds']:6.1f} s, "
+                      f"{size / result['seconds']:,.0f} {kind}/s", flush=True)
     print()
-    print("| workers | " + " | ".join(f"peak at {r['rows']:,} rows" for r in by_workers[args.workers[0]]) + " | ratio |")
-    print("| ---: |" + " ---: |" * (len(args.rows) + 1))
-    for workers, rows in by_workers.items():
-        peaks = [r["self_kb"] / 1024 for r in rows]
-        print(f"| {workers} | " + " | ".join(f"{peak:.0f} MiB" for peak in peaks) + f" | {peaks[-1] / peaks[0]:.2f} |")
+    print("| build | workers | peak, smaller | peak, 10x larger | ratio |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for kind, sizes in (("rows", args.rows), ("images", args.images)):
+        for workers in args.workers:
+            peaks = [r["self_kb"] / 1024 for r in results if r["kind"] == kind and r["workers"] == workers]
+            print(f"| {sizes[0]:,} / {sizes[-1]:,} {kind} | {workers} | {peaks[0]:.0f} MiB | {peaks[-1]:.0f} MiB "
+                  f"| {peaks[-1] / peaks[0]:.2f} |")
     with open(os.path.join(args.out, "memory.json"), "w", encoding="utf-8") as file:
         json.dump({"results": results, "time": time.time()}, file, indent=2)
     return 0

@@ -110,7 +110,7 @@ def _write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], cou
         for hashes, chunk in pieces:
             first = first or _hex(hashes, 0)
             last = _hex(hashes, -1)
-            data = compressor.compress(memoryview(frame(chunk).data))
+            data = compressor.compress(frame(chunk))
             digest.update(data)
             file.write(data)
             size += len(data)
