@@ -63,7 +63,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
 
 def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bool, workers: int | None,
            progress: Progress | None) -> DatasetInfo:
-
+    """Encodes every record (spilling sorted runs beyond the memory budget), then writes."""
     builders = _builders(spec)
     spec = with_source_classes(spec, builders)
     spill = os.path.join(os.path.dirname(folder), f".{os.path.basename(folder)}.spill-{os.getpid()}")
