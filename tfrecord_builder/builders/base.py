@@ -31,9 +31,6 @@ class Batch:
     available: Sequence[str] | None = None  # every column the source has, when it has a header
     base_dir: str | None = None  # where relative file paths in the columns point from
 
-    def missing_column(self, name: str) -> bool:
-        return name not in self.columns
-
     def __len__(self) -> int:
         return len(self.keys)
 

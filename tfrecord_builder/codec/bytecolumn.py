@@ -64,13 +64,6 @@ class ByteColumn:
         data = np.tile(np.frombuffer(value, dtype=np.uint8), num_rows)
         return cls(data, np.arange(num_rows + 1, dtype=np.int64) * len(value))
 
-    @classmethod
-    def fixed(cls, data: np.ndarray, num_rows: int) -> "ByteColumn":
-        """Rows of equal length taken from a contiguous buffer (e.g. `array.view(np.uint8)`)."""
-        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        width = len(data) // num_rows if num_rows else 0
-        return cls(data, np.arange(num_rows + 1, dtype=np.int64) * width)
-
     def take(self, order: np.ndarray) -> "ByteColumn":
         """The rows in `order` (a permutation or selection of row indices)."""
         # slicing bytes objects copies each row with one memcpy: faster than NumPy index arrays

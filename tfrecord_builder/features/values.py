@@ -25,14 +25,5 @@ class Values:
 
     @property
     def num_rows(self) -> int:
-        """Records (for a sequence: steps; see `num_records`)."""
+        """Records (for a sequence: steps)."""
         return len(self.counts)
-
-    @property
-    def num_records(self) -> int:
-        return len(self.steps) if self.steps is not None else len(self.counts)
-
-    def row_slices(self) -> list[slice]:
-        ends = np.cumsum(self.counts).tolist()
-        starts = [0] + ends[:-1]
-        return [slice(start, end) for start, end in zip(starts, ends)]
