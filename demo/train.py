@@ -38,10 +38,7 @@ def train_tabular(input_fn: Any, info: Any, epochs: int = 30, seed: int = 0) -> 
     label = spec.features[spec.label]
     features = [name for name in spec.features if name != spec.label]
     model = tabular_classifier(info.statistics["train"], features, label.num_labels)
-    evaluation = next(split for split in info.splits if split != "train")
-    model.fit(input_fn("train"), validation_data=input_fn(evaluation), epochs=epochs, verbose=0)
-    _, accuracy = model.evaluate(input_fn(evaluation), verbose=0)
-    return float(accuracy)
+    return fit_and_score(model, input_fn, info, epochs)
 
 
 def image_classifier(shape: list[int | None], num_classes: int, image: str = "image") -> keras.Model:
@@ -65,10 +62,7 @@ def train_images(input_fn: Any, info: Any, epochs: int = 15, seed: int = 0) -> f
     spec = info.spec
     image = next(name for name, feature in spec.features.items() if feature.type_name == "image")
     model = image_classifier(spec.features[image].shape, spec.features[spec.label].num_labels, image)
-    evaluation = next(split for split in info.splits if split != "train")
-    model.fit(input_fn("train"), validation_data=input_fn(evaluation), epochs=epochs, verbose=0)
-    _, accuracy = model.evaluate(input_fn(evaluation), verbose=0)
-    return float(accuracy)
+    return fit_and_score(model, input_fn, info, epochs)
 
 
 def sequence_classifier(steps_shape: list[int], num_classes: int, sequence: str, mask: str,
@@ -93,6 +87,11 @@ def train_sequences(input_fn: Any, info: Any, epochs: int = 20, seed: int = 0) -
     stats = info.statistics["train"][sequence]
     model = sequence_classifier(spec.features[sequence].shape, spec.features[spec.label].num_labels, sequence,
                                 spec.input.mask_feature, stats["mean"], stats["std"])
+    return fit_and_score(model, input_fn, info, epochs)
+
+
+def fit_and_score(model: keras.Model, input_fn: Any, info: Any, epochs: int) -> float:
+    """Fits on the "train" split (validating on the other) and returns the other split's accuracy."""
     evaluation = next(split for split in info.splits if split != "train")
     model.fit(input_fn("train"), validation_data=input_fn(evaluation), epochs=epochs, verbose=0)
     _, accuracy = model.evaluate(input_fn(evaluation), verbose=0)

@@ -15,19 +15,9 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 
-from conftest import batches_as_numpy, import_module, write_spec
+from conftest import VALUES_BY_DTYPE, batches_as_numpy, import_module, write_spec
 
-VALUES = {
-    "int64": st.integers(-(2**63), 2**63 - 1),
-    "int32": st.integers(-(2**31), 2**31 - 1),
-    "uint8": st.integers(0, 255),
-    "bool": st.booleans(),
-    "float32": st.floats(width=32, allow_nan=False, allow_infinity=False),
-    "float16": st.floats(width=16, allow_nan=False, allow_infinity=False, allow_subnormal=False),
-    "float64": st.floats(width=32, allow_nan=False, allow_infinity=False, allow_subnormal=False),
-    "string": st.text(max_size=8),
-    "bytes": st.text(max_size=8),
-}
+VALUES = VALUES_BY_DTYPE
 SHAPES = [[], [2], [2, 3], [None], [None, 2]]
 
 

@@ -19,20 +19,9 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 
-from conftest import ROOT, batches_as_numpy, import_module, write_spec
+from conftest import VALUES_BY_DTYPE, ROOT, batches_as_numpy, import_module, write_spec
 
-VALUES = {
-    "int64": st.integers(-(2**63), 2**63 - 1),
-    "int32": st.integers(-(2**31), 2**31 - 1),
-    "uint8": st.integers(0, 255),
-    "bool": st.booleans(),
-    "float32": st.floats(width=32, allow_nan=False, allow_infinity=False),
-    # decoded through a cast, and TensorFlow's casts flush subnormals to zero: normal floats only
-    "float16": st.floats(width=16, allow_nan=False, allow_infinity=False, allow_subnormal=False),
-    "float64": st.floats(width=32, allow_nan=False, allow_infinity=False, allow_subnormal=False),
-    "string": st.text(max_size=6),
-    "bytes": st.text(max_size=6),
-}
+VALUES = VALUES_BY_DTYPE
 DTYPES = sorted(VALUES)
 STEP_SHAPES = [[], [2], [2, 3], [None]]
 CONTEXT_SHAPES = [[], [2], [None]]
