@@ -115,3 +115,86 @@ def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
         tb.build(spec, output=tmp_path / "out", overwrite=True, workers=1)  # next round from a finished dataset
         shutil.rmtree(tmp_path / "out" / "big" / "1.0.0")
     assert kept_any
+
+
+CHECKPOINT_EVERY_BATCH = ("import sys; from tfrecord_builder.write import checkpoint; checkpoint.INTERVAL = 0; "
+                          "from tfrecord_builder.cli.main import main; sys.exit(main())")
+
+
+def _kill_after_checkpoint(command: list[str], staging, batches: int) -> dict:
+    """Runs `command` until its checkpoint holds at least `batches` batches, then SIGKILLs it."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = staging / "checkpoint.json"
+    deadline = time.monotonic() + 60
+    state = {}
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, ValueError):
+            state = {}
+        if state.get("batches", 0) >= batches:
+            break
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
+    return json.loads(path.read_text())
+
+
+def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypatch):
+    spec = write_spec(tmp_path, {**SPEC, "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}},
+                      {"rows.csv": _rows("c", 60000)})
+    reference = tb.build(spec, output=tmp_path / "reference", workers=1)
+    command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),
+               "--workers", "1"]
+    state = _kill_after_checkpoint(command, tmp_path / "out" / "big" / ".1.0.0.building", 5)
+    assert 0 < state["records"] < 60000 and any(split["runs"] for split in state["splits"].values())
+
+    from tfrecord_builder import encoding
+    encoded_rows = []
+    original = encoding.encode_batch
+    monkeypatch.setattr(encoding, "encode_batch",
+                        lambda features, batch, *args: (encoded_rows.append(len(batch)), original(features, batch, *args))[1])
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
+    assert sum(encoded_rows) == 60000 - state["records"]  # the checkpointed rows were read, not encoded
+    assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
+    assert resumed.statistics == reference.statistics  # merged in the same order: the same floats
+    assert sorted(os.listdir(tmp_path / "out" / "big")) == [".1.0.0.lock", "1.0.0"]  # runs and checkpoint gone
+
+
+def test_a_checkpoint_of_other_data_is_dropped(tmp_path):
+    spec = write_spec(tmp_path, {**SPEC, "output": {"shards": 2}}, {"rows.csv": _rows("a", 60000)})
+    command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),
+               "--workers", "1"]
+    _kill_after_checkpoint(command, tmp_path / "out" / "big" / ".1.0.0.building", 3)
+    (tmp_path / "rows.csv").write_text(_rows("b", 50000))  # the rows the checkpoint holds are gone
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
+    fresh = tb.build(spec, output=tmp_path / "fresh", workers=1)
+    assert resumed.to_dict()["splits"] == fresh.to_dict()["splits"]
+    assert resumed.splits["train"].num_examples == 50000
+
+
+def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeypatch):
+    spec = write_spec(tmp_path, {**SPEC, "output": {"shards": 12}}, {"rows.csv": _rows("w", 60000)})
+    reference = tb.build(spec, output=tmp_path / "reference", workers=1)
+    command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),
+               "--workers", "1"]
+    staging = tmp_path / "out" / "big" / ".1.0.0.building"
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        manifest = staging / "manifest.jsonl"
+        if manifest.exists() and len(manifest.read_text().splitlines()) > 3:
+            break
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    assert json.loads((staging / "checkpoint.json").read_text())["records"] == 60000
+
+    from tfrecord_builder import encoding
+    encoded_rows = []
+    monkeypatch.setattr(encoding, "encode_batch", lambda *args: encoded_rows.append(1))
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
+    assert encoded_rows == []  # every record came from the checkpoint's runs
+    assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]
+    assert resumed.statistics == reference.statistics

@@ -12,6 +12,7 @@ import gc
 import json
 import os
 import shutil
+import time
 from typing import Callable, Iterator
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from .builders.base import Batch, Builder
 from .builders.registry import BUILTIN, builder_class
 from .codegen.render import render_module, write_module
-from .encoding import encode_batches
+from .encoding import encode_batches, keys_digest
 from .errors import DataError, UsageError
 from .features import ClassLabelFeature
 from .spec.load import load_spec
@@ -28,7 +29,9 @@ from .version import __version__
 from .write.collect import SplitRecords
 from .write.info import DatasetInfo, SplitInfo
 from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
-from .write.manifest import Manifest, finished_shards, fingerprint
+from .write import checkpoint
+from .write.keys import hash_keys
+from .write.manifest import Manifest, finished_shards, fingerprint, has_shards
 from .write.publish import build_lock, publish, staging_folder
 from .write.shards import count_shards, write_split
 from .write.stats import SplitStatistics
@@ -63,19 +66,124 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
 
 def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bool, workers: int | None,
            progress: Progress | None) -> DatasetInfo:
-    """Encodes every record (spilling sorted runs beyond the memory budget), then writes."""
+    """Encodes every record into the staging folder (sorted runs beyond the memory budget,
+    checkpointed in a long build), then writes the shards and swaps the dataset into place.
+
+    A build killed at any moment leaves the previous dataset (or nothing) at `folder`; with
+    `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
+    """
     builders = _builders(spec)
     spec = with_source_classes(spec, builders)
-    spill = os.path.join(os.path.dirname(folder), f".{os.path.basename(folder)}.spill-{os.getpid()}")
-    records = {name: SplitRecords(spill, spec.output.shuffle) for name in spec.splits}
-    statistics = {name: SplitStatistics(spec.features) for name in spec.splits}
-    skipped: list[dict[str, str]] = []
+    staging = staging_folder(folder)
+    build_id = fingerprint(spec.to_dict(), __version__)
+    kept = finished_shards(staging, build_id) if resume else {}
+    restored = checkpoint.load(staging, build_id) if resume else None
+    if not kept and restored is None and os.path.exists(staging):
+        shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
+    os.makedirs(staging, exist_ok=True)
+    open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         with _collector_paused():
-            _encode_all(spec, builders, workers, records, statistics, skipped, progress)
-        return _write(spec, folder, records, statistics, skipped, module, resume, progress)
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)  # sorted runs of records beyond SPILL_BYTES
+            encoded = _Encoding(spec, staging, build_id, restored)
+            try:
+                encoded.run(builders, workers, progress)
+            except _StaleCheckpoint:  # the source changed since the checkpoint: start over
+                encoded.discard()
+                encoded = _Encoding(spec, staging, build_id, None)
+                encoded.run(builders, workers, progress)
+        info = _write(spec, folder, staging, build_id, encoded, kept, module, progress)
+    except BaseException:
+        if not os.path.exists(os.path.join(staging, checkpoint.CHECKPOINT_FILE)) and not has_shards(staging):
+            shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
+        raise
+    return info
+
+
+class _StaleCheckpoint(Exception):
+    """The source's first batches no longer have the keys the checkpoint recorded."""
+
+
+class _Encoding:
+    """A build's encoding phase: every split's records and statistics, the skips, and checkpoints."""
+
+    def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None):
+        self.spec = spec
+        self.staging = staging
+        runs = os.path.join(staging, checkpoint.RUNS_FOLDER)
+        self.records = {name: SplitRecords(runs, spec.output.shuffle, name) for name in spec.splits}
+        self.statistics = {name: SplitStatistics(spec.features) for name in spec.splits}
+        self.state = restored or checkpoint.EncodingState(build_id)
+        self.seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: they may reuse keys
+        if restored is not None:
+            for name, saved in restored.splits.items():
+                self.records[name].restore([os.path.join(runs, run) for run in saved["runs"]],
+                                           saved["num_examples"], saved["num_bytes"])
+            for name, saved in restored.statistics.items():
+                self.statistics[name].restore(saved)
+
+    @property
+    def skipped(self) -> list[dict[str, str]]:
+        return self.state.skipped
+
+    def run(self, builders: list[tuple[str | None, Builder]], workers: int | None, progress: Progress | None) -> None:
+        """Encodes every batch after the restored ones."""
+        spec, state = self.spec, self.state
+        sizes = [builder.num_records(split) for split, builder in builders]
+        total = sum(sizes) if None not in sizes else None
+        resumed = state.batches > 0
+        last_save = time.monotonic()
+        batches = self._after_restored(_batches(spec, builders), state.batches, state.keys_digest)
+        for result in encode_batches(spec, batches, workers or os.cpu_count() or 1):
+            state.skipped.extend(result.skipped)
+            if not result.batch.content_keys and not spec.output.shuffle:
+                _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
+            for name, part in result.parts.items():
+                self.records[name].add(part.hashes, part.records, part.labels)
+                self.statistics[name].merge(part.statistics)
+            state.batches += 1
+            state.records += len(result.batch) + len(result.skipped)
+            state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
+            if progress:
+                progress("encoding", state.records, total)
+            if time.monotonic() - last_save >= checkpoint.INTERVAL:
+                self.save()
+                last_save = time.monotonic()
+        if not any(records.num_examples for records in self.records.values()):
+            raise DataError(f"{spec.source.path or spec.source.builder}: the source has no records")
+        if resumed or os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
+            self.save()  # a long build: a kill while writing won't cost the encoding again
+
+    def _after_restored(self, batches: Iterator[tuple[str | None, Batch]], restored: int,
+                        expected: str) -> Iterator[tuple[str | None, Batch]]:
+        """The batches after the `restored` ones the checkpoint holds: those are read again (their
+        keys must chain to the `expected` digest), not encoded."""
+        digest = ""
+        for index, (split, batch) in enumerate(batches):
+            if index >= restored:
+                yield split, batch
+                continue
+            hashes = hash_keys(batch.keys, self.spec.output.seed)
+            digest = checkpoint.chain(digest, keys_digest(hashes))
+            if not batch.content_keys and not self.spec.output.shuffle:
+                _check_unique(batch, hashes, self.seen_keys.setdefault(split, {}))
+            if index + 1 == restored and digest != expected:
+                raise _StaleCheckpoint
+        if restored and digest != expected:
+            raise _StaleCheckpoint  # the source has fewer batches than before
+
+    def save(self) -> None:
+        for records in self.records.values():
+            records.spill()
+        self.state.splits = {name: {"runs": [os.path.basename(run) for run in records.runs],
+                                    "num_examples": records.num_examples, "num_bytes": records.num_bytes}
+                             for name, records in self.records.items()}
+        self.state.statistics = {name: stats.state() for name, stats in self.statistics.items()}
+        checkpoint.save(self.staging, self.state)
+
+    def discard(self) -> None:
+        for records in self.records.values():
+            records.discard()
+        checkpoint.discard(self.staging)
 
 
 @contextlib.contextmanager
@@ -93,29 +201,6 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _encode_all(spec: Spec, builders: list[tuple[str | None, Builder]], workers: int | None,
-                records: dict[str, SplitRecords], statistics: dict[str, SplitStatistics],
-                skipped: list[dict[str, str]], progress: Progress | None) -> int:
-    """Encodes every batch into `records` and `statistics`; returns the number of records."""
-    seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: per-split sources may reuse keys
-    count = 0
-    sizes = [builder.num_records(split) for split, builder in builders]
-    total = sum(sizes) if None not in sizes else None
-    for result in encode_batches(spec, _batches(spec, builders), workers or os.cpu_count() or 1):
-        skipped.extend(result.skipped)
-        if not result.batch.content_keys:
-            _check_unique(result.batch, result.hashes, seen_keys.setdefault(result.split, {}))
-        for name, part in result.parts.items():
-            records[name].add(part.hashes, part.records)
-            statistics[name].merge(part.statistics)
-        count += len(result.batch)
-        if progress:
-            progress("encoding", count, total)
-    if count == 0:
-        raise DataError(f"{spec.source.path or spec.source.builder}: the source has no records")
-    return count
 
 
 def _check_target(folder: str, overwrite: bool) -> None:
@@ -196,21 +281,15 @@ def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> N
         seen[digest] = batch.origin(row)
 
 
-def _write(spec: Spec, folder: str, records: dict[str, SplitRecords], statistics: dict[str, SplitStatistics],
-           skipped: list[dict[str, str]], module: str | os.PathLike | None, resume: bool,
-           progress: Progress | None) -> DatasetInfo:
-    """Writes the dataset into a hidden staging folder beside `folder`, then swaps it into place:
-    a build killed at any moment leaves the previous dataset (or nothing) at `folder`, and its
-    manifest of finished shards lets `--resume` keep them."""
-    staging = staging_folder(folder)
-    build_id = fingerprint(spec.to_dict(), __version__)
-    kept = finished_shards(staging, build_id) if resume else {}
-    if not kept and os.path.exists(staging):
-        shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
-    os.makedirs(staging, exist_ok=True)
-    open(os.path.join(staging, MARKER_FILE), "w").close()
+def _write(spec: Spec, folder: str, staging: str, build_id: str, encoded: _Encoding, kept: dict[str, dict],
+           module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
+    """Writes the shards into the staging folder (recording each in its manifest, so `--resume`
+    can keep it), then swaps the finished dataset into place."""
     manifest = Manifest(staging, build_id)
-    info = _write_files(spec, folder, staging, records, statistics, skipped, kept, manifest, progress)
+    info = _write_files(spec, folder, staging, encoded.records, encoded.statistics, encoded.skipped, kept,
+                        manifest, progress)
+    encoded.discard()
+    shutil.rmtree(os.path.join(staging, checkpoint.RUNS_FOLDER), ignore_errors=True)
     os.remove(manifest.path)  # the finished dataset's dataset_info.json says it all
     publish(staging, folder)
     source = render_module(spec, data_dir=folder)

@@ -5,6 +5,7 @@ back in source order, so the output is byte-identical whatever the worker count.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import multiprocessing
 import sys
@@ -32,6 +33,7 @@ class SplitPart:
     hashes: np.ndarray  # (n, 2) uint64
     records: ByteColumn
     statistics: SplitStatistics
+    labels: list[str] | None = None  # "origin\0key" of each record, when keys must be unique
 
 
 @dataclass
@@ -41,6 +43,7 @@ class EncodedBatch:
     batch: Batch  # keys and origins only; the columns are dropped once encoded
     split: str | None  # the split the source gave (None: divided by fraction)
     hashes: np.ndarray
+    source_keys: bytes = b""  # a digest of every key the batch came with (skipped ones included)
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
 
@@ -70,6 +73,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
     skipped: list[dict[str, str]] = []
+    all_hashes = hash_keys(batch.keys, spec.output.seed)
+    good = None
     try:
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal")
     except DataError:
@@ -84,8 +89,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
                 skipped.append({"record": batch.origin(row), "reason": str(error)})
         batch = batch.select(good)
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal") if good else None
-    hashes = hash_keys(batch.keys, spec.output.seed)
-    result = EncodedBatch(batch.without_columns(), split, hashes, skipped=skipped)
+    hashes = all_hashes if good is None else all_hashes[good]
+    result = EncodedBatch(batch.without_columns(), split, hashes, keys_digest(all_hashes), skipped=skipped)
     if encoded is None:
         return result
     names = list(spec.splits)
@@ -102,9 +107,18 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
         for feature_name, by_key in encoded.values.items():
             main = spec.features[feature_name].statistics_values(by_key)
             statistics.add(feature_name, main if every else _select(main, rows))
+        labels = None
+        if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
+            labels = [f"{batch.origin(row)}\0{batch.keys[row]!r}" for row in rows.tolist()]
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
-                                       encoded.records if every else encoded.records.take(rows), statistics)
+                                       encoded.records if every else encoded.records.take(rows), statistics,
+                                       labels)
     return result
+
+
+def keys_digest(hashes: np.ndarray) -> bytes:
+    """A short digest of a batch's key hashes: a resumed build checks it has the same keys."""
+    return hashlib.blake2b(hashes.tobytes(), digest_size=16).digest()
 
 
 _WORKER_SPEC: Spec | None = None

@@ -198,3 +198,21 @@ def test_installed_packages_register_builders_by_entry_point(tmp_path, monkeypat
     assert info.splits["train"].num_examples == 5
     with pytest.raises(tb.SpecError, match="unknown builder 'squarez' \\(did you mean `squares`\\?\\)"):
         tb.load_spec(write_spec(tmp_path, dict(spec, source={"builder": "squarez"}), name="typo.yaml"))
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, monkeypatch, shuffle):
+    from tfrecord_builder.features import TensorFeature
+    from tfrecord_builder.write import collect
+
+    monkeypatch.setattr(collect, "SPILL_BYTES", 200)  # a sorted run every batch: the twins meet in the merge
+    monkeypatch.setattr(TensorFeature, "batch_rows", 50)
+    code = ("import tfrecord_builder as tb\n\nclass Bad(tb.Builder):\n    def generate(self, split):\n"
+            "        for i in range(3000):\n            yield f'k{i}', {'x': i}\n        yield 'k1234', {'x': -1}\n")
+    spec = {"name": "bad", "source": {"builder": "bad:Bad"}, "output": {"shuffle": shuffle},
+            "features": {"x": {"dtype": "int64"}}}
+    with pytest.raises(tb.DataError, match=r"^Bad, key 'k1234': duplicate key 'k1234' "
+                                           r"\(also yielded at Bad, key 'k1234'\); expected unique keys$"):
+        tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=1)
+    assert not list(tmp_path.rglob("dataset_info.json"))
+    assert sorted(os.listdir(tmp_path / "out" / "bad")) == [".1.0.0.lock"]  # no staging or runs left behind

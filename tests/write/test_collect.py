@@ -52,4 +52,5 @@ def test_runs_are_really_written(tmp_path, monkeypatch):
     merged = [row for _, chunk in records.ordered() for row in chunk.rows()]
     expected = sorted(range(40), key=lambda i: (hash((i, 1)) & (2**63 - 1), i))
     assert merged == [f"record {i}".encode() * 3 for i in expected]
+    records.discard()
     assert not os.listdir(tmp_path / "runs")

@@ -58,6 +58,15 @@ def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
     return kept
 
 
+def has_shards(folder: str) -> bool:
+    """Whether the staging folder's manifest lists a finished shard."""
+    try:
+        with open(os.path.join(folder, MANIFEST_FILE), encoding="utf-8") as file:
+            return sum(1 for line in file if line.strip()) > 1
+    except OSError:
+        return False
+
+
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as file:

@@ -96,6 +96,28 @@ class FeatureStatistics:
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
             mine.merge(theirs)
 
+    def state(self) -> dict[str, Any]:
+        """Everything accumulated, as JSON (for a build's checkpoint); `restore` reads it back exactly."""
+        return {
+            "num_values": self.num_values, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
+            # latin-1 maps every byte to one character: any bytes survive JSON; the order is kept for ties
+            "vocabulary": [[value.decode("latin-1"), count] for value, count in self.vocabulary.items()],
+            "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
+            "classes": None if self.classes is None else self.classes.tolist(), "kind": self.kind,
+            "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.num_values, self.mean, self.m2 = state["num_values"], state["mean"], state["m2"]
+        self.low, self.high, self.kind = state["low"], state["high"], state["kind"]
+        self.vocabulary = Counter({value.encode("latin-1"): count for value, count in state["vocabulary"]})
+        self.vocabulary_capped = state["vocabulary_capped"]
+        self.lengths.restore(state["lengths"])
+        self.classes = None if state["classes"] is None else np.array(state["classes"], dtype=np.int64)
+        for moments, saved in zip(self.image_sizes, state["image_sizes"]):
+            moments.restore(saved)
+        self.steps.restore(state["steps"])
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if isinstance(self.feature, ImageFeature):
@@ -153,6 +175,12 @@ class _Moments:
     def to_dict(self) -> dict[str, Any]:
         return {"min": self.low, "max": self.high, "mean": self.total / self.count}
 
+    def state(self) -> list[Any]:
+        return [self.count, self.total, self.low, self.high]
+
+    def restore(self, state: list[Any]) -> None:
+        self.count, self.total, self.low, self.high = state
+
 
 class SplitStatistics:
     """Statistics of every feature of one split."""
@@ -169,3 +197,10 @@ class SplitStatistics:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: stats.to_dict() for name, stats in self.features.items()}
+
+    def state(self) -> dict[str, Any]:
+        return {name: stats.state() for name, stats in self.features.items()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for name, saved in state.items():
+            self.features[name].restore(saved)

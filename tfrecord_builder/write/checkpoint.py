@@ -1,0 +1,71 @@
+"""Checkpoints of a long build's encoding, so `--resume` encodes only what is left.
+
+At most every `INTERVAL` seconds while a build encodes (and once more when encoding ends, if it
+took that long), every buffered record is written to its split's sorted runs in the staging
+folder, then `checkpoint.json` records: how many source batches are done, a digest of their
+keys, each split's runs and counts, the statistics so far and the skipped records. A resumed
+build of the same spec restores that state and reads the source again up to that point without
+encoding it; if the keys read differ from the digest, the checkpoint is dropped and the build
+starts over. A quick build never checkpoints: losing it costs less than writing one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+INTERVAL = 60.0  # seconds of encoding between checkpoints
+CHECKPOINT_FILE = "checkpoint.json"
+RUNS_FOLDER = "runs"
+
+
+@dataclass
+class EncodingState:
+    """How far encoding got: enough to carry on from there with the same result."""
+
+    build: str  # the spec-and-tool fingerprint the state belongs to
+    batches: int = 0  # source batches encoded
+    records: int = 0  # records read from them (skipped ones included)
+    keys_digest: str = ""  # a chained digest of every batch's key hashes
+    splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs (file names), num_examples, num_bytes
+    statistics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+
+def chain(digest: str, batch_keys: bytes) -> str:
+    """The keys digest after one more batch (`batch_keys`: the batch's key hashes, as bytes)."""
+    return hashlib.blake2b(bytes.fromhex(digest) + batch_keys, digest_size=16).hexdigest()
+
+
+def save(folder: str, state: EncodingState) -> None:
+    """Writes the checkpoint whole or not at all (the runs it lists are already on disk)."""
+    path = os.path.join(folder, CHECKPOINT_FILE)
+    aside = path + ".tmp"
+    with open(aside, "w", encoding="utf-8") as file:
+        json.dump(asdict(state), file)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(aside, path)
+
+
+def load(folder: str, build: str) -> EncodingState | None:
+    """The checkpoint of an interrupted build of the same fingerprint whose runs are all there."""
+    try:
+        with open(os.path.join(folder, CHECKPOINT_FILE), encoding="utf-8") as file:
+            state = EncodingState(**json.load(file))
+    except (OSError, ValueError, TypeError):
+        return None
+    if state.build != build:
+        return None
+    for split in state.splits.values():
+        if not all(os.path.isfile(os.path.join(folder, RUNS_FOLDER, run)) for run in split["runs"]):
+            return None
+    return state
+
+
+def discard(folder: str) -> None:
+    path = os.path.join(folder, CHECKPOINT_FILE)
+    if os.path.exists(path):
+        os.remove(path)
