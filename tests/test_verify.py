@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from tfrecord_builder.codec.tfrecord import frame, read_records
 from tfrecord_builder.errors import DatasetError
 from tfrecord_builder.verify import verify
 
-from conftest import write_spec
+from conftest import import_module, write_spec
 
 ROWS = "".join(f'{{"id": {i}, "x": [{i}, {i + 1}], "w": "w{i % 3}"}}\n' for i in range(60))
 SPEC = {"name": "v", "source": {"builder": "jsonl", "path": "d.jsonl"}, "output": {"shards": 3},
@@ -138,12 +139,25 @@ def test_readers_name_a_missing_or_cut_shard_before_reading(clean, tmp_path, tf)
         tb.input_fn(target, "train")
 
 
-def test_a_flipped_byte_fails_the_epoch_loudly(clean, tmp_path, tf):
+@pytest.mark.parametrize("reader", ["tb.input_fn", "generated module", "keras fit"])
+@pytest.mark.parametrize("where", [0.5, 0.05, 0.95])
+def test_a_flipped_byte_fails_the_epoch_naming_the_shard(clean, tmp_path, tf, reader, where):
     target = _copy(clean, tmp_path)
-    shard = target / clean.splits["train"].files[0]
+    shard = target / clean.splits["train"].files[1]
     damaged = bytearray(shard.read_bytes())
-    damaged[len(damaged) // 2] ^= 0x01
+    damaged[int(len(damaged) * where)] ^= 0x01
     shard.write_bytes(bytes(damaged))
-    with pytest.raises(tf.errors.DataLossError, match="corrupted record"):
-        for _ in tb.input_fn(target, "train", shuffle=False):
-            pass
+    if reader == "tb.input_fn":
+        batches = tb.input_fn(target, "train", batch_size=7, shuffle=True)
+    else:
+        batches = import_module(target / "v_input.py").input_fn("train", batch_size=7, shuffle=True)
+    message = rf"cannot be read \(corrupt or cut\) in shard\] \[{re.escape(str(shard))}\]"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        if reader == "keras fit":
+            inputs = {"x": tf.keras.Input((2,), name="x")}
+            model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs["x"]))
+            model.compile("sgd", "mse")
+            model.fit(batches.map(lambda batch: ({"x": batch["x"]}, batch["id"])), epochs=1, verbose=0)
+        else:
+            for _ in batches:
+                pass

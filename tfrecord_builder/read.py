@@ -5,6 +5,7 @@ feature types' parse specs and decoders.
 """
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,11 @@ from .features import Feature
 from .write.info import DatasetInfo, read_info
 
 _COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
+
+
+def _reading() -> Any:
+    """The reading helpers the generated module copies (importing them imports TensorFlow)."""
+    return importlib.import_module(f"{__package__}.features.reading")
 CYCLE_LENGTH = 4
 
 
@@ -47,6 +53,7 @@ class Dataset:
         """Parses and decodes a batch of serialised records at once."""
         tf = tensorflow()
         options = self.info.spec.input
+        serialized = _reading().checked_records(serialized)
         if not self.info.spec.is_sequence:
             parsed = tf.io.parse_example(serialized, self.parse_specs())
             return {name: feature.decode(parsed, options) for name, feature in self.features.items()}
@@ -79,7 +86,7 @@ class Dataset:
         tf = tensorflow()
         feature = self._length_feature()
         _, sequence, lengths = tf.io.parse_sequence_example(
-            serialized[tf.newaxis], sequence_features=feature.parse_specs())
+            _reading().checked_records(serialized)[tf.newaxis], sequence_features=feature.parse_specs())
         return tf.cast(self._lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
 
     def files(self, split: str) -> list[str]:
@@ -105,13 +112,14 @@ class Dataset:
         batch_size = batch_size or spec.input.batch_size
         shuffle = split == "train" if shuffle is None else shuffle
         files = self.files(split)
+        counts = [shard["num_examples"] for shard in self.info.splits[split].shards]
         compression = _COMPRESSION[spec.output.compression]
-        dataset = tf.data.Dataset.from_tensor_slices(files)
+        dataset = tf.data.Dataset.from_tensor_slices((files, tf.constant(counts, tf.int64)))
         if shuffle:
             dataset = dataset.shuffle(len(files))
         dataset = dataset.interleave(
             tf.autograph.experimental.do_not_convert(
-                lambda path: tf.data.TFRecordDataset(path, compression_type=compression)),
+                lambda path, num_examples: _reading().read_shard(path, num_examples, compression)),
             cycle_length=max(1, min(len(files), CYCLE_LENGTH)),
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=not shuffle,

@@ -38,6 +38,27 @@ FEATURES = {
 }
 
 
+def read_shard(path, num_examples, compression):
+    """The shard's `num_examples` records. TensorFlow's error for a corrupt record doesn't name the
+    file, so records that can't be read (or are missing) are replaced with markers naming it, which
+    `checked_records` turns into an error: a damaged shard is never skipped quietly."""
+    records = tf.data.TFRecordDataset(path, compression_type=compression).ignore_errors()
+    marker = tf.data.Dataset.from_tensors(tf.strings.join(["\0tfrecord-builder\0", path]))
+    return records.concatenate(marker.repeat()).take(num_examples)
+
+
+def checked_records(serialized):
+    """`serialized` as it is, after failing if a shard's marker of an unreadable record is in it."""
+    flat = tf.reshape(serialized, [-1])
+    marked = tf.strings.substr(flat, 0, 18) == "\0tfrecord-builder\0"  # no valid record starts with a 0 byte
+    shard = tf.strings.reduce_join(tf.strings.substr(tf.boolean_mask(flat, marked)[:1], 18, 1 << 30))
+    check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(marked)), [
+        "a record that cannot be read (corrupt or cut) in shard", shard,
+        "- run `tfrecord-builder verify` on the dataset"])
+    with tf.control_dependencies([check]):
+        return tf.identity(serialized)
+
+
 def decode(parsed):
     """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""
     return {
@@ -55,12 +76,7 @@ def decode(parsed):
 
 def parse_batch(serialized):
     """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
-    return decode(tf.io.parse_example(serialized, FEATURES))
-
-
-def read_shard(path):
-    """The records of one shard file."""
-    return tf.data.TFRecordDataset(path, compression_type=COMPRESSION)
+    return decode(tf.io.parse_example(checked_records(serialized), FEATURES))
 
 
 def split_label(features):
@@ -111,11 +127,12 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     shuffle = split == "train" if shuffle is None else shuffle
     split_entry = split_info(split, data_dir)
     files = split_entry["files"]
-    dataset = tf.data.Dataset.from_tensor_slices(files)
+    counts = [shard["num_examples"] for shard in split_entry["shards"]]
+    dataset = tf.data.Dataset.from_tensor_slices((files, tf.constant(counts, tf.int64)))
     if shuffle:
         dataset = dataset.shuffle(len(files))
     dataset = dataset.interleave(
-        read_shard,
+        lambda path, num_examples: read_shard(path, num_examples, COMPRESSION),
         cycle_length=max(1, min(len(files), 4)),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=not shuffle,

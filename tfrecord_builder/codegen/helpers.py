@@ -22,11 +22,14 @@ def _functions() -> dict[str, str]:
     return {node.name: ast.get_source_segment(text, node) for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
+ALWAYS = ["read_shard", "checked_records"]  # every module reads shards and checks their records
+
+
 def helper_functions(names: list[str]) -> str:
-    """The source of the named helpers (and `decode_image`, which the image helpers use), or ""."""
-    if not names:
-        return ""
+    """The source of the shard readers and the named helpers (and `decode_image`, which the image
+    helpers use)."""
     functions = _functions()
     needs_decoder = any(name.endswith("_images") for name in names)
-    ordered = (["decode_image"] if needs_decoder else []) + [name for name in names if name != "decode_image"]
+    ordered = ALWAYS + (["decode_image"] if needs_decoder else []) + [
+        name for name in names if name not in ALWAYS and name != "decode_image"]
     return "\n\n" + "\n\n\n".join(functions[name] for name in ordered) + "\n"

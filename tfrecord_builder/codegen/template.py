@@ -28,11 +28,6 @@ SHUFFLE_BUFFER = {shuffle_buffer}
 CLASS_NAMES = {class_names}
 {format_constants}
 {parsing}
-def read_shard(path):
-    """The records of one shard file."""
-    return tf.data.TFRecordDataset(path, compression_type=COMPRESSION)
-
-
 def split_label(features):
     """`(features, label)` from a batch of features, for Keras."""
     label = features.pop(LABEL)
@@ -81,11 +76,12 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     shuffle = split == "train" if shuffle is None else shuffle
     split_entry = split_info(split, data_dir)
     files = split_entry["files"]
-    dataset = tf.data.Dataset.from_tensor_slices(files)
+    counts = [shard["num_examples"] for shard in split_entry["shards"]]
+    dataset = tf.data.Dataset.from_tensor_slices((files, tf.constant(counts, tf.int64)))
     if shuffle:
         dataset = dataset.shuffle(len(files))
     dataset = dataset.interleave(
-        read_shard,
+        lambda path, num_examples: read_shard(path, num_examples, COMPRESSION),
         cycle_length=max(1, min(len(files), 4)),
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=not shuffle,
@@ -122,7 +118,7 @@ def decode(parsed):
 
 def parse_batch(serialized):
     """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
-    return decode(tf.io.parse_example(serialized, FEATURES))
+    return decode(tf.io.parse_example(checked_records(serialized), FEATURES))
 
 '''
 
@@ -167,7 +163,8 @@ def parse_batch(serialized):
     with their lengths under LENGTH_FEATURE (and a boolean mask under MASK_FEATURE).
     """
     context, sequence, lengths = tf.io.parse_sequence_example(
-        serialized, context_features=CONTEXT_FEATURES or None, sequence_features=SEQUENCE_FEATURES)
+        checked_records(serialized), context_features=CONTEXT_FEATURES or None,
+        sequence_features=SEQUENCE_FEATURES)
     length = sequence_lengths(sequence, lengths)
     features = decode(context, sequence, lengths)
     if MAX_LENGTH is not None:
@@ -184,7 +181,7 @@ def parse_batch(serialized):
 def record_length(serialized):
     """One serialised record's number of steps (for bucketing by length)."""
     _, sequence, lengths = tf.io.parse_sequence_example(
-        serialized[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
+        checked_records(serialized)[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
     return tf.cast(sequence_lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
 
 '''

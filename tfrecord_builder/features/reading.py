@@ -1,4 +1,4 @@
-"""Reading-side helpers for images and sequences, in TensorFlow.
+"""Reading-side helpers for shards, images and sequences, in TensorFlow.
 
 `tb.input_fn` calls these functions, and the generated module carries a verbatim copy of them
 (codegen/helpers.py copies their source), so both reading paths decode images with the same code.
@@ -62,3 +62,24 @@ def pad_steps(values, length, pad):
     inner = tf.ones([tf.rank(values) - 2], tf.int32)
     mask = tf.reshape(mask, tf.concat([tf.shape(mask), inner], 0))
     return tf.where(mask, values, tf.cast(pad, values.dtype))
+
+
+def read_shard(path, num_examples, compression):
+    """The shard's `num_examples` records. TensorFlow's error for a corrupt record doesn't name the
+    file, so records that can't be read (or are missing) are replaced with markers naming it, which
+    `checked_records` turns into an error: a damaged shard is never skipped quietly."""
+    records = tf.data.TFRecordDataset(path, compression_type=compression).ignore_errors()
+    marker = tf.data.Dataset.from_tensors(tf.strings.join(["\0tfrecord-builder\0", path]))
+    return records.concatenate(marker.repeat()).take(num_examples)
+
+
+def checked_records(serialized):
+    """`serialized` as it is, after failing if a shard's marker of an unreadable record is in it."""
+    flat = tf.reshape(serialized, [-1])
+    marked = tf.strings.substr(flat, 0, 18) == "\0tfrecord-builder\0"  # no valid record starts with a 0 byte
+    shard = tf.strings.reduce_join(tf.strings.substr(tf.boolean_mask(flat, marked)[:1], 18, 1 << 30))
+    check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(marked)), [
+        "a record that cannot be read (corrupt or cut) in shard", shard,
+        "- run `tfrecord-builder verify` on the dataset"])
+    with tf.control_dependencies([check]):
+        return tf.identity(serialized)
