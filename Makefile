@@ -21,6 +21,7 @@ test: setup
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 bench: setup
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS),bench]'
 	$(PY) bench/tabular.py
 	$(PY) bench/images.py
 	$(PY) bench/sequences.py

@@ -197,7 +197,7 @@ def import_module(path: str, name: str | None = None) -> ModuleType:
 # ---- the machine -------------------------------------------------------------------------------------
 
 _MACHINE_KEYS = ("cpu_count", "load_average", "processor", "platform", "python")
-_PACKAGE_LABELS = {"tensorflow": "TensorFlow", "pillow": "Pillow"}  # as the report names them
+_PACKAGE_LABELS = {"tensorflow": "TensorFlow", "pillow": "Pillow", "tfds": "TFDS"}  # as the report names them
 
 
 def machine(packages: Mapping[str, str], load_average: bool = False) -> dict[str, Any]:
@@ -239,9 +239,13 @@ def markdown_table(header: Sequence[str], align: Sequence[str], rows: Iterable[S
     return "\n".join(f"| {' | '.join(cells)} |" for cells in [header, align, *rows])
 
 
-def results_table(results: list[Result], unit: str, reference: str, extra: Sequence[Column] = ()) -> str:
+def results_table(results: list[Result], unit: str, reference: str, extra: Sequence[Column] = (),
+                  absent: Sequence[tuple[str, str]] = ()) -> str:
     """The table of a group of results: case, throughput, ratio, the `extra` columns, best time,
-    and the CPU time where the results carry it."""
+    and the CPU time where the results carry it.
+
+    `absent` adds a row per case that could not run, (case, why) at the end: the reason in the
+    throughput column, "-" in the others (the TFDS rows without TFDS installed)."""
     columns = [
         Column("case", lambda result: result.case, "---"),
         Column(f"{unit}/s", lambda result: f"{result.per_second:,.0f}"),
@@ -251,8 +255,9 @@ def results_table(results: list[Result], unit: str, reference: str, extra: Seque
     ]
     if any(result.cpu_seconds is not None for result in results):
         columns.append(Column("CPU (s)", lambda result: f"{result.cpu_seconds:.2f}"))
-    return markdown_table([column.header for column in columns], [column.align for column in columns],
-                          ([column.cell(result) for column in columns] for result in results))
+    rows = [[column.cell(result) for column in columns] for result in results]
+    rows += [[case, why, *["-"] * (len(columns) - 2)] for case, why in absent]
+    return markdown_table([column.header for column in columns], [column.align for column in columns], rows)
 
 
 # ---- the command line and the JSON -------------------------------------------------------------------

@@ -14,20 +14,25 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
    - ours, raw pixels: `encoding: raw, shape: [96, 96, 3]`;
    - the seed tutorials' raw-pixel loop: Pillow decode -> `tobytes()` -> a `tf.train.Example`
      per image (pixels, label, height, width) -> `SerializeToString` -> `tf.io.TFRecordWriter`;
-   - the seed tutorials' JPEG loop: the file's bytes and the label in a `tf.train.Example`.
+   - the seed tutorials' JPEG loop: the file's bytes and the label in a `tf.train.Example`;
+   - TensorFlow Datasets: a `tfds.core.GeneratorBasedBuilder` yielding each file's path as a
+     `tfds.features.Image(encoding_format="jpeg")` and its folder as a `ClassLabel`
+     (`download_and_prepare()` into a fresh data_dir, 4 shards; see tfds_case.py): TFDS stores
+     the file's bytes, as the passthrough case does. "TFDS not installed" without the bench extra.
    Ratios are to the seed loop that stores the same thing (raw pixels for the raw and resized
-   cases, which decode every image too; the JPEG bytes for the passthrough case).
+   cases, which decode every image too; the JPEG bytes for the passthrough case and TFDS).
 3. Read, in decoded images/s, one full epoch of the passthrough dataset, batches of 256, no
    shuffle: the generated module's `input_fn` (uint8), the same with `input: {image_dtype: float32}`,
    `tb.input_fn`, a hand-written batched `parse_example` + `map_fn(decode_jpeg)` pipeline, the
-   generated module over the raw-pixel dataset (no decoding) and the floor (raw records, no parsing).
+   generated module over the raw-pixel dataset (no decoding), the floor (raw records, no parsing)
+   and TFDS's `builder.as_dataset(split="train", batch_size=256)` over the shards TFDS wrote.
    One warm-up epoch each, which also checks the count, dtype and shape of what it yields.
 4. Prints Markdown tables and the machine, and writes the same as JSON to bench/out/images.json.
 
 Every timing is the best of R rounds; each round runs every case of a table once, in turn. The
 CPU time of that fastest call (this process and the build's worker processes) is reported beside it.
 TensorFlow is imported before anything is timed.
-Before timing the reads, the records of ours and of the seed loops are parsed and compared.
+Before timing the reads, the records of ours, of the seed loops and of TFDS are parsed and compared.
 """
 from __future__ import annotations
 
@@ -50,6 +55,8 @@ if __name__ != "__mp_main__":
     # (~5 s per 2-worker build on 2 cores). Workers need only the package, numpy and Pillow.
     # See bench/README.md.
     import tensorflow as tf  # noqa: E402
+    import tfds_case  # noqa: E402  (TensorFlow Datasets, if the bench extra is installed; imports TensorFlow)
+    from tfds_case import tfds  # noqa: E402  (None without it)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
@@ -152,6 +159,7 @@ class Paths(OutputPaths):
         self.seed_raw = self.file("seed_raw")
         self.seed_jpeg = self.file("seed_jpeg")
         self.modules = self.file("modules")
+        self.tfds = self.file("tfds")  # a data_dir per round: tfds/round_K/bench_images/1.0.0/
 
     def spec(self, name: str) -> str:
         return self.file(f"{name}.yaml")
@@ -176,6 +184,7 @@ def prepare(paths: Paths, count: int) -> int:
 
 SEED_RAW = "seed tutorial loop, raw pixels (Pillow decode + tf.train.Example per image)"
 SEED_JPEG = "seed tutorial loop, JPEG bytes (file bytes + tf.train.Example per image)"
+TFDS_BUILD = "TFDS `GeneratorBasedBuilder.download_and_prepare` (Image(jpeg) from the path + ClassLabel)"
 OUR_CASES = {  # kind: (case label, the seed loop its ratio is taken to)
     "jpeg": ("ours, JPEG passthrough [96, 96, 3]", SEED_JPEG),
     "resized": ("ours, re-encoded JPEG, resized to [64, 64, 3]", SEED_RAW),
@@ -225,8 +234,37 @@ def seed_jpeg_example(path: str, label: int) -> tf.train.Example:
     return tf.train.Example(features=tf.train.Features(feature={"image": _bytes([data]), "label": _int64([label])}))
 
 
-def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], dict[str, tb.DatasetInfo]]:
-    """Times the build cases; returns them and the info of each dataset `tb.build` wrote."""
+def tfds_builder_class() -> type:
+    """TFDS's builder of the photos: the class folders in the manual_dir, each file's path as its
+    image (TFDS reads the file and stores its bytes: no decoding, no re-encoding), its folder's
+    name as its label, keyed by "class/file" (TFDS shuffles by hashed key)."""
+
+    class BenchImages(tfds.core.GeneratorBasedBuilder):
+        """The image benchmark's photos (bench/images.py)."""
+
+        VERSION = tfds.core.Version("1.0.0")
+        MANUAL_DOWNLOAD_INSTRUCTIONS = "bench/images.py writes the photos, a sub-folder per class, into the manual_dir."
+
+        def _info(self) -> tfds.core.DatasetInfo:
+            return tfds.core.DatasetInfo(builder=self, features=tfds.features.FeaturesDict({
+                "image": tfds.features.Image(shape=(SIZE, SIZE, 3), encoding_format="jpeg"),
+                "label": tfds.features.ClassLabel(names=class_names()),
+            }), supervised_keys=("image", "label"))
+
+        def _split_generators(self, dl_manager: Any) -> dict[str, Any]:
+            return {"train": self._generate_examples(os.fspath(dl_manager.manual_dir))}
+
+        def _generate_examples(self, folder: str) -> Any:
+            for label in sorted(os.listdir(folder)):
+                for file in sorted(os.listdir(os.path.join(folder, label))):
+                    yield f"{label}/{file}", {"image": os.path.join(folder, label, file), "label": label}
+
+    return BenchImages
+
+
+def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], dict[str, tb.DatasetInfo], Any]:
+    """Times the build cases; returns them, the info of each dataset `tb.build` wrote and the
+    TFDS builder that built last (None without TFDS)."""
     infos: dict[str, tb.DatasetInfo] = {}
 
     def ours(kind: str, workers: int) -> Callable[[], None]:
@@ -240,10 +278,16 @@ def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[Result], d
             cases[f"{label}, {workers} worker{'s' if workers > 1 else ''}"] = (ours(kind, workers), reference)
     cases[SEED_RAW] = (lambda: seed_loop(paths.photos, paths.seed_raw, "seed_raw", seed_raw_example), SEED_RAW)
     cases[SEED_JPEG] = (lambda: seed_loop(paths.photos, paths.seed_jpeg, "seed_jpeg", seed_jpeg_example), SEED_JPEG)
+    fresh = None
+    if tfds is not None:
+        fresh = tfds_case.FreshBuilds(tfds_builder_class(), paths.tfds, paths.photos)
+        cases[TFDS_BUILD] = (fresh, SEED_JPEG)  # TFDS stores the files' bytes too
     times = best_of_rounds(repeats, [run for run, _ in cases.values()])
     results = [Result("build", case, seconds, count, cpu_seconds=cpu, reference=reference)
                for (case, (_, reference)), (seconds, cpu) in zip(cases.items(), times)]
-    return with_ratios(results), infos
+    if fresh is not None:
+        fresh.tidy()
+    return with_ratios(results), infos, fresh and fresh.builder
 
 
 # ---- read cases ---------------------------------------------------------------------------------------
@@ -268,10 +312,14 @@ def hand_written(files: list[str]) -> tf.data.Dataset:
 
 
 HAND_WRITTEN = "hand-written: batch -> parse_example + map_fn(decode_jpeg)"
+TFDS_READ = f"TFDS `builder.as_dataset(batch_size={BATCH_SIZE})` (its own shards)"
 
 
-def read_cases(paths: Paths, infos: dict[str, tb.DatasetInfo]) -> list[tuple[str, Callable[[], tf.data.Dataset], Any]]:
-    """(case, dataset factory, (dtype, shape) of its images or None) for every read pipeline."""
+def read_cases(paths: Paths, infos: dict[str, tb.DatasetInfo],
+               builder: Any) -> list[tuple[str, Callable[[], tf.data.Dataset], Any]]:
+    """(case, dataset factory, (dtype, shape) of its images or None) for every read pipeline: over
+    the datasets `tb.build` wrote, but TFDS's, over the shards TFDS wrote (`builder`, left out
+    where it is None)."""
     jpeg, raw = infos["jpeg"], infos["raw"]
     module = import_module(os.path.join(jpeg.path, f"{jpeg.name}_input.py"))
     # the float32 module: rendered from the spec with `input: {image_dtype: float32}`, reading the jpeg dataset
@@ -291,6 +339,8 @@ def read_cases(paths: Paths, infos: dict[str, tb.DatasetInfo]) -> list[tuple[str
         ("generated module `input_fn` over the raw-pixel dataset (no decoding)",
          lambda: raw_module.input_fn("train", batch_size=BATCH_SIZE, shuffle=False), (tf.uint8, shape)),
         ("floor: raw records, batched, no parsing", lambda: raw_records(files_of(jpeg), BATCH_SIZE), None),
+        *([(TFDS_READ, lambda: tfds_case.as_dataset(builder, BATCH_SIZE), (tf.uint8, shape))]
+          if builder is not None else []),
     ]
 
 
@@ -323,9 +373,10 @@ def check_epoch(case: str, dataset: tf.data.Dataset, count: int, expected: Any) 
         raise RuntimeError(f"{case}: one epoch yielded {seen} examples, expected {count}")
 
 
-def bench_read(paths: Paths, infos: dict[str, tb.DatasetInfo], count: int, repeats: int) -> list[Result]:
+def bench_read(paths: Paths, infos: dict[str, tb.DatasetInfo], builder: Any, count: int,
+               repeats: int) -> list[Result]:
     """Times one epoch of each read pipeline, after a warm-up epoch of each that checks it."""
-    cases = read_cases(paths, infos)
+    cases = read_cases(paths, infos, builder)
     datasets = [make() for _, make, _ in cases]
     for (case, _, expected), dataset in zip(cases, datasets):
         check_epoch(case, dataset, count, expected)
@@ -361,11 +412,15 @@ def resized_ok(info: tb.DatasetInfo, count: int) -> bool:
     return seen == count
 
 
-def checks(paths: Paths, infos: dict[str, tb.DatasetInfo], count: int) -> dict[str, Any]:
-    """Our records against the seed loops' (as multisets of label and image bytes), sizes, bytes."""
+def checks(paths: Paths, infos: dict[str, tb.DatasetInfo], builder: Any, count: int) -> dict[str, Any]:
+    """Our records and TFDS's against the seed loops' (as multisets of label and image bytes), sizes, bytes.
+
+    TFDS's records hold the image's bytes under "image" and the label index under "label" too."""
+    seed_jpeg = record_digests(shard_paths(paths.seed_jpeg, "seed_jpeg", SHARDS), hand_spec())
     return {
-        "jpeg_same_as_seed": record_digests(files_of(infos["jpeg"]), hand_spec())
-        == record_digests(shard_paths(paths.seed_jpeg, "seed_jpeg", SHARDS), hand_spec()),
+        "jpeg_same_as_seed": record_digests(files_of(infos["jpeg"]), hand_spec()) == seed_jpeg,
+        "tfds_same_as_seed": (record_digests(tfds_case.files(builder), hand_spec()) == seed_jpeg
+                              if builder is not None else None),
         "raw_same_as_seed": record_digests(files_of(infos["raw"]), hand_spec())
         == record_digests(shard_paths(paths.seed_raw, "seed_raw", SHARDS), hand_spec()),
         "resized_shapes_ok": resized_ok(infos["resized"], count),
@@ -375,6 +430,7 @@ def checks(paths: Paths, infos: dict[str, tb.DatasetInfo], count: int) -> dict[s
             "ours_resized": infos["resized"].splits["train"].num_bytes,
             "ours_raw": infos["raw"].splits["train"].num_bytes,
             "seed_raw": total_bytes(shard_paths(paths.seed_raw, "seed_raw", SHARDS)),
+            "tfds": tfds_case.num_bytes(builder) if builder is not None else None,
         },
     }
 
@@ -384,10 +440,11 @@ def checks(paths: Paths, infos: dict[str, tb.DatasetInfo], count: int) -> dict[s
 def machine_info() -> dict[str, Any]:
     """The machine, its load average (1, 5, 15 minutes) at the call, and the versions that matter here."""
     return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "pillow": PIL.__version__,
-                    "tfrecord_builder": tb.__version__}, load_average=True)
+                    "tfrecord_builder": tb.__version__, "tfds": tfds_case.version()}, load_average=True)
 
 
 SEED_LOOP_SHORT = {SEED_RAW: "seed loop, raw pixels", SEED_JPEG: "seed loop, JPEG bytes"}
+PASSTHROUGH = [f"{OUR_CASES['jpeg'][0]}, {workers} worker{'s' if workers > 1 else ''}" for workers in WORKERS]
 
 
 def report(count: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
@@ -397,6 +454,12 @@ def report(count: int, repeats: int, build: list[Result], read: list[Result], ex
 
     def same(flag: bool) -> str:
         return "identical" if flag else "DIFFER"
+
+    if extra["tfds_same_as_seed"] is None:
+        tfds_note = f" {tfds_case.missing_note()}"
+    else:
+        tfds_note = (f" TFDS: shard bytes {sizes['tfds']:,}, records (label, image bytes) vs the JPEG seed loop "
+                     f"{same(extra['tfds_same_as_seed'])} (the files' own bytes, not re-encoded).")
 
     return "\n".join([
         f"## Image benchmark: {count:,} JPEG photos {SIZE}x{SIZE} RGB (quality {QUALITY}, "
@@ -409,18 +472,20 @@ def report(count: int, repeats: int, build: list[Result], read: list[Result], ex
         f"### Build (image folder -> {SHARDS} TFRecord shards)",
         "",
         results_table(build, "images", "its seed loop",
-                      [Column("seed loop", lambda result: SEED_LOOP_SHORT[result.reference], "---")]),
+                      [Column("seed loop", lambda result: SEED_LOOP_SHORT[result.reference], "---"),
+                       *tfds_case.vs_tfds(build, TFDS_BUILD, PASSTHROUGH)],
+                      absent=tfds_case.absent(TFDS_BUILD)),
         "",
         f"### Read (one epoch of the JPEG passthrough dataset, decoded, batch {BATCH_SIZE}, no shuffle)",
         "",
-        results_table(read, "images", "hand-written"),
+        results_table(read, "images", "hand-written", absent=tfds_case.absent(TFDS_READ)),
         "",
         f"Shard bytes: ours JPEG {sizes['ours_jpeg']:,} (seed loop {sizes['seed_jpeg']:,}), "
         f"ours re-encoded {RESIZED}x{RESIZED} {sizes['ours_resized']:,}, "
         f"ours raw {sizes['ours_raw']:,} (seed loop {sizes['seed_raw']:,}). "
         f"Records (label, image bytes) ours vs seed loop: JPEG {same(extra['jpeg_same_as_seed'])}, "
         f"raw pixels {same(extra['raw_same_as_seed'])}; re-encoded images all "
-        f"{RESIZED}x{RESIZED}x3: {'yes' if extra['resized_shapes_ok'] else 'NO'}.",
+        f"{RESIZED}x{RESIZED}x3: {'yes' if extra['resized_shapes_ok'] else 'NO'}.{tfds_note}",
     ])
 
 
@@ -433,15 +498,16 @@ def main(argv: list[str] | None = None) -> int:
     load_at_start = os.getloadavg()[0]
 
     photo_bytes = prepare(paths, args.images)
-    build, infos = bench_build(paths, args.images, args.repeats)
-    extra = {"photo_bytes": photo_bytes, "load_at_start": load_at_start, **checks(paths, infos, args.images)}
-    read = bench_read(paths, infos, args.images, args.repeats)
+    build, infos, builder = bench_build(paths, args.images, args.repeats)
+    extra = {"photo_bytes": photo_bytes, "load_at_start": load_at_start, **checks(paths, infos, builder, args.images)}
+    read = bench_read(paths, infos, builder, args.images, args.repeats)
 
     print(report(args.images, args.repeats, build, read, extra))
     document = {
         "images": args.images, "size": [SIZE, SIZE, 3], "quality": QUALITY, "classes": CLASSES,
         "repeats": args.repeats, "batch_size": BATCH_SIZE, "shards": SHARDS, "workers": list(WORKERS),
         "machine": machine_info(), **extra,
+        "tfds": tfds_case.settings(paths.photos, BATCH_SIZE) if tfds is not None else tfds_case.MISSING,
     }
     write_json(paths.json, document, build, read)
     return 0

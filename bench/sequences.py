@@ -14,20 +14,24 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
      `context.feature[...]` and one `feature_lists.feature_list[...].feature.add()` per step ->
      `SerializeToString` -> `tf.io.TFRecordWriter`, 4 shards, JSONL reading included;
    - context: `json.loads` alone over the file, and the floor: the already-serialised records
-     written with `tf.io.TFRecordWriter` only.
+     written with `tf.io.TFRecordWriter` only;
+   - TensorFlow Datasets: a `tfds.core.GeneratorBasedBuilder` of the same records, `tokens` and
+     `values` as `tfds.features.Sequence`s (`download_and_prepare()` into a fresh data_dir,
+     4 shards; see tfds_case.py), JSONL reading included; "TFDS not installed" without the bench extra.
 3. Read, in sequences/s, one full epoch of the shards `build` wrote, batches of 256, no shuffle:
    the generated module's `input_fn` (padded batches), a hand-written batched
    `parse_sequence_example` pipeline, the seed per-record `parse_single_sequence_example` +
    `padded_batch` pipeline, the generated `input_fn` of the same spec with
-   `input: {bucket_boundaries: [25, 50, 100, 150]}`, and the floor (raw records, no parsing);
+   `input: {bucket_boundaries: [25, 50, 100, 150]}`, the floor (raw records, no parsing) and
+   TFDS's `builder.as_dataset(split="train", batch_size=256)` over the shards TFDS wrote;
    with the padding each leaves (padded step slots / all step slots of its batches).
    One warm-up epoch each, which also checks that every pipeline yields all N sequences.
 4. Prints Markdown tables and the machine, and writes the same as JSON to bench/out/sequences.json.
 
 Every timing is the best of R rounds; each round runs every case of a table once, in turn.
 TensorFlow is imported before anything is timed.
-Before timing the reads, the records of ours and of the seed loop are parsed and compared with
-the generated data, value by value.
+Before timing the reads, the records of ours, of the seed loop and of TFDS are parsed and compared
+with the generated data, value by value.
 """
 from __future__ import annotations
 
@@ -47,6 +51,8 @@ if __name__ != "__mp_main__":
     # and TensorFlow's import there would be paid by every worker of every build. Workers need only
     # the package and numpy. (Forked workers don't re-import the script.) See bench/README.md.
     import tensorflow as tf  # noqa: E402
+    import tfds_case  # noqa: E402  (TensorFlow Datasets, if the bench extra is installed; imports TensorFlow)
+    from tfds_case import tfds  # noqa: E402  (None without it)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
@@ -141,6 +147,7 @@ class Paths(OutputPaths):
         self.seed = self.file("seed")
         self.floor = self.file("floor")
         self.modules = self.file("modules")
+        self.tfds = self.file("tfds")  # a data_dir per round: tfds/round_K/bench_sequences/1.0.0/
 
 
 def prepare(paths: Paths, records: int) -> tuple[Sequences, int]:
@@ -169,6 +176,8 @@ class SequenceResult(Result):
 # ---- build cases ------------------------------------------------------------------------------------
 
 SEED_LOOP = "seed tutorial loop (json.loads + tf.train.SequenceExample, feature.add() per step)"
+OURS = [f"tfrecord_builder `tb.build` (ours), {workers} worker{'s' if workers > 1 else ''}" for workers in WORKERS]
+TFDS_BUILD = "TFDS `GeneratorBasedBuilder.download_and_prepare` (json.loads + FeaturesDict of Sequences)"
 
 
 def seed_sequence_example(record: dict[str, Any]) -> tf.train.SequenceExample:
@@ -208,8 +217,42 @@ def json_loads_only(jsonl_path: str) -> int:
     return count
 
 
-def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[SequenceResult], tb.DatasetInfo]:
-    """Times the build cases; returns them and the info of the dataset `tb.build` wrote."""
+def tfds_builder_class() -> type:
+    """TFDS's builder of the sequences: the JSONL in the manual_dir, `json.loads` per line, the
+    context as scalars, the steps as `tfds.features.Sequence`s, keyed by `id` (TFDS shuffles by
+    hashed key). TFDS writes a `tf.train.Example` (not a SequenceExample): each Sequence is one
+    flat list feature, `values` [steps, 2] flattened."""
+
+    class BenchSequences(tfds.core.GeneratorBasedBuilder):
+        """The sequence benchmark's sequences (bench/sequences.py)."""
+
+        VERSION = tfds.core.Version("1.0.0")
+        MANUAL_DOWNLOAD_INSTRUCTIONS = f"bench/sequences.py writes {NAME}.jsonl into the manual_dir."
+
+        def _info(self) -> tfds.core.DatasetInfo:
+            return tfds.core.DatasetInfo(builder=self, features=tfds.features.FeaturesDict({
+                "id": tfds.features.Tensor(shape=(), dtype=np.int64),
+                "label": tfds.features.Tensor(shape=(), dtype=np.int64),
+                "tokens": tfds.features.Sequence(np.int64),
+                "values": tfds.features.Sequence(tfds.features.Tensor(shape=(2,), dtype=np.float32)),
+            }))
+
+        def _split_generators(self, dl_manager: Any) -> dict[str, Any]:
+            return {"train": self._generate_examples(os.fspath(dl_manager.manual_dir / f"{NAME}.jsonl"))}
+
+        def _generate_examples(self, path: str) -> Any:
+            with open(path, encoding="utf-8") as file:
+                for line in file:
+                    record = json.loads(line)
+                    yield record["id"], {"id": record["id"], "label": record["label"],
+                                         "tokens": record["tokens"], "values": record["values"]}
+
+    return BenchSequences
+
+
+def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[SequenceResult], tb.DatasetInfo, Any]:
+    """Times the build cases; returns them, the info of the dataset `tb.build` wrote and the
+    TFDS builder that built last (None without TFDS)."""
     infos: dict[int, tb.DatasetInfo] = {}
     records: list[bytes] = []
 
@@ -222,18 +265,21 @@ def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[SequenceRe
         nonlocal records
         records = build_seed_loop(paths.jsonl, paths.seed)
 
-    cases: dict[str, Callable[[], Any]] = {
-        f"tfrecord_builder `tb.build` (ours), {workers} worker{'s' if workers > 1 else ''}": ours(workers)
-        for workers in WORKERS
-    }
+    cases: dict[str, Callable[[], Any]] = {case: ours(workers) for case, workers in zip(OURS, WORKERS)}
     cases[SEED_LOOP] = seed
     cases["context: `json.loads` alone over the file"] = lambda: json_loads_only(paths.jsonl)
     cases["floor: TFRecordWriter of serialised records"] = \
         lambda: write_floor(records, shard_paths(paths.floor, NAME, SHARDS))
     # in this order: the floor writes what the seed loop serialised
+    fresh = None
+    if tfds is not None:
+        fresh = tfds_case.FreshBuilds(tfds_builder_class(), paths.tfds, paths.root)
+        cases[TFDS_BUILD] = fresh
     times = best_of_rounds(repeats, list(cases.values()))
     results = [SequenceResult("build", case, timing.seconds, count) for case, timing in zip(cases, times)]
-    return with_ratios(results, reference=SEED_LOOP), infos[WORKERS[-1]]
+    if fresh is not None:
+        fresh.tidy()
+    return with_ratios(results, reference=SEED_LOOP), infos[WORKERS[-1]], fresh and fresh.builder
 
 
 # ---- read cases ---------------------------------------------------------------------------------------
@@ -270,10 +316,12 @@ def seed_per_record(files: list[str]) -> tf.data.Dataset:
 
 HAND_WRITTEN = "hand-written: batch -> parse_sequence_example"
 BUCKETED = f"generated module `input_fn`, `bucket_boundaries: {BUCKET_BOUNDARIES}`"
+TFDS_READ = f"TFDS `builder.as_dataset(batch_size={BATCH_SIZE})` (its own shards, padded batches)"
 
 
-def read_cases(paths: Paths, info: tb.DatasetInfo) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
-    """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote."""
+def read_cases(paths: Paths, info: tb.DatasetInfo, builder: Any) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
+    """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote but
+    TFDS's, which reads the shards TFDS wrote (`builder`, left out where it is None)."""
     module = import_module(os.path.join(info.path, f"{NAME}_input.py"))
     # the bucketing module: rendered from the spec with `input: {bucket_boundaries: ...}`, reading the same dataset
     bucketed_path = os.path.join(paths.modules, f"{NAME}_input.py")
@@ -287,6 +335,7 @@ def read_cases(paths: Paths, info: tb.DatasetInfo) -> list[tuple[str, Callable[[
         ("seed: parse_single_sequence_example -> padded_batch", lambda: seed_per_record(files)),
         (BUCKETED, lambda: bucketed.input_fn("train", batch_size=BATCH_SIZE, shuffle=False)),
         ("floor: raw records, batched, no parsing", lambda: raw_records(files, BATCH_SIZE)),
+        *([(TFDS_READ, lambda: tfds_case.as_dataset(builder, BATCH_SIZE))] if builder is not None else []),
     ]
 
 
@@ -334,9 +383,10 @@ def check_epoch(case: str, dataset: tf.data.Dataset, data: Sequences) -> float |
     return 1.0 - data.total_steps / slots
 
 
-def bench_read(paths: Paths, info: tb.DatasetInfo, data: Sequences, repeats: int) -> list[SequenceResult]:
+def bench_read(paths: Paths, info: tb.DatasetInfo, builder: Any, data: Sequences,
+               repeats: int) -> list[SequenceResult]:
     """Times one epoch of each read pipeline, after a warm-up epoch of each that checks it."""
-    cases = read_cases(paths, info)
+    cases = read_cases(paths, info, builder)
     datasets = [make() for _, make in cases]
     padding = [check_epoch(case, dataset, data) for (case, _), dataset in zip(cases, datasets)]
     times = best_of_rounds(repeats, [lambda dataset=dataset: epoch(dataset, batch_size_of)
@@ -360,6 +410,34 @@ def parsed_sequences(files: list[str]) -> Sequences:
         lengths.append(length)
         tokens.append(parsed["tokens"].numpy()[mask])  # the real steps, record after record
         values.append(parsed["values"].numpy()[mask])
+    return in_id_order(files, ids, labels, lengths, tokens, values)
+
+
+def parsed_tfds_examples(files: list[str]) -> Sequences:
+    """Every record TFDS wrote (a tf.train.Example: `id`, `label`, and `tokens` and `values` as
+    flat lists), parsed by hand, ordered by `id` (ids checked to be 0..N-1)."""
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64), "label": tf.io.FixedLenFeature([], tf.int64),
+            "tokens": tf.io.VarLenFeature(tf.int64), "values": tf.io.VarLenFeature(tf.float32)}
+    ids, labels, lengths, tokens, values = [], [], [], [], []
+    for batch in raw_records(files, BATCH_SIZE):
+        parsed = tf.io.parse_example(batch, spec)
+        token_lists = tf.RaggedTensor.from_sparse(parsed["tokens"])
+        value_lists = tf.RaggedTensor.from_sparse(parsed["values"])
+        length = token_lists.row_lengths().numpy()
+        if not np.array_equal(value_lists.row_lengths().numpy(), 2 * length):
+            raise RuntimeError(f"{os.path.dirname(files[0])}: a record's values are not 2 per token")
+        ids.append(parsed["id"].numpy())
+        labels.append(parsed["label"].numpy())
+        lengths.append(length)
+        tokens.append(token_lists.values.numpy())
+        values.append(value_lists.values.numpy().reshape(-1, 2))
+    return in_id_order(files, ids, labels, lengths, tokens, values)
+
+
+def in_id_order(files: list[str], ids: list[np.ndarray], labels: list[np.ndarray], lengths: list[np.ndarray],
+                tokens: list[np.ndarray], values: list[np.ndarray]) -> Sequences:
+    """Parsed batches (each its records' ids, labels and lengths, and their steps one record
+    after another) as Sequences in `id` order; the ids must be 0..N-1."""
     id_column, length_column = np.concatenate(ids), np.concatenate(lengths)
     order = np.argsort(id_column, kind="stable")
     if not np.array_equal(id_column[order], np.arange(len(id_column))):
@@ -382,13 +460,16 @@ def differences(parsed: Sequences, data: Sequences) -> list[str]:
             if received[name].shape != expected[name].shape or not np.array_equal(received[name], expected[name])]
 
 
-def checks(paths: Paths, info: tb.DatasetInfo, data: Sequences) -> dict[str, Any]:
-    """Our records and the seed loop's against the generated data; the shards' bytes."""
+def checks(paths: Paths, info: tb.DatasetInfo, builder: Any, data: Sequences) -> dict[str, Any]:
+    """Our records, the seed loop's and TFDS's against the generated data; the shards' bytes."""
     return {
         "differ_ours": differences(parsed_sequences(files_of(info)), data),
         "differ_seed": differences(parsed_sequences(shard_paths(paths.seed, NAME, SHARDS)), data),
+        "differ_tfds": (differences(parsed_tfds_examples(tfds_case.files(builder)), data)
+                        if builder is not None else None),
         "bytes_ours": info.splits["train"].num_bytes,
         "bytes_seed": total_bytes(shard_paths(paths.seed, NAME, SHARDS)),
+        "bytes_tfds": tfds_case.num_bytes(builder) if builder is not None else None,
     }
 
 
@@ -396,7 +477,8 @@ def checks(paths: Paths, info: tb.DatasetInfo, data: Sequences) -> dict[str, Any
 
 def machine_info() -> dict[str, Any]:
     """The machine and the versions of the packages that matter here."""
-    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "tfrecord_builder": tb.__version__})
+    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "tfrecord_builder": tb.__version__,
+                    "tfds": tfds_case.version()})
 
 
 def padding_cell(result: SequenceResult) -> str:
@@ -411,6 +493,12 @@ def report(count: int, repeats: int, build: list[SequenceResult], read: list[Seq
     def same(differ: list[str]) -> str:
         return "identical values" if not differ else "DIFFER in " + ", ".join(differ)
 
+    if extra["differ_tfds"] is None:
+        tfds_note = f" {tfds_case.missing_note()}"
+    else:
+        tfds_note = (f" TFDS: shard bytes {extra['bytes_tfds']:,} (tf.train.Examples of flat lists), records "
+                     f"{same(extra['differ_tfds'])}.")
+
     return "\n".join([
         f"## Sequence benchmark: {count:,} sequences of {MIN_STEPS}-{MAX_STEPS} steps "
         f"({extra['steps']:,} steps; context id, label; per step tokens int64, values float32 [2]), "
@@ -420,18 +508,20 @@ def report(count: int, repeats: int, build: list[SequenceResult], read: list[Seq
         "",
         f"### Build (JSONL, {extra['jsonl_bytes'] / 1024**2:,.1f} MiB -> {SHARDS} TFRecord shards of SequenceExamples)",
         "",
-        results_table(build, "sequences", "seed loop"),
+        results_table(build, "sequences", "seed loop", tfds_case.vs_tfds(build, TFDS_BUILD, OURS),
+                      absent=tfds_case.absent(TFDS_BUILD)),
         "",
         f"### Read (one epoch, batch {BATCH_SIZE}, no shuffle)",
         "",
-        results_table(read, "sequences", "hand-written", [Column("padding", padding_cell)]),
+        results_table(read, "sequences", "hand-written", [Column("padding", padding_cell)],
+                      absent=tfds_case.absent(TFDS_READ)),
         "",
         f"Padding (padded step slots / all step slots of one epoch): "
         f"{100 * read[0].padding:.1f}% without bucketing, "
         f"{100 * bucketed.padding:.1f}% with `bucket_boundaries: {BUCKET_BOUNDARIES}`. "
         f"Shard bytes: ours {extra['bytes_ours']:,}, seed loop {extra['bytes_seed']:,}. "
         f"Records against the generated data: ours {same(extra['differ_ours'])}, "
-        f"seed loop {same(extra['differ_seed'])}.",
+        f"seed loop {same(extra['differ_seed'])}.{tfds_note}",
     ])
 
 
@@ -443,15 +533,16 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths(os.path.abspath(args.out))
 
     data, jsonl_bytes = prepare(paths, args.records)
-    build, info = bench_build(paths, args.records, args.repeats)
-    extra = {"steps": data.total_steps, "jsonl_bytes": jsonl_bytes, **checks(paths, info, data)}
-    read = bench_read(paths, info, data, args.repeats)
+    build, info, builder = bench_build(paths, args.records, args.repeats)
+    extra = {"steps": data.total_steps, "jsonl_bytes": jsonl_bytes, **checks(paths, info, builder, data)}
+    read = bench_read(paths, info, builder, data, args.repeats)
 
     print(report(args.records, args.repeats, build, read, extra))
     document = {
         "records": args.records, "steps_per_record": [MIN_STEPS, MAX_STEPS], "repeats": args.repeats,
         "batch_size": BATCH_SIZE, "shards": SHARDS, "workers": list(WORKERS),
         "bucket_boundaries": BUCKET_BOUNDARIES, "machine": machine_info(), **extra,
+        "tfds": tfds_case.settings(paths.root, BATCH_SIZE) if tfds is not None else tfds_case.MISSING,
     }
     write_json(paths.json, document, build, read)
     return 0

@@ -11,16 +11,20 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
    - ours: `tfrecord_builder.build(spec, output=..., overwrite=True)`, CSV reading included;
    - the seed tutorials' loop: `csv.reader` -> `tf.train.Example` per row -> `SerializeToString`
      -> `tf.io.TFRecordWriter`, 4 shards, CSV reading included;
-   - the floor: the already-serialised records written with `tf.io.TFRecordWriter` only.
+   - the floor: the already-serialised records written with `tf.io.TFRecordWriter` only;
+   - TensorFlow Datasets: a `tfds.core.GeneratorBasedBuilder` of the same rows and features
+     (`download_and_prepare()` into a fresh data_dir, 4 shards; see tfds_case.py), CSV reading
+     included; "TFDS not installed" in its place without the bench extra.
 3. Read, in examples/s, one full epoch of the shards `build` wrote, batches of 1024, no shuffle:
    the generated input module, `tb.input_fn`, a hand-tuned batched `parse_example` pipeline,
-   the seed per-example `parse_single_example` pipeline, and the floor (raw records, no parsing).
+   the seed per-example `parse_single_example` pipeline, and the floor (raw records, no parsing);
+   and TFDS's `builder.as_dataset(split="train", batch_size=1024)` over the shards TFDS wrote.
    One warm-up epoch each, which also checks that every pipeline yields all N examples.
 4. Prints Markdown tables and the machine, and writes the same as JSON to bench/out/tabular.json.
 
 Every timing is the best of R rounds; each round runs every case of a table once, in turn.
 TensorFlow is imported before anything is timed.
-Before timing, the records ours and the seed loop wrote are parsed and compared value by value.
+Before timing, the records ours, the seed loop and TFDS wrote are parsed and compared value by value.
 """
 from __future__ import annotations
 
@@ -42,6 +46,8 @@ from harness import (  # noqa: E402
     OutputPaths, Result, argument_parser, best_of_rounds, epoch, files_of, import_module, machine, machine_line,
     raw_records, record_writers, results_table, shard_paths, total_bytes, with_ratios, write_floor, write_json,
 )
+import tfds_case  # noqa: E402  (TensorFlow Datasets, if the bench extra is installed)
+from tfds_case import tfds  # noqa: E402  (None without it)
 
 NAME = "tabular"
 SHARDS = 4
@@ -135,6 +141,7 @@ class Paths(OutputPaths):
         self.spec = self.file(f"{NAME}.yaml")
         self.seed = self.file("seed")
         self.floor = self.file("floor")
+        self.tfds = self.file("tfds")  # a data_dir per round: tfds/round_K/bench_tabular/1.0.0/
 
 
 def prepare(paths: Paths, rows: int) -> None:
@@ -149,6 +156,8 @@ def prepare(paths: Paths, rows: int) -> None:
 # ---- build cases ------------------------------------------------------------------------------------
 
 SEED_LOOP = "seed tutorial loop (csv + tf.train.Example per row)"
+OURS = "tfrecord_builder `tb.build` (ours)"
+TFDS_BUILD = "TFDS `GeneratorBasedBuilder.download_and_prepare` (csv + FeaturesDict)"
 
 
 def build_ours(paths: Paths) -> tb.DatasetInfo:
@@ -192,8 +201,41 @@ def build_seed_loop(csv_path: str, folder: str) -> list[bytes]:
     return records
 
 
-def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo]:
-    """Times the three build cases; returns them and the info of the dataset `tb.build` wrote."""
+def tfds_builder_class() -> type:
+    """TFDS's builder of the table: the CSV in the manual_dir, read with `csv.DictReader`, its
+    cells converted to the features' Python types, keyed by row (TFDS shuffles by hashed key)."""
+
+    class BenchTabular(tfds.core.GeneratorBasedBuilder):
+        """The tabular benchmark's table (bench/tabular.py)."""
+
+        VERSION = tfds.core.Version("1.0.0")
+        MANUAL_DOWNLOAD_INSTRUCTIONS = f"bench/tabular.py writes {NAME}.csv into the manual_dir."
+
+        def _info(self) -> tfds.core.DatasetInfo:
+            features: dict[str, Any] = {name: tfds.features.Tensor(shape=(), dtype=np.int64) for name in INT_COLUMNS}
+            features.update({name: tfds.features.Tensor(shape=(), dtype=np.float32) for name in FLOAT_COLUMNS})
+            features.update({name: tfds.features.Text() for name in STRING_COLUMNS})
+            features[LIST_COLUMN] = tfds.features.Sequence(np.int64)  # 0-8 values
+            return tfds.core.DatasetInfo(builder=self, features=tfds.features.FeaturesDict(features))
+
+        def _split_generators(self, dl_manager: Any) -> dict[str, Any]:
+            return {"train": self._generate_examples(dl_manager.manual_dir / f"{NAME}.csv")}
+
+        def _generate_examples(self, path: Any) -> Any:
+            with open(path, newline="", encoding="utf-8") as file:
+                for index, row in enumerate(csv.DictReader(file)):
+                    example: dict[str, Any] = {name: int(row[name]) for name in INT_COLUMNS}
+                    example.update({name: float(row[name]) for name in FLOAT_COLUMNS})
+                    example.update({name: row[name] for name in STRING_COLUMNS})
+                    example[LIST_COLUMN] = [int(token) for token in row[LIST_COLUMN].split()]
+                    yield index, example
+
+    return BenchTabular
+
+
+def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb.DatasetInfo, Any]:
+    """Times the build cases; returns them, the info of the dataset `tb.build` wrote and the
+    TFDS builder that built last (None without TFDS)."""
     info: tb.DatasetInfo | None = None
     records: list[bytes] = []
 
@@ -205,16 +247,22 @@ def bench_build(paths: Paths, rows: int, repeats: int) -> tuple[list[Result], tb
         nonlocal records
         records = build_seed_loop(paths.csv, paths.seed)
 
-    cases = {
-        "tfrecord_builder `tb.build` (ours)": ours,
+    cases: dict[str, Callable[[], Any]] = {
+        OURS: ours,
         SEED_LOOP: seed,
         "floor: TFRecordWriter of serialised records":
             lambda: write_floor(records, shard_paths(paths.floor, NAME, SHARDS)),
     }  # in this order: the floor writes what the seed loop serialised
+    fresh = None
+    if tfds is not None:
+        fresh = tfds_case.FreshBuilds(tfds_builder_class(), paths.tfds, paths.out)
+        cases[TFDS_BUILD] = fresh
     times = best_of_rounds(repeats, list(cases.values()))
     results = [Result("build", case, timing.seconds, rows) for case, timing in zip(cases, times)]
     assert info is not None
-    return with_ratios(results, reference=SEED_LOOP), info
+    if fresh is not None:
+        fresh.tidy()
+    return with_ratios(results, reference=SEED_LOOP), info, fresh and fresh.builder
 
 
 # ---- read cases ---------------------------------------------------------------------------------------
@@ -241,18 +289,22 @@ def seed_per_example(files: list[str]) -> tf.data.Dataset:
 
 
 HAND_TUNED = "hand-tuned: batch -> parse_example"
+TFDS_READ = "TFDS `builder.as_dataset(batch_size=1024)` (its own shards)"
 
 
-def read_cases(info: tb.DatasetInfo) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
-    """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote."""
+def read_cases(info: tb.DatasetInfo, builder: Any) -> list[tuple[str, Callable[[], tf.data.Dataset]]]:
+    """(case, dataset factory) for every read pipeline, all over the shards `tb.build` wrote but
+    TFDS's, which reads the shards TFDS wrote (`builder`, left out where it is None)."""
     module = import_module(os.path.join(info.path, f"{NAME}_input.py"))
     files = files_of(info)
+    tfds_cases = [(TFDS_READ, lambda: tfds_case.as_dataset(builder, BATCH_SIZE))] if builder is not None else []
     return [
         ("generated module `input_fn`", lambda: module.input_fn("train", batch_size=BATCH_SIZE, shuffle=False)),
         ("`tb.input_fn`", lambda: tb.input_fn(info.path, "train", batch_size=BATCH_SIZE, shuffle=False)),
         (HAND_TUNED, lambda: hand_tuned(files)),
         ("seed: parse_single_example -> batch", lambda: seed_per_example(files)),
         ("floor: raw records, batched, no parsing", lambda: raw_records(files, BATCH_SIZE)),
+        *tfds_cases,
     ]
 
 
@@ -265,9 +317,9 @@ def batch_size_of(batch: Any) -> int:
     return int(batch.shape[0])
 
 
-def bench_read(info: tb.DatasetInfo, rows: int, repeats: int) -> list[Result]:
+def bench_read(info: tb.DatasetInfo, builder: Any, rows: int, repeats: int) -> list[Result]:
     """Times one epoch of each read pipeline, after a warm-up epoch of each that checks the count."""
-    cases = read_cases(info)
+    cases = read_cases(info, builder)
     datasets = [make() for _, make in cases]
     for (case, _), dataset in zip(cases, datasets):
         seen = epoch(dataset, batch_size_of)  # the warm-up
@@ -293,9 +345,12 @@ def parsed_table(files: list[str]) -> dict[str, np.ndarray | list[list[int]]]:
             for name, values in columns.items()}
 
 
-def same_content(info: tb.DatasetInfo, seed_folder: str) -> list[str]:
-    """The columns whose values differ between our records and the seed loop's (empty: none)."""
-    ours = parsed_table(files_of(info))
+def same_content(files: list[str], seed_folder: str) -> list[str]:
+    """The columns whose values differ between the records of `files` and the seed loop's (empty: none).
+
+    TFDS writes the same features the same way (scalars, a bytes_list per Text, an int64_list
+    for the Sequence), so the hand spec parses its records too."""
+    ours = parsed_table(files)
     seed = parsed_table(shard_paths(seed_folder, NAME, SHARDS))
     differ = []
     for name in COLUMNS:
@@ -310,11 +365,20 @@ def same_content(info: tb.DatasetInfo, seed_folder: str) -> list[str]:
 
 def machine_info() -> dict[str, Any]:
     """The machine and the versions of the packages that matter here."""
-    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "tfrecord_builder": tb.__version__})
+    return machine({"tensorflow": tf.__version__, "numpy": np.__version__, "tfrecord_builder": tb.__version__,
+                    "tfds": tfds_case.version()})
 
 
 def report(rows: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
     """The Markdown report: machine, build table, read table, notes."""
+    def same(differ: list[str]) -> str:
+        return "identical values" if not differ else "DIFFER in " + ", ".join(differ)
+
+    if extra["differ_tfds"] is None:
+        tfds_records = f" {tfds_case.missing_note()}"
+    else:
+        tfds_records = (f" Records TFDS vs seed loop: {same(extra['differ_tfds'])} "
+                        f"(TFDS shard bytes {extra['bytes_tfds']:,}).")
     return "\n".join([
         f"## Tabular benchmark: {rows:,} rows x {len(COLUMNS)} columns, best of {repeats}",
         "",
@@ -322,34 +386,38 @@ def report(rows: int, repeats: int, build: list[Result], read: list[Result], ext
         "",
         "### Build (CSV -> 4 TFRecord shards)",
         "",
-        results_table(build, "rows", "seed loop"),
+        results_table(build, "rows", "seed loop", tfds_case.vs_tfds(build, TFDS_BUILD, [OURS]),
+                      absent=tfds_case.absent(TFDS_BUILD)),
         "",
         f"### Read (one epoch, batch {BATCH_SIZE}, no shuffle)",
         "",
-        results_table(read, "examples", "hand-tuned"),
+        results_table(read, "examples", "hand-tuned", absent=tfds_case.absent(TFDS_READ)),
         "",
         f"Shard bytes: ours {extra['bytes_ours']:,}, seed loop {extra['bytes_seed']:,}. "
-        f"Records ours vs seed loop: {'identical values' if not extra['differ'] else 'DIFFER in ' + ', '.join(extra['differ'])}.",
+        f"Records ours vs seed loop: {same(extra['differ'])}.{tfds_records}",
     ])
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = argument_parser(__doc__, "--rows", 100_000, "rows of the synthetic CSV (default 100000)").parse_args(argv)
+    args = argument_parser(__doc__, "--rows", 200_000, "rows of the synthetic CSV (default 200000)").parse_args(argv)
     paths = Paths(os.path.abspath(args.out))
 
     prepare(paths, args.rows)
-    build, info = bench_build(paths, args.rows, args.repeats)
+    build, info, builder = bench_build(paths, args.rows, args.repeats)
     extra = {
-        "differ": same_content(info, paths.seed),
+        "differ": same_content(files_of(info), paths.seed),
         "bytes_ours": info.splits["train"].num_bytes,
         "bytes_seed": total_bytes(shard_paths(paths.seed, NAME, SHARDS)),
+        "differ_tfds": same_content(tfds_case.files(builder), paths.seed) if builder is not None else None,
+        "bytes_tfds": tfds_case.num_bytes(builder) if builder is not None else None,
     }
-    read = bench_read(info, args.rows, args.repeats)
+    read = bench_read(info, builder, args.rows, args.repeats)
 
     print(report(args.rows, args.repeats, build, read, extra))
     document = {
         "rows": args.rows, "columns": len(COLUMNS), "repeats": args.repeats, "batch_size": BATCH_SIZE,
         "shards": SHARDS, "machine": machine_info(), **extra,
+        "tfds": tfds_case.settings(paths.out, BATCH_SIZE) if tfds is not None else tfds_case.MISSING,
     }
     write_json(paths.json, document, build, read)
     return 0
