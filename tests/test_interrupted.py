@@ -10,6 +10,7 @@ import sys
 import time
 
 import tfrecord_builder as tb
+from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.verify import verify
 
 import pytest
@@ -117,7 +118,9 @@ def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
     assert kept_any
 
 
+BATCH_ROWS = 2000  # many batches, so a kill lands between checkpoints
 CHECKPOINT_EVERY_BATCH = ("import sys; from tfrecord_builder.write import checkpoint; checkpoint.INTERVAL = 0; "
+                          f"from tfrecord_builder.features import TensorFeature; TensorFeature.batch_rows = {BATCH_ROWS}; "
                           "from tfrecord_builder.cli.main import main; sys.exit(main())")
 
 
@@ -142,6 +145,7 @@ def _kill_after_checkpoint(command: list[str], staging, batches: int) -> dict:
 
 
 def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setattr(TensorFeature, "batch_rows", BATCH_ROWS)  # batched as the killed build was
     spec = write_spec(tmp_path, {**SPEC, "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}},
                       {"rows.csv": _rows("c", 60000)})
     reference = tb.build(spec, output=tmp_path / "reference", workers=1)
@@ -162,7 +166,8 @@ def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypa
     assert sorted(os.listdir(tmp_path / "out" / "big")) == [".1.0.0.lock", "1.0.0"]  # runs and checkpoint gone
 
 
-def test_a_checkpoint_of_other_data_is_dropped(tmp_path):
+def test_a_checkpoint_of_other_data_is_dropped(tmp_path, monkeypatch):
+    monkeypatch.setattr(TensorFeature, "batch_rows", BATCH_ROWS)
     spec = write_spec(tmp_path, {**SPEC, "output": {"shards": 2}}, {"rows.csv": _rows("a", 60000)})
     command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),
                "--workers", "1"]
@@ -175,6 +180,7 @@ def test_a_checkpoint_of_other_data_is_dropped(tmp_path):
 
 
 def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeypatch):
+    monkeypatch.setattr(TensorFeature, "batch_rows", BATCH_ROWS)
     spec = write_spec(tmp_path, {**SPEC, "output": {"shards": 12}}, {"rows.csv": _rows("w", 60000)})
     reference = tb.build(spec, output=tmp_path / "reference", workers=1)
     command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),

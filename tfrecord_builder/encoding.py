@@ -19,6 +19,7 @@ import numpy as np
 from .builders.base import Batch
 from .codec.bytecolumn import ByteColumn
 from .codec.encode import encode_batch
+from .codec.tfrecord import framed
 from .errors import DataError
 from .features.values import Values
 from .spec.model import Spec
@@ -31,7 +32,7 @@ class SplitPart:
     """The records of one batch that belong to one split."""
 
     hashes: np.ndarray  # (n, 2) uint64
-    records: ByteColumn
+    records: ByteColumn  # TFRecord-framed
     statistics: SplitStatistics
     labels: list[str] | None = None  # "origin\0key" of each record, when keys must be unique
 
@@ -93,6 +94,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
     result = EncodedBatch(batch.without_columns(), split, hashes, keys_digest(all_hashes), skipped=skipped)
     if encoded is None:
         return result
+    records = framed(encoded.records)  # TFRecord framing (and its CRCs) here, in parallel
     names = list(spec.splits)
     if split is None:
         assignment = assign_splits(hashes, list(spec.splits.values()))
@@ -111,7 +113,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
             labels = [f"{batch.origin(row)}\0{batch.keys[row]!r}" for row in rows.tolist()]
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
-                                       encoded.records if every else encoded.records.take(rows), statistics,
+                                       records if every else records.take(rows), statistics,
                                        labels)
     return result
 

@@ -15,6 +15,7 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
 from .base import Batch, Builder, RowOrigins
+from .csv_blocks import fast_batches
 from .long_table import group_steps
 
 _SEPARATOR = "\x1f"  # joins a CSV row's cells into its content key
@@ -91,10 +92,17 @@ class CsvBuilder(TableBuilder):
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         path = self.check_file()
-        name = os.path.basename(path)
         source = self.spec.source if self.spec is not None else None
         delimiter = source.delimiter if source else ","
         encoding = source.encoding if source else "utf-8"
+        done = yield from fast_batches(path, delimiter, encoding, needed, self.key_column(), batch_size)
+        if done is not None:  # the csv module reads the rest, from the first row the fast way didn't
+            yield from self._csv_module_batches(path, delimiter, encoding, needed, batch_size, done)
+
+    def _csv_module_batches(self, path: str, delimiter: str, encoding: str, needed: Sequence[str] | None,
+                            batch_size: int, skip: int) -> Iterator[Batch]:
+        """Batches of the rows after the first `skip`, read with Python's csv module."""
+        name = os.path.basename(path)
         key_column = self.key_column()
         with open(path, "rb") as file:
             lines = _decoded_lines(file, name, encoding)
@@ -116,6 +124,10 @@ class CsvBuilder(TableBuilder):
                             continue  # a blank line
                         raise DataError(f"{name}, line {line}: expected {width} fields (as in the header), "
                                         f"received {len(row)}")
+                    if skip:
+                        skip -= 1
+                        line = reader.line_num + 1
+                        continue
                     rows.append(row)
                     origins.lines.append(line)
                     line = reader.line_num + 1

@@ -59,6 +59,11 @@ class ByteColumn:
         return cls(data, _offsets(lengths))
 
     @classmethod
+    def from_lengths(cls, data: np.ndarray, lengths: np.ndarray) -> "ByteColumn":
+        """`data` cut into consecutive rows of these lengths."""
+        return cls(data, _offsets(lengths))
+
+    @classmethod
     def constant(cls, value: bytes, num_rows: int) -> "ByteColumn":
         """The same bytes in every row."""
         data = np.tile(np.frombuffer(value, dtype=np.uint8), num_rows)
@@ -94,6 +99,11 @@ def join(columns: Sequence[ByteColumn]) -> ByteColumn:
     if not columns:
         return ByteColumn(np.zeros(0, np.uint8), np.zeros(num_rows + 1, np.int64))
     widths = [column.width for column in columns]
+    if len(columns) > 2 and any(width is not None for width in widths) and not all(
+            width is not None for width in widths):
+        columns, widths = _merge_fixed(columns, widths)
+        if len(columns) == 1:
+            return columns[0]
     if all(width is not None for width in widths):
         # every row the same length: a 2-D array filled slice by slice, no index arrays
         out = np.empty((num_rows, sum(widths)), dtype=np.uint8)
@@ -113,6 +123,26 @@ def join(columns: Sequence[ByteColumn]) -> ByteColumn:
         out[shift] = column.data[column.offsets[0] : column.offsets[-1]]
         position += length
     return ByteColumn(out, offsets)
+
+
+def _merge_fixed(columns: list[ByteColumn], widths: list[int | None]) -> tuple[list[ByteColumn], list[int | None]]:
+    """Joins each run of adjacent fixed-width columns into one (cheaply, as a 2-D array) so the
+    byte-by-byte scatter of the variable-width join has fewer columns to place."""
+    merged: list[ByteColumn] = []
+    merged_widths: list[int | None] = []
+    run: list[ByteColumn] = []
+    for column, width in zip(columns + [None], widths + [None]):  # a sentinel ends the last run
+        if width is not None and column is not None:
+            run.append(column)
+            continue
+        if run:
+            merged.append(join(run) if len(run) > 1 else run[0])
+            merged_widths.append(merged[-1].width)
+            run = []
+        if column is not None:
+            merged.append(column)
+            merged_widths.append(None)
+    return merged, merged_widths
 
 
 def varints(values: np.ndarray) -> ByteColumn:
@@ -161,14 +191,28 @@ def nest(payload: ByteColumn, levels: Sequence[tuple[int, bytes, bool]]) -> Byte
     `levels` go from the innermost out; each is (tag, constant bytes that come before the inner
     field inside this field's content, omit the field when its content is empty).
     """
-    lengths = payload.lengths
+    return join(nest_parts([payload], levels))
+
+
+def nest_parts(parts: Sequence[ByteColumn], levels: Sequence[tuple[int, bytes, bool]]) -> list[ByteColumn]:
+    """Like `nest`, for a payload given as parts whose row-wise join it is, and left unjoined:
+    a record built level by level is joined once, at the end, so each byte is moved once."""
+    lengths = row_lengths(parts)
     headers = []
     for tag, before, omit_empty in levels:
         content = lengths + len(before)
         headers.append(_header(tag, content, before, omit_empty))
         lengths = np.where(content > 0, content + 1 + varint_sizes(content), 0) if omit_empty else (
             content + 1 + varint_sizes(content))
-    return join(headers[::-1] + [payload])
+    return headers[::-1] + list(parts)
+
+
+def row_lengths(parts: Sequence[ByteColumn]) -> np.ndarray:
+    """Each row's length once the parts are joined."""
+    lengths = parts[0].lengths
+    for part in parts[1:]:
+        lengths = lengths + part.lengths
+    return lengths
 
 
 def _header(tag: int, content: np.ndarray, before: bytes, omit_empty: bool) -> ByteColumn:

@@ -15,7 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, field, join, nest, varint, varints
+from .bytecolumn import ByteColumn, join, nest, nest_parts, varint, varints
 
 _LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}
 _VALUE_TAG = 0x0A  # the lists' `value`, and Example.features / Features.feature / FeatureList.feature
@@ -32,8 +32,13 @@ def feature_column(values: Values) -> ByteColumn:
 
 def entry_column(key: str, values: Values) -> ByteColumn:
     """Each row's `Features.feature` map entry for `key`: the Feature wrapped with its key, in one pass."""
+    return join(entry_parts(key, values))
+
+
+def entry_parts(key: str, values: Values) -> list[ByteColumn]:
+    """`entry_column`, as parts not yet joined."""
     payload, levels = feature_levels(values)
-    return nest(payload, levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field(key), False)])
+    return nest_parts([payload], levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field(key), False)])
 
 
 def key_field(key: str) -> bytes:
@@ -42,10 +47,10 @@ def key_field(key: str) -> bytes:
     return bytes([_MAP_KEY_TAG]) + varint(len(encoded)) + encoded
 
 
-def examples(entries: Mapping[str, ByteColumn]) -> ByteColumn:
-    """Serialised Examples from each key's map-entry column, entries in `map_order`."""
-    ordered = [entries[key] for key in sorted(entries, key=map_order)]
-    return field(_VALUE_TAG, join(ordered))
+def examples(entries: Mapping[str, list[ByteColumn]]) -> ByteColumn:
+    """Serialised Examples from each key's map-entry parts, entries in `map_order`: one join."""
+    parts = [part for key in sorted(entries, key=map_order) for part in entries[key]]
+    return join(nest_parts(parts, [(_VALUE_TAG, b"", False)]))
 
 
 def map_order(key: str) -> bytes:
@@ -63,7 +68,7 @@ def feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
     boundaries = np.zeros(values.num_rows + 1, dtype=np.int64)
     np.cumsum(values.counts, out=boundaries[1:])
     if values.kind == "bytes":
-        items = field(_VALUE_TAG, ByteColumn.from_rows(values.values))
+        items = nest(ByteColumn.from_rows(values.values), [(_VALUE_TAG, b"", False)])
         payload = ByteColumn(items.data, items.offsets[boundaries])
         return payload, [(_LIST_TAG["bytes"], b"", False)]
     if values.kind == "float":
@@ -76,6 +81,6 @@ def feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
     return payload, [(_VALUE_TAG, b"", True), (_LIST_TAG[values.kind], b"", False)]
 
 
-def features_entries(values: Mapping[str, Values]) -> dict[str, ByteColumn]:
-    """Every record key's map-entry column."""
-    return {key: entry_column(key, item) for key, item in values.items()}
+def features_entries(values: Mapping[str, Values]) -> dict[str, list[ByteColumn]]:
+    """Every record key's map-entry parts."""
+    return {key: entry_parts(key, item) for key, item in values.items()}

@@ -42,6 +42,7 @@ class Feature:
     default_variant: ClassVar[str] = "tensor"
     type_name: ClassVar[str] = ""
     batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
+    reads_text_cells: ClassVar[bool] = False  # takes builders.text_cells.TextCells as they are
 
     name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)

@@ -14,7 +14,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
@@ -40,6 +40,16 @@ class TensorFeature(Feature):
     default: Any = meta("the value used where the raw data has none (empty cell, null, absent key)", None)
     allow_nan: bool = meta("keep NaN and infinite floats instead of rejecting them", False)
     pad: Any = meta("sequence features: the value that pads shorter sequences in a batch (default 0 or \"\")", None)
+
+    reads_text_cells: ClassVar[bool] = True  # converts a CSV column with Arrow at once (encode_values)
+
+    @property
+    def batch_rows(self) -> int:  # type: ignore[override]
+        """Small values go 16,384 rows to a batch (NumPy's cost per call spreads over more rows);
+        sequences and large tensors 4,096, to bound the memory of the batches in flight."""
+        if self.sequence or (self.shape and (len(self.shape) > 1 or self.inner_size > 64)):
+            return 4096
+        return 16384
 
     # ---- spec ----------------------------------------------------------------------------------
     def check(self, at: At) -> None:
@@ -131,6 +141,11 @@ class TensorFeature(Feature):
 
     def encode_values(self, values: Sequence[Any], origin: Origin) -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
+        if getattr(values, "is_text_cells", False):
+            fast = self._text_at_once(values)
+            if fast is not None:
+                return fast
+            values = values.cells()
         if not self.shape:
             flat = self._fill_missing(values, origin)
             counts = np.ones(len(values), dtype=np.int64)
@@ -175,6 +190,33 @@ class TensorFeature(Feature):
         if array.shape != (len(values), *self.shape) or array.dtype.kind not in "iufb":
             return None
         return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
+
+    def _text_at_once(self, cells: Any) -> Values | None:
+        """A column of CSV cells converted by Arrow at once (builders/text_cells.py); None when any
+        cell needs the careful path, which then converts them all (or says what is wrong)."""
+        dtype = self.dtype_info
+        if dtype.name == "bool":
+            return None
+        counts = np.ones(len(cells), dtype=np.int64)
+        if dtype.kind == "bytes":
+            flat = cells.strings() if not self.shape else None
+            return None if flat is None else Values("bytes", flat, counts)  # Arrow checked the UTF-8
+        if not self.shape:
+            flat = cells.numbers(dtype.kind)
+        else:
+            lists = cells.lists(dtype.kind, self.is_variable and self.default is None)
+            if lists is None:
+                return None
+            flat, counts = lists
+            wrong = counts % self.inner_size if self.is_variable else counts != self.inner_size
+            if wrong.any():
+                return None
+        if flat is None:
+            return None
+        try:
+            return Values(dtype.kind, self.convert(flat), counts)
+        except Invalid:
+            return None  # out of range, NaN...: the careful path names the cell as it was written
 
     def _fill_missing(self, values: Sequence[Any], origin: Origin) -> Sequence[Any]:
         if isinstance(values, np.ndarray) and values.dtype != object:

@@ -13,10 +13,9 @@ Each such record carries a label (its origin and key) for the message.
 """
 from __future__ import annotations
 
-import heapq
 import os
 import struct
-from typing import BinaryIO, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from ..codec.bytecolumn import ByteColumn, concat
 from ..errors import DataError
 
 SPILL_BYTES = 16 * 1024**2
-_RUN_HEADER = struct.Struct("<QQII")  # hash high, hash low, record length, label length
+_RUN_HEADER = struct.Struct("<QQQ")  # a run file's records, data bytes and label bytes
 _CHUNK_RECORDS = 4096
 _CHUNK_BYTES = 4 * 1024**2  # merged records handed on at a time: large records make fewer per chunk
 
@@ -36,6 +35,7 @@ class SplitRecords:
         self._hashes: list[np.ndarray] = []
         self._records: list[ByteColumn] = []
         self._labels: list[str] = []
+        self._unique = False  # records came with labels: their keys must be unique
         self._buffered = 0
         self._spill_dir = spill_dir
         self._shuffle = shuffle
@@ -51,6 +51,7 @@ class SplitRecords:
         self._hashes.append(hashes)
         self._records.append(records)
         if labels is not None:
+            self._unique = True
             self._labels.extend(labels)
             self._buffered += sum(map(len, labels))
         size = int(records.offsets[-1] - records.offsets[0])
@@ -71,24 +72,18 @@ class SplitRecords:
             return
         if self._records:
             self._spill()
-        streams = [_read_run(path) for path in self.runs]
-        merged = heapq.merge(*streams, key=lambda item: item[:2]) if self._shuffle else (
-            item for stream in streams for item in stream)
-        chunk: list[tuple[int, int, bytes, bytes]] = []
-        previous = None
-        size = 0
-        for item in merged:
-            if item[3]:  # labelled: the key must differ from the one before
-                if previous is not None and item[:2] == previous[:2]:
-                    raise _duplicate(_text(previous[3]), _text(item[3]))
-                previous = item
-            chunk.append(item)
-            size += len(item[2])
-            if len(chunk) == _CHUNK_RECORDS or size >= _CHUNK_BYTES:
-                yield _chunk(chunk)
-                chunk, size = [], 0
-        if chunk:
-            yield _chunk(chunk)
+        runs = [_Run(path) for path in self.runs]
+        try:
+            if not self._shuffle:  # the runs hold the records in arrival order, one after another
+                for run in runs:
+                    while not run.exhausted:
+                        run.load(_CHUNK_BYTES)
+                        yield run.take(run.records.num_rows)
+                return
+            yield from _merge(runs, self._unique)
+        finally:
+            for run in runs:
+                run.close()
 
     def discard(self) -> None:
         """Removes the runs (kept until the build ends: a resumed build may merge them again)."""
@@ -121,24 +116,161 @@ class SplitRecords:
         hashes, records, labels = self._sorted()
         os.makedirs(self._spill_dir, exist_ok=True)
         path = os.path.join(self._spill_dir, f"run-{self.name}-{len(self.runs):05d}")
-        encoded = [label.encode("utf-8", "surrogatepass") for label in labels] or [b""] * records.num_rows
-        header = np.zeros(records.num_rows, dtype=[("high", "<u8"), ("low", "<u8"), ("length", "<u4"),
-                                                   ("label", "<u4")])
-        header["high"], header["low"], header["length"] = hashes[:, 0], hashes[:, 1], records.lengths
-        header["label"] = [len(label) for label in encoded]
-        heads = header.tobytes()
-        size = _RUN_HEADER.size
-        # interleaved by slicing bytes: a NumPy join would index every byte with an int64 (8x the memory)
-        with open(path + ".tmp", "wb", buffering=1 << 20) as file:
-            for index, (row, label) in enumerate(zip(records.rows(), encoded)):
-                file.write(heads[index * size : (index + 1) * size])
-                file.write(row)
-                file.write(label)
+        encoded = [label.encode("utf-8", "surrogatepass") for label in labels]
+        label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
+            np.zeros(records.num_rows, dtype="<u4"))
+        data = records.data[records.offsets[0] : records.offsets[-1]]
+        with open(path + ".tmp", "wb") as file:
+            file.write(_RUN_HEADER.pack(records.num_rows, len(data), int(label_lengths.sum())))
+            file.write(hashes.astype("<u8").tobytes())
+            file.write(records.lengths.astype("<u4").tobytes())
+            file.write(label_lengths.tobytes())
+            file.write(data.tobytes())
+            file.write(b"".join(encoded))
             file.flush()
             os.fsync(file.fileno())
         os.replace(path + ".tmp", path)  # a run is whole or absent, for a checkpoint that lists it
         self.runs.append(path)
         self._hashes, self._records, self._labels, self._buffered = [], [], [], 0
+
+
+class _Run:
+    """A sorted run on disk, read a window at a time.
+
+    A run file is a header (records, data bytes, label bytes), then every record's hash (two
+    uint64), length and label length as arrays, then the records' bytes, then the labels'.
+    """
+
+    def __init__(self, path: str):
+        self.file = open(path, "rb")
+        self.count, data_bytes, _ = _RUN_HEADER.unpack(self.file.read(_RUN_HEADER.size))
+        self.data_start = _RUN_HEADER.size + 24 * self.count
+        self.label_start = self.data_start + data_bytes
+        self.next = 0  # the first record not yet loaded
+        self.data_position = 0  # its bytes' offset in the data section
+        self.hashes = np.zeros((0, 2), np.uint64)  # the loaded window
+        self.records = ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+
+    @property
+    def exhausted(self) -> bool:
+        return self.next == self.count and self.records.num_rows == 0
+
+    @property
+    def complete(self) -> bool:
+        """Every record of the run is in the window (or gone)."""
+        return self.next == self.count
+
+    @property
+    def first(self) -> int:
+        """The index in the run of the window's first record."""
+        return self.next - self.records.num_rows
+
+    def _array(self, section: int, width: int, dtype: str, start: int, stop: int) -> np.ndarray:
+        self.file.seek(section + width * start)
+        return np.frombuffer(self.file.read(width * (stop - start)), dtype=dtype)
+
+    def load(self, max_bytes: int) -> None:
+        """Adds the next records to the window: about `max_bytes` of them, at least one."""
+        if self.next == self.count:
+            return
+        stop = min(self.count, self.next + _CHUNK_RECORDS)
+        base = _RUN_HEADER.size
+        lengths = self._array(base + 16 * self.count, 4, "<u4", self.next, stop).astype(np.int64)
+        keep = max(1, int(np.searchsorted(np.cumsum(lengths), max_bytes, side="right")))
+        stop = self.next + keep
+        lengths = lengths[:keep]
+        hashes = self._array(base, 16, "<u8", self.next, stop).reshape(-1, 2).astype(np.uint64)
+        self.file.seek(self.data_start + self.data_position)
+        size = int(lengths.sum())
+        loaded = ByteColumn.from_lengths(np.frombuffer(self.file.read(size), dtype=np.uint8), lengths)
+        self.next, self.data_position = stop, self.data_position + size
+        if self.records.num_rows:
+            self.hashes = np.concatenate([self.hashes, hashes])
+            self.records = concat([self.records, loaded])
+        else:
+            self.hashes, self.records = hashes, loaded
+
+    def take(self, count: int) -> tuple[np.ndarray, ByteColumn]:
+        """The window's first `count` records, which leave it."""
+        hashes, records = self.hashes[:count], self.records
+        low, high = records.offsets[0], records.offsets[count]
+        taken = ByteColumn(records.data[low:high], records.offsets[: count + 1] - low)
+        rest = records.offsets[count:]
+        self.hashes, self.records = self.hashes[count:], ByteColumn(records.data[high:], rest - rest[0])
+        return hashes, taken
+
+    def label(self, index: int) -> str:
+        """Record `index`'s label (read only for a message: it scans the label lengths before it)."""
+        lengths = self._array(_RUN_HEADER.size + 20 * self.count, 4, "<u4", 0, index + 1).astype(np.int64)
+        self.file.seek(self.label_start + int(lengths[:-1].sum()))
+        return _text(self.file.read(int(lengths[-1])))
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _window_bytes(runs: int) -> int:
+    """Bytes of records loaded per run: the windows of all runs together stay near _CHUNK_BYTES."""
+    return max(64 * 1024, _CHUNK_BYTES // max(1, runs))
+
+
+def _merge(runs: list[_Run], unique: bool) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+    """The runs' records in hash order, a block at a time.
+
+    Every window holds a run's next records. The smallest last hash among the windows of runs
+    with more on disk bounds what is safe to hand on: no record still on disk sorts before it.
+    The records up to it, from every window, are sorted together (NumPy, not a heap per record).
+    Equal hashes are equal rows (content keys) or a duplicate key (an error when `unique`), so
+    the order among them never changes the bytes.
+    """
+    window = _window_bytes(len(runs))
+    last: tuple[np.ndarray, _Run, int] | None = None  # the last record handed on: (hash, run, index)
+    while True:
+        live = [run for run in runs if not run.exhausted]
+        if not live:
+            return
+        for run in live:
+            if run.records.num_rows == 0:
+                run.load(window)
+        bounds = [run.hashes[-1] for run in live if not run.complete]
+        bound = min((int(high), int(low)) for high, low in bounds) if bounds else None
+        parts = []
+        for run in live:
+            count = run.records.num_rows
+            if bound is not None:
+                high, low = run.hashes[:, 0], run.hashes[:, 1]
+                after = (high > bound[0]) | ((high == bound[0]) & (low > bound[1]))
+                count = int(np.argmax(after)) if after.any() else count  # the window is sorted
+            if count:
+                parts.append((run, run.first, *run.take(count)))
+        hashes = np.concatenate([part[2] for part in parts])
+        order = np.lexsort((hashes[:, 1], hashes[:, 0]))
+        hashes = hashes[order]
+        records = concat([part[3] for part in parts])
+        if len(parts) > 1:
+            records = records.take(order)
+        if unique:
+            last = _check_block(hashes, order, parts, last)
+        yield hashes, records
+
+
+def _check_block(hashes: np.ndarray, order: np.ndarray, parts: list, last: tuple | None) -> tuple:
+    """Raises DataError at the first key equal to the one before it; returns the block's last record."""
+    starts = np.cumsum([0] + [len(part[2]) for part in parts])
+
+    def source(position: int) -> tuple[_Run, int]:
+        index = int(order[position])
+        part = int(np.searchsorted(starts, index, side="right")) - 1
+        return parts[part][0], parts[part][1] + index - int(starts[part])
+
+    if last is not None and (hashes[0] == last[0]).all():
+        run, index = source(0)
+        raise _duplicate(last[1].label(last[2]), run.label(index))
+    same = np.flatnonzero((hashes[1:] == hashes[:-1]).all(axis=1))
+    if len(same):
+        (first_run, first), (second_run, second) = source(int(same[0])), source(int(same[0]) + 1)
+        raise _duplicate(first_run.label(first), second_run.label(second))
+    return (hashes[-1], *source(len(hashes) - 1))
 
 
 def _check_unique(hashes: np.ndarray, labels: list[str]) -> None:
@@ -157,18 +289,3 @@ def _text(label: bytes) -> str:
     return label.decode("utf-8", "surrogatepass")
 
 
-def _chunk(items: list[tuple[int, int, bytes, bytes]]) -> tuple[np.ndarray, ByteColumn]:
-    hashes = np.array([item[:2] for item in items], dtype=np.uint64).reshape(-1, 2)
-    return hashes, ByteColumn.from_rows([item[2] for item in items])
-
-
-def _read_run(path: str) -> Iterator[tuple[int, int, bytes]]:
-    with open(path, "rb", buffering=1 << 20) as file:
-        yield from _records(file)
-
-
-def _records(file: BinaryIO) -> Iterator[tuple[int, int, bytes, bytes]]:
-    size = _RUN_HEADER.size
-    while header := file.read(size):
-        high, low, length, label = _RUN_HEADER.unpack(header)
-        yield high, low, file.read(length), file.read(label)

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..codec.bytecolumn import ByteColumn
-from ..codec.tfrecord import Compressor, frame
+from ..codec.tfrecord import Compressor
 from .manifest import Manifest
 from .naming import shard_name, temporary
 
@@ -41,7 +41,7 @@ def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_b
 def write_split(folder: str, name: str, split: str, records: Iterable[tuple[np.ndarray, ByteColumn]], total: int,
                 num_shards: int, compression: str, kept: dict[str, dict] | None = None,
                 manifest: Manifest | None = None) -> list[ShardInfo]:
-    """Writes `total` records, arriving in order as (key hashes, records) chunks, into `num_shards`
+    """Writes `total` records, arriving in order as (key hashes, framed records) chunks, into `num_shards`
     shards of near-equal example counts.
 
     A shard in `kept` (from an interrupted run) whose records would be the same, by count and key
@@ -110,7 +110,7 @@ def _write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], cou
         for hashes, chunk in pieces:
             first = first or _hex(hashes, 0)
             last = _hex(hashes, -1)
-            data = compressor.compress(frame(chunk))
+            data = compressor.compress(chunk.data[chunk.offsets[0] : chunk.offsets[-1]].tobytes())
             digest.update(data)
             file.write(data)
             size += len(data)

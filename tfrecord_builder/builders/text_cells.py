@@ -1,0 +1,107 @@
+"""`TextCells`: a batch's column of CSV cells held as one Arrow string array, not Python strings.
+
+The fast CSV reader (csv_blocks.py) hands columns over this way. A tensor feature converts them
+at once with Arrow's compute functions (`numbers`, `lists`, `strings`), and only for the plain
+forms that Python's own parsing reads the same way; anything else (an empty cell, a JSON list
+cell, a bad value) returns None, and the feature takes the careful path over `cells()`, which
+gives the same values and the same error messages as the csv module's reader.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+# Python's int() and float() read these the same way Arrow's casts do; other spellings ("1_000",
+# " 5", "+inf", "0x1p3"...) take the careful path
+_INTEGER = r"^-?[0-9]+$"
+_DECIMAL = r"^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$"
+_NUMBER_LIST = r"^[ 0-9eE.+\-]*$"  # space-separated plain numbers
+
+
+class TextCells:
+    """A column of text cells; an empty cell is a missing value, as in the csv module's reader."""
+
+    is_text_cells = True
+
+    def __init__(self, array: Any):
+        self.array = array  # a pyarrow StringArray
+        self._cells: list[str | None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, index: int) -> str | None:
+        return self.cells()[index]
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self.cells())
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"array": self.array}  # the cells list is rebuilt where it is needed
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.array, self._cells = state["array"], None
+
+    def cells(self) -> list[str | None]:
+        """Every cell as a str, None where empty."""
+        if self._cells is None:
+            self._cells = [cell or None for cell in self.array.to_pylist()]
+        return self._cells
+
+    def _all_match(self, pattern: str) -> bool:
+        import pyarrow.compute as pc
+
+        return bool(pc.all(pc.match_substring_regex(self.array, pattern)).as_py())
+
+    def numbers(self, kind: str) -> np.ndarray | None:
+        """Every cell as an int64 ("int64") or float64 ("float") array, if all are plain numbers."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not len(self.array):
+            return None
+        if not self._all_match(_INTEGER if kind == "int64" else _DECIMAL):
+            return None
+        try:
+            converted = pc.cast(self.array, pa.int64() if kind == "int64" else pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None  # e.g. an integer beyond int64: the careful path says which
+        return converted.to_numpy(zero_copy_only=False)
+
+    def lists(self, kind: str, empty_is_empty: bool) -> tuple[np.ndarray, np.ndarray] | None:
+        """Space-separated numbers per cell: (flat values, counts per cell), if all are plain.
+
+        An empty cell is an empty list only if `empty_is_empty` (a variable length and no default).
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not len(self.array) or not self._all_match(_NUMBER_LIST):
+            return None
+        empty = pc.equal(self.array, "")
+        array = self.array
+        if bool(pc.any(empty).as_py()):
+            if not empty_is_empty:
+                return None
+            array = pc.if_else(empty, pa.scalar(None, pa.string()), array)
+        split = pc.split_pattern(array, " ")  # one space apart; other spacing takes the careful path
+        tokens = pc.list_flatten(split)
+        counts = pc.fill_null(pc.list_value_length(split), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if len(tokens) and not bool(pc.all(pc.match_substring_regex(
+                tokens, _INTEGER if kind == "int64" else _DECIMAL)).as_py()):
+            return None
+        try:
+            flat = pc.cast(tokens, pa.int64() if kind == "int64" else pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        return flat.to_numpy(zero_copy_only=False), counts
+
+    def strings(self) -> list[bytes] | None:
+        """Every cell's UTF-8 bytes, if none is empty (an empty cell is missing)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not len(self.array) or bool(pc.any(pc.equal(pc.utf8_length(self.array), 0)).as_py()):
+            return None
+        return self.array.cast(pa.binary()).to_pylist()
