@@ -472,3 +472,50 @@ def test_bad_image_declarations_are_spec_errors_at_their_key(tmp_path, declarati
         tb.load_spec(path)
     assert str(caught.value).startswith(f"{path}, line ") and f"{key}: " in str(caught.value)
     assert problem in str(caught.value)
+
+
+@pytest.mark.parametrize("validate", ["structure", "decode"])
+@pytest.mark.parametrize("encoding, cut", [("jpeg", 0.5), ("jpeg", 0.9), ("jpeg", -2), ("png", 0.6), ("png", -3)])
+def test_a_truncated_passthrough_image_is_caught_by_either_check(tmp_path, validate, encoding, cut):
+    """Passthrough keeps the file's bytes; `validate: structure` checks its end marker without
+    decoding, `decode` decodes it: both refuse a file cut short, naming it."""
+    import io
+
+    rng = np.random.default_rng(3)
+    buffer = io.BytesIO()
+    Image.fromarray(rng.integers(0, 255, (16, 16, 3), dtype=np.uint8)).save(buffer, encoding.upper())
+    whole = buffer.getvalue()
+    pics = tmp_path / "pics" / "a"
+    pics.mkdir(parents=True)
+    (pics / f"ok.{encoding}").write_bytes(whole)
+    (pics / f"cut.{encoding}").write_bytes(whole[: int(len(whole) * cut)] if cut > 0 else whole[:cut])
+    spec = {"name": "cut", "source": {"builder": "image_folder", "path": "pics"},
+            "features": {"image": {"type": "image", "encoding": encoding, "shape": [16, 16, 3], "validate": validate},
+                         "label": {"type": "class_label"}}}
+    if (validate, encoding, cut) == ("decode", "png", -3):
+        # only the IEND chunk's checksum is gone: Pillow decodes every pixel, the structure check refuses it
+        assert build(tmp_path, spec).splits["train"].num_examples == 2
+    else:
+        with pytest.raises(tb.DataError, match=rf"cut\.{encoding}: .*(truncated|corrupt)"):
+            build(tmp_path, spec)
+    (pics / f"cut.{encoding}").unlink()
+    info = build(tmp_path, spec, overwrite=True)
+    assert info.splits["train"].num_examples == 1
+
+
+def test_structure_check_passes_the_files_own_bytes_through(tmp_path):
+    import io
+
+    buffer = io.BytesIO()
+    Image.fromarray(np.random.default_rng(4).integers(0, 255, (16, 16, 3), dtype=np.uint8)).save(buffer, "JPEG")
+    (tmp_path / "pics" / "a").mkdir(parents=True)
+    (tmp_path / "pics" / "a" / "x.jpg").write_bytes(buffer.getvalue() + b"trailing bytes after EOI")
+    spec = {"name": "pt", "source": {"builder": "image_folder", "path": "pics"},
+            "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]},
+                         "label": {"type": "class_label"}}}
+    info = build(tmp_path, spec)
+    from tfrecord_builder.codec.example_reader import parse_record
+    from tfrecord_builder.codec.tfrecord import read_records
+    with open(Path(info.path) / info.splits["train"].files[0], "rb") as file:
+        stored, _ = parse_record(next(read_records(file, "shard")))
+    assert stored["image"] == ("bytes", [buffer.getvalue() + b"trailing bytes after EOI"])

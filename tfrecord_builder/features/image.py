@@ -59,6 +59,9 @@ class ImageFeature(Feature):
         "stretch")
     filter: Literal["nearest", "bilinear", "bicubic", "lanczos", "box"] = meta("Pillow's resampling filter", "bilinear")
     quality: int = meta("JPEG quality, 1-100", 90)
+    validate: Literal["structure", "decode"] = meta(
+        "how an image stored as it is (passthrough) is checked: structure (its header and end marker: "
+        "catches truncated files) or decode (every byte, several times slower)", "structure")
 
     def check(self, at: At) -> None:
         shape = self.shape if self.shape is not None else [None, None, self.channels or 3]
@@ -126,6 +129,9 @@ class ImageFeature(Feature):
         raw_mode = image.tile[0][3] if image.tile and len(image.tile[0]) > 3 else ""
         passthrough = source is not None and self._can_pass_through(image, raw_mode)
         size = (image.height, image.width)
+        if passthrough and self.validate == "structure":
+            _check_structure(source, image)
+            return source, (*size, self.num_channels)
         if passthrough and image.format == "JPEG":
             # the pixels aren't needed, only proof that the whole file decodes: at 1/8 scale
             # libjpeg still reads every entropy-coded byte (a truncated file fails) but skips
@@ -145,7 +151,7 @@ class ImageFeature(Feature):
             and image.mode == MODES[self.num_channels]
             and ";16" not in str(raw_mode)
             and (self.size is None or self.size == (image.height, image.width))
-            and image.getexif().get(_EXIF_ORIENTATION, 1) == 1
+            and ("exif" not in image.info or image.getexif().get(_EXIF_ORIENTATION, 1) == 1)  # parsing EXIF is slow
         )
 
     def _convert(self, image: Image.Image) -> Image.Image:
@@ -294,6 +300,18 @@ def _open(value: Any) -> tuple[bytes | None, Image.Image]:
         raise BadImage("not an image Pillow can read (unsupported format or corrupt header)") from None
     except (OSError, SyntaxError, ValueError) as error:
         raise BadImage(f"corrupt image ({error})") from None
+
+
+def _check_structure(data: bytes, image: Image.Image) -> None:
+    """A file kept as it is ends where its format says it does: a JPEG has its end-of-image
+    marker after the start of its compressed data, a PNG ends with its IEND chunk. Pillow has
+    already read the header; this catches truncated files without decoding a pixel."""
+    if image.format == "JPEG":
+        scan = image.tile[0][2] if image.tile else 0
+        if data.rfind(b"\xff\xd9") < scan:
+            raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
+    elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
+        raise BadImage("truncated PNG (it doesn't end with an IEND chunk)")
 
 
 def _load(image: Image.Image) -> None:
