@@ -519,3 +519,45 @@ def test_structure_check_passes_the_files_own_bytes_through(tmp_path):
     with open(Path(info.path) / info.splits["train"].files[0], "rb") as file:
         stored, _ = parse_record(next(read_records(file, "shard")))
     assert stored["image"] == ("bytes", [buffer.getvalue() + b"trailing bytes after EOI"])
+
+
+def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
+    """Passthrough JPEGs read by their markers alone give the same shards (and the same refusals)
+    as the Pillow path: grey and colour, baseline and progressive, with EXIF (turned), other sizes."""
+    import io
+
+    from tfrecord_builder.features import image as image_module
+
+    rng = np.random.default_rng(8)
+    pics = tmp_path / "pics"
+    variants = {}
+    for index, (mode, size, options) in enumerate([
+            ("RGB", 16, {}), ("RGB", 16, {"progressive": True}), ("L", 16, {}), ("RGB", 16, {"quality": 30}),
+            ("RGB", 16, {"exif": _exif_orientation(1)}), ("RGB", 16, {"exif": _exif_orientation(6)}),
+            ("RGB", 12, {})]):
+        pixels = rng.integers(0, 255, (size, size, 3), dtype=np.uint8)
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).convert(mode).save(buffer, "JPEG", **options)
+        variants[f"v{index}.jpg"] = buffer.getvalue()
+    for name, data in variants.items():
+        (pics / "c").mkdir(parents=True, exist_ok=True)
+        (pics / "c" / name).write_bytes(data)
+    for channels in (3, 1):
+        spec = {"name": f"m{channels}", "source": {"builder": "image_folder", "path": str(pics)},
+                "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, channels]},
+                             "label": {"type": "class_label"}}}
+        fast = build(tmp_path / "fast", spec)
+        with monkeypatch.context() as patch:
+            patch.setattr(image_module, "jpeg_header", lambda data: None)
+            slow = build(tmp_path / "slow", spec)
+        assert fast.to_dict()["splits"] == slow.to_dict()["splits"]  # every shard's sha256
+    assert image_module.jpeg_header(variants["v0.jpg"])[:3] == (16, 16, 3)
+    assert image_module.jpeg_header(variants["v1.jpg"])[:3] == (16, 16, 3)  # progressive
+    assert image_module.jpeg_header(variants["v2.jpg"])[:3] == (16, 16, 1)
+    assert image_module.jpeg_header(variants["v4.jpg"]) is None  # EXIF: Pillow reads it
+
+
+def _exif_orientation(value: int) -> bytes:
+    exif = Image.Exif()
+    exif[0x0112] = value
+    return exif.tobytes()

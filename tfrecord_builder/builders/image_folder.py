@@ -74,7 +74,9 @@ def _images(folder: str) -> Iterator[str]:
     """Paths of the image files below `folder`, relative and with `/`, sorted; hidden ones skipped."""
     for root, folders, files in os.walk(folder):
         folders[:] = sorted(name for name in folders if not name.startswith("."))
+        prefix = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
+        prefix = "" if prefix == "./" else prefix
         for name in sorted(files):
             if name.startswith(".") or os.path.splitext(name)[1].lower() not in EXTENSIONS:
                 continue
-            yield os.path.relpath(os.path.join(root, name), folder).replace(os.sep, "/")
+            yield prefix + name

@@ -125,6 +125,10 @@ class ImageFeature(Feature):
 
     def prepare(self, value: Any) -> tuple[bytes, tuple[int, int, int]]:
         """The bytes to store for one image and its (height, width, channels)."""
+        if self.encoding == "jpeg" and self.validate == "structure" and isinstance(value, (str, os.PathLike)):
+            fast = self._plain_jpeg(value)
+            if fast is not None:
+                return fast
         source, image = _open(value)
         raw_mode = image.tile[0][3] if image.tile and len(image.tile[0]) > 3 else ""
         passthrough = source is not None and self._can_pass_through(image, raw_mode)
@@ -144,6 +148,25 @@ class ImageFeature(Feature):
         image = self._convert(image)
         image = self._resize(image)
         return self._encode_pixels(image), (image.height, image.width, self.num_channels)
+
+    def _plain_jpeg(self, path: Any) -> tuple[bytes, tuple[int, int, int]] | None:
+        """A JPEG file stored as it is, checked from its markers alone (several times faster than
+        Pillow's parser); None for anything unusual (EXIF, 12-bit, another size or channel count,
+        a malformed header), which Pillow then handles and explains."""
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError:
+            return None
+        header = jpeg_header(data)
+        if header is None:
+            return None
+        height, width, channels, scan = header
+        if channels != self.num_channels or (self.size is not None and self.size != (height, width)):
+            return None
+        if height * width > (Image.MAX_IMAGE_PIXELS or float("inf")) or data.rfind(b"\xff\xd9") < scan:
+            return None
+        return data, (height, width, channels)
 
     def _can_pass_through(self, image: Image.Image, raw_mode: Any) -> bool:
         return (
@@ -300,6 +323,42 @@ def _open(value: Any) -> tuple[bytes | None, Image.Image]:
         raise BadImage("not an image Pillow can read (unsupported format or corrupt header)") from None
     except (OSError, SyntaxError, ValueError) as error:
         raise BadImage(f"corrupt image ({error})") from None
+
+
+_SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
+    """(height, width, components, offset of the compressed data) of a baseline or progressive
+    8-bit JPEG without EXIF, read from its markers; None if the file is anything else."""
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    position, size, frame = 2, len(data), None
+    while position + 4 <= size:
+        if data[position] != 0xFF:
+            return None
+        marker = data[position + 1]
+        if marker == 0xFF:  # fill byte
+            position += 1
+            continue
+        length = (data[position + 2] << 8) | data[position + 3]
+        if length < 2 or position + 2 + length > size:
+            return None
+        if marker == 0xE1 and data[position + 4 : position + 8] == b"Exif":
+            return None  # it may turn the image: Pillow reads the orientation
+        if marker in _SOF_MARKERS:
+            if frame is not None or length < 8 or data[position + 4] != 8:
+                return None
+            frame = ((data[position + 5] << 8) | data[position + 6], (data[position + 7] << 8) | data[position + 8],
+                     data[position + 9])
+        elif marker == 0xDA:  # start of scan: the compressed data follows the header
+            if frame is None or not frame[0] or not frame[1] or frame[2] not in (1, 3):
+                return None
+            return (*frame, position + 2 + length)
+        elif marker in (0xD9, 0xD8) or 0xD0 <= marker <= 0xD7:
+            return None
+        position += 2 + length
+    return None
 
 
 def _check_structure(data: bytes, image: Image.Image) -> None:
