@@ -49,7 +49,9 @@ def check_name(name: str) -> str | None:
             return None
         return ("expected module:Class (e.g. frames:FramesBuilder) or path/to/file.py:Class, "
                 f"received {name!r}")
-    names = available()
+    if name in BUILTIN:
+        return None
+    names = available()  # entry points: reading the installed packages' metadata takes milliseconds
     if name in names:
         return None
     close = difflib.get_close_matches(name, names, n=1)
@@ -66,7 +68,7 @@ def builder_class(name: str, search_dirs: list[str]) -> type:
     problem = check_name(name)
     if problem:
         raise SpecError(f"source.builder: {problem}")
-    target = available().get(name, name)
+    target = BUILTIN.get(name) or available().get(name, name)
     module_name, _, class_name = target.rpartition(":")
     added = [folder for folder in search_dirs if folder not in sys.path]
     sys.path[:0] = added

@@ -21,7 +21,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -48,7 +48,13 @@ class BadImage(ValueError):
 class ImageFeature(Feature):
     """An image: `{type: image, encoding: jpeg, shape: [64, 64, 3]}`."""
 
-    batch_rows: ClassVar[int] = 32  # small batches: images are large, and spread over the workers
+    @property
+    def batch_rows(self) -> int:  # type: ignore[override]
+        """About 8 MiB of pixels to a batch (32 to 512 images): NumPy's cost per batch spreads over
+        small images, and large ones spread over the workers in small batches."""
+        if self.size is None:
+            return 32
+        return max(32, min(512, 8 * 1024**2 // (self.size[0] * self.size[1] * self.num_channels)))
 
     encoding: Literal["jpeg", "png", "raw"] = meta("how pixels are stored: jpeg, png or raw uint8", "png")
     shape: list[int | None] | None = meta(
@@ -387,6 +393,8 @@ def _load(image: Image.Image) -> None:
 
 def _upright(image: Image.Image) -> Image.Image:
     """The image turned as its EXIF orientation says (a no-op without one)."""
+    if "exif" not in image.info and not hasattr(image, "tag_v2"):
+        return image  # no EXIF block (TIFFs keep theirs in tags): nothing to parse
     try:
         return ImageOps.exif_transpose(image)
     except (OSError, ValueError, SyntaxError) as error:
