@@ -15,7 +15,7 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
 from .base import Batch, Builder, RowOrigins
-from .csv_blocks import fast_batches
+from . import csv_blocks, json_blocks
 from .long_table import group_steps
 
 _SEPARATOR = "\x1f"  # joins a CSV row's cells into its content key
@@ -95,7 +95,7 @@ class CsvBuilder(TableBuilder):
         source = self.spec.source if self.spec is not None else None
         delimiter = source.delimiter if source else ","
         encoding = source.encoding if source else "utf-8"
-        done = yield from fast_batches(path, delimiter, encoding, needed, self.key_column(), batch_size)
+        done = yield from csv_blocks.fast_batches(path, delimiter, encoding, needed, self.key_column(), batch_size)
         if done is not None:  # the csv module reads the rest, from the first row the fast way didn't
             yield from self._csv_module_batches(path, delimiter, encoding, needed, batch_size, done)
 
@@ -204,12 +204,18 @@ class JsonlBuilder(TableBuilder):
         name = os.path.basename(path)
         encoding = self.spec.source.encoding if self.spec is not None else "utf-8"
         key_column = self.key_column()
+        skip = yield from json_blocks.fast_batches(path, self.spec, encoding, needed, key_column, batch_size)
+        if skip is None:
+            return  # the fast way read it all
         records: list[dict[str, Any]] = []
         keys: list[Any] = []
         origins = RowOrigins(name)
         with open(path, "rb") as file:
             for line_number, line in enumerate(file, start=1):
                 if not line.strip():
+                    continue
+                if skip:  # read the fast way already
+                    skip -= 1
                     continue
                 try:
                     record = json.loads(line.decode(encoding))

@@ -1,4 +1,7 @@
-"""`TextCells`: a batch's column of CSV cells held as one Arrow string array, not Python strings.
+"""Columns held as Arrow arrays, not Python objects: `TextCells` (CSV cells, as text) and
+`JsonValues` (JSON values, typed by the spec).
+
+`TextCells`: a batch's column of CSV cells held as one Arrow string array, not Python strings.
 
 The fast CSV reader (csv_blocks.py) hands columns over this way. A tensor feature converts them
 at once with Arrow's compute functions (`numbers`, `lists`, `strings`), and only for the plain
@@ -22,7 +25,7 @@ _NUMBER_LIST = r"^[ 0-9eE.+\-]*$"  # space-separated plain numbers
 class TextCells:
     """A column of text cells; an empty cell is a missing value, as in the csv module's reader."""
 
-    is_text_cells = True
+    cells_kind = "text"
 
     def __init__(self, array: Any):
         self.array = array  # a pyarrow StringArray
@@ -105,3 +108,76 @@ class TextCells:
         if not len(self.array) or bool(pc.any(pc.equal(pc.utf8_length(self.array), 0)).as_py()):
             return None
         return self.array.cast(pa.binary()).to_pylist()
+
+
+class JsonValues:
+    """A column of JSON values parsed by Arrow to the type the spec asks for (json_blocks.py).
+
+    The tensor features take them at once (`scalars`, `strings`, `lists`) when nothing is
+    missing; otherwise `cells()` gives them as json.loads would (numbers in a float column as
+    floats), for the careful path.
+    """
+
+    cells_kind = "json"
+
+    def __init__(self, array: Any):
+        self.array = array
+        self._cells: list[Any] | None = None
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.cells()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.cells())
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"array": self.array}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.array, self._cells = state["array"], None
+
+    def cells(self) -> list[Any]:
+        if self._cells is None:
+            self._cells = self.array.to_pylist()
+        return self._cells
+
+    def scalars(self, kind: str) -> np.ndarray | None:
+        """The values as an int64 or float64 array, when none is missing and the type fits."""
+        import pyarrow as pa
+
+        array = self.array
+        if array.null_count or not _fits(array.type, kind):
+            return None
+        return array.cast(pa.float64() if kind == "float" else pa.int64()).to_numpy(zero_copy_only=False)
+
+    def strings(self) -> list[bytes] | None:
+        import pyarrow as pa
+
+        if self.array.null_count or not pa.types.is_string(self.array.type):
+            return None
+        return self.array.cast(pa.binary()).to_pylist()
+
+    def lists(self, kind: str, depth: int) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """(flat values, lengths at each of the `depth` list levels, outermost first), when no
+        list or value is missing and the innermost type fits."""
+        import pyarrow as pa
+
+        array, lengths = self.array, []
+        for _ in range(depth):
+            if array.null_count or not pa.types.is_list(array.type):
+                return None
+            lengths.append(np.diff(array.offsets.to_numpy()).astype(np.int64))
+            array = array.flatten()
+        if array.null_count or not _fits(array.type, kind):
+            return None
+        flat = array.cast(pa.float64() if kind == "float" else pa.int64()).to_numpy(zero_copy_only=False)
+        return flat, lengths
+
+
+def _fits(type_: Any, kind: str) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_int64(type_) or (kind == "float" and pa.types.is_float64(type_))

@@ -152,11 +152,13 @@ def varints(values: np.ndarray) -> ByteColumn:
         return ByteColumn(signed.astype(np.uint8), np.arange(len(signed) + 1, dtype=np.int64))
     unsigned = signed.view(np.uint64)
     sizes = varint_sizes(unsigned)
-    groups = (unsigned[:, None] >> _SEVEN_BIT_SHIFTS[None, :]) & np.uint64(0x7F)
-    steps = np.arange(10, dtype=np.int64)[None, :]
-    groups |= np.where(steps < (sizes[:, None] - 1), np.uint64(0x80), np.uint64(0))
-    data = groups[steps < sizes[:, None]].astype(np.uint8)
-    return ByteColumn(data, _offsets(sizes))
+    widest = int(sizes.max())  # only as many 7-bit groups as the longest varint has
+    groups = ((unsigned[:, None] >> _SEVEN_BIT_SHIFTS[None, :widest]) & np.uint64(0x7F)).astype(np.uint8)
+    steps = np.arange(widest, dtype=np.int64)[None, :]
+    groups |= np.where(steps < (sizes[:, None] - 1), np.uint8(0x80), np.uint8(0))
+    if widest == int(sizes.min()):
+        return ByteColumn(groups.reshape(-1), np.arange(len(sizes) + 1, dtype=np.int64) * widest)
+    return ByteColumn(groups[steps < sizes[:, None]], _offsets(sizes))
 
 
 def varint_sizes(values: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
         column = batch.columns.get(feature.source_name)
         if column is None:
             column = _absent(feature, batch)
-        elif getattr(column, "is_text_cells", False) and not feature.reads_text_cells:
+        elif getattr(column, "cells_kind", None) and not feature.reads_text_cells:
             column = column.cells()
         values[name] = feature.encode(column, batch.origin, batch.base_dir)
     if not any(feature.sequence for feature in features.values()):

@@ -116,6 +116,11 @@ class TensorFeature(Feature):
 
     def encode_steps(self, values: Sequence[Any], origin: Origin) -> Values:
         """A batch of sequences (each a list of per-step values; None is an empty sequence)."""
+        if getattr(values, "cells_kind", None) == "json":
+            fast = self._json_steps_at_once(values)
+            if fast is not None:
+                return fast
+            values = values.cells()
         steps = [self._steps(value, row, origin) for row, value in enumerate(values)]
         lengths = np.fromiter((len(record) for record in steps), dtype=np.int64, count=len(steps))
         records = np.repeat(np.arange(len(steps)), lengths)
@@ -141,8 +146,9 @@ class TensorFeature(Feature):
 
     def encode_values(self, values: Sequence[Any], origin: Origin) -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
-        if getattr(values, "is_text_cells", False):
-            fast = self._text_at_once(values)
+        kind = getattr(values, "cells_kind", None)  # Arrow columns (builders/text_cells.py)
+        if kind is not None:
+            fast = self._text_at_once(values) if kind == "text" else self._json_at_once(values)
             if fast is not None:
                 return fast
             values = values.cells()
@@ -211,12 +217,51 @@ class TensorFeature(Feature):
             wrong = counts % self.inner_size if self.is_variable else counts != self.inner_size
             if wrong.any():
                 return None
+        return self._converted(flat, counts)
+
+    def _json_at_once(self, column: Any) -> Values | None:
+        """A column of JSON values parsed by Arrow, converted at once; None when any needs the
+        careful path (a missing value, a wrong length...)."""
+        dtype = self.dtype_info
+        if dtype.name == "bool" or len(self.shape) > 1:
+            return None
+        counts = np.ones(len(column), dtype=np.int64)
+        if dtype.kind == "bytes":
+            flat = column.strings() if not self.shape else None
+            return None if flat is None else Values("bytes", flat, counts)
+        if not self.shape:
+            flat = column.scalars(dtype.kind)
+        else:
+            lists = column.lists(dtype.kind, 1)
+            if lists is None or (not self.is_variable and (lists[1][0] != self.shape[0]).any()):
+                return None
+            flat, (counts,) = lists
+        return self._converted(flat, counts)
+
+    def _json_steps_at_once(self, column: Any) -> Values | None:
+        """A column of JSON sequences parsed by Arrow: steps of scalars, or of [k] / [null] lists."""
+        dtype = self.dtype_info
+        if dtype.name == "bool" or dtype.kind == "bytes" or len(self.shape) > 1:
+            return None
+        lists = column.lists(dtype.kind, 1 + len(self.shape))
+        if lists is None:
+            return None
+        flat, lengths = lists
+        counts = lengths[1] if self.shape else np.ones(len(flat), dtype=np.int64)
+        if self.shape and not self.is_variable and (counts != self.shape[0]).any():
+            return None
+        values = self._converted(flat, counts)
+        if values is not None:
+            values.steps = lengths[0]
+        return values
+
+    def _converted(self, flat: np.ndarray | None, counts: np.ndarray) -> Values | None:
         if flat is None:
             return None
         try:
-            return Values(dtype.kind, self.convert(flat), counts)
+            return Values(self.dtype_info.kind, self.convert(flat), counts)
         except Invalid:
-            return None  # out of range, NaN...: the careful path names the cell as it was written
+            return None  # out of range, NaN...: the careful path names the value as it was given
 
     def _fill_missing(self, values: Sequence[Any], origin: Origin) -> Sequence[Any]:
         if isinstance(values, np.ndarray) and values.dtype != object:

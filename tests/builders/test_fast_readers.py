@@ -1,0 +1,123 @@
+"""The fast readers (Arrow, builders/csv_blocks.py and json_blocks.py) against the plain ones (the
+csv module, json.loads): for any file, the same shards, statistics and skips, or the same error.
+
+Hypothesis writes the files from cells and values chosen to sit on the edges where two parsers
+could part ways: number spellings ("+1", "1_0", " 5", "1e400", "nan", "0x1"), empty cells,
+whitespace in lists, blank lines, quotes, non-ASCII text, integers past int64, JSON null, 1.0
+for an integer, repeated keys.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tfrecord_builder as tb
+
+from conftest import write_spec
+
+csv_blocks = importlib.import_module("tfrecord_builder.builders.csv_blocks")
+json_blocks = importlib.import_module("tfrecord_builder.builders.json_blocks")
+
+NUMBERS = st.sampled_from(["0", "7", "-3", "+1", "1_0", " 5", "5 ", "1.5", ".5", "5.", "-0.0", "1e3", "1E-2",
+                           "1e400", "nan", "inf", "0x1", "", "abc", "9223372036854775807",
+                           "9223372036854775808", "007", "1.0"])
+LISTS = st.sampled_from(["", "1 2 3", "4", "1  2", " 1 2", "1 2 ", "[1, 2]", "1\t2", "x y", "1.5 2"])
+WORDS = st.sampled_from(["", "a", "b c", "Zürich", "x,y", "tab\there", "ü" * 3, " lead"])
+
+
+def _build_both(tmp_path: Path, spec: dict, files: dict, module, workers: int = 1):
+    """(result of the fast build, result of the plain one): an info's splits, statistics and skips,
+    or the error text."""
+    results = []
+    for index, fast in enumerate((True, False)):
+        saved = module.pa
+        module.pa = saved if fast else None
+        try:
+            path = write_spec(tmp_path / f"case{index}", spec, files)
+            info = tb.build(path, output=tmp_path / f"case{index}" / "out", workers=workers)
+            skipped = Path(info.path, "skipped.jsonl")
+            results.append((info.to_dict()["splits"], info.statistics, info.skipped,
+                            skipped.read_text().replace(f"case{index}", "case") if skipped.exists() else ""))
+        except tb.DataError as error:
+            results.append(("error", str(error).replace(f"case{index}", "case")))
+        finally:
+            module.pa = saved
+    return results
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(NUMBERS, NUMBERS, LISTS, WORDS), min_size=1, max_size=12),
+       blank=st.booleans(), quote=st.booleans(), crlf=st.booleans(), skip=st.booleans())
+def test_csv_fast_and_plain_readers_agree(tmp_path_factory, rows, blank, quote, crlf, skip):
+    tmp_path = tmp_path_factory.mktemp("csv")
+    end = "\r\n" if crlf else "\n"
+    lines = ["n,x,tokens,word"]
+    for index, (number, real, tokens, word) in enumerate(rows):
+        cell = f'"{word}"' if quote and index == len(rows) // 2 else word
+        lines.append(f"{number},{real},{tokens},{cell}")
+        if blank and index == 0:
+            lines.append("")
+    spec = {"name": "agree", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"n": {"dtype": "int64", "default": 0}, "x": {"dtype": "float32"},
+                         "tokens": {"dtype": "int64", "shape": [None]}, "word": {"dtype": "string", "default": "-"}},
+            "on_error": "skip" if skip else "fail", "output": {"shards": 2}}
+    fast, plain = _build_both(tmp_path, spec, {"d.csv": end.join(lines) + end}, csv_blocks)
+    assert fast == plain
+
+
+JSON_VALUES = st.sampled_from(['0', '7', '-3', '1.0', '1.5', '9223372036854775808', 'null', '"5"', 'true',
+                               'NaN', '1e400', '[1]'])
+JSON_STEPS = st.sampled_from(['[]', '[1, 2, 3]', '[4]', 'null', '[1.5]', '[1, null]', '["a"]', '[[1]]'])
+JSON_PAIRS = st.sampled_from(['[[1, 2], [3, 4]]', '[]', '[[1, 2, 3]]', '[[1.5, -2]]', 'null', '[[1, 2], null]'])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(st.tuples(JSON_VALUES, JSON_STEPS, JSON_PAIRS), min_size=1, max_size=10),
+       blank=st.booleans(), repeated=st.booleans(), drop=st.booleans(), skip=st.booleans())
+def test_jsonl_fast_and_plain_readers_agree(tmp_path_factory, records, blank, repeated, drop, skip):
+    tmp_path = tmp_path_factory.mktemp("jsonl")
+    lines = []
+    for index, (label, tokens, pairs) in enumerate(records):
+        fields = [f'"label": {label}', f'"tokens": {tokens}', f'"pairs": {pairs}']
+        if drop and index == 0:
+            fields.pop(2)  # a record without `pairs`
+        if repeated and index == len(records) - 1:
+            fields.append('"label": 3')  # json.loads keeps the last
+        lines.append("{" + ", ".join(fields) + "}")
+        if blank and index == 0:
+            lines.append("   ")
+    spec = {"name": "agree", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "d.jsonl"},
+            "context": {"label": {"dtype": "int64"}},
+            "sequence": {"tokens": {"dtype": "int64"}, "pairs": {"dtype": "float32", "shape": [2]}},
+            "sequence_lengths": "free", "on_error": "skip" if skip else "fail", "output": {"shards": 2}}
+    fast, plain = _build_both(tmp_path, spec, {"d.jsonl": "\n".join(lines) + "\n"}, json_blocks)
+    assert fast == plain
+
+
+def test_the_fast_readers_really_run(tmp_path, monkeypatch):
+    """The property tests above would pass if the fast readers never ran: these files take them."""
+    calls = []
+    for module in (csv_blocks, json_blocks):
+        original = module.fast_batches
+
+        def spy(*args, original=original, module=module, **kwargs):
+            result = yield from original(*args, **kwargs)
+            calls.append((module.__name__, result))
+            return result
+
+        monkeypatch.setattr(module, "fast_batches", spy)
+    try:
+        csv_spec = {"name": "c", "source": {"builder": "csv", "path": "d.csv"},
+                    "features": {"n": {"dtype": "int64"}, "t": {"dtype": "int64", "shape": [None]}}}
+        tb.build(write_spec(tmp_path / "c", csv_spec, {"d.csv": "n,t\n1,1 2\n2,\n"}), output=tmp_path / "c" / "out")
+        json_spec = {"name": "j", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "d.jsonl"},
+                     "context": {"n": {"dtype": "int64"}}, "sequence": {"t": {"dtype": "float32", "shape": [2]}}}
+        data = "".join(json.dumps({"n": i, "t": [[i, 1.5]] * i}) + "\n" for i in range(5))
+        tb.build(write_spec(tmp_path / "j", json_spec, {"d.jsonl": data}), output=tmp_path / "j" / "out")
+    finally:
+        monkeypatch.undo()
+    assert calls == [("tfrecord_builder.builders.csv_blocks", None), ("tfrecord_builder.builders.json_blocks", None)]
