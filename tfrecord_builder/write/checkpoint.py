@@ -40,7 +40,11 @@ def chain(digest: str, batch_keys: bytes) -> str:
 
 
 def save(folder: str, state: EncodingState) -> None:
-    """Writes the checkpoint whole or not at all (the runs it lists are already on disk)."""
+    """Writes the checkpoint whole or not at all, after the runs it lists are on disk."""
+    for split in state.splits.values():
+        for run in split["runs"]:
+            with open(os.path.join(folder, RUNS_FOLDER, run), "rb") as file:
+                os.fsync(file.fileno())
     path = os.path.join(folder, CHECKPOINT_FILE)
     aside = path + ".tmp"
     with open(aside, "w", encoding="utf-8") as file:

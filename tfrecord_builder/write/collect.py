@@ -127,9 +127,9 @@ class SplitRecords:
             file.write(label_lengths.tobytes())
             file.write(data.tobytes())
             file.write(b"".join(encoded))
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(path + ".tmp", path)  # a run is whole or absent, for a checkpoint that lists it
+        # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
+        # runs it lists (write/checkpoint.py) before it names them
+        os.replace(path + ".tmp", path)
         self.runs.append(path)
         self._hashes, self._records, self._labels, self._buffered = [], [], [], 0
 
