@@ -15,7 +15,7 @@ from __future__ import annotations
 import codecs
 import csv
 import os
-from typing import Any, Generator, Sequence
+from typing import Any, Generator, Iterator, Sequence
 
 from .base import Batch, RowOrigins
 from .text_cells import TextCells
@@ -56,14 +56,7 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         done = 0  # data rows yielded
         line = 2  # the line of the first row not yet yielded
         pending: Any = None  # rows read but not yet yielded (less than a batch)
-        rest = b""
-        while True:
-            block = file.read(BLOCK_BYTES)
-            data = rest + block
-            cut = data.rfind(b"\n") + 1 if block else len(data)
-            data, rest = data[:cut], data[cut:]
-            if not data:
-                break
+        for data in line_blocks(file):
             if not _plain(data):
                 return done
             try:
@@ -79,6 +72,20 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         if pending is not None and pending.num_rows:
             yield _batch(pending, name, line, header, wanted, key)
     return None
+
+
+def line_blocks(file: Any, size: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """The rest of a binary file in blocks of about `size` bytes, each cut after a newline (the
+    last may end without one)."""
+    rest = b""
+    while True:
+        block = file.read(size)
+        data = rest + block
+        cut = data.rfind(b"\n") + 1 if block else len(data)
+        data, rest = data[:cut], data[cut:]
+        if not data:
+            return
+        yield data
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:

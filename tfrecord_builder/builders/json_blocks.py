@@ -17,6 +17,7 @@ import os
 from typing import Any, Generator, Sequence
 
 from .base import Batch, RowOrigins
+from .csv_blocks import line_blocks
 from .text_cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -44,15 +45,8 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
                                    newlines_in_values=False))
     done, line, pending, pending_keys = 0, 1, None, []
     with open(path, "rb") as file:
-        rest = b""
-        while True:
-            block = file.read(BLOCK_BYTES)
-            data = rest + block
-            cut = data.rfind(b"\n") + 1 if block else len(data)
-            data, rest = data[:cut], data[cut:]
-            if not data:
-                break
-            if line == 1 and data.startswith(b"\xef\xbb\xbf"):
+        for index, data in enumerate(line_blocks(file, BLOCK_BYTES)):
+            if index == 0 and data.startswith(b"\xef\xbb\xbf"):
                 return 0  # json.loads refuses a byte-order mark: it says so
             lines = data.split(b"\n")
             if lines[-1] == b"":

@@ -116,16 +116,24 @@ def join(columns: Sequence[ByteColumn]) -> ByteColumn:
             out[:, position : position + width] = column.data[start : start + num_rows * width].reshape(num_rows, width)
             position += width
         return ByteColumn(out.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * position)
-    lengths = [column.lengths for column in columns]
-    offsets = _offsets(np.sum(lengths, axis=0))
+    offsets = _offsets(row_lengths(columns))
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
-    position = offsets[:-1].copy()
-    for column, length in zip(columns, lengths):
-        shift = np.repeat(position - column.offsets[:-1], length)
-        shift += np.arange(column.offsets[0], column.offsets[-1], dtype=np.int64)
-        out[shift] = column.data[column.offsets[0] : column.offsets[-1]]
-        position += length
+    # rows a slice at a time: the scatter's int64 index per byte stays a few MiB
+    step = max(1, _SCATTER_BYTES * num_rows // max(1, int(offsets[-1])))
+    for start in range(0, num_rows, step):
+        stop = min(num_rows, start + step)
+        position = offsets[start:stop].copy()
+        for column in columns:
+            bounds = column.offsets[start : stop + 1]
+            length = np.diff(bounds)
+            shift = np.repeat(position - bounds[:-1], length)
+            shift += np.arange(bounds[0], bounds[-1], dtype=np.int64)
+            out[shift] = column.data[bounds[0] : bounds[-1]]
+            position += length
     return ByteColumn(out, offsets)
+
+
+_SCATTER_BYTES = 512 * 1024
 
 
 _SLICE_JOIN_BYTES = 512  # rows longer than this on average are joined by slicing bytes

@@ -113,19 +113,28 @@ class SplitRecords:
         return hashes[order], records.take(order), [labels[i] for i in order] if labels else labels
 
     def _spill(self) -> None:
-        hashes, records, labels = self._sorted()
+        """Writes the buffered records to a run file in order, each straight from the batch that
+        holds it: no sorted copy of them is made in memory."""
+        hashes = np.concatenate(self._hashes)
+        order = np.lexsort((hashes[:, 1], hashes[:, 0])) if self._shuffle else np.arange(len(hashes))
+        starts = np.cumsum([0] + [records.num_rows for records in self._records])
+        parts = np.searchsorted(starts, order, side="right") - 1
+        local = order - starts[parts]
+        lengths = np.concatenate([records.lengths for records in self._records])[order]
+        encoded = [self._labels[i].encode("utf-8", "surrogatepass") for i in order.tolist()] if self._labels else []
+        label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
+            np.zeros(len(order), dtype="<u4"))
+        views = [memoryview(records.data) for records in self._records]
+        bounds = [records.offsets.tolist() for records in self._records]
         os.makedirs(self._spill_dir, exist_ok=True)
         path = os.path.join(self._spill_dir, f"run-{self.name}-{len(self.runs):05d}")
-        encoded = [label.encode("utf-8", "surrogatepass") for label in labels]
-        label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
-            np.zeros(records.num_rows, dtype="<u4"))
-        data = records.data[records.offsets[0] : records.offsets[-1]]
-        with open(path + ".tmp", "wb") as file:
-            file.write(_RUN_HEADER.pack(records.num_rows, len(data), int(label_lengths.sum())))
-            file.write(hashes.astype("<u8").tobytes())
-            file.write(records.lengths.astype("<u4").tobytes())
+        with open(path + ".tmp", "wb", buffering=1 << 20) as file:
+            file.write(_RUN_HEADER.pack(len(order), int(lengths.sum()), int(label_lengths.sum())))
+            file.write(hashes[order].astype("<u8").tobytes())
+            file.write(lengths.astype("<u4").tobytes())
             file.write(label_lengths.tobytes())
-            file.write(data.tobytes())
+            for part, row in zip(parts.tolist(), local.tolist()):
+                file.write(views[part][bounds[part][row] : bounds[part][row + 1]])
             file.write(b"".join(encoded))
         # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
         # runs it lists (write/checkpoint.py) before it names them
