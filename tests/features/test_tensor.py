@@ -105,3 +105,13 @@ def test_bad_values_name_the_row_and_feature(declaration, values, message):
 def test_describe():
     assert feature(dtype="float32", shape=[None, 4]).describe() == "float32 [null, 4] (ragged)"
     assert feature(type="class_label", names=["a", "b"]).describe() == "class_label (2 classes) []"
+
+
+def test_a_float_at_two_to_the_63_is_refused_for_int64_not_wrapped():
+    """float(2**63) compared with the int64 bound (2**63 - 1, which rounds to 2**63) looked in
+    range, and the cast wrapped it to -2**63."""
+    from tfrecord_builder.features.dtypes import DTYPES, Invalid
+
+    with pytest.raises(Invalid, match=r"expected an integer in \[-9223372036854775808, 9223372036854775807\]"):
+        DTYPES["int64"].convert([1.0, 2.0**63])
+    assert DTYPES["int64"].convert([-(2.0**63), 5.0]).tolist() == [-(2**63), 5]

@@ -104,6 +104,8 @@ class DType:
             elif kind == "f":
                 if not (np.isfinite(array).all() and (array == np.round(array)).all()):
                     raise ValueError
+                if len(array) and (array.max() >= 2.0**63 or array.min() < -(2.0**63)):
+                    raise ValueError  # 2^63 as a float would pass the int64 bound, which rounds to it
                 values = array
             elif kind in "US":
                 values = array.astype(np.int64)
