@@ -109,7 +109,7 @@ def _plain(data: bytes) -> bool:
         return False
     if b"\n\n" in data or b"\n\r\n" in data:
         return False  # a blank line: the csv module skips it, so rows and lines part ways
-    return data.count(b"\r") == data.count(b"\r\n")
+    return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
 
 
 def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None) -> Batch:

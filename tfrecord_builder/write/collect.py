@@ -133,8 +133,10 @@ class SplitRecords:
             file.write(hashes[order].astype("<u8").tobytes())
             file.write(lengths.astype("<u4").tobytes())
             file.write(label_lengths.tobytes())
-            for part, row in zip(parts.tolist(), local.tolist()):
-                file.write(views[part][bounds[part][row] : bounds[part][row + 1]])
+            pieces = [views[part][bounds[part][row] : bounds[part][row + 1]]
+                      for part, row in zip(parts.tolist(), local.tolist())]
+            for start in range(0, len(pieces), _CHUNK_RECORDS):  # one write per chunk, not per record
+                file.write(b"".join(pieces[start : start + _CHUNK_RECORDS]))
             file.write(b"".join(encoded))
         # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
         # runs it lists (write/checkpoint.py) before it names them
