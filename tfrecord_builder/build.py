@@ -135,13 +135,13 @@ class _Encoding:
         batches = self._after_restored(_batches(spec, builders), state.batches, state.keys_digest)
         for result in encode_batches(spec, batches, workers or os.cpu_count() or 1):
             state.skipped.extend(result.skipped)
-            if not result.batch.content_keys and not spec.output.shuffle:
+            if result.batch is not None:  # keys of its own, records never sorted: checked here
                 _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
             for name, part in result.parts.items():
                 self.records[name].add(part.hashes, part.records, part.labels)
                 self.statistics[name].merge(part.statistics)
             state.batches += 1
-            state.records += len(result.batch) + len(result.skipped)
+            state.records += result.count + len(result.skipped)
             state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
             if progress:
                 progress("encoding", state.records, total)

@@ -41,10 +41,11 @@ class SplitPart:
 class EncodedBatch:
     """A batch after encoding: its parts by split, its keys (for duplicate checks) and its skips."""
 
-    batch: Batch  # keys and origins only; the columns are dropped once encoded
+    batch: Batch | None  # keys and origins, for the duplicate check of unsorted builds; else None
     split: str | None  # the split the source gave (None: divided by fraction)
     hashes: np.ndarray
     source_keys: bytes = b""  # a digest of every key the batch came with (skipped ones included)
+    count: int = 0  # records encoded (the skipped ones not included)
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
 
@@ -91,7 +92,9 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
         batch = batch.select(good)
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal") if good else None
     hashes = all_hashes if good is None else all_hashes[good]
-    result = EncodedBatch(batch.without_columns(), split, hashes, keys_digest(all_hashes), skipped=skipped)
+    # the keys go back to the main process only where it checks them (unsorted builds' own keys)
+    kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
+    result = EncodedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped)
     if encoded is None:
         return result
     records = framed(encoded.records)  # TFRecord framing (and its CRCs) here, in parallel
