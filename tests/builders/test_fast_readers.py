@@ -121,3 +121,21 @@ def test_the_fast_readers_really_run(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
     assert calls == [("tfrecord_builder.builders.csv_blocks", None), ("tfrecord_builder.builders.json_blocks", None)]
+
+
+def test_a_field_missing_from_a_whole_batch_reads_as_json_loads_reads_it(tmp_path, monkeypatch):
+    """json.loads's reader gives no column for a field no record of a batch has, but a column of
+    missing values for explicit nulls; Arrow sees nulls either way, so such a batch takes the
+    plain reader."""
+    from tfrecord_builder.features import TensorFeature
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 2)
+    for first_two in ('{"n": 1}', '{"n": 1, "x": null}'):
+        records = [first_two, first_two] + ['{"n": 2, "x": [1.5]}'] * 3
+        for default in (None, [0.0]):
+            x = {"dtype": "float32", "shape": [1], **({"default": default} if default else {})}
+            spec = {"name": "gap", "source": {"builder": "jsonl", "path": "d.jsonl"},
+                    "features": {"n": {"dtype": "int64"}, "x": x}}
+            fast, plain = _build_both(tmp_path / f"{len(first_two)}-{default}", spec,
+                                      {"d.jsonl": "\n".join(records) + "\n"}, json_blocks)
+            assert fast == plain

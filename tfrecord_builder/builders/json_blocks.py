@@ -59,19 +59,28 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
                 return done
             if table.num_rows != len(lines):
                 return done  # e.g. two objects on one line, which json.loads refuses
-            if any(column.null_count == len(column) for column in table.columns) or (
-                    key is not None and table.column(key).null_count):
-                return done  # a field absent from every record, or a missing key: json.loads says so
+            if key is not None and table.column(key).null_count:
+                return done  # a missing key: json.loads's reader says where
             pending = table if pending is None else pa.concat_tables([pending, table])
             pending_keys += [text.strip() for text in lines] if key is None else []
             while pending.num_rows >= batch_size:
+                if _blank_column(pending.slice(0, batch_size)):
+                    return done
                 yield _batch(pending.slice(0, batch_size), pending_keys[:batch_size], name, line, needed, key)
                 pending, pending_keys = pending.slice(batch_size), pending_keys[batch_size:]
                 done += batch_size
                 line += batch_size
     if pending is not None and pending.num_rows:
+        if _blank_column(pending):
+            return done
         yield _batch(pending, pending_keys, name, line, needed, key)
     return None
+
+
+def _blank_column(table: Any) -> bool:
+    """A field null in every record of a batch: absent (no column for json.loads's reader) or
+    null in each (a column of missing values), which Arrow can't tell apart."""
+    return any(column.null_count == len(column) for column in table.columns)
 
 
 def _schema(spec: Any, needed: Sequence[str]) -> Any:
