@@ -139,3 +139,14 @@ def test_a_field_missing_from_a_whole_batch_reads_as_json_loads_reads_it(tmp_pat
             fast, plain = _build_both(tmp_path / f"{len(first_two)}-{default}", spec,
                                       {"d.jsonl": "\n".join(records) + "\n"}, json_blocks)
             assert fast == plain
+
+
+def test_lines_longer_than_a_block_are_all_read():
+    """A line longer than the fast readers' block (a long sequence on one JSONL line) must not end
+    the file early: the blocks hold every byte, each cut after a newline."""
+    import io
+
+    text = b"a\n" + b"x" * 300 + b"\n" + b"b\nc"
+    blocks = list(csv_blocks.line_blocks(io.BytesIO(text), 64))
+    assert b"".join(blocks) == text
+    assert all(block.endswith(b"\n") for block in blocks[:-1])

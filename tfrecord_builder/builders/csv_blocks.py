@@ -83,9 +83,10 @@ def line_blocks(file: Any, size: int = BLOCK_BYTES) -> Iterator[bytes]:
         data = rest + block
         cut = data.rfind(b"\n") + 1 if block else len(data)
         data, rest = data[:cut], data[cut:]
-        if not data:
-            return
-        yield data
+        if data:
+            yield data
+        elif not block:
+            return  # (a block without a newline is part of a long line: read on)
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:

@@ -172,15 +172,8 @@ def _decoded_lines(file: Any, name: str, encoding: str) -> Iterator[str]:
             raise DataError(f"{name}: not valid {encoding} text ({error.reason})") from None
         return
     lines_before = 0
-    rest = b""
     first = True
-    while True:
-        block = file.read(_BLOCK_BYTES)
-        data = rest + block
-        cut = data.rfind(b"\n") + 1 if block else len(data)
-        data, rest = data[:cut], data[cut:]
-        if not data and not block:
-            return
+    for data in csv_blocks.line_blocks(file, _BLOCK_BYTES):
         try:
             text = data.decode(encoding)
         except UnicodeDecodeError as error:
