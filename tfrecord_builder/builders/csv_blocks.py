@@ -21,7 +21,7 @@ from .base import Batch, RowOrigins
 from .text_cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
-_SEPARATOR = "\x1f"  # joins a row's cells into its content key (as the csv module's reader does)
+KEY_SEPARATOR = "\x1f"  # joins a row's cells into its content key (both CSV readers)
 _UTF8 = {"utf-8", "utf-8-sig"}
 _BOM = b"\xef\xbb\xbf"
 
@@ -116,7 +116,7 @@ def _plain(data: bytes) -> bool:
 def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None) -> Batch:
     columns = {column: table.column(column).combine_chunks() for column in header}
     if key is None:
-        keys = pc.binary_join_element_wise(*[columns[column] for column in header], _SEPARATOR).to_pylist()
+        keys = pc.binary_join_element_wise(*[columns[column] for column in header], KEY_SEPARATOR).to_pylist()
     else:
         keys = columns[key].to_pylist()
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))

@@ -17,8 +17,8 @@ from ..errors import DataError
 from .base import Batch, Builder, RowOrigins
 from . import csv_blocks, json_blocks
 from .long_table import group_steps
+from .text_cells import missing_as_none
 
-_SEPARATOR = "\x1f"  # joins a CSV row's cells into its content key
 _BLOCK_BYTES = 1 << 20
 _LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
@@ -152,9 +152,9 @@ class CsvBuilder(TableBuilder):
     def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int | None,
                origins: RowOrigins, header: list[str]) -> Batch:
         transposed = list(zip(*rows))  # one C-level pass instead of a Python loop per column
-        columns = {column: _missing_as_none(transposed[position]) for column, position in positions.items()}
+        columns = {column: missing_as_none(transposed[position]) for column, position in positions.items()}
         if key_position is None:
-            keys = [_SEPARATOR.join(row) for row in rows]
+            keys = [csv_blocks.KEY_SEPARATOR.join(row) for row in rows]
         else:
             keys = [row[key_position] for row in rows]
         return Batch(keys=keys, columns=columns, origin=origins, content_keys=key_position is None,
@@ -244,11 +244,6 @@ class JsonlBuilder(TableBuilder):
         columns = {column: [record.get(column) for record in records] for column in names
                    if any(column in record for record in records)}
         return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file)
-
-
-def _missing_as_none(cells: tuple[str, ...]) -> Sequence[str | None]:
-    """An empty CSV cell is a missing value."""
-    return [cell or None for cell in cells] if "" in cells else cells
 
 
 class ManifestBuilder(TableBuilder):

@@ -1,17 +1,15 @@
 """Columns held as Arrow arrays, not Python objects: `TextCells` (CSV cells, as text) and
 `JsonValues` (JSON values, typed by the spec).
 
-`TextCells`: a batch's column of CSV cells held as one Arrow string array, not Python strings.
-
-The fast CSV reader (csv_blocks.py) hands columns over this way. A tensor feature converts them
-at once with Arrow's compute functions (`numbers`, `lists`, `strings`), and only for the plain
-forms that Python's own parsing reads the same way; anything else (an empty cell, a JSON list
-cell, a bad value) returns None, and the feature takes the careful path over `cells()`, which
-gives the same values and the same error messages as the csv module's reader.
+The fast readers (csv_blocks.py, json_blocks.py) hand columns over this way. A tensor feature
+converts them at once with Arrow's compute functions (`scalars`, `lists`, `strings`), and only
+where Python's own parsing reads the values the same way; anything else (a missing value, a JSON
+list cell, a bad value) returns None, and the feature takes the careful path over `cells()`,
+which gives the same values and the same error messages as the plain readers.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -22,42 +20,59 @@ _DECIMAL = r"^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$"
 _NUMBER_LIST = r"^[ 0-9eE.+\-]*$"  # space-separated plain numbers
 
 
-class TextCells:
-    """A column of text cells; an empty cell is a missing value, as in the csv module's reader."""
+def missing_as_none(cells: Sequence[str]) -> Sequence[str | None]:
+    """An empty CSV cell is a missing value."""
+    return [cell or None for cell in cells] if "" in cells else cells
 
-    cells_kind = "text"
+
+class ArrowCells:
+    """A batch's column as one Arrow array; as a sequence, its values as Python objects."""
+
+    cells_kind = ""
 
     def __init__(self, array: Any):
-        self.array = array  # a pyarrow StringArray
-        self._cells: list[str | None] | None = None
+        self.array = array
+        self._cells: Sequence[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.array)
 
-    def __getitem__(self, index: int) -> str | None:
+    def __getitem__(self, index: int) -> Any:
         return self.cells()[index]
 
-    def __iter__(self) -> Iterator[str | None]:
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.cells())
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"array": self.array}  # the cells list is rebuilt where it is needed
+        return {"array": self.array}  # the Python values are rebuilt where they are needed
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.array, self._cells = state["array"], None
 
-    def cells(self) -> list[str | None]:
-        """Every cell as a str, None where empty."""
+    def cells(self) -> Sequence[Any]:
+        """Every value as the plain reader would give it."""
         if self._cells is None:
-            self._cells = [cell or None for cell in self.array.to_pylist()]
+            self._cells = self._python_values()
         return self._cells
+
+    def _python_values(self) -> Sequence[Any]:
+        return self.array.to_pylist()
+
+
+class TextCells(ArrowCells):
+    """A column of CSV cells, as text; an empty cell is a missing value, as in the csv module's reader."""
+
+    cells_kind = "text"
+
+    def _python_values(self) -> Sequence[str | None]:
+        return missing_as_none(self.array.to_pylist())
 
     def _all_match(self, pattern: str) -> bool:
         import pyarrow.compute as pc
 
         return bool(pc.all(pc.match_substring_regex(self.array, pattern)).as_py())
 
-    def numbers(self, kind: str) -> np.ndarray | None:
+    def scalars(self, kind: str) -> np.ndarray | None:
         """Every cell as an int64 ("int64") or float64 ("float") array, if all are plain numbers."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -72,15 +87,16 @@ class TextCells:
             return None  # e.g. an integer beyond int64: the careful path says which
         return converted.to_numpy(zero_copy_only=False)
 
-    def lists(self, kind: str, empty_is_empty: bool) -> tuple[np.ndarray, np.ndarray] | None:
-        """Space-separated numbers per cell: (flat values, counts per cell), if all are plain.
+    def lists(self, kind: str, depth: int, empty_is_empty: bool) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """Space-separated numbers per cell: (flat values, [counts per cell]), if all are plain.
 
-        An empty cell is an empty list only if `empty_is_empty` (a variable length and no default).
+        Cells hold one level of list (`depth` 1). An empty cell is an empty list only if
+        `empty_is_empty` (a variable length and no default).
         """
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        if not len(self.array) or not self._all_match(_NUMBER_LIST):
+        if depth != 1 or not len(self.array) or not self._all_match(_NUMBER_LIST):
             return None
         empty = pc.equal(self.array, "")
         array = self.array
@@ -98,7 +114,7 @@ class TextCells:
             flat = pc.cast(tokens, pa.int64() if kind == "int64" else pa.float64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
-        return flat.to_numpy(zero_copy_only=False), counts
+        return flat.to_numpy(zero_copy_only=False), [counts]
 
     def strings(self) -> list[bytes] | None:
         """Every cell's UTF-8 bytes, if none is empty (an empty cell is missing)."""
@@ -110,39 +126,11 @@ class TextCells:
         return self.array.cast(pa.binary()).to_pylist()
 
 
-class JsonValues:
-    """A column of JSON values parsed by Arrow to the type the spec asks for (json_blocks.py).
-
-    The tensor features take them at once (`scalars`, `strings`, `lists`) when nothing is
-    missing; otherwise `cells()` gives them as json.loads would (numbers in a float column as
-    floats), for the careful path.
-    """
+class JsonValues(ArrowCells):
+    """A column of JSON values parsed by Arrow to the type the spec asks for (json_blocks.py);
+    `cells()` gives them as json.loads would (numbers in a float column as floats)."""
 
     cells_kind = "json"
-
-    def __init__(self, array: Any):
-        self.array = array
-        self._cells: list[Any] | None = None
-
-    def __len__(self) -> int:
-        return len(self.array)
-
-    def __getitem__(self, index: int) -> Any:
-        return self.cells()[index]
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.cells())
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"array": self.array}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.array, self._cells = state["array"], None
-
-    def cells(self) -> list[Any]:
-        if self._cells is None:
-            self._cells = self.array.to_pylist()
-        return self._cells
 
     def scalars(self, kind: str) -> np.ndarray | None:
         """The values as an int64 or float64 array, when none is missing and the type fits."""
@@ -160,9 +148,10 @@ class JsonValues:
             return None
         return self.array.cast(pa.binary()).to_pylist()
 
-    def lists(self, kind: str, depth: int) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    def lists(self, kind: str, depth: int, empty_is_empty: bool = False) -> tuple[np.ndarray, list[np.ndarray]] | None:
         """(flat values, lengths at each of the `depth` list levels, outermost first), when no
-        list or value is missing and the innermost type fits."""
+        list or value is missing and the innermost type fits (a null list is missing, whatever
+        `empty_is_empty` says: the careful path knows its meaning)."""
         import pyarrow as pa
 
         array, lengths = self.array, []

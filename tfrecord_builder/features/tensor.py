@@ -146,9 +146,8 @@ class TensorFeature(Feature):
 
     def encode_values(self, values: Sequence[Any], origin: Origin) -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
-        kind = getattr(values, "cells_kind", None)  # Arrow columns (builders/text_cells.py)
-        if kind is not None:
-            fast = self._text_at_once(values) if kind == "text" else self._json_at_once(values)
+        if getattr(values, "cells_kind", None):  # an Arrow column (builders/text_cells.py)
+            fast = self._cells_at_once(values)
             if fast is not None:
                 return fast
             values = values.cells()
@@ -197,9 +196,10 @@ class TensorFeature(Feature):
             return None
         return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
 
-    def _text_at_once(self, cells: Any) -> Values | None:
-        """A column of CSV cells converted by Arrow at once (builders/text_cells.py); None when any
-        cell needs the careful path, which then converts them all (or says what is wrong)."""
+    def _cells_at_once(self, cells: Any) -> Values | None:
+        """A column of CSV cells or JSON values held by Arrow (builders/text_cells.py), converted
+        at once; None when any needs the careful path, which then converts them all (or says what
+        is wrong)."""
         dtype = self.dtype_info
         if dtype.name == "bool":
             return None
@@ -208,35 +208,13 @@ class TensorFeature(Feature):
             flat = cells.strings() if not self.shape else None
             return None if flat is None else Values("bytes", flat, counts)  # Arrow checked the UTF-8
         if not self.shape:
-            flat = cells.numbers(dtype.kind)
-        else:
-            lists = cells.lists(dtype.kind, self.is_variable and self.default is None)
-            if lists is None:
-                return None
-            flat, counts = lists
-            wrong = counts % self.inner_size if self.is_variable else counts != self.inner_size
-            if wrong.any():
-                return None
-        return self._converted(flat, counts)
-
-    def _json_at_once(self, column: Any) -> Values | None:
-        """A column of JSON values parsed by Arrow, converted at once; None when any needs the
-        careful path (a missing value, a wrong length...)."""
-        dtype = self.dtype_info
-        if dtype.name == "bool" or len(self.shape) > 1:
+            return self._converted(cells.scalars(dtype.kind), counts)
+        lists = cells.lists(dtype.kind, 1, self.is_variable and self.default is None)
+        if lists is None:
             return None
-        counts = np.ones(len(column), dtype=np.int64)
-        if dtype.kind == "bytes":
-            flat = column.strings() if not self.shape else None
-            return None if flat is None else Values("bytes", flat, counts)
-        if not self.shape:
-            flat = column.scalars(dtype.kind)
-        else:
-            lists = column.lists(dtype.kind, 1)
-            if lists is None or (not self.is_variable and (lists[1][0] != self.shape[0]).any()):
-                return None
-            flat, (counts,) = lists
-        return self._converted(flat, counts)
+        flat, (counts,) = lists
+        wrong = counts % self.inner_size if self.is_variable else counts != self.inner_size
+        return None if wrong.any() else self._converted(flat, counts)
 
     def _json_steps_at_once(self, column: Any) -> Values | None:
         """A column of JSON sequences parsed by Arrow: steps of scalars, or of [k] / [null] lists."""
