@@ -26,7 +26,7 @@ from .features import ClassLabelFeature
 from .spec.load import load_spec
 from .spec.model import Spec
 from .version import __version__
-from .write.collect import SplitRecords
+from .write.collect import SplitRecords, duplicate_key, key_label
 from .write.info import DatasetInfo, SplitInfo
 from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
 from .write import checkpoint
@@ -276,8 +276,7 @@ def _batches(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Iterator
 def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> None:
     for row, digest in enumerate(hashes.tobytes()[i : i + 16] for i in range(0, 16 * len(batch), 16)):
         if digest in seen:
-            raise DataError(f"{batch.origin(row)}: duplicate key {batch.keys[row]!r} "
-                            f"(also yielded at {seen[digest]}); expected unique keys")
+            raise duplicate_key(seen[digest], key_label(batch.origin(row), batch.keys[row]))
         seen[digest] = batch.origin(row)
 
 

@@ -23,6 +23,7 @@ from .codec.tfrecord import framed
 from .errors import DataError
 from .features.values import Values
 from .spec.model import Spec
+from .write.collect import key_label
 from .write.keys import assign_splits, hash_keys
 from .write.stats import SplitStatistics
 
@@ -114,7 +115,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
             statistics.add(feature_name, main if every else _select(main, rows))
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
-            labels = [f"{batch.origin(row)}\0{batch.keys[row]!r}" for row in rows.tolist()]
+            labels = [key_label(batch.origin(row), batch.keys[row]) for row in rows.tolist()]
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
                                        records if every else records.take(rows), statistics,
                                        labels)

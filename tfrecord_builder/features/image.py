@@ -170,7 +170,7 @@ class ImageFeature(Feature):
         height, width, channels, scan = header
         if channels != self.num_channels or (self.size is not None and self.size != (height, width)):
             return None
-        if height * width > (Image.MAX_IMAGE_PIXELS or float("inf")) or data.rfind(b"\xff\xd9") < scan:
+        if height * width > (Image.MAX_IMAGE_PIXELS or float("inf")) or not _jpeg_ends(data, scan):
             return None
         return data, (height, width, channels)
 
@@ -367,13 +367,17 @@ def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
     return None
 
 
+def _jpeg_ends(data: bytes, scan: int) -> bool:
+    """The JPEG's end-of-image marker comes after its compressed data starts (at `scan`)."""
+    return data.rfind(b"\xff\xd9") >= scan
+
+
 def _check_structure(data: bytes, image: Image.Image) -> None:
     """A file kept as it is ends where its format says it does: a JPEG has its end-of-image
     marker after the start of its compressed data, a PNG ends with its IEND chunk. Pillow has
     already read the header; this catches truncated files without decoding a pixel."""
     if image.format == "JPEG":
-        scan = image.tile[0][2] if image.tile else 0
-        if data.rfind(b"\xff\xd9") < scan:
+        if not _jpeg_ends(data, image.tile[0][2] if image.tile else 0):
             raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
     elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
         raise BadImage("truncated PNG (it doesn't end with an IEND chunk)")

@@ -276,21 +276,27 @@ def _check_block(hashes: np.ndarray, order: np.ndarray, parts: list, last: tuple
 
     if last is not None and (hashes[0] == last[0]).all():
         run, index = source(0)
-        raise _duplicate(last[1].label(last[2]), run.label(index))
+        raise duplicate_key(last[1].label(last[2]), run.label(index))
     same = np.flatnonzero((hashes[1:] == hashes[:-1]).all(axis=1))
     if len(same):
         (first_run, first), (second_run, second) = source(int(same[0])), source(int(same[0]) + 1)
-        raise _duplicate(first_run.label(first), second_run.label(second))
+        raise duplicate_key(first_run.label(first), second_run.label(second))
     return (hashes[-1], *source(len(hashes) - 1))
 
 
 def _check_unique(hashes: np.ndarray, labels: list[str]) -> None:
     same = np.flatnonzero((hashes[1:] == hashes[:-1]).all(axis=1))
     if len(same):
-        raise _duplicate(labels[same[0]], labels[same[0] + 1])
+        raise duplicate_key(labels[same[0]], labels[same[0] + 1])
 
 
-def _duplicate(first: str, second: str) -> DataError:
+def key_label(origin: str, key: object) -> str:
+    """What a record with a key that must be unique carries, for `duplicate_key`'s message."""
+    return f"{origin}\0{key!r}"
+
+
+def duplicate_key(first: str, second: str) -> DataError:
+    """The error for a key yielded twice: the labels of both records (or the first one's origin)."""
     origin, _, key = second.partition("\0")
     return DataError(f"{origin}: duplicate key {key} (also yielded at {first.partition(chr(0))[0]}); "
                      "expected unique keys")
