@@ -234,6 +234,11 @@ class Column(NamedTuple):
     align: str = "---:"  # "---" left, "---:" right
 
 
+def same_values(differ: list[str]) -> str:
+    """A report's verdict on a value-by-value comparison: the fields that differ, if any."""
+    return "identical values" if not differ else "DIFFER in " + ", ".join(differ)
+
+
 def markdown_table(header: Sequence[str], align: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """A Markdown table: the header row, the alignment row, a row per entry of `rows`."""
     return "\n".join(f"| {' | '.join(cells)} |" for cells in [header, align, *rows])

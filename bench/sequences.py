@@ -60,8 +60,8 @@ sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package 
 import tfrecord_builder as tb  # noqa: E402
 from harness import (  # noqa: E402
     Column, OutputPaths, Result, argument_parser, best_of_rounds, epoch, files_of, import_module, machine,
-    machine_line, raw_records, record_writers, results_table, shard_paths, total_bytes, with_ratios, write_floor,
-    write_json,
+    machine_line, raw_records, record_writers, results_table, same_values, shard_paths, total_bytes, with_ratios,
+    write_floor, write_json,
 )
 
 NAME = "sequences"
@@ -490,14 +490,11 @@ def report(count: int, repeats: int, build: list[SequenceResult], read: list[Seq
     """The Markdown report: machine, build table, read table, notes."""
     bucketed = next(result for result in read if result.case == BUCKETED)
 
-    def same(differ: list[str]) -> str:
-        return "identical values" if not differ else "DIFFER in " + ", ".join(differ)
-
     if extra["differ_tfds"] is None:
         tfds_note = f" {tfds_case.missing_note()}"
     else:
         tfds_note = (f" TFDS: shard bytes {extra['bytes_tfds']:,} (tf.train.Examples of flat lists), records "
-                     f"{same(extra['differ_tfds'])}.")
+                     f"{same_values(extra['differ_tfds'])}.")
 
     return "\n".join([
         f"## Sequence benchmark: {count:,} sequences of {MIN_STEPS}-{MAX_STEPS} steps "
@@ -520,8 +517,8 @@ def report(count: int, repeats: int, build: list[SequenceResult], read: list[Seq
         f"{100 * read[0].padding:.1f}% without bucketing, "
         f"{100 * bucketed.padding:.1f}% with `bucket_boundaries: {BUCKET_BOUNDARIES}`. "
         f"Shard bytes: ours {extra['bytes_ours']:,}, seed loop {extra['bytes_seed']:,}. "
-        f"Records against the generated data: ours {same(extra['differ_ours'])}, "
-        f"seed loop {same(extra['differ_seed'])}.{tfds_note}",
+        f"Records against the generated data: ours {same_values(extra['differ_ours'])}, "
+        f"seed loop {same_values(extra['differ_seed'])}.{tfds_note}",
     ])
 
 

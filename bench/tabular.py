@@ -44,7 +44,8 @@ sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package 
 import tfrecord_builder as tb  # noqa: E402
 from harness import (  # noqa: E402
     OutputPaths, Result, argument_parser, best_of_rounds, epoch, files_of, import_module, machine, machine_line,
-    raw_records, record_writers, results_table, shard_paths, total_bytes, with_ratios, write_floor, write_json,
+    raw_records, record_writers, results_table, same_values, shard_paths, total_bytes, with_ratios, write_floor,
+    write_json,
 )
 import tfds_case  # noqa: E402  (TensorFlow Datasets, if the bench extra is installed)
 from tfds_case import tfds  # noqa: E402  (None without it)
@@ -371,13 +372,10 @@ def machine_info() -> dict[str, Any]:
 
 def report(rows: int, repeats: int, build: list[Result], read: list[Result], extra: dict[str, Any]) -> str:
     """The Markdown report: machine, build table, read table, notes."""
-    def same(differ: list[str]) -> str:
-        return "identical values" if not differ else "DIFFER in " + ", ".join(differ)
-
     if extra["differ_tfds"] is None:
         tfds_records = f" {tfds_case.missing_note()}"
     else:
-        tfds_records = (f" Records TFDS vs seed loop: {same(extra['differ_tfds'])} "
+        tfds_records = (f" Records TFDS vs seed loop: {same_values(extra['differ_tfds'])} "
                         f"(TFDS shard bytes {extra['bytes_tfds']:,}).")
     return "\n".join([
         f"## Tabular benchmark: {rows:,} rows x {len(COLUMNS)} columns, best of {repeats}",
@@ -394,7 +392,7 @@ def report(rows: int, repeats: int, build: list[Result], read: list[Result], ext
         results_table(read, "examples", "hand-tuned", absent=tfds_case.absent(TFDS_READ)),
         "",
         f"Shard bytes: ours {extra['bytes_ours']:,}, seed loop {extra['bytes_seed']:,}. "
-        f"Records ours vs seed loop: {same(extra['differ'])}.{tfds_records}",
+        f"Records ours vs seed loop: {same_values(extra['differ'])}.{tfds_records}",
     ])
 
 
