@@ -158,7 +158,7 @@ def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypa
     encoded_rows = []
     original = encoding.encode_batch
     monkeypatch.setattr(encoding, "encode_batch",
-                        lambda features, batch, *args: (encoded_rows.append(len(batch)), original(features, batch, *args))[1])
+                        lambda features, batch, *args, **kwargs: (encoded_rows.append(len(batch)), original(features, batch, *args, **kwargs))[1])
     resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
     assert sum(encoded_rows) == 60000 - state["records"]  # the checkpointed rows were read, not encoded
     assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
@@ -199,7 +199,7 @@ def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeyp
 
     from tfrecord_builder import encoding
     encoded_rows = []
-    monkeypatch.setattr(encoding, "encode_batch", lambda *args: encoded_rows.append(1))
+    monkeypatch.setattr(encoding, "encode_batch", lambda *args, **kwargs: encoded_rows.append(1))
     resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
     assert encoded_rows == []  # every record came from the checkpoint's runs
     assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]

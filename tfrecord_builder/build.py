@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .builders.base import Batch, Builder
+from .builders.base import Batch, Builder, PendingBatch, loaded
 from .builders.registry import BUILTIN, builder_class
 from .codegen.render import render_module, write_module
 from .encoding import encode_batches, keys_digest
@@ -162,6 +162,7 @@ class _Encoding:
             if index >= restored:
                 yield split, batch
                 continue
+            batch = loaded(batch)
             hashes = hash_keys(batch.keys, self.spec.output.seed)
             digest = checkpoint.chain(digest, keys_digest(hashes))
             if not batch.content_keys and not self.spec.output.shuffle:
@@ -264,12 +265,13 @@ def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) 
     return dataclasses.replace(spec, features=features)
 
 
-def _batches(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Iterator[tuple[str | None, Batch]]:
-    """Each batch with the split it belongs to (None: assign by fraction)."""
+def _batches(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Iterator[tuple[str | None, Batch | PendingBatch]]:
+    """Each batch with the split it belongs to (None: assign by fraction); a built-in reader's may
+    be pending, parsed where they are encoded."""
     needed = sorted({feature.source_name for feature in spec.features.values()})
     batch_size = min(feature.batch_rows for feature in spec.features.values())
     for split, builder in builders:
-        for batch in builder.batches(split, needed, batch_size):
+        for batch in builder.encoding_batches(split, needed, batch_size):
             yield split, batch
 
 

@@ -16,10 +16,9 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .builders.base import Batch
+from .builders.base import Batch, PendingBatch, loaded
 from .codec.bytecolumn import ByteColumn
 from .codec.encode import encode_batch
-from .codec.tfrecord import framed
 from .errors import DataError
 from .features.values import Values
 from .spec.model import Spec
@@ -51,8 +50,10 @@ class EncodedBatch:
     skipped: list[dict[str, str]] = field(default_factory=list)
 
 
-def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch]], workers: int = 1) -> Iterator[EncodedBatch]:
-    """Encodes every `(split or None, batch)`, in `workers` processes when > 1, in source order."""
+def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
+                   workers: int = 1) -> Iterator[EncodedBatch]:
+    """Encodes every `(split or None, batch)`, in `workers` processes when > 1, in source order
+    (a pending batch is parsed there too)."""
     batches = iter(batches)
     first = list(itertools.islice(batches, 2))
     if workers <= 1 or len(first) < 2:  # one batch: not worth starting processes
@@ -70,16 +71,17 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch]], work
             yield pending.popleft().result()
 
 
-def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatch:
-    """Encodes a batch, hashes its keys and divides it among the splits.
+def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch) -> EncodedBatch:
+    """Parses a pending batch, encodes it, hashes its keys and divides it among the splits.
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
+    batch = loaded(batch)
     skipped: list[dict[str, str]] = []
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     good = None
     try:
-        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal")
+        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True)
     except DataError:
         if spec.on_error == "fail":
             raise
@@ -91,14 +93,14 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch) -> EncodedBatc
             except DataError as error:
                 skipped.append({"record": batch.origin(row), "reason": str(error)})
         batch = batch.select(good)
-        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal") if good else None
+        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True) if good else None
     hashes = all_hashes if good is None else all_hashes[good]
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
     result = EncodedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped)
     if encoded is None:
         return result
-    records = framed(encoded.records)  # TFRecord framing (and its CRCs) here, in parallel
+    records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
     names = list(spec.splits)
     if split is None:
         assignment = assign_splits(hashes, list(spec.splits.values()))
@@ -143,7 +145,7 @@ def _start_worker(spec: Spec) -> None:
     _WORKER_SPEC = spec
 
 
-def _encode_in_worker(split: str | None, batch: Batch) -> EncodedBatch:
+def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> EncodedBatch:
     return encode_for_build(_WORKER_SPEC, split, batch)
 
 

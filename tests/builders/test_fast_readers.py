@@ -150,3 +150,33 @@ def test_lines_longer_than_a_block_are_all_read():
     blocks = list(csv_blocks.line_blocks(io.BytesIO(text), 64))
     assert b"".join(blocks) == text
     assert all(block.endswith(b"\n") for block in blocks[:-1])
+
+
+def test_batches_parsed_in_workers_read_as_the_plain_readers_do(tmp_path, monkeypatch):
+    """The fast readers leave each batch's lines to the encoding workers to parse. A batch Arrow
+    refuses there (a row with the wrong number of fields, a bad JSON value) is read by the plain
+    reader in that worker: the same records, or the same error with the file's line number."""
+    from tfrecord_builder.features import TensorFeature
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 4)
+    rows = [f"{i},{i * 0.5},{' '.join(map(str, range(i % 4)))}" for i in range(30)]
+    spec = {"name": "w", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"n": {"dtype": "int64"}, "x": {"dtype": "float32"},
+                         "t": {"dtype": "int64", "shape": [None]}}, "output": {"shards": 2}}
+    for case, lines in {"clean": rows, "short row": rows[:17] + ["17,1.5"] + rows[18:],
+                        "bad utf-8": rows[:9] + ["9,\udcff,1"] + rows[10:]}.items():
+        text = ("n,x,t\n" + "\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+        fast, plain = _build_both(tmp_path / case.replace(" ", "-"), spec, {"d.csv": text}, csv_blocks, workers=2)
+        assert fast == plain
+        if case != "clean":
+            assert fast[0] == "error" and ("line 19" in fast[1] or "line 11" in fast[1])
+
+    records = [json.dumps({"n": i, "t": [[i, 0.5]] * (i % 3)}) for i in range(30)]
+    json_spec = {"name": "j", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "d.jsonl"},
+                 "context": {"n": {"dtype": "int64"}}, "sequence": {"t": {"dtype": "float32", "shape": [2]}},
+                 "on_error": "skip"}
+    for case, lines in {"clean": records, "string": records[:13] + ['{"n": "13", "t": []}'] + records[14:],
+                        "two objects": records[:21] + ['{"n": 21, "t": []} {"n": 22}'] + records[22:]}.items():
+        fast, plain = _build_both(tmp_path / f"j-{case.replace(' ', '-')}", json_spec,
+                                  {"d.jsonl": "\n".join(lines) + "\n"}, json_blocks, workers=2)
+        assert fast == plain

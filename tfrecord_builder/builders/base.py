@@ -52,6 +52,33 @@ class Batch:
         )
 
 
+class PendingBatch:
+    """A batch not parsed yet: its raw rows, parsed by `load()` where the batch is encoded (in a
+    worker process), so the process that cuts the source into batches only cuts.
+
+    Its length is known up front; `load()` gives the Batch the source's plain reader would, or
+    raises that reader's DataError.
+    """
+
+    count: int  # rows (set by each kind)
+    base_dir: str | None = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def load(self) -> Batch:
+        raise NotImplementedError
+
+
+def loaded(batch: "Batch | PendingBatch") -> Batch:
+    """The batch, parsed if it is still pending."""
+    if isinstance(batch, PendingBatch):
+        parsed = batch.load()
+        parsed.base_dir = batch.base_dir
+        return parsed
+    return batch
+
+
 class Builder:
     """Base class of a data source.
 
@@ -112,6 +139,12 @@ class Builder:
                 keys, records = [], []
         if keys:
             yield self._record_batch(keys, records, needed)
+
+    def encoding_batches(self, split: str | None, needed: Sequence[str],
+                         batch_size: int) -> Iterator["Batch | PendingBatch"]:
+        """What the build encodes: `batches`, or (built-in readers) batches left pending for the
+        encoding workers to parse."""
+        return self.batches(split, needed, batch_size)
 
     def origins(self, keys: list[Any]) -> Callable[[int], str]:
         """Names record i of a batch with these keys in messages (must pickle, for workers)."""

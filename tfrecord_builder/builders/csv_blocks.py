@@ -6,22 +6,30 @@ columns in C++, and the tensor features convert those columns at once (text_cell
 
 It takes only what it reads exactly as the csv module would: UTF-8 blocks with no quote
 character, no blank line, no lone carriage return and no NUL, where row k of a block is line k.
-At the first block that isn't (or that Arrow refuses, e.g. a row with the wrong number of
-fields), it stops and says how many rows it yielded; the csv module's reader carries on from
-there, with its exact messages and line numbers.
+The build's process only cuts such blocks into batches of whole lines (`CsvLines`); Arrow parses
+each where it is encoded, in a worker. Should Arrow refuse one (e.g. a row with the wrong number
+of fields), the csv module's reader reads that batch instead, with its exact messages and line
+numbers. At the first block that isn't plain, the fast way stops and says how many rows it
+yielded; the csv module's reader carries on from there.
 """
 from __future__ import annotations
 
 import codecs
 import csv
+import io
 import os
-from typing import Any, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Generator, Iterator, Sequence
 
-from .base import Batch, RowOrigins
+import numpy as np
+
+from ..errors import DataError
+from . import csv_rows
+from .base import Batch, PendingBatch, RowOrigins
+from .csv_rows import KEY_SEPARATOR, line_blocks
 from .text_cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
-KEY_SEPARATOR = "\x1f"  # joins a row's cells into its content key (both CSV readers)
 _UTF8 = {"utf-8", "utf-8-sig"}
 _BOM = b"\xef\xbb\xbf"
 
@@ -34,9 +42,10 @@ except ImportError:  # optional: without it every CSV takes the csv module's rea
 
 
 def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int) -> Generator[Batch, None, int | None]:
-    """Batches of the file's rows for as long as the fast way reads it exactly; returns None when
-    it read the whole file, else the number of data rows it yielded (a multiple of `batch_size`)."""
+                 batch_size: int) -> Generator["CsvLines", None, int | None]:
+    """Pending batches of the file's rows for as long as the fast way reads it exactly; returns
+    None when it read the whole file, else the number of data rows it yielded (a multiple of
+    `batch_size`)."""
     if pa is None or codecs.lookup(encoding).name not in _UTF8 or len(delimiter) != 1 or delimiter in '"\r\n':
         return 0
     name = os.path.basename(path)
@@ -46,47 +55,81 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         if header is None or (key is not None and key not in header):
             return 0  # the csv module's reader says what is wrong
         wanted = [column for column in (header if needed is None else needed) if column in header]
-        options = (
-            pacsv.ReadOptions(column_names=header, use_threads=True, block_size=BLOCK_BYTES + 1024),
-            pacsv.ParseOptions(delimiter=delimiter, quote_char=False, newlines_in_values=False,
-                               ignore_empty_lines=False),
-            pacsv.ConvertOptions(column_types={column: pa.string() for column in header},
-                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
-        done = 0  # data rows yielded
-        line = 2  # the line of the first row not yet yielded
-        pending: Any = None  # rows read but not yet yielded (less than a batch)
-        for data in line_blocks(file):
-            if not _plain(data):
-                return done
-            try:
-                table = pacsv.read_csv(pa.py_buffer(data), *options)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                return done
-            pending = table if pending is None else pa.concat_tables([pending, table])
-            while pending.num_rows >= batch_size:
-                yield _batch(pending.slice(0, batch_size), name, line, header, wanted, key)
-                pending = pending.slice(batch_size)
-                done += batch_size
-                line += batch_size
-        if pending is not None and pending.num_rows:
-            yield _batch(pending, name, line, header, wanted, key)
+        return (yield from line_batches(
+            line_blocks(file, BLOCK_BYTES), batch_size, _plain,
+            lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter)))
+
+
+def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[bytes], bool],
+                 pending: Callable[[bytes, int, int], PendingBatch]) -> Generator[Any, None, int | None]:
+    """The blocks' lines `batch_size` at a time (the last batch may hold fewer), each as
+    `pending(lines' bytes, number of lines, lines before them)`.
+
+    Stops at the first block `plain` refuses and returns how many lines it handed on (the lines
+    before that block that don't fill a batch are left out); returns None when it read them all.
+    """
+    held: list[bytes] = []  # lines read, not yet a whole batch
+    held_lines = done = 0
+    for data in blocks:
+        if not plain(data):
+            return done
+        ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
+        if not data.endswith(b"\n"):
+            ends = np.append(ends, len(data))  # the file's last line, without a newline
+        start = 0
+        for cut in ends[batch_size - held_lines - 1 :: batch_size].tolist():
+            yield pending(b"".join(held + [data[start:cut]]), batch_size, done)
+            held, held_lines, start = [], 0, cut
+            done += batch_size
+        if start < len(data):
+            held.append(data[start:])
+            held_lines += len(ends) - int(np.searchsorted(ends, start, side="right"))
+    if held_lines:
+        yield pending(b"".join(held), held_lines, done)
     return None
 
 
-def line_blocks(file: Any, size: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """The rest of a binary file in blocks of about `size` bytes, each cut after a newline (the
-    last may end without one)."""
-    rest = b""
-    while True:
-        block = file.read(size)
-        data = rest + block
-        cut = data.rfind(b"\n") + 1 if block else len(data)
-        data, rest = data[:cut], data[cut:]
-        if data:
-            yield data
-        elif not block:
-            return  # (a block without a newline is part of a long line: read on)
+@dataclass
+class CsvLines(PendingBatch):
+    """`count` plain lines of a CSV (no quote, blank line or lone carriage return), from line
+    `line` on: Arrow parses them where they are encoded, into columns of text cells."""
+
+    data: bytes
+    count: int
+    name: str
+    line: int
+    header_line: bytes  # the file's first line, as it is (for the csv module's reader)
+    header: list[str]
+    wanted: list[str]
+    key: str | None
+    delimiter: str
+
+    def load(self) -> Batch:
+        options = (
+            pacsv.ReadOptions(column_names=self.header, use_threads=False, block_size=len(self.data) + 1),
+            pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, newlines_in_values=False,
+                               ignore_empty_lines=False),
+            pacsv.ConvertOptions(column_types={column: pa.string() for column in self.header},
+                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+        try:
+            table = pacsv.read_csv(pa.py_buffer(self.data), *options)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return self._csv_module()
+        if table.num_rows != self.count:
+            return self._csv_module()
+        return _batch(table, self.name, self.line, self.header, self.wanted, self.key)
+
+    def _csv_module(self) -> Batch:
+        """The lines read by the csv module's reader: the same rows (the lines are plain), or its
+        exact error (a row with the wrong number of fields, text that isn't UTF-8)."""
+        stream = io.BytesIO(self.header_line + self.data)
+        batches = list(csv_rows.read_batches(stream, self.name, self.delimiter, "utf-8", self.wanted, self.key,
+                                             self.count, line_offset=self.line - 2))
+        if len(batches) != 1 or len(batches[0]) != self.count:
+            raise DataError(f"{self.name}, line {self.line}: {self.count} lines read as "
+                            f"{sum(map(len, batches))} rows (internal error: please report it)")
+        return batches[0]
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:
@@ -116,7 +159,9 @@ def _plain(data: bytes) -> bool:
 def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None) -> Batch:
     columns = {column: table.column(column).combine_chunks() for column in header}
     if key is None:
-        keys = pc.binary_join_element_wise(*[columns[column] for column in header], KEY_SEPARATOR).to_pylist()
+        # as UTF-8 bytes (what the str keys of the csv module's reader are hashed as)
+        joined = pc.binary_join_element_wise(*[columns[column] for column in header], KEY_SEPARATOR)
+        keys = joined.cast(pa.binary()).to_pylist()
     else:
         keys = columns[key].to_pylist()
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))

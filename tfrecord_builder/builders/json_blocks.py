@@ -6,18 +6,25 @@ columns, which the tensor features convert at once (text_cells.JsonValues).
 
 It runs only where it reads exactly what `json.loads` would accept and mean: every field the
 spec needs feeds tensor features of one Arrow type, the text is UTF-8, and the block has no
-blank line and one object per line. Anything Arrow refuses (a string where a number belongs,
-1.0 for an integer, a repeated key...) ends it at that block, and `json.loads` reads the rest
-with its exact messages and line numbers.
+blank line and one object per line. The build's process only cuts such blocks into batches of
+whole lines (`JsonLines`); Arrow parses each where it is encoded, in a worker. A batch Arrow
+refuses (a string where a number belongs, 1.0 for an integer, a repeated key...) or can't read
+the same way is read by `json.loads` instead, with its exact messages and line numbers. At the
+first block with a blank line the fast way stops, and `json.loads` reads the rest.
 """
 from __future__ import annotations
 
 import codecs
+import io
 import os
+from dataclasses import dataclass
 from typing import Any, Generator, Sequence
 
-from .base import Batch, RowOrigins
-from .csv_blocks import line_blocks
+from ..errors import DataError
+from . import json_rows
+from .base import Batch, PendingBatch, RowOrigins
+from .csv_blocks import line_batches
+from .csv_rows import line_blocks
 from .text_cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -31,50 +38,71 @@ except ImportError:  # optional: without it every JSONL takes json.loads
 
 
 def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int) -> Generator[Batch, None, int | None]:
-    """Batches of the file's records while the fast way reads them exactly; returns None when it
-    read the whole file, else the number of records it yielded (a multiple of `batch_size`)."""
+                 batch_size: int) -> Generator["JsonLines", None, int | None]:
+    """Pending batches of the file's records while the fast way reads them exactly; returns None
+    when it read the whole file, else the number of records it yielded (a multiple of `batch_size`)."""
     if pa is None or spec is None or needed is None or codecs.lookup(encoding).name not in _UTF8:
         return 0
     schema = _schema(spec, needed)
     if schema is None or (key is not None and key not in schema.names):
         return 0
     name = os.path.basename(path)
-    options = (pajson.ReadOptions(use_threads=True, block_size=BLOCK_BYTES // 4),
-               pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
-                                   newlines_in_values=False))
-    done, line, pending, pending_keys = 0, 1, None, []
     with open(path, "rb") as file:
-        for index, data in enumerate(line_blocks(file, BLOCK_BYTES)):
-            if index == 0 and data.startswith(b"\xef\xbb\xbf"):
-                return 0  # json.loads refuses a byte-order mark: it says so
-            lines = data.split(b"\n")
-            if lines[-1] == b"":
-                lines.pop()
-            if not all(lines) or any(not text.strip() for text in lines):
-                return done  # a blank line: json.loads skips it, so records and lines part ways
-            try:
-                table = pajson.read_json(pa.py_buffer(data), *options)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                return done
-            if table.num_rows != len(lines):
-                return done  # e.g. two objects on one line, which json.loads refuses
-            if key is not None and table.column(key).null_count:
-                return done  # a missing key: json.loads's reader says where
-            pending = table if pending is None else pa.concat_tables([pending, table])
-            pending_keys += [text.strip() for text in lines] if key is None else []
-            while pending.num_rows >= batch_size:
-                if _blank_column(pending.slice(0, batch_size)):
-                    return done
-                yield _batch(pending.slice(0, batch_size), pending_keys[:batch_size], name, line, needed, key)
-                pending, pending_keys = pending.slice(batch_size), pending_keys[batch_size:]
-                done += batch_size
-                line += batch_size
-    if pending is not None and pending.num_rows:
-        if _blank_column(pending):
-            return done
-        yield _batch(pending, pending_keys, name, line, needed, key)
-    return None
+        if file.read(3) == b"\xef\xbb\xbf":
+            return 0  # json.loads refuses a byte-order mark: it says so
+        file.seek(0)
+        return (yield from line_batches(
+            line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
+            lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key)))
+
+
+def _no_blank_line(data: bytes) -> bool:
+    """A block where each line is one record: json.loads's reader skips blank lines."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return all(lines) and all(text.strip() for text in lines)
+
+
+@dataclass
+class JsonLines(PendingBatch):
+    """`count` lines of a JSONL file, none blank, from line `line` on: Arrow parses them where they
+    are encoded, into columns of the types the spec asks (`schema`)."""
+
+    data: bytes
+    count: int
+    name: str
+    line: int
+    schema: Any
+    needed: list[str]
+    key: str | None
+
+    def load(self) -> Batch:
+        options = (pajson.ReadOptions(use_threads=False, block_size=len(self.data) + 1),
+                   pajson.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="ignore",
+                                       newlines_in_values=False))
+        try:
+            table = pajson.read_json(pa.py_buffer(self.data), *options)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return self._json_loads()
+        if table.num_rows != self.count:
+            return self._json_loads()  # e.g. two objects on one line, which json.loads refuses
+        if self.key is not None and table.column(self.key).null_count:
+            return self._json_loads()  # a missing key: json.loads's reader says where
+        if _blank_column(table):
+            return self._json_loads()
+        keys = [] if self.key is not None else [text.strip() for text in self.data.split(b"\n")[: self.count]]
+        return _batch(table, keys, self.name, self.line, self.needed, self.key)
+
+    def _json_loads(self) -> Batch:
+        """The lines read by json.loads's reader: the records Arrow couldn't read the same way, or
+        its exact error."""
+        batches = list(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed, self.key,
+                                              self.count, first_line=self.line))
+        if len(batches) != 1 or len(batches[0]) != self.count:
+            raise DataError(f"{self.name}, line {self.line}: {self.count} lines read as "
+                            f"{sum(map(len, batches))} records (internal error: please report it)")
+        return batches[0]
 
 
 def _blank_column(table: Any) -> bool:

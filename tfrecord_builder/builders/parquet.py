@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..errors import DataError
 from .base import Batch, RowOrigins

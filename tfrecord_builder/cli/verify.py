@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import DatasetError
 from ..verify import verify

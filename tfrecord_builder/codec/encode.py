@@ -26,11 +26,13 @@ class EncodedBatch:
     values: dict[str, dict[str, Values]]  # feature name -> record key -> values
 
 
-def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True) -> EncodedBatch:
+def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
+                 framed: bool = False) -> EncodedBatch:
     """Serialised records of every record in `batch`; raises DataError naming a bad value.
 
     Examples, or SequenceExamples when some features are per step (then, with `equal_lengths`,
-    a record's sequence features must have the same number of steps).
+    a record's sequence features must have the same number of steps). With `framed`, each record
+    comes framed as a TFRecord.
     """
     values = {}
     for name, feature in features.items():
@@ -42,14 +44,14 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
         values[name] = feature.encode(column, batch.origin, batch.base_dir)
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
-        return EncodedBatch(examples(features_entries(by_key)), values)
+        return EncodedBatch(examples(features_entries(by_key), framed), values)
     context = {key: item for name, encoded in values.items() if not features[name].sequence
                for key, item in encoded.items()}
     sequence = {key: item for name, encoded in values.items() if features[name].sequence
                 for key, item in encoded.items()}
     if equal_lengths:
         _check_lengths(features, values, batch)
-    return EncodedBatch(sequence_examples(context, sequence), values)
+    return EncodedBatch(sequence_examples(context, sequence, framed), values)
 
 
 def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], batch: Batch) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..features.values import Values
 from .bytecolumn import ByteColumn, join, nest, nest_parts, varint, varints
+from .tfrecord import framed_join
 
 _LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}
 _VALUE_TAG = 0x0A  # the lists' `value`, and Example.features / Features.feature / FeatureList.feature
@@ -47,10 +48,16 @@ def key_field(key: str) -> bytes:
     return bytes([_MAP_KEY_TAG]) + varint(len(encoded)) + encoded
 
 
-def examples(entries: Mapping[str, list[ByteColumn]]) -> ByteColumn:
-    """Serialised Examples from each key's map-entry parts, entries in `map_order`: one join."""
+def examples(entries: Mapping[str, list[ByteColumn]], framed: bool = False) -> ByteColumn:
+    """Serialised Examples from each key's map-entry parts, entries in `map_order`: one join
+    (`framed`: each record framed as a TFRecord in the same join)."""
     parts = [part for key in sorted(entries, key=map_order) for part in entries[key]]
-    return join(nest_parts(parts, [(_VALUE_TAG, b"", False)]))
+    return join_records(nest_parts(parts, [(_VALUE_TAG, b"", False)]), framed)
+
+
+def join_records(parts: list[ByteColumn], framed: bool) -> ByteColumn:
+    """The records whose row-wise join the parts are; framed as TFRecords if `framed`."""
+    return framed_join(parts) if framed else join(parts)
 
 
 def map_order(key: str) -> bytes:

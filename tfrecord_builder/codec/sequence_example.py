@@ -13,8 +13,8 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, join, nest, nest_parts
-from .example import entry_parts, feature_levels, key_field, map_order
+from .bytecolumn import ByteColumn, nest, nest_parts
+from .example import entry_parts, feature_levels, join_records, key_field, map_order
 
 _CONTEXT_TAG, _FEATURE_LISTS_TAG = 0x0A, 0x12
 _ENTRY_TAG, _MAP_VALUE_TAG, _STEP_TAG = 0x0A, 0x12, 0x0A
@@ -30,12 +30,14 @@ def feature_list_entry_parts(key: str, values: Values) -> list[ByteColumn]:
     return nest_parts([feature_lists], [(_MAP_VALUE_TAG, b"", False), (_ENTRY_TAG, key_field(key), False)])
 
 
-def sequence_examples(context: Mapping[str, Values], sequence: Mapping[str, Values]) -> ByteColumn:
-    """Serialised SequenceExamples from the context values and the per-step sequence values."""
+def sequence_examples(context: Mapping[str, Values], sequence: Mapping[str, Values],
+                      framed: bool = False) -> ByteColumn:
+    """Serialised SequenceExamples from the context values and the per-step sequence values
+    (`framed`: each framed as a TFRecord in the same join)."""
     parts = []
     if context:
         entries = [part for key in sorted(context, key=map_order) for part in entry_parts(key, context[key])]
         parts += nest_parts(entries, [(_CONTEXT_TAG, b"", False)])
     lists = [part for key in sorted(sequence, key=map_order) for part in feature_list_entry_parts(key, sequence[key])]
     parts += nest_parts(lists, [(_FEATURE_LISTS_TAG, b"", False)])
-    return join(parts)
+    return join_records(parts, framed)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import gzip
 import struct
 import zlib
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Sequence
 
 import google_crc32c
 import numpy as np
 
 from ..errors import DatasetError
-from .bytecolumn import ByteColumn
+from .bytecolumn import ByteColumn, join, row_lengths
 
 _MASK_DELTA = 0xA282EAD8
 SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".zz"}
@@ -29,30 +29,48 @@ def masked_crc(data: bytes | memoryview) -> int:
 
 
 def frame(records: ByteColumn) -> bytes:
-    """Every record with its TFRecord header and footer, in one buffer.
-
-    Assembled by joining bytes slices (one memcpy each): for large records (images) a NumPy
-    scatter would index every byte with an int64, eight times the records' own memory.
-    """
-    buffer = records.data[records.offsets[0] : records.offsets[-1]].tobytes()  # google-crc32c takes bytes
-    offsets = (records.offsets - records.offsets[0]).tolist()
-    headers: dict[int, bytes] = {}
-    parts = []
-    for start, end in zip(offsets[:-1], offsets[1:]):
-        length = end - start
-        header = headers.get(length)
-        if header is None:
-            size = struct.pack("<Q", length)
-            header = headers[length] = size + struct.pack("<I", masked_crc(size))
-        data = buffer[start:end]
-        parts += (header, data, struct.pack("<I", masked_crc(data)))
-    return b"".join(parts)
+    """Every record with its TFRecord header and footer, in one buffer."""
+    framed_records = framed(records)
+    return framed_records.data[: framed_records.offsets[-1]].tobytes()
 
 
 def framed(records: ByteColumn) -> ByteColumn:
-    """Each record framed as its own row (16 bytes longer): framing happens in the encoding
-    workers, and the shard writer only concatenates."""
-    return ByteColumn.from_lengths(np.frombuffer(frame(records), dtype=np.uint8), records.lengths + 16)
+    """Each record framed as its own row (16 bytes longer)."""
+    return framed_join([records])
+
+
+def framed_join(parts: Sequence[ByteColumn]) -> ByteColumn:
+    """Each row of the parts' row-wise join, framed as a TFRecord, as its own row.
+
+    The header (the length and its CRC) and a footer to be filled are joined in with the parts,
+    so the records' bytes are moved once; only the data CRCs are computed a record at a time.
+    Framing happens in the encoding workers, and the shard writer only concatenates.
+    """
+    lengths = row_lengths(parts)
+    count = len(lengths)
+    footers = ByteColumn(np.zeros(4 * count, np.uint8), np.arange(count + 1, dtype=np.int64) * 4)
+    joined = join([_headers(lengths), *parts, footers])
+    data = joined.data if joined.data.flags.writeable else joined.data.copy()
+    base = int(joined.offsets[0])
+    buffer = data[base : joined.offsets[-1]].tobytes()  # google-crc32c takes bytes
+    offsets = (joined.offsets - base).tolist()
+    value = google_crc32c.value
+    crcs = np.fromiter((value(buffer[start + 12 : end - 4]) for start, end in zip(offsets[:-1], offsets[1:])),
+                       dtype=np.uint64, count=count)
+    masked = (((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)
+    ends = joined.offsets[1:] - 4
+    data[ends[:, None] + np.arange(4)] = masked.astype("<u4").view(np.uint8).reshape(-1, 4)
+    return ByteColumn(data, joined.offsets)
+
+
+def _headers(lengths: np.ndarray) -> ByteColumn:
+    """Each record's 12-byte header: its length and the length's masked CRC (one per distinct length)."""
+    distinct, which = np.unique(lengths, return_inverse=True)
+    table = np.empty((len(distinct), 12), dtype=np.uint8)
+    for index, length in enumerate(distinct.tolist()):
+        size = struct.pack("<Q", length)
+        table[index] = np.frombuffer(size + struct.pack("<I", masked_crc(size)), dtype=np.uint8)
+    return ByteColumn(table[which.reshape(-1)].reshape(-1), np.arange(len(lengths) + 1, dtype=np.int64) * 12)
 
 
 class Compressor:

@@ -237,7 +237,7 @@ class Spec:
                 if isinstance(feature, ClassLabelFeature) and not feature.has_classes:
                     raise (at / "features" / name).error(
                         "a class_label needs one of `names`, `names_file` or `num_classes` "
-                        f"(only image_folder sources define classes themselves)")
+                        "(only image_folder sources define classes themselves)")
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")

@@ -22,7 +22,7 @@ import numpy as np
 from ..codec.bytecolumn import ByteColumn, concat
 from ..errors import DataError
 
-SPILL_BYTES = 16 * 1024**2
+SPILL_BYTES = 64 * 1024**2
 _RUN_HEADER = struct.Struct("<QQQ")  # a run file's records, data bytes and label bytes
 _CHUNK_RECORDS = 4096
 _CHUNK_BYTES = 4 * 1024**2  # merged records handed on at a time: large records make fewer per chunk

@@ -21,9 +21,13 @@ def key_bytes(key: Any) -> bytes:
 def hash_keys(keys: Sequence[Any], seed: int) -> np.ndarray:
     """An (n, 2) uint64 array: the high and low halves of each key's hash."""
     salt = (seed % (1 << 128)).to_bytes(16, "little")
-    blake = hashlib.blake2b
-    digests = b"".join(blake(key_bytes(key), digest_size=16, key=salt).digest() for key in keys)
-    return np.frombuffer(digests, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+    keyed = hashlib.blake2b(digest_size=16, key=salt)  # copied per key: the salt is hashed once
+    digests = []
+    for key in keys:
+        state = keyed.copy()
+        state.update(key if type(key) is bytes else key_bytes(key))
+        digests.append(state.digest())
+    return np.frombuffer(b"".join(digests), dtype=">u8").reshape(-1, 2).astype(np.uint64)
 
 
 def assign_splits(hashes: np.ndarray, fractions: Sequence[float]) -> np.ndarray:
