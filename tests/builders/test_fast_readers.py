@@ -180,3 +180,24 @@ def test_batches_parsed_in_workers_read_as_the_plain_readers_do(tmp_path, monkey
         fast, plain = _build_both(tmp_path / f"j-{case.replace(' ', '-')}", json_spec,
                                   {"d.jsonl": "\n".join(lines) + "\n"}, json_blocks, workers=2)
         assert fast == plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(cells=st.lists(st.text(alphabet="-+.0123456789eE", min_size=0, max_size=7), min_size=1, max_size=3),
+       kind=st.sampled_from(["int64", "float"]))
+def test_numbers_arrow_reads_are_the_numbers_python_reads(cells, kind):
+    """A column Arrow converts at once holds what int() or float() make of each cell (the fast
+    path checks only which characters the cells hold, then lets Arrow's cast refuse the rest)."""
+    import math
+
+    import pyarrow as pa
+
+    from tfrecord_builder.builders.text_cells import TextCells
+
+    converted = TextCells(pa.array(cells)).scalars(kind)
+    if converted is None:
+        return  # the careful path reads them
+    python = int if kind == "int64" else float
+    for cell, value in zip(cells, converted.tolist()):
+        expected = python(cell)  # raises if Arrow read a cell Python can't
+        assert value == expected or (math.isnan(value) and math.isnan(expected)), cell
