@@ -51,8 +51,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
 
     `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
     An existing finished dataset there is replaced only with `overwrite=True`. Records are
-    encoded in `workers` processes (default: the machine's cores; a source of one batch stays in
-    this process); the output is byte-identical whatever the number. With `resume`, the shards an
+    encoded, and shards written, in `workers` processes (default: the machine's cores; a source of
+    one batch stays in this process); the output is byte-identical whatever the number. With `resume`, the shards an
     interrupted build of the same spec finished (still intact) are kept, and the rest are written.
     """
     if not isinstance(spec, Spec):
@@ -74,6 +74,7 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
     """
     builders = _builders(spec)
     spec = with_source_classes(spec, builders)
+    workers = workers or os.cpu_count() or 1
     staging = staging_folder(folder)
     build_id = fingerprint(spec.to_dict(), __version__)
     kept = finished_shards(staging, build_id) if resume else {}
@@ -91,7 +92,7 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
                 encoded.discard()
                 encoded = _Encoding(spec, staging, build_id, None)
                 encoded.run(builders, workers, progress)
-        info = _write(spec, folder, staging, build_id, encoded, kept, module, progress)
+        info = _write(spec, folder, staging, build_id, encoded, kept, module, progress, workers)
     except BaseException:
         if not os.path.exists(os.path.join(staging, checkpoint.CHECKPOINT_FILE)) and not has_shards(staging):
             shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
@@ -125,7 +126,7 @@ class _Encoding:
     def skipped(self) -> list[dict[str, str]]:
         return self.state.skipped
 
-    def run(self, builders: list[tuple[str | None, Builder]], workers: int | None, progress: Progress | None) -> None:
+    def run(self, builders: list[tuple[str | None, Builder]], workers: int, progress: Progress | None) -> None:
         """Encodes every batch after the restored ones."""
         spec, state = self.spec, self.state
         sizes = [builder.num_records(split) for split, builder in builders]
@@ -133,7 +134,7 @@ class _Encoding:
         resumed = state.batches > 0
         last_save = time.monotonic()
         batches = self._after_restored(_batches(spec, builders), state.batches, state.keys_digest)
-        for result in encode_batches(spec, batches, workers or os.cpu_count() or 1):
+        for result in encode_batches(spec, batches, workers):
             state.skipped.extend(result.skipped)
             if result.batch is not None:  # keys of its own, records never sorted: checked here
                 _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
@@ -283,12 +284,12 @@ def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> N
 
 
 def _write(spec: Spec, folder: str, staging: str, build_id: str, encoded: _Encoding, kept: dict[str, dict],
-           module: str | os.PathLike | None, progress: Progress | None) -> DatasetInfo:
+           module: str | os.PathLike | None, progress: Progress | None, processes: int) -> DatasetInfo:
     """Writes the shards into the staging folder (recording each in its manifest, so `--resume`
     can keep it), then swaps the finished dataset into place."""
     manifest = Manifest(staging, build_id)
     info = _write_files(spec, folder, staging, encoded.records, encoded.statistics, encoded.skipped, kept,
-                        manifest, progress)
+                        manifest, progress, processes)
     encoded.discard()
     shutil.rmtree(os.path.join(staging, checkpoint.RUNS_FOLDER), ignore_errors=True)
     os.remove(manifest.path)  # the finished dataset's dataset_info.json says it all
@@ -302,14 +303,16 @@ def _write(spec: Spec, folder: str, staging: str, build_id: str, encoded: _Encod
 
 def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, SplitRecords],
                  statistics: dict[str, SplitStatistics], skipped: list[dict[str, str]], kept: dict[str, dict],
-                 manifest: Manifest, progress: Progress | None) -> DatasetInfo:
+                 manifest: Manifest, progress: Progress | None, processes: int) -> DatasetInfo:
     splits = {}
     written = 0
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
-        shards = write_split(staging, spec.name, name, split_records.ordered(), split_records.num_examples,
-                             num_shards, spec.output.compression, kept, manifest)
+        held = split_records.held()
+        shards = write_split(staging, spec.name, name, held if held is not None else split_records.ordered(),
+                             split_records.num_examples, num_shards, spec.output.compression, kept, manifest,
+                             processes)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import multiprocessing
-import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -16,6 +14,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from . import processes
 from .builders.base import Batch, PendingBatch, loaded
 from .codec.bytecolumn import ByteColumn
 from .codec.encode import encode_batch
@@ -60,8 +59,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         for split, batch in itertools.chain(first, batches):
             yield encode_for_build(spec, split, batch)
         return
-    context = multiprocessing.get_context(_start_method())
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(spec,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker, initargs=(spec,)) as pool:
         pending: deque = deque()
         for split, batch in itertools.chain(first, batches):
             pending.append(pool.submit(_encode_in_worker, split, batch))
@@ -130,14 +128,6 @@ def keys_digest(hashes: np.ndarray) -> bytes:
 
 
 _WORKER_SPEC: Spec | None = None
-
-
-def _start_method() -> str:
-    """fork where there is one: it starts in milliseconds and, unlike spawn and forkserver, doesn't
-    re-import the caller's main module (a script calling `tb.build` without a __main__ guard would
-    otherwise run again in every worker). The workers run only NumPy, Pillow and this package, not
-    TensorFlow, so a caller's TensorFlow threads don't matter to them."""
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else "spawn"
 
 
 def _start_worker(spec: Spec) -> None:

@@ -7,7 +7,7 @@ vectorised operation here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +22,7 @@ class ByteColumn:
 
     data: np.ndarray  # uint8
     offsets: np.ndarray  # int64, num_rows + 1
+    repeated: bytes | None = dataclass_field(default=None, compare=False, repr=False)  # every row, when all are the same
 
     @property
     def num_rows(self) -> int:
@@ -36,6 +37,8 @@ class ByteColumn:
         """The length every row has, or None if rows differ."""
         if self.num_rows == 0:
             return 0
+        if self.repeated is not None:
+            return len(self.repeated)
         width = int(self.offsets[1] - self.offsets[0])
         total = int(self.offsets[-1] - self.offsets[0])
         if total != width * self.num_rows:
@@ -67,7 +70,7 @@ class ByteColumn:
     def constant(cls, value: bytes, num_rows: int) -> "ByteColumn":
         """The same bytes in every row."""
         data = np.tile(np.frombuffer(value, dtype=np.uint8), num_rows)
-        return cls(data, np.arange(num_rows + 1, dtype=np.int64) * len(value))
+        return cls(data, np.arange(num_rows + 1, dtype=np.int64) * len(value), bytes(value))
 
     def take(self, order: np.ndarray) -> "ByteColumn":
         """The rows in `order` (a permutation or selection of row indices)."""
@@ -108,14 +111,7 @@ def join(columns: Sequence[ByteColumn]) -> ByteColumn:
         if len(columns) == 1:
             return columns[0]
     if all(width is not None for width in widths):
-        # every row the same length: a 2-D array filled slice by slice, no index arrays
-        out = np.empty((num_rows, sum(widths)), dtype=np.uint8)
-        position = 0
-        for column, width in zip(columns, widths):
-            start = column.offsets[0]
-            out[:, position : position + width] = column.data[start : start + num_rows * width].reshape(num_rows, width)
-            position += width
-        return ByteColumn(out.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * position)
+        return _join_fixed(columns, widths, num_rows)
     offsets = _offsets(row_lengths(columns))
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     # rows a slice at a time: the scatter's int64 index per byte stays a few MiB
@@ -134,6 +130,33 @@ def join(columns: Sequence[ByteColumn]) -> ByteColumn:
 
 
 _SCATTER_BYTES = 512 * 1024
+_WORDS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _join_fixed(columns: list[ByteColumn], widths: list[int], num_rows: int) -> ByteColumn:
+    """`join` of columns whose rows all have one length each: a 2-D array, no index arrays.
+
+    The constant columns (most of a record's field headers) go in with one broadcast of a template
+    row; each other column is copied in as a strided slice, a word at a time where it can be.
+    """
+    template = b"".join(bytes(width) if column.repeated is None else column.repeated
+                        for column, width in zip(columns, widths))
+    out = np.empty((num_rows, len(template)), dtype=np.uint8)
+    out[:] = np.frombuffer(template, dtype=np.uint8)
+    position = 0
+    for column, width in zip(columns, widths):
+        if column.repeated is None and width:
+            start = column.offsets[0]
+            source = column.data[start : start + num_rows * width].reshape(num_rows, width)
+            target = out[:, position : position + width]
+            word = _WORDS.get(width)
+            if word is not None:  # a column of 2, 4 or 8 bytes moves as one word per row
+                target.view(word)[:, 0] = source.view(word)[:, 0]
+            else:
+                target[:] = source
+        position += width
+    repeated = template if all(column.repeated is not None for column in columns) else None
+    return ByteColumn(out.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * len(template), repeated)
 
 
 _SLICE_JOIN_BYTES = 512  # rows longer than this on average are joined by slicing bytes

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import struct
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -61,14 +62,27 @@ class SplitRecords:
         if self._spill_dir is not None and self._buffered > SPILL_BYTES:
             self._spill()
 
+    def held(self) -> "HeldRecords | None":
+        """Every record, if all are still in memory (none spilled): in arrival order, with the
+        order they are written in. Keys that must be unique are checked here."""
+        if self.runs:
+            return None
+        if not self._records:
+            return HeldRecords(np.zeros((0, 2), np.uint64), ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64)),
+                               np.zeros(0, np.int64))
+        records = concat(self._records)
+        hashes = np.concatenate(self._hashes)
+        order = _write_order(hashes, self._shuffle)
+        hashes = hashes[order]
+        if self._labels:
+            _check_unique(hashes, [self._labels[i] for i in order])
+        return HeldRecords(hashes, records, order)
+
     def ordered(self) -> Iterator[tuple[np.ndarray, ByteColumn]]:
         """Every record (with its key hash) in the order they are written, as consecutive chunks."""
-        if not self.runs:
-            if self._records:
-                hashes, records, labels = self._sorted()
-                if labels:
-                    _check_unique(hashes, labels)
-                yield hashes, records
+        held = self.held()
+        if held is not None:
+            yield from held.chunks(0, len(held.order))
             return
         if self._records:
             self._spill()
@@ -101,22 +115,11 @@ class SplitRecords:
         if self._records:
             self._spill()
 
-    def _sorted(self) -> tuple[np.ndarray, ByteColumn, list[str]]:
-        """The buffered records (their hashes, and labels if any) in order: by hash, or as they came."""
-        records = concat(self._records)
-        hashes = np.concatenate(self._hashes)
-        labels = self._labels
-        if not self._shuffle:
-            return hashes, records, labels
-        # lexsort's last key is the primary one; ties keep their arrival order
-        order = np.lexsort((hashes[:, 1], hashes[:, 0]))
-        return hashes[order], records.take(order), [labels[i] for i in order] if labels else labels
-
     def _spill(self) -> None:
         """Writes the buffered records to a run file in order, each straight from the batch that
         holds it: no sorted copy of them is made in memory."""
         hashes = np.concatenate(self._hashes)
-        order = np.lexsort((hashes[:, 1], hashes[:, 0])) if self._shuffle else np.arange(len(hashes))
+        order = _write_order(hashes, self._shuffle)
         starts = np.cumsum([0] + [records.num_rows for records in self._records])
         parts = np.searchsorted(starts, order, side="right") - 1
         local = order - starts[parts]
@@ -143,6 +146,34 @@ class SplitRecords:
         os.replace(path + ".tmp", path)
         self.runs.append(path)
         self._hashes, self._records, self._labels, self._buffered = [], [], [], 0
+
+
+def _write_order(hashes: np.ndarray, shuffle: bool) -> np.ndarray:
+    """Records in order of their keys' hashes (ties keep their arrival order), or as they came."""
+    # lexsort's last key is the primary one
+    return np.lexsort((hashes[:, 1], hashes[:, 0])) if shuffle else np.arange(len(hashes))
+
+
+@dataclass
+class HeldRecords:
+    """A split's records in memory: `records` as they arrived, `order` the order they are written
+    in, `hashes` the keys' hashes in that order."""
+
+    hashes: np.ndarray
+    records: ByteColumn
+    order: np.ndarray
+
+    def chunks(self, start: int, stop: int) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+        """The records at positions start..stop of the order, `_CHUNK_RECORDS` at a time: each
+        chunk is gathered from the arrival-ordered buffer (no sorted copy of them all is made)."""
+        view = memoryview(self.records.data)
+        offsets = self.records.offsets
+        for low in range(start, stop, _CHUNK_RECORDS):
+            high = min(stop, low + _CHUNK_RECORDS)
+            rows = self.order[low:high]
+            starts, ends = offsets[rows], offsets[rows + 1]
+            data = b"".join([view[begin:end] for begin, end in zip(starts.tolist(), ends.tolist())])
+            yield self.hashes[low:high], ByteColumn.from_lengths(np.frombuffer(data, np.uint8), ends - starts)
 
 
 class _Run:

@@ -1,8 +1,10 @@
 """Writes a split's ordered records into shards: aside under a temporary name, then moved into place."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
+import multiprocessing
 import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -11,6 +13,8 @@ import numpy as np
 
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
+from ..processes import can_fork
+from .collect import HeldRecords
 from .manifest import Manifest
 from .naming import shard_name, temporary
 
@@ -38,19 +42,22 @@ def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_b
     return max(1, math.ceil(num_bytes / target_bytes)) if num_examples else 1
 
 
-def write_split(folder: str, name: str, split: str, records: Iterable[tuple[np.ndarray, ByteColumn]], total: int,
-                num_shards: int, compression: str, kept: dict[str, dict] | None = None,
-                manifest: Manifest | None = None) -> list[ShardInfo]:
-    """Writes `total` records, arriving in order as (key hashes, framed records) chunks, into `num_shards`
-    shards of near-equal example counts.
+def write_split(folder: str, name: str, split: str, records: HeldRecords | Iterable[tuple[np.ndarray, ByteColumn]],
+                total: int, num_shards: int, compression: str, kept: dict[str, dict] | None = None,
+                manifest: Manifest | None = None, processes: int = 1) -> list[ShardInfo]:
+    """Writes `total` records into `num_shards` shards of near-equal example counts.
 
-    A shard in `kept` (from an interrupted run) whose records would be the same, by count and key
-    range, is kept as it is; every shard written is added to `manifest`.
+    The records are held in memory (`HeldRecords`: then up to `processes` forked processes write
+    shards side by side), or arrive in order as (key hashes, framed records) chunks. A shard in
+    `kept` (from an interrupted run) whose records would be the same, by count and key range, is
+    kept as it is; every shard written is added to `manifest`.
     """
+    if isinstance(records, HeldRecords):
+        return _write_held(folder, name, split, records, num_shards, compression, kept or {}, manifest, processes)
     stream = _Pieces(iter(records))
     shards = []
     for index in range(num_shards):
-        count = (index + 1) * total // num_shards - index * total // num_shards
+        count = _shard_count(index, total, num_shards)
         file = shard_name(name, split, index, num_shards, compression)
         pieces: Iterable[tuple[np.ndarray, ByteColumn]] = stream.take(count)
         entry = (kept or {}).get(file)
@@ -65,6 +72,57 @@ def write_split(folder: str, name: str, split: str, records: Iterable[tuple[np.n
             manifest.add(split, shard.to_dict(), first, last)
         shards.append(shard)
     return shards
+
+
+def _shard_count(index: int, total: int, num_shards: int) -> int:
+    return (index + 1) * total // num_shards - index * total // num_shards
+
+
+_HELD: HeldRecords | None = None  # what forked shard writers read (they share the parent's memory)
+
+
+def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_shards: int, compression: str,
+                kept: dict[str, dict], manifest: Manifest | None, processes: int) -> list[ShardInfo]:
+    """Writes held records' shards, in forked processes when more than one may run: each shard
+    gathers its own records from the parent's memory, compresses, hashes and fsyncs them."""
+    global _HELD
+    total = len(records.order)
+    shards: list[ShardInfo | None] = [None] * num_shards
+    jobs = []
+    start = 0
+    for index in range(num_shards):
+        count = _shard_count(index, total, num_shards)
+        file = shard_name(name, split, index, num_shards, compression)
+        entry = kept.get(file)
+        span = (_hex(records.hashes, start), _hex(records.hashes, start + count - 1)) if count else ("", "")
+        if entry is not None and entry["num_examples"] == count and span == (entry["first_key_hash"],
+                                                                             entry["last_key_hash"]):
+            shards[index] = ShardInfo(file, count, entry["num_bytes"], entry["sha256"])
+        else:
+            jobs.append((index, os.path.join(folder, file), start, start + count, compression))
+        start += count
+    processes = min(processes, len(jobs)) if can_fork() else 1
+    _HELD = records
+    try:
+        with contextlib.ExitStack() as stack:
+            if processes > 1:
+                pool = stack.enter_context(multiprocessing.get_context("fork").Pool(processes))
+                written = pool.imap(_write_held_shard, jobs)  # in order, each as soon as it is done
+            else:
+                written = map(_write_held_shard, jobs)
+            for (index, *_), (shard, first, last) in zip(jobs, written):
+                if manifest is not None:  # recorded at once: a resumed build keeps it
+                    manifest.add(split, shard.to_dict(), first, last)
+                shards[index] = shard
+    finally:
+        _HELD = None
+    return [shard for shard in shards if shard is not None]
+
+
+def _write_held_shard(job: tuple[int, str, int, int, str]) -> tuple[ShardInfo, str, str]:
+    _, path, start, stop, compression = job
+    assert _HELD is not None
+    return _write_shard(path, _HELD.chunks(start, stop), stop - start, compression)
 
 
 class _Pieces:
