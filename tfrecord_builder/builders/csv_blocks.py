@@ -60,22 +60,22 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
             lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter)))
 
 
-def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[bytes], bool],
+def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[bytes, np.ndarray], bool],
                  pending: Callable[[bytes, int, int], PendingBatch]) -> Generator[Any, None, int | None]:
     """The blocks' lines `batch_size` at a time (the last batch may hold fewer), each as
     `pending(lines' bytes, number of lines, lines before them)`.
 
-    Stops at the first block `plain` refuses and returns how many lines it handed on (the lines
+    Stops at the first block `plain(block, its line ends)` refuses and returns how many lines it handed on (the lines
     before that block that don't fill a batch are left out); returns None when it read them all.
     """
     held: list[bytes] = []  # lines read, not yet a whole batch
     held_lines = done = 0
     for data in blocks:
-        if not plain(data):
-            return done
         ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
         if not data.endswith(b"\n"):
             ends = np.append(ends, len(data))  # the file's last line, without a newline
+        if not plain(data, ends):
+            return done
         start = 0
         for cut in ends[batch_size - held_lines - 1 :: batch_size].tolist():
             yield pending(b"".join(held + [data[start:cut]]), batch_size, done)
@@ -147,13 +147,22 @@ def _header(first: bytes, delimiter: str) -> list[str] | None:
     return header
 
 
-def _plain(data: bytes) -> bool:
+def _plain(data: bytes, ends: np.ndarray) -> bool:
     """A block where each line is one row, as the csv module reads it."""
-    if b'"' in data or b"\x00" in data or data.startswith((b"\n", b"\r\n")):
+    if b'"' in data or b"\x00" in data:
         return False
-    if b"\n\n" in data or b"\n\r\n" in data:
-        return False  # a blank line: the csv module skips it, so rows and lines part ways
-    return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return False  # a carriage return alone: the csv module ends a row there
+    return not blank_lines(data, ends, b"\r\n")  # the csv module skips a blank line
+
+
+def blank_lines(data: bytes, ends: np.ndarray, blank: bytes) -> bool:
+    """Whether any line (ending at `ends`) holds only the bytes in `blank`: at NumPy speed, a
+    line at a time only for the few that start with one."""
+    starts = np.concatenate(([0], ends[:-1]))
+    first = np.frombuffer(data, np.uint8)[starts[starts < len(data)]]
+    suspects = np.flatnonzero(np.isin(first, np.frombuffer(blank, np.uint8)))
+    return any(not data[starts[line] : ends[line]].strip(blank) for line in suspects.tolist())
 
 
 def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None) -> Batch:

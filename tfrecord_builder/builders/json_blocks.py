@@ -20,10 +20,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Generator, Sequence
 
+import numpy as np
+
 from ..errors import DataError
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
-from .csv_blocks import line_batches
+from .csv_blocks import blank_lines, line_batches
 from .csv_rows import line_blocks
 from .text_cells import JsonValues
 
@@ -56,12 +58,9 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
             lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key)))
 
 
-def _no_blank_line(data: bytes) -> bool:
+def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
     """A block where each line is one record: json.loads's reader skips blank lines."""
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    return all(lines) and all(text.strip() for text in lines)
+    return not blank_lines(data, ends, b" \t\n\r\x0b\x0c")  # what bytes.strip() strips
 
 
 @dataclass

@@ -273,8 +273,14 @@ def _header(tag: int, content: np.ndarray, before: bytes, omit_empty: bool) -> B
         if omit_empty and value == 0:
             return ByteColumn(np.zeros(0, np.uint8), np.zeros(num_rows + 1, np.int64))
         return ByteColumn.constant(bytes([tag]) + varint(value) + before, num_rows)
-    header = join([ByteColumn.constant(bytes([tag]), num_rows), varints(content),
-                   ByteColumn.constant(before, num_rows)])
+    if num_rows and int(content.max()) < 0x80:  # every length a one-byte varint: fixed width
+        out = np.empty((num_rows, 2 + len(before)), dtype=np.uint8)
+        out[:] = np.frombuffer(bytes([tag, 0]) + before, dtype=np.uint8)
+        out[:, 1] = content
+        header = ByteColumn(out.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * (2 + len(before)))
+    else:
+        header = join([ByteColumn.constant(bytes([tag]), num_rows), varints(content),
+                       ByteColumn.constant(before, num_rows)])
     if omit_empty and (content == 0).any():
         keep = np.repeat(content > 0, header.lengths)
         header = ByteColumn(header.data[keep], _offsets(np.where(content > 0, header.lengths, 0)))
