@@ -204,3 +204,37 @@ def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeyp
     assert encoded_rows == []  # every record came from the checkpoint's runs
     assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]
     assert resumed.statistics == reference.statistics
+
+
+def _children(pid: int) -> set[int]:
+    children: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as file:
+            children.update(int(child) for child in file.read().split())
+    return children
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers die with the build on Linux")
+def test_a_killed_build_takes_its_workers_with_it(tmp_path):
+    """SIGKILL of a build with workers: they die too, so they neither hold the dataset's lock nor
+    write into the staging folder, and `--resume` can start at once."""
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows("w", 200000)})
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(tmp_path / "out"),
+               "--workers", "2"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while time.monotonic() < deadline and process.poll() is None and len(workers) < 2:
+        workers = _children(process.pid)
+        time.sleep(0.005)
+    assert len(workers) >= 2, "the build ended before its workers could be seen"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in workers):
+        time.sleep(0.01)
+    alive = [pid for pid in workers if os.path.exists(f"/proc/{pid}")
+             and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    assert not alive
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=2)  # no "another build is running"
+    assert sum(split.num_examples for split in resumed.splits.values()) == 200000

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -59,7 +60,8 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         for split, batch in itertools.chain(first, batches):
             yield encode_for_build(spec, split, batch)
         return
-    with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker, initargs=(spec,)) as pool:
+    with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker,
+                             initargs=(spec, os.getpid())) as pool:
         pending: deque = deque()
         for split, batch in itertools.chain(first, batches):
             pending.append(pool.submit(_encode_in_worker, split, batch))
@@ -130,8 +132,9 @@ def keys_digest(hashes: np.ndarray) -> bytes:
 _WORKER_SPEC: Spec | None = None
 
 
-def _start_worker(spec: Spec) -> None:
+def _start_worker(spec: Spec, parent: int) -> None:
     global _WORKER_SPEC
+    processes.die_with_parent(parent)
     _WORKER_SPEC = spec
 
 

@@ -1,9 +1,14 @@
 """How the build starts its worker processes (encoding, and writing shards in parallel)."""
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
 import sys
 from typing import Any
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def can_fork() -> bool:
@@ -19,3 +24,19 @@ def can_fork() -> bool:
 def context() -> Any:
     """The multiprocessing context the build's workers start in."""
     return multiprocessing.get_context("fork" if can_fork() else "spawn")
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker of the process `parent`: be killed when it dies (Linux).
+
+    A build killed with SIGKILL would otherwise leave its workers finishing their batch or shard,
+    holding the dataset's lock (they share its file) and writing into the staging folder that
+    `--resume` is about to use."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)

@@ -15,15 +15,18 @@ BYTES = st.binary(max_size=40)
 KINDS = {"int64": INT64, "float": FLOAT32, "bytes": BYTES}
 
 
+LONG = {"int64": INT64, "float": FLOAT32, "bytes": st.binary(min_size=100, max_size=400)}
+
+
 @st.composite
-def tables(draw):
+def tables(draw, max_values=5, kinds=KINDS):
     """A batch of records: per key, a list kind and each row's list of values."""
     num_rows = draw(st.integers(1, 6))
     keys = draw(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=5, unique=True))
     table = {}
     for key in keys:
-        kind = draw(st.sampled_from(sorted(KINDS)))
-        rows = [draw(st.lists(KINDS[kind], max_size=5)) for _ in range(num_rows)]
+        kind = draw(st.sampled_from(sorted(kinds)))
+        rows = [draw(st.lists(kinds[kind], max_size=max_values)) for _ in range(num_rows)]
         table[key] = (kind, rows)
     return num_rows, table
 
@@ -61,6 +64,30 @@ def test_records_equal_tensorflow_deterministic_serialisation(tf, drawn):
     assert len(records) == num_rows
     for row in range(num_rows):
         assert records[row] == reference(tf, table, row)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables(max_values=40, kinds=LONG))
+def test_long_values_get_multi_byte_lengths_as_tensorflow_writes_them(tf, drawn):
+    """Lists and strings longer than 127 bytes: their fields' lengths are varints of 2 bytes."""
+    num_rows, table = drawn
+    records = encode(table)
+    for row in range(num_rows):
+        assert records[row] == reference(tf, table, row)
+
+
+def test_framed_records_are_what_tensorflow_writes(tf, tmp_path):
+    """Records framed in the join that assembles them equal TFRecordWriter's file, byte for byte."""
+    num_rows, table = 3, {"a": ("bytes", [[b"x" * 300], [], [b"y", b"z"]]), "b": ("int64", [[1], [2**40], [-1]])}
+    columns = {key: Values(kind, [v for r in rows for v in r], np.array([len(r) for r in rows], np.int64))
+               for key, (kind, rows) in table.items()}
+    framed = examples(features_entries(columns), framed=True)
+    path = str(tmp_path / "reference.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for row in range(num_rows):
+            writer.write(reference(tf, table, row))
+    with open(path, "rb") as file:
+        assert framed.data[: framed.offsets[-1]].tobytes() == file.read()
 
 
 @given(st.lists(INT64, max_size=50))

@@ -57,7 +57,7 @@ class ByteColumn:
 
     @classmethod
     def from_rows(cls, rows: Sequence[bytes]) -> "ByteColumn":
-        lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         data = np.frombuffer(b"".join(rows), dtype=np.uint8)
         return cls(data, _offsets(lengths))
 
@@ -248,6 +248,9 @@ def nest_parts(parts: Sequence[ByteColumn], levels: Sequence[tuple[int, bytes, b
     """Like `nest`, for a payload given as parts whose row-wise join it is, and left unjoined:
     a record built level by level is joined once, at the end, so each byte is moved once."""
     lengths = row_lengths(parts)
+    stacked = _stacked_headers(lengths, levels)
+    if stacked is not None:
+        return [stacked, *parts]
     headers = []
     for tag, before, omit_empty in levels:
         content = lengths + len(before)
@@ -255,6 +258,55 @@ def nest_parts(parts: Sequence[ByteColumn], levels: Sequence[tuple[int, bytes, b
         lengths = np.where(content > 0, content + 1 + varint_sizes(content), 0) if omit_empty else (
             content + 1 + varint_sizes(content))
     return headers[::-1] + list(parts)
+
+
+_TABLE_LENGTHS = 1 << 16  # payloads shorter than this get their headers from a table
+_TABLE_ROWS = 256  # ... if they have at most this many distinct lengths
+
+
+def _stacked_headers(lengths: np.ndarray, levels: Sequence[tuple[int, bytes, bool]]) -> ByteColumn | None:
+    """Every level's header of each row as one column, looked up by the row's payload length.
+
+    A batch's payloads have few distinct lengths (a scalar's varint takes 1 to 10 bytes), so the
+    headers of each are made once, in Python, and the rows take theirs with one NumPy gather.
+    None where there are too many distinct or too long lengths: `nest_parts` then builds each
+    level's column with NumPy.
+    """
+    num_rows = len(lengths)
+    if not num_rows or int(lengths.max()) >= _TABLE_LENGTHS:
+        return None
+    distinct = np.flatnonzero(np.bincount(lengths))
+    if len(distinct) > _TABLE_ROWS:
+        return None
+    stacks = [_header_stack(length, levels) for length in distinct.tolist()]
+    if len(stacks) == 1:
+        return ByteColumn.constant(stacks[0], num_rows)
+    position = np.zeros(int(distinct[-1]) + 1, dtype=np.int64)
+    position[distinct] = np.arange(len(distinct))
+    which = position[lengths]
+    widths = np.array([len(stack) for stack in stacks], dtype=np.int64)
+    table = np.zeros((len(stacks), int(widths.max())), dtype=np.uint8)
+    for row, stack in enumerate(stacks):
+        table[row, : len(stack)] = np.frombuffer(stack, dtype=np.uint8)
+    rows = table[which]
+    if (widths == widths[0]).all():
+        return ByteColumn(rows.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * int(widths[0]))
+    row_widths = widths[which]
+    return ByteColumn(rows[np.arange(table.shape[1]) < row_widths[:, None]], _offsets(row_widths))
+
+
+def _header_stack(length: int, levels: Sequence[tuple[int, bytes, bool]]) -> bytes:
+    """The headers of every level (outermost first) around a payload of `length` bytes."""
+    headers = []
+    for tag, before, omit_empty in levels:
+        content = length + len(before)
+        if omit_empty and content == 0:
+            length = 0
+            continue
+        size = varint(content)
+        headers.append(bytes([tag]) + size + before)
+        length = content + 1 + len(size)
+    return b"".join(reversed(headers))
 
 
 def row_lengths(parts: Sequence[ByteColumn]) -> np.ndarray:

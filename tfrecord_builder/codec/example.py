@@ -15,7 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, join, nest, nest_parts, varint, varints
+from .bytecolumn import ByteColumn, join, nest_parts, varint, varints
 from .tfrecord import framed_join
 
 _LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}
@@ -28,7 +28,7 @@ Level = tuple[int, bytes, bool]
 def feature_column(values: Values) -> ByteColumn:
     """The serialised `tf.train.Feature` of each row."""
     payload, levels = feature_levels(values)
-    return nest(payload, levels)
+    return join(nest_parts(payload, levels))
 
 
 def entry_column(key: str, values: Values) -> ByteColumn:
@@ -39,7 +39,7 @@ def entry_column(key: str, values: Values) -> ByteColumn:
 def entry_parts(key: str, values: Values) -> list[ByteColumn]:
     """`entry_column`, as parts not yet joined."""
     payload, levels = feature_levels(values)
-    return nest_parts([payload], levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field(key), False)])
+    return nest_parts(payload, levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field(key), False)])
 
 
 def key_field(key: str) -> bytes:
@@ -70,14 +70,17 @@ def map_order(key: str) -> bytes:
     return key.encode("utf-8") + b"\xff"
 
 
-def feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
-    """A Feature's innermost payload per row (per step, for a sequence) and the fields that wrap it."""
+def feature_levels(values: Values) -> tuple[list[ByteColumn], list[Level]]:
+    """A Feature's innermost payload per row (per step, for a sequence), as parts whose row-wise
+    join it is, and the fields that wrap it."""
     boundaries = np.zeros(values.num_rows + 1, dtype=np.int64)
     np.cumsum(values.counts, out=boundaries[1:])
     if values.kind == "bytes":
-        items = nest(ByteColumn.from_rows(values.values), [(_VALUE_TAG, b"", False)])
-        payload = ByteColumn(items.data, items.offsets[boundaries])
-        return payload, [(_LIST_TAG["bytes"], b"", False)]
+        items = nest_parts([ByteColumn.from_rows(values.values)], [(_VALUE_TAG, b"", False)])
+        if len(values.values) == values.num_rows and (values.counts == 1).all():
+            return items, [(_LIST_TAG["bytes"], b"", False)]  # one value a row: joined only once, at the end
+        joined = join(items)
+        return [ByteColumn(joined.data, joined.offsets[boundaries])], [(_LIST_TAG["bytes"], b"", False)]
     if values.kind == "float":
         flat = np.ascontiguousarray(values.values, dtype="<f4").reshape(-1)
         payload = ByteColumn(flat.view(np.uint8), boundaries * 4)
@@ -85,7 +88,7 @@ def feature_levels(values: Values) -> tuple[ByteColumn, list[Level]]:
         items = varints(np.asarray(values.values, dtype=np.int64))
         payload = ByteColumn(items.data, items.offsets[boundaries])
     # packed values are left out entirely when a list is empty, as protobuf does
-    return payload, [(_VALUE_TAG, b"", True), (_LIST_TAG[values.kind], b"", False)]
+    return [payload], [(_VALUE_TAG, b"", True), (_LIST_TAG[values.kind], b"", False)]
 
 
 def features_entries(values: Mapping[str, Values]) -> dict[str, list[ByteColumn]]:

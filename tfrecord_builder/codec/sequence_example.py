@@ -13,7 +13,7 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, nest, nest_parts
+from .bytecolumn import ByteColumn, join, nest_parts
 from .example import entry_parts, feature_levels, join_records, key_field, map_order
 
 _CONTEXT_TAG, _FEATURE_LISTS_TAG = 0x0A, 0x12
@@ -23,7 +23,7 @@ _ENTRY_TAG, _MAP_VALUE_TAG, _STEP_TAG = 0x0A, 0x12, 0x0A
 def feature_list_entry_parts(key: str, values: Values) -> list[ByteColumn]:
     """Each record's `FeatureLists.feature_list` map entry for `key` (a Feature per step), as parts."""
     payload, levels = feature_levels(values)
-    steps = nest(payload, levels + [(_STEP_TAG, b"", False)])  # every step as FeatureList.feature
+    steps = join(nest_parts(payload, levels + [(_STEP_TAG, b"", False)]))  # every step as FeatureList.feature
     boundaries = np.zeros(len(values.steps) + 1, dtype=np.int64)
     np.cumsum(values.steps, out=boundaries[1:])
     feature_lists = ByteColumn(steps.data, steps.offsets[boundaries])

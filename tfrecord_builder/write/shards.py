@@ -13,7 +13,7 @@ import numpy as np
 
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
-from ..processes import can_fork
+from ..processes import can_fork, die_with_parent
 from .collect import HeldRecords
 from .manifest import Manifest
 from .naming import shard_name, temporary
@@ -106,7 +106,8 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
     try:
         with contextlib.ExitStack() as stack:
             if processes > 1:
-                pool = stack.enter_context(multiprocessing.get_context("fork").Pool(processes))
+                fork = multiprocessing.get_context("fork")
+                pool = stack.enter_context(fork.Pool(processes, die_with_parent, (os.getpid(),)))
                 written = pool.imap(_write_held_shard, jobs)  # in order, each as soon as it is done
             else:
                 written = map(_write_held_shard, jobs)
