@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
@@ -23,7 +22,7 @@ import numpy as np
 from ..codec.bytecolumn import ByteColumn, concat
 from ..errors import DataError
 
-SPILL_BYTES = 64 * 1024**2
+SPILL_BYTES = 16 * 1024**2
 _RUN_HEADER = struct.Struct("<QQQ")  # a run file's records, data bytes and label bytes
 _CHUNK_RECORDS = 4096
 _CHUNK_BYTES = 4 * 1024**2  # merged records handed on at a time: large records make fewer per chunk
@@ -63,20 +62,19 @@ class SplitRecords:
             self._spill()
 
     def held(self) -> "HeldRecords | None":
-        """Every record, if all are still in memory (none spilled): in arrival order, with the
-        order they are written in. Keys that must be unique are checked here."""
+        """Every record, if all are still in memory (none spilled), with the order they are
+        written in. Keys that must be unique are checked here."""
         if self.runs:
             return None
-        if not self._records:
-            return HeldRecords(np.zeros((0, 2), np.uint64), ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64)),
-                               np.zeros(0, np.int64))
-        records = concat(self._records)
-        hashes = np.concatenate(self._hashes)
-        order = _write_order(hashes, self._shuffle)
-        hashes = hashes[order]
+        held = self._held()
         if self._labels:
-            _check_unique(hashes, [self._labels[i] for i in order])
-        return HeldRecords(hashes, records, order)
+            _check_unique(held.hashes, [self._labels[i] for i in held.order])
+        return held
+
+    def _held(self) -> "HeldRecords":
+        hashes = np.concatenate(self._hashes) if self._hashes else np.zeros((0, 2), np.uint64)
+        order = _write_order(hashes, self._shuffle)
+        return HeldRecords(hashes[order], order, list(self._records))
 
     def ordered(self) -> Iterator[tuple[np.ndarray, ByteColumn]]:
         """Every record (with its key hash) in the order they are written, as consecutive chunks."""
@@ -118,28 +116,20 @@ class SplitRecords:
     def _spill(self) -> None:
         """Writes the buffered records to a run file in order, each straight from the batch that
         holds it: no sorted copy of them is made in memory."""
-        hashes = np.concatenate(self._hashes)
-        order = _write_order(hashes, self._shuffle)
-        starts = np.cumsum([0] + [records.num_rows for records in self._records])
-        parts = np.searchsorted(starts, order, side="right") - 1
-        local = order - starts[parts]
-        lengths = np.concatenate([records.lengths for records in self._records])[order]
-        encoded = [self._labels[i].encode("utf-8", "surrogatepass") for i in order.tolist()] if self._labels else []
+        held = self._held()
+        lengths = held.lengths()
+        encoded = [self._labels[i].encode("utf-8", "surrogatepass") for i in held.order.tolist()] if self._labels else []
         label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
-            np.zeros(len(order), dtype="<u4"))
-        views = [memoryview(records.data) for records in self._records]
-        bounds = [records.offsets.tolist() for records in self._records]
+            np.zeros(len(held.order), dtype="<u4"))
         os.makedirs(self._spill_dir, exist_ok=True)
         path = os.path.join(self._spill_dir, f"run-{self.name}-{len(self.runs):05d}")
         with open(path + ".tmp", "wb", buffering=1 << 20) as file:
-            file.write(_RUN_HEADER.pack(len(order), int(lengths.sum()), int(label_lengths.sum())))
-            file.write(hashes[order].astype("<u8").tobytes())
+            file.write(_RUN_HEADER.pack(len(held.order), int(lengths.sum()), int(label_lengths.sum())))
+            file.write(held.hashes.astype("<u8").tobytes())
             file.write(lengths.astype("<u4").tobytes())
             file.write(label_lengths.tobytes())
-            pieces = [views[part][bounds[part][row] : bounds[part][row + 1]]
-                      for part, row in zip(parts.tolist(), local.tolist())]
-            for start in range(0, len(pieces), _CHUNK_RECORDS):  # one write per chunk, not per record
-                file.write(b"".join(pieces[start : start + _CHUNK_RECORDS]))
+            for _, chunk in held.chunks(0, len(held.order)):  # one write per chunk, not per record
+                file.write(chunk.data)
             file.write(b"".join(encoded))
         # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
         # runs it lists (write/checkpoint.py) before it names them
@@ -154,25 +144,35 @@ def _write_order(hashes: np.ndarray, shuffle: bool) -> np.ndarray:
     return np.lexsort((hashes[:, 1], hashes[:, 0])) if shuffle else np.arange(len(hashes))
 
 
-@dataclass
 class HeldRecords:
-    """A split's records in memory: `records` as they arrived, `order` the order they are written
-    in, `hashes` the keys' hashes in that order."""
+    """A split's records in memory, in the batches they arrived in: `order` lists them (numbered
+    across the batches) in the order they are written, `hashes` holds their keys' hashes in that
+    order."""
 
-    hashes: np.ndarray
-    records: ByteColumn
-    order: np.ndarray
+    def __init__(self, hashes: np.ndarray, order: np.ndarray, batches: list[ByteColumn]):
+        self.hashes = hashes
+        self.order = order
+        self._views = [memoryview(batch.data) for batch in batches]
+        counts = [batch.num_rows for batch in batches]
+        # where each record lies: its batch, and its bytes there
+        self._batch = np.repeat(np.arange(len(batches)), counts) if batches else np.zeros(0, np.int64)
+        self._starts = np.concatenate([batch.offsets[:-1] for batch in batches]) if batches else np.zeros(0, np.int64)
+        self._ends = np.concatenate([batch.offsets[1:] for batch in batches]) if batches else np.zeros(0, np.int64)
+
+    def lengths(self) -> np.ndarray:
+        """Each record's length, in the written order."""
+        return (self._ends - self._starts)[self.order]
 
     def chunks(self, start: int, stop: int) -> Iterator[tuple[np.ndarray, ByteColumn]]:
-        """The records at positions start..stop of the order, `_CHUNK_RECORDS` at a time: each
-        chunk is gathered from the arrival-ordered buffer (no sorted copy of them all is made)."""
-        view = memoryview(self.records.data)
-        offsets = self.records.offsets
+        """The records at positions start..stop of the order, `_CHUNK_RECORDS` at a time, each
+        chunk gathered from the batches (no sorted copy of them all is made)."""
+        views = self._views
         for low in range(start, stop, _CHUNK_RECORDS):
             high = min(stop, low + _CHUNK_RECORDS)
             rows = self.order[low:high]
-            starts, ends = offsets[rows], offsets[rows + 1]
-            data = b"".join([view[begin:end] for begin, end in zip(starts.tolist(), ends.tolist())])
+            starts, ends = self._starts[rows], self._ends[rows]
+            data = b"".join([views[batch][begin:end] for batch, begin, end
+                             in zip(self._batch[rows].tolist(), starts.tolist(), ends.tolist())])
             yield self.hashes[low:high], ByteColumn.from_lengths(np.frombuffer(data, np.uint8), ends - starts)
 
 
