@@ -140,17 +140,17 @@ def test_readers_name_a_missing_or_cut_shard_before_reading(clean, tmp_path, tf)
 
 
 @pytest.mark.parametrize("reader", ["tb.input_fn", "generated module", "keras fit"])
-@pytest.mark.parametrize("where", [0.5, 0.05, 0.95])
-def test_a_flipped_byte_fails_the_epoch_naming_the_shard(clean, tmp_path, tf, reader, where):
+@pytest.mark.parametrize("where,shuffle", [(0.5, True), (0.05, False), (0.95, True), (0.95, False)])
+def test_a_flipped_byte_fails_the_epoch_naming_the_shard(clean, tmp_path, tf, reader, where, shuffle):
     target = _copy(clean, tmp_path)
     shard = target / clean.splits["train"].files[1]
     damaged = bytearray(shard.read_bytes())
     damaged[int(len(damaged) * where)] ^= 0x01
     shard.write_bytes(bytes(damaged))
     if reader == "tb.input_fn":
-        batches = tb.input_fn(target, "train", batch_size=7, shuffle=True)
+        batches = tb.input_fn(target, "train", batch_size=7, shuffle=shuffle)
     else:
-        batches = import_module(target / "v_input.py").input_fn("train", batch_size=7, shuffle=True)
+        batches = import_module(target / "v_input.py").input_fn("train", batch_size=7, shuffle=shuffle)
     message = rf"cannot be read \(corrupt or cut\) in shard\] \[{re.escape(str(shard))}\]"
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
         if reader == "keras fit":

@@ -22,7 +22,6 @@ _COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
 def _reading() -> Any:
     """The reading helpers the generated module copies (importing them imports TensorFlow)."""
     return importlib.import_module(f"{__package__}.features.reading")
-CYCLE_LENGTH = 4
 
 
 @dataclass
@@ -53,7 +52,6 @@ class Dataset:
         """Parses and decodes a batch of serialised records at once."""
         tf = tensorflow()
         options = self.info.spec.input
-        serialized = _reading().checked_records(serialized)
         if not self.info.spec.is_sequence:
             parsed = tf.io.parse_example(serialized, self.parse_specs())
             return {name: feature.decode(parsed, options) for name, feature in self.features.items()}
@@ -86,7 +84,7 @@ class Dataset:
         tf = tensorflow()
         feature = self._length_feature()
         _, sequence, lengths = tf.io.parse_sequence_example(
-            _reading().checked_records(serialized)[tf.newaxis], sequence_features=feature.parse_specs())
+            serialized[tf.newaxis], sequence_features=feature.parse_specs())
         return tf.cast(self._lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
 
     def files(self, split: str) -> list[str]:
@@ -113,34 +111,12 @@ class Dataset:
         shuffle = split == "train" if shuffle is None else shuffle
         files = self.files(split)
         counts = [shard["num_examples"] for shard in self.info.splits[split].shards]
-        compression = _COMPRESSION[spec.output.compression]
-        dataset = tf.data.Dataset.from_tensor_slices((files, tf.constant(counts, tf.int64)))
-        if shuffle:
-            dataset = dataset.shuffle(len(files))
-        dataset = dataset.interleave(
-            tf.autograph.experimental.do_not_convert(
-                lambda path, num_examples: _reading().read_shard(path, num_examples, compression)),
-            # one shard after another unless shuffling (then 4 at a time, for mixing): on 2 cores
-            # a parallel interleave read 1.5-3x slower (bench/README.md)
-            cycle_length=max(1, min(len(files), CYCLE_LENGTH)) if shuffle else 1,
-        )
-        if shuffle:
-            dataset = dataset.shuffle(spec.input.shuffle_buffer)
-        if repeat:
-            dataset = dataset.repeat()
-        else:
-            # a known length lets Keras show progress and end epochs without a "ran out of data"
-            # warning; reading a different number of records than the info lists is then an error
-            num_examples = self.info.splits[split].num_examples
-            dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_examples))
         boundaries = spec.input.bucket_boundaries if spec.is_sequence else None
+        bucketing = None
         if boundaries is not None:
-            # records of similar length share a batch: less padding
-            dataset = dataset.bucket_by_sequence_length(
-                tf.autograph.experimental.do_not_convert(self._record_length), boundaries,
-                [batch_size] * (len(boundaries) + 1))
-        else:
-            dataset = dataset.batch(batch_size)
+            bucketing = (tf.autograph.experimental.do_not_convert(self._record_length), boundaries)
+        dataset = _reading().batched_records(files, counts, _COMPRESSION[spec.output.compression],
+                                             batch_size, shuffle, spec.input.shuffle_buffer, repeat, bucketing)
         # parse_batch is plain graph code: autograph has nothing to convert in it
         parse = tf.autograph.experimental.do_not_convert(self.parse_batch)
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrecord_builder as tb
+from tfrecord_builder.features import TensorFeature
 
 from conftest import write_spec
 
@@ -51,8 +53,10 @@ def _build_both(tmp_path: Path, spec: dict, files: dict, module, workers: int = 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(NUMBERS, NUMBERS, LISTS, WORDS), min_size=1, max_size=12),
-       blank=st.booleans(), quote=st.booleans(), crlf=st.booleans(), skip=st.booleans())
-def test_csv_fast_and_plain_readers_agree(tmp_path_factory, rows, blank, quote, crlf, skip):
+       blank=st.booleans(), quote=st.booleans(), crlf=st.booleans(), skip=st.booleans(),
+       last_newline=st.booleans(), batch_rows=st.sampled_from([1, 3, 16384]))
+def test_csv_fast_and_plain_readers_agree(tmp_path_factory, rows, blank, quote, crlf, skip, last_newline,
+                                          batch_rows):
     tmp_path = tmp_path_factory.mktemp("csv")
     end = "\r\n" if crlf else "\n"
     lines = ["n,x,tokens,word"]
@@ -65,7 +69,9 @@ def test_csv_fast_and_plain_readers_agree(tmp_path_factory, rows, blank, quote, 
             "features": {"n": {"dtype": "int64", "default": 0}, "x": {"dtype": "float32"},
                          "tokens": {"dtype": "int64", "shape": [None]}, "word": {"dtype": "string", "default": "-"}},
             "on_error": "skip" if skip else "fail", "output": {"shards": 2}}
-    fast, plain = _build_both(tmp_path, spec, {"d.csv": end.join(lines) + end}, csv_blocks)
+    text = end.join(lines) + (end if last_newline else "")
+    with mock.patch.object(TensorFeature, "batch_rows", batch_rows):  # batches cut across lines
+        fast, plain = _build_both(tmp_path, spec, {"d.csv": text}, csv_blocks)
     assert fast == plain
 
 
@@ -127,8 +133,6 @@ def test_a_field_missing_from_a_whole_batch_reads_as_json_loads_reads_it(tmp_pat
     """json.loads's reader gives no column for a field no record of a batch has, but a column of
     missing values for explicit nulls; Arrow sees nulls either way, so such a batch takes the
     plain reader."""
-    from tfrecord_builder.features import TensorFeature
-
     monkeypatch.setattr(TensorFeature, "batch_rows", 2)
     for first_two in ('{"n": 1}', '{"n": 1, "x": null}'):
         records = [first_two, first_two] + ['{"n": 2, "x": [1.5]}'] * 3
@@ -156,8 +160,6 @@ def test_batches_parsed_in_workers_read_as_the_plain_readers_do(tmp_path, monkey
     """The fast readers leave each batch's lines to the encoding workers to parse. A batch Arrow
     refuses there (a row with the wrong number of fields, a bad JSON value) is read by the plain
     reader in that worker: the same records, or the same error with the file's line number."""
-    from tfrecord_builder.features import TensorFeature
-
     monkeypatch.setattr(TensorFeature, "batch_rows", 4)
     rows = [f"{i},{i * 0.5},{' '.join(map(str, range(i % 4)))}" for i in range(30)]
     spec = {"name": "w", "source": {"builder": "csv", "path": "d.csv"},

@@ -75,26 +75,10 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     batch_size = batch_size or BATCH_SIZE
     shuffle = split == "train" if shuffle is None else shuffle
     split_entry = split_info(split, data_dir)
-    files = split_entry["files"]
     counts = [shard["num_examples"] for shard in split_entry["shards"]]
-    dataset = tf.data.Dataset.from_tensor_slices((files, tf.constant(counts, tf.int64)))
-    if shuffle:
-        dataset = dataset.shuffle(len(files))
-    dataset = dataset.interleave(
-        lambda path, num_examples: read_shard(path, num_examples, COMPRESSION),
-        # one shard after another unless shuffling (then 4 at a time, for mixing): on 2 cores
-        # a parallel interleave measured 1.5-3x slower
-        cycle_length=max(1, min(len(files), 4)) if shuffle else 1,
-    )
-    if shuffle:
-        dataset = dataset.shuffle(SHUFFLE_BUFFER)
-    if repeat:
-        dataset = dataset.repeat()
-    else:
-        # a known length lets Keras show progress and end epochs without a "ran out of data"
-        # warning; reading a different number of records than the info lists is then an error
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(split_entry["num_examples"]))
 {batching}
+    dataset = batched_records(split_entry["files"], counts, COMPRESSION, batch_size, shuffle, SHUFFLE_BUFFER,
+                              repeat, bucketing)
     dataset = dataset.map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)
     if LABEL is not None:
         dataset = dataset.map(split_label)
@@ -118,12 +102,12 @@ def decode(parsed):
 
 def parse_batch(serialized):
     """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
-    return decode(tf.io.parse_example(checked_records(serialized), FEATURES))
+    return decode(tf.io.parse_example(serialized, FEATURES))
 
 '''
 
 EXAMPLE_BATCHING = '''\
-    dataset = dataset.batch(batch_size)'''
+    bucketing = None'''
 
 SEQUENCE_CONSTANTS = '''\
 LENGTH_FEATURE = {length_feature}
@@ -163,7 +147,7 @@ def parse_batch(serialized):
     with their lengths under LENGTH_FEATURE (and a boolean mask under MASK_FEATURE).
     """
     context, sequence, lengths = tf.io.parse_sequence_example(
-        checked_records(serialized), context_features=CONTEXT_FEATURES or None,
+        serialized, context_features=CONTEXT_FEATURES or None,
         sequence_features=SEQUENCE_FEATURES)
     length = sequence_lengths(sequence, lengths)
     features = decode(context, sequence, lengths)
@@ -181,15 +165,11 @@ def parse_batch(serialized):
 def record_length(serialized):
     """One serialised record's number of steps (for bucketing by length)."""
     _, sequence, lengths = tf.io.parse_sequence_example(
-        checked_records(serialized)[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
+        serialized[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
     return tf.cast(sequence_lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
 
 '''
 
 SEQUENCE_BATCHING = '''\
-    if BUCKET_BOUNDARIES is not None:
-        # records of similar length share a batch: less padding
-        dataset = dataset.bucket_by_sequence_length(
-            record_length, BUCKET_BOUNDARIES, [batch_size] * (len(BUCKET_BOUNDARIES) + 1))
-    else:
-        dataset = dataset.batch(batch_size)'''
+    # with BUCKET_BOUNDARIES, records of similar length share a batch: less padding
+    bucketing = (record_length, BUCKET_BOUNDARIES) if BUCKET_BOUNDARIES is not None else None'''
