@@ -41,6 +41,28 @@ def test_two_builds_give_byte_identical_shards(tmp_path):
     assert len(_digests(first.path)) == 9
 
 
+def test_one_and_two_workers_write_the_same_bytes_held_or_spilled(tmp_path, monkeypatch):
+    """Several batches, parsed and encoded in 2 workers or in the build's process, kept in memory
+    (shards written by forked processes) or spilled to runs and merged: the same shards and the
+    same statistics."""
+    from tfrecord_builder.features import TensorFeature
+    from tfrecord_builder.write import collect
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 64)
+    spec = write_spec(tmp_path, {**SPEC, "features": {**SPEC["features"], "tags": {"dtype": "int64", "shape": [None]}}},
+                      {"data.csv": "id,value,word,tags\n" + "".join(
+                          f"{i},{i * 0.5},w{i % 7},{' '.join(map(str, range(i % 5)))}\n" for i in range(500))})
+    results = {}
+    for spill in (False, True):
+        if spill:
+            monkeypatch.setattr(collect, "SPILL_BYTES", 2000)  # a run every few batches
+        for workers in (1, 2):
+            info = tb.build(spec, output=tmp_path / f"out-{spill}-{workers}", workers=workers)
+            results[spill, workers] = (_digests(info.path), info.statistics)
+    assert len({str(result) for result in results.values()}) == 1
+    assert len(results[False, 1][0]) == 9
+
+
 def test_row_order_changes_nothing(tf, tmp_path):
     shuffled = ROWS[:]
     random.Random(7).shuffle(shuffled)
