@@ -64,26 +64,35 @@ def pad_steps(values, length, pad):
     return tf.where(mask, values, tf.cast(pad, values.dtype))
 
 
-def read_shard(path, num_examples, compression, chunk):
-    """The shard's records in batches of `chunk` (its last batch may hold fewer).
-
-    TensorFlow's error for a corrupt record doesn't name the file, so records that can't be read
-    are skipped and counted instead: a shard that ends with more or fewer records than
-    `num_examples` fails the epoch, naming it. A damaged shard is never skipped quietly."""
+def read_shard(path, index, compression, chunk):
+    """Shard number `index`'s records in batches of `chunk`, each with the shard's index, then an
+    empty batch that marks the shard's end. Records that can't be read are skipped:
+    `counted_batches` counts the rest."""
     batches = tf.data.TFRecordDataset(path, compression_type=compression).ignore_errors().batch(chunk)
-    end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))  # an empty batch: the shard ended
+    tagged = tf.data.Dataset.zip((batches, tf.data.Dataset.from_tensors(index).repeat()))
+    return tagged.concatenate(tf.data.Dataset.from_tensors((tf.zeros([0], tf.string), index)))
 
-    def count(seen, batch):
-        seen += tf.size(batch, out_type=tf.int64)
-        whole = tf.logical_or(tf.size(batch) > 0, tf.equal(seen, num_examples))
-        check = tf.debugging.Assert(whole, [
-            "a record that cannot be read (corrupt or cut) in shard", path,
+
+def counted_batches(dataset, files, counts):
+    """The batches of `read_shard`s, after failing the epoch if a shard ended with more or fewer
+    records than it holds. TensorFlow's error for a corrupt record doesn't name the file; this one
+    does, so a damaged shard is never skipped quietly."""
+    files = tf.constant(files)
+    counts = tf.constant(counts, tf.int64)
+
+    def count(seen, element):
+        batch, index = element
+        size = tf.size(batch, out_type=tf.int64)
+        total = seen[index] + size
+        ended = tf.equal(size, 0)  # a shard's end: the whole shard was read
+        check = tf.debugging.Assert(tf.logical_or(tf.logical_not(ended), tf.equal(total, counts[index])), [
+            "a record that cannot be read (corrupt or cut) in shard", files[index],
             "- run `tfrecord-builder verify` on the dataset"])
         with tf.control_dependencies([check]):
-            return seen, tf.identity(batch)
+            seen = tf.tensor_scatter_nd_update(seen, [[index]], [tf.where(ended, tf.constant(0, tf.int64), total)])
+        return seen, batch
 
-    counted = batches.concatenate(end).scan(tf.constant(0, tf.int64), count)
-    return counted.filter(lambda batch: tf.size(batch) > 0)
+    return dataset.scan(tf.zeros([len(counts)], tf.int64), count)
 
 
 def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buffer, repeat, bucketing=None):
@@ -97,13 +106,15 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     """
     num_examples = sum(counts)
     by_record = shuffle or bucketing is not None
-    dataset = tf.data.Dataset.from_tensor_slices((files, tf.constant(counts, tf.int64)))
+    dataset = tf.data.Dataset.range(len(files))
     if shuffle:
         dataset = dataset.shuffle(len(files))
+    paths = tf.constant(files)
     dataset = dataset.interleave(
-        lambda path, count: read_shard(path, count, compression, 64 if by_record else batch_size),
+        lambda index: read_shard(paths[index], index, compression, 64 if by_record else batch_size),
         cycle_length=max(1, min(len(files), 4)) if shuffle else 1,
     )
+    dataset = counted_batches(dataset, files, counts)
     if by_record:
         dataset = dataset.unbatch()
     if shuffle:
