@@ -23,6 +23,7 @@ from conftest import write_spec
 
 csv_blocks = importlib.import_module("tfrecord_builder.builders.csv_blocks")
 json_blocks = importlib.import_module("tfrecord_builder.builders.json_blocks")
+lines = importlib.import_module("tfrecord_builder.builders.lines")
 
 NUMBERS = st.sampled_from(["0", "7", "-3", "+1", "1_0", " 5", "5 ", "1.5", ".5", "5.", "-0.0", "1e3", "1E-2",
                            "1e400", "nan", "inf", "0x1", "", "abc", "9223372036854775807",
@@ -151,7 +152,7 @@ def test_lines_longer_than_a_block_are_all_read():
     import io
 
     text = b"a\n" + b"x" * 300 + b"\n" + b"b\nc"
-    blocks = list(csv_blocks.line_blocks(io.BytesIO(text), 64))
+    blocks = list(lines.line_blocks(io.BytesIO(text), 64))
     assert b"".join(blocks) == text
     assert all(block.endswith(b"\n") for block in blocks[:-1])
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..errors import DataError
 
@@ -61,6 +61,8 @@ class PendingBatch:
     """
 
     count: int  # rows (set by each kind)
+    name: str  # the file, for messages
+    line: int  # the line of the first row
     base_dir: str | None = None
 
     def __len__(self) -> int:
@@ -68,6 +70,15 @@ class PendingBatch:
 
     def load(self) -> Batch:
         raise NotImplementedError
+
+    def only_batch(self, batches: Iterable[Batch]) -> Batch:
+        """The one batch a plain reader made of these lines: they are whole rows, so it holds
+        every one of them (anything else is a bug of the fast reader, said as such)."""
+        batches = list(batches)
+        if len(batches) != 1 or len(batches[0]) != self.count:
+            raise DataError(f"{self.name}, line {self.line}: {self.count} lines read as "
+                            f"{sum(map(len, batches))} records (internal error: please report it)")
+        return batches[0]
 
 
 def loaded(batch: "Batch | PendingBatch") -> Batch:

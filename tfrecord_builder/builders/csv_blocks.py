@@ -19,14 +19,14 @@ import csv
 import io
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Iterator, Sequence
+from typing import Any, Generator, Sequence
 
 import numpy as np
 
-from ..errors import DataError
 from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
-from .csv_rows import KEY_SEPARATOR, line_blocks
+from .csv_rows import KEY_SEPARATOR
+from .lines import blank_lines, line_batches, line_blocks
 from .text_cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
@@ -58,35 +58,6 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _plain,
             lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter)))
-
-
-def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[bytes, np.ndarray], bool],
-                 pending: Callable[[bytes, int, int], PendingBatch]) -> Generator[Any, None, int | None]:
-    """The blocks' lines `batch_size` at a time (the last batch may hold fewer), each as
-    `pending(lines' bytes, number of lines, lines before them)`.
-
-    Stops at the first block `plain(block, its line ends)` refuses and returns how many lines it handed on (the lines
-    before that block that don't fill a batch are left out); returns None when it read them all.
-    """
-    held: list[bytes] = []  # lines read, not yet a whole batch
-    held_lines = done = 0
-    for data in blocks:
-        ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
-        if not data.endswith(b"\n"):
-            ends = np.append(ends, len(data))  # the file's last line, without a newline
-        if not plain(data, ends):
-            return done
-        start = 0
-        for cut in ends[batch_size - held_lines - 1 :: batch_size].tolist():
-            yield pending(b"".join(held + [data[start:cut]]), batch_size, done)
-            held, held_lines, start = [], 0, cut
-            done += batch_size
-        if start < len(data):
-            held.append(data[start:])
-            held_lines += len(ends) - int(np.searchsorted(ends, start, side="right"))
-    if held_lines:
-        yield pending(b"".join(held), held_lines, done)
-    return None
 
 
 @dataclass
@@ -124,12 +95,8 @@ class CsvLines(PendingBatch):
         """The lines read by the csv module's reader: the same rows (the lines are plain), or its
         exact error (a row with the wrong number of fields, text that isn't UTF-8)."""
         stream = io.BytesIO(self.header_line + self.data)
-        batches = list(csv_rows.read_batches(stream, self.name, self.delimiter, "utf-8", self.wanted, self.key,
-                                             self.count, line_offset=self.line - 2))
-        if len(batches) != 1 or len(batches[0]) != self.count:
-            raise DataError(f"{self.name}, line {self.line}: {self.count} lines read as "
-                            f"{sum(map(len, batches))} rows (internal error: please report it)")
-        return batches[0]
+        return self.only_batch(csv_rows.read_batches(stream, self.name, self.delimiter, "utf-8", self.wanted,
+                                                     self.key, self.count, line_offset=self.line - 2))
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:
@@ -154,15 +121,6 @@ def _plain(data: bytes, ends: np.ndarray) -> bool:
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return False  # a carriage return alone: the csv module ends a row there
     return not blank_lines(data, ends, b"\r\n")  # the csv module skips a blank line
-
-
-def blank_lines(data: bytes, ends: np.ndarray, blank: bytes) -> bool:
-    """Whether any line (ending at `ends`) holds only the bytes in `blank`: at NumPy speed, a
-    line at a time only for the few that start with one."""
-    starts = np.concatenate(([0], ends[:-1]))
-    first = np.frombuffer(data, np.uint8)[starts[starts < len(data)]]
-    suspects = np.flatnonzero(np.isin(first, np.frombuffer(blank, np.uint8)))
-    return any(not data[starts[line] : ends[line]].strip(blank) for line in suspects.tolist())
 
 
 def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None) -> Batch:

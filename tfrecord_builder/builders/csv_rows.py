@@ -13,10 +13,10 @@ from typing import Any, BinaryIO, Iterator, Sequence
 
 from ..errors import DataError
 from .base import Batch, RowOrigins
+from .lines import line_blocks
 from .text_cells import missing_as_none
 
 KEY_SEPARATOR = "\x1f"  # joins a row's cells into its content key (both CSV readers)
-LINE_BYTES = 1 << 20
 _LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
@@ -77,21 +77,6 @@ def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int |
         keys = [row[key_position] for row in rows]
     return Batch(keys=keys, columns=columns, origin=origins, content_keys=key_position is None,
                  source=origins.file, available=header)
-
-
-def line_blocks(file: Any, size: int = LINE_BYTES) -> Iterator[bytes]:
-    """The rest of a binary file in blocks of about `size` bytes, each cut after a newline (the
-    last may end without one)."""
-    rest = b""
-    while True:
-        block = file.read(size)
-        data = rest + block
-        cut = data.rfind(b"\n") + 1 if block else len(data)
-        data, rest = data[:cut], data[cut:]
-        if data:
-            yield data
-        elif not block:
-            return  # (a block without a newline is part of a long line: read on)
 
 
 def _decoded_lines(file: Any, name: str, encoding: str, line_offset: int) -> Iterator[str]:

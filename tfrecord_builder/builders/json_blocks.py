@@ -22,11 +22,9 @@ from typing import Any, Generator, Sequence
 
 import numpy as np
 
-from ..errors import DataError
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
-from .csv_blocks import blank_lines, line_batches
-from .csv_rows import line_blocks
+from .lines import blank_lines, line_batches, line_blocks
 from .text_cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -96,12 +94,8 @@ class JsonLines(PendingBatch):
     def _json_loads(self) -> Batch:
         """The lines read by json.loads's reader: the records Arrow couldn't read the same way, or
         its exact error."""
-        batches = list(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed, self.key,
-                                              self.count, first_line=self.line))
-        if len(batches) != 1 or len(batches[0]) != self.count:
-            raise DataError(f"{self.name}, line {self.line}: {self.count} lines read as "
-                            f"{sum(map(len, batches))} records (internal error: please report it)")
-        return batches[0]
+        return self.only_batch(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed,
+                                                      self.key, self.count, first_line=self.line))
 
 
 def _blank_column(table: Any) -> bool:
