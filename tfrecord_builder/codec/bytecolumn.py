@@ -278,21 +278,28 @@ def _stacked_headers(lengths: np.ndarray, levels: Sequence[tuple[int, bytes, boo
     distinct = np.flatnonzero(np.bincount(lengths))
     if len(distinct) > _TABLE_ROWS:
         return None
-    stacks = [_header_stack(length, levels) for length in distinct.tolist()]
-    if len(stacks) == 1:
-        return ByteColumn.constant(stacks[0], num_rows)
     position = np.zeros(int(distinct[-1]) + 1, dtype=np.int64)
     position[distinct] = np.arange(len(distinct))
-    which = position[lengths]
-    widths = np.array([len(stack) for stack in stacks], dtype=np.int64)
-    table = np.zeros((len(stacks), int(widths.max())), dtype=np.uint8)
-    for row, stack in enumerate(stacks):
-        table[row, : len(stack)] = np.frombuffer(stack, dtype=np.uint8)
-    rows = table[which]
+    return looked_up([_header_stack(length, levels) for length in distinct.tolist()], position[lengths])
+
+
+def looked_up(table: Sequence[bytes], which: np.ndarray) -> ByteColumn:
+    """Row i is `table[which[i]]`: bytes made once per distinct value (in Python), gathered for
+    every row with one NumPy index."""
+    num_rows = len(which)
+    if not num_rows:
+        return ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    if len(table) == 1:
+        return ByteColumn.constant(table[0], num_rows)
+    widths = np.array([len(entry) for entry in table], dtype=np.int64)
+    padded = np.zeros((len(table), int(widths.max())), dtype=np.uint8)
+    for index, entry in enumerate(table):
+        padded[index, : len(entry)] = np.frombuffer(entry, dtype=np.uint8)
+    rows = padded[which]
     if (widths == widths[0]).all():
         return ByteColumn(rows.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * int(widths[0]))
     row_widths = widths[which]
-    return ByteColumn(rows[np.arange(table.shape[1]) < row_widths[:, None]], _offsets(row_widths))
+    return ByteColumn(rows[np.arange(padded.shape[1]) < row_widths[:, None]], _offsets(row_widths))
 
 
 def _header_stack(length: int, levels: Sequence[tuple[int, bytes, bool]]) -> bytes:
@@ -325,14 +332,8 @@ def _header(tag: int, content: np.ndarray, before: bytes, omit_empty: bool) -> B
         if omit_empty and value == 0:
             return ByteColumn(np.zeros(0, np.uint8), np.zeros(num_rows + 1, np.int64))
         return ByteColumn.constant(bytes([tag]) + varint(value) + before, num_rows)
-    if num_rows and int(content.max()) < 0x80:  # every length a one-byte varint: fixed width
-        out = np.empty((num_rows, 2 + len(before)), dtype=np.uint8)
-        out[:] = np.frombuffer(bytes([tag, 0]) + before, dtype=np.uint8)
-        out[:, 1] = content
-        header = ByteColumn(out.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * (2 + len(before)))
-    else:
-        header = join([ByteColumn.constant(bytes([tag]), num_rows), varints(content),
-                       ByteColumn.constant(before, num_rows)])
+    header = join([ByteColumn.constant(bytes([tag]), num_rows), varints(content),
+                   ByteColumn.constant(before, num_rows)])
     if omit_empty and (content == 0).any():
         keep = np.repeat(content > 0, header.lengths)
         header = ByteColumn(header.data[keep], _offsets(np.where(content > 0, header.lengths, 0)))

@@ -14,7 +14,7 @@ import google_crc32c
 import numpy as np
 
 from ..errors import DatasetError
-from .bytecolumn import ByteColumn, join, row_lengths
+from .bytecolumn import ByteColumn, join, looked_up, row_lengths
 
 _MASK_DELTA = 0xA282EAD8
 SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".zz"}
@@ -30,13 +30,8 @@ def masked_crc(data: bytes | memoryview) -> int:
 
 def frame(records: ByteColumn) -> bytes:
     """Every record with its TFRecord header and footer, in one buffer."""
-    framed_records = framed(records)
-    return framed_records.data[: framed_records.offsets[-1]].tobytes()
-
-
-def framed(records: ByteColumn) -> ByteColumn:
-    """Each record framed as its own row (16 bytes longer)."""
-    return framed_join([records])
+    framed = framed_join([records])
+    return framed.data[: framed.offsets[-1]].tobytes()
 
 
 def framed_join(parts: Sequence[ByteColumn]) -> ByteColumn:
@@ -66,11 +61,8 @@ def framed_join(parts: Sequence[ByteColumn]) -> ByteColumn:
 def _headers(lengths: np.ndarray) -> ByteColumn:
     """Each record's 12-byte header: its length and the length's masked CRC (one per distinct length)."""
     distinct, which = np.unique(lengths, return_inverse=True)
-    table = np.empty((len(distinct), 12), dtype=np.uint8)
-    for index, length in enumerate(distinct.tolist()):
-        size = struct.pack("<Q", length)
-        table[index] = np.frombuffer(size + struct.pack("<I", masked_crc(size)), dtype=np.uint8)
-    return ByteColumn(table[which.reshape(-1)].reshape(-1), np.arange(len(lengths) + 1, dtype=np.int64) * 12)
+    sizes = [struct.pack("<Q", length) for length in distinct.tolist()]
+    return looked_up([size + struct.pack("<I", masked_crc(size)) for size in sizes], which.reshape(-1))
 
 
 class Compressor:
