@@ -73,11 +73,11 @@ def read_shard(path, index, compression, chunk):
     return tagged.concatenate(tf.data.Dataset.from_tensors((tf.zeros([0], tf.string), index)))
 
 
-def counted_batches(dataset, files, counts):
-    """The batches of `read_shard`s, after failing the epoch if a shard ended with more or fewer
-    records than it holds. TensorFlow's error for a corrupt record doesn't name the file; this one
-    does, so a damaged shard is never skipped quietly."""
-    files = tf.constant(files)
+def counted_batches(dataset, paths, counts):
+    """The batches of `read_shard`s of the shards `paths` (a string tensor), after failing the
+    epoch if a shard ended with more or fewer records than `counts` lists. TensorFlow's error for a
+    corrupt record doesn't name the file; this one does, so a damaged shard is never skipped
+    quietly."""
     counts = tf.constant(counts, tf.int64)
 
     def count(seen, element):
@@ -86,7 +86,7 @@ def counted_batches(dataset, files, counts):
         total = seen[index] + size
         ended = tf.equal(size, 0)  # a shard's end: the whole shard was read
         check = tf.debugging.Assert(tf.logical_or(tf.logical_not(ended), tf.equal(total, counts[index])), [
-            "a record that cannot be read (corrupt or cut) in shard", files[index],
+            "a record that cannot be read (corrupt or cut) in shard", paths[index],
             "- run `tfrecord-builder verify` on the dataset"])
         with tf.control_dependencies([check]):
             seen = tf.tensor_scatter_nd_update(seen, [[index]], [tf.where(ended, tf.constant(0, tf.int64), total)])
@@ -114,7 +114,7 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
         lambda index: read_shard(paths[index], index, compression, 64 if by_record else batch_size),
         cycle_length=max(1, min(len(files), 4)) if shuffle else 1,
     )
-    dataset = counted_batches(dataset, files, counts)
+    dataset = counted_batches(dataset, paths, counts)
     if by_record:
         dataset = dataset.unbatch()
     if shuffle:

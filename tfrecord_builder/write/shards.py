@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-import multiprocessing
 import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -13,7 +12,7 @@ import numpy as np
 
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
-from ..processes import can_fork, die_with_parent
+from ..processes import can_fork, context, die_with_parent
 from .collect import HeldRecords
 from .manifest import Manifest
 from .naming import shard_name, temporary
@@ -62,16 +61,25 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Itera
         pieces: Iterable[tuple[np.ndarray, ByteColumn]] = stream.take(count)
         entry = (kept or {}).get(file)
         if entry is not None and entry["num_examples"] == count:
-            held = list(pieces)
-            if _key_range(held) == (entry["first_key_hash"], entry["last_key_hash"]):
-                shards.append(ShardInfo(file, count, entry["num_bytes"], entry["sha256"]))
+            pieces = list(pieces)  # read once: for the key range, and to write if it differs
+            same = _kept_shard(entry, file, count, _key_range(pieces))
+            if same is not None:
+                shards.append(same)
                 continue
-            pieces = held
         shard, first, last = _write_shard(os.path.join(folder, file), pieces, count, compression)
         if manifest is not None:
             manifest.add(split, shard.to_dict(), first, last)
         shards.append(shard)
     return shards
+
+
+def _kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, str]) -> ShardInfo | None:
+    """The shard an interrupted build finished, if it holds these records: as many, same key range."""
+    if entry is None or entry["num_examples"] != count:
+        return None
+    if key_range != (entry["first_key_hash"], entry["last_key_hash"]):
+        return None
+    return ShardInfo(file, count, entry["num_bytes"], entry["sha256"])
 
 
 def _shard_count(index: int, total: int, num_shards: int) -> int:
@@ -93,12 +101,9 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
     for index in range(num_shards):
         count = _shard_count(index, total, num_shards)
         file = shard_name(name, split, index, num_shards, compression)
-        entry = kept.get(file)
         span = (_hex(records.hashes, start), _hex(records.hashes, start + count - 1)) if count else ("", "")
-        if entry is not None and entry["num_examples"] == count and span == (entry["first_key_hash"],
-                                                                             entry["last_key_hash"]):
-            shards[index] = ShardInfo(file, count, entry["num_bytes"], entry["sha256"])
-        else:
+        shards[index] = _kept_shard(kept.get(file), file, count, span)
+        if shards[index] is None:
             jobs.append((index, os.path.join(folder, file), start, start + count, compression))
         start += count
     processes = min(processes, len(jobs)) if can_fork() else 1
@@ -106,8 +111,7 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
     try:
         with contextlib.ExitStack() as stack:
             if processes > 1:
-                fork = multiprocessing.get_context("fork")
-                pool = stack.enter_context(fork.Pool(processes, die_with_parent, (os.getpid(),)))
+                pool = stack.enter_context(context().Pool(processes, die_with_parent, (os.getpid(),)))
                 written = pool.imap(_write_held_shard, jobs)  # in order, each as soon as it is done
             else:
                 written = map(_write_held_shard, jobs)
@@ -169,7 +173,7 @@ def _write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], cou
         for hashes, chunk in pieces:
             first = first or _hex(hashes, 0)
             last = _hex(hashes, -1)
-            data = compressor.compress(chunk.data[chunk.offsets[0] : chunk.offsets[-1]].tobytes())
+            data = compressor.compress(memoryview(chunk.data[chunk.offsets[0] : chunk.offsets[-1]]))
             digest.update(data)
             file.write(data)
             size += len(data)
