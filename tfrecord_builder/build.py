@@ -52,8 +52,9 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     `output` replaces the spec's `output.dir`; the dataset lands in `output/NAME/VERSION`.
     An existing finished dataset there is replaced only with `overwrite=True`. Records are
     encoded, and shards written, in `workers` processes (default: the machine's cores; a source of
-    one batch stays in this process); the output is byte-identical whatever the number. With `resume`, the shards an
-    interrupted build of the same spec finished (still intact) are kept, and the rest are written.
+    one batch stays in this process); the output is byte-identical whatever the number. With
+    `resume`, the shards an interrupted build of the same spec finished (still intact) are kept,
+    and the rest are written.
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
