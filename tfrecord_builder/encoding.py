@@ -54,21 +54,43 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
                    workers: int = 1) -> Iterator[EncodedBatch]:
     """Encodes every `(split or None, batch)`, in `workers` processes when > 1, in source order
     (a pending batch is parsed there too)."""
-    batches = iter(batches)
+    batches = _failure_in_turn(batches)
     first = list(itertools.islice(batches, 2))
     if workers <= 1 or len(first) < 2:  # one batch: not worth starting processes
         for split, batch in itertools.chain(first, batches):
-            yield encode_for_build(spec, split, batch)
+            yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch)
         return
     with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker,
                              initargs=(spec, os.getpid())) as pool:
         pending: deque = deque()
         for split, batch in itertools.chain(first, batches):
-            pending.append(pool.submit(_encode_in_worker, split, batch))
+            pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(_encode_in_worker, split, batch))
             if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
-                yield pending.popleft().result()
+                yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
         while pending:
-            yield pending.popleft().result()
+            yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
+
+
+@dataclass
+class _ReadFailure:
+    """A source's error, queued behind the batches read before it."""
+
+    error: DataError
+
+    @staticmethod
+    def raised(item: object) -> None:
+        if isinstance(item, _ReadFailure):
+            raise item.error
+
+
+def _failure_in_turn(batches: Iterable[tuple[str | None, Batch | PendingBatch]]) -> Iterator[tuple]:
+    """The batches, then the source's error as one more item: reading runs ahead of encoding, and
+    a bad record in an earlier batch must be the one reported, whichever reader (or worker) found
+    the later error first."""
+    try:
+        yield from batches
+    except DataError as error:
+        yield None, _ReadFailure(error)
 
 
 def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch) -> EncodedBatch:

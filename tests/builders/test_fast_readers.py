@@ -76,6 +76,22 @@ def test_csv_fast_and_plain_readers_agree(tmp_path_factory, rows, blank, quote, 
     assert fast == plain
 
 
+def test_the_first_bad_row_in_the_file_is_the_one_reported(tmp_path, monkeypatch):
+    """Reading runs ahead of encoding: the plain reader finds line 5's extra field while line 4's
+    bad integer is still to be encoded, yet line 4 is reported, by both readers and any worker
+    count (found by the property test above)."""
+    monkeypatch.setattr(TensorFeature, "batch_rows", 3)
+    spec = {"name": "first", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"n": {"dtype": "int64"}, "tokens": {"dtype": "int64", "shape": [None]}},
+            "output": {"shards": 2}}
+    text = "n,tokens\n0,\n0,\n1.5,\n0,[1, 2]\n"
+    expected = ("error", "d.csv, line 4: feature `n`: expected an integer in [-9223372036854775808, "
+                "9223372036854775807] (int64), received '1.5'")
+    for workers in (1, 2):
+        fast, plain = _build_both(tmp_path / f"w{workers}", spec, {"d.csv": text}, csv_blocks, workers=workers)
+        assert fast == plain == expected
+
+
 JSON_VALUES = st.sampled_from(['0', '7', '-3', '1.0', '1.5', '9223372036854775808', 'null', '"5"', 'true',
                                'NaN', '1e400', '[1]'])
 JSON_STEPS = st.sampled_from(['[]', '[1, 2, 3]', '[4]', 'null', '[1.5]', '[1, null]', '["a"]', '[[1]]'])
