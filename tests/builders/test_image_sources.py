@@ -464,3 +464,41 @@ def test_one_and_two_workers_write_byte_identical_shards(tmp_path):
         assert files == infos[2].splits[split].files and len(files) == 2
         for name in files:
             assert (Path(infos[1].path) / name).read_bytes() == (Path(infos[2].path) / name).read_bytes(), name
+
+
+# ---- class folders as Keras lists them -------------------------------------------------------------
+def test_classes_are_every_sub_folder_empty_or_linked_and_links_up_the_tree_are_not_walked(tmp_path):
+    """As `image_dataset_from_directory`: the classes are the sub-folders, sorted, an empty one
+    included (so `c` keeps index 2 when `b` gains images); a linked class folder is read; a link
+    back up the tree (a loop) is neither a class nor walked."""
+    images = tmp_path / "images"
+    save(noise(4, 4), images / "a" / "1.png")
+    (images / "b").mkdir()
+    save(noise(4, 4, seed=1), images / "c" / "1.png")
+    save(noise(4, 4, seed=2), tmp_path / "elsewhere" / "1.png")
+    (images / "d").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (images / "up").symlink_to(tmp_path, target_is_directory=True)
+    (images / "c" / "again").symlink_to(images, target_is_directory=True)
+    spec = {"name": "linked", "source": {"builder": "image_folder", "path": "images"},
+            "features": {"image": {"type": "image", "encoding": "png", "shape": [4, 4, 3]},
+                         "label": {"type": "class_label"}, "filename": {"dtype": "string"}},
+            "label": "label", "output": {"shuffle": False}}
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+    assert info.spec.features["label"].names == ["a", "b", "c", "d"]
+    rows = read_both(info)
+    assert sorted((row["filename"].decode(), int(row["label"])) for row in rows) == [
+        ("a/1.png", 0), ("c/1.png", 2), ("d/1.png", 3)]
+
+
+def test_a_labels_file_row_without_its_image_is_an_error(tmp_path):
+    save(noise(4, 4), tmp_path / "flat" / "1.png")
+    spec = {"name": "flat", "source": {"builder": "image_folder", "path": "flat", "options": {"labels": "labels.csv"}},
+            "features": {"image": {"type": "image", "encoding": "png", "shape": [4, 4, 3]},
+                         "label": {"type": "class_label"}}}
+    path = write_spec(tmp_path, spec, {"labels.csv": "filename,label\n1.png,a\n9.png,b\n"})
+    with pytest.raises(tb.DataError, match=r"labels\.csv, line 3: `9\.png` is not an image file in .*flat$"):
+        tb.build(path, output=tmp_path / "out")
+    path = write_spec(tmp_path, spec, {"labels.csv": "filename,label\n1.png,a\n1.png,b\n"})
+    with pytest.raises(tb.DataError, match=r"labels\.csv, line 3: `1\.png` is listed twice \(also at .*line 2\)"):
+        tb.build(path, output=tmp_path / "out")
+    assert not list(tmp_path.glob("out/**/dataset_info.json"))

@@ -4,7 +4,9 @@ Each record offers `image` (the file's path), `label` (its class sub-folder's na
 from `options: {labels: labels.csv}` for a flat folder: a CSV with `filename` and `label`
 columns, relative to the spec) and `filename` (its path relative to the
 folder, which is also its key). File extensions are matched case-blind; hidden files and
-folders are ignored; files are listed in sorted order.
+folders are ignored; folders linked to are followed (a link back up the tree is not); files are
+listed in sorted order. As in Keras' `image_dataset_from_directory`, the classes are the
+sub-folders, sorted, empty ones included, so a class keeps its index when another gains images.
 """
 from __future__ import annotations
 
@@ -27,16 +29,22 @@ class ImageFolderBuilder(Builder):
         folder = self._folder()
         labels = self._labels_file(folder)
         found = False
+        unseen = dict(labels) if labels is not None else {}
         for relative in _images(folder):
             found = True
             parts = relative.split("/")
             if labels is not None:
-                label = labels.get(relative)
+                label = labels[relative][1] if relative in labels else None
+                unseen.pop(relative, None)
             else:
                 label = parts[0] if len(parts) > 1 else None
             yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
         if not found:
             raise DataError(f"{folder}: no images found (extensions: {', '.join(sorted(EXTENSIONS))})")
+        if unseen:  # a listed example that isn't there would otherwise be lost without a word
+            filename, (where, _) = next(iter(unseen.items()))
+            more = f" (and {len(unseen) - 1} more rows)" if len(unseen) > 1 else ""
+            raise DataError(f"{where}: `{filename}` is not an image file in {folder}{more}")
 
     def origins(self, keys: list[Any]) -> PathOrigins:
         return PathOrigins(self.path, keys)
@@ -47,36 +55,76 @@ class ImageFolderBuilder(Builder):
         folder = self._folder()
         labels = self._labels_file(folder)
         if labels is not None:
-            return sorted(set(labels.values()))
-        return sorted({relative.split("/")[0] for relative in _images(folder) if "/" in relative}) or None
+            return sorted({label for _, label in labels.values()})
+        chain = _ancestors(folder)
+        return sorted(name for name in os.listdir(folder)
+                      if not name.startswith(".") and os.path.isdir(os.path.join(folder, name))
+                      and os.path.realpath(os.path.join(folder, name)) not in chain) or None
 
     def _folder(self) -> str:
         if self.path is None or not os.path.isdir(self.path):
             raise DataError(f"{self.path}: expected a folder of images")
         return self.path
 
-    def _labels_file(self, folder: str) -> dict[str, str] | None:
+    def _labels_file(self, folder: str) -> dict[str, tuple[str, str]] | None:
+        """The labels file's `filename` -> (its place, e.g. "labels.csv, line 3", its label)."""
         name = self.options.get("labels")
         if name is None:
             return None
         path = self.spec.resolve(name) if self.spec is not None else os.path.join(folder, name)
+        labels: dict[str, tuple[str, str]] = {}
         try:
             with open(path, newline="", encoding="utf-8") as file:
-                rows = list(csv.DictReader(file))
+                reader = csv.DictReader(file)
+                if reader.fieldnames is not None and not {"filename", "label"} <= set(reader.fieldnames):
+                    raise DataError(f"{path}, line 1: expected columns `filename` and `label`, "
+                                    f"received {', '.join(reader.fieldnames)}")
+                line = reader.line_num + 1
+                for row in reader:
+                    where = f"{path}, line {line}"
+                    filename, label = row["filename"], row["label"]
+                    if filename is None or label is None:
+                        raise DataError(f"{where}: expected a filename and a label")
+                    filename = filename.replace(os.sep, "/")
+                    if filename in labels:
+                        raise DataError(f"{where}: `{filename}` is listed twice (also at {labels[filename][0]})")
+                    labels[filename] = (where, label)
+                    line = reader.line_num + 1
         except OSError as error:
             raise DataError(f"{path}: can't read the labels file ({error.strerror})") from None
-        if rows and not {"filename", "label"} <= set(rows[0]):
-            raise DataError(f"{path}, line 1: expected columns `filename` and `label`, received {', '.join(rows[0])}")
-        return {row["filename"]: row["label"] for row in rows}
+        except UnicodeDecodeError as error:
+            raise DataError(f"{path}: not valid UTF-8 text ({error.reason})") from None
+        except csv.Error as error:
+            raise DataError(f"{path}, line {reader.line_num}: malformed CSV: {error}") from None
+        return labels
 
 
 def _images(folder: str) -> Iterator[str]:
     """Paths of the image files below `folder`, relative and with `/`, sorted; hidden ones skipped."""
-    for root, folders, files in os.walk(folder):
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
+    above = {folder: _ancestors(folder)}  # each folder's real path and its parents'
+    for root, folders, files in os.walk(folder, followlinks=True):
+        chain = above.pop(root)
+        kept = []
+        for name in sorted(folders):
+            real = os.path.realpath(os.path.join(root, name))
+            if not name.startswith(".") and real not in chain:  # a link back up would never end
+                kept.append(name)
+                above[os.path.join(root, name)] = chain | {real}
+        folders[:] = kept
         prefix = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
         prefix = "" if prefix == "./" else prefix
         for name in sorted(files):
             if name.startswith(".") or os.path.splitext(name)[1].lower() not in EXTENSIONS:
                 continue
             yield prefix + name
+
+
+
+def _ancestors(folder: str) -> set[str]:
+    """The real paths of `folder` and every folder above it: a link to one of them is a loop."""
+    real = os.path.realpath(folder)
+    chain = {real}
+    while os.path.dirname(real) != real:
+        real = os.path.dirname(real)
+        chain.add(real)
+    return chain

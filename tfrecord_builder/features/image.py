@@ -109,7 +109,8 @@ class ImageFeature(Feature):
         return self.size is None or self.encoding == "raw"
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None) -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
+               text: bool = True) -> dict[str, Values]:
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         for row, value in enumerate(values):
@@ -120,7 +121,10 @@ class ImageFeature(Feature):
             try:
                 data, shape = self.prepare(value)
             except BadImage as error:
-                raise self.fail(origin, row, f"{_describe(value)}: {error}") from None
+                described = _describe(value)
+                if isinstance(value, str) and os.path.abspath(value) == os.path.abspath(origin(row)):
+                    raise self.fail(origin, row, str(error)) from None  # the origin is the file already
+                raise self.fail(origin, row, f"{described}: {error}") from None
             stored.append(data)
             shapes.append(shape)
         ones = np.ones(len(values), dtype=np.int64)
