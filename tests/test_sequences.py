@@ -657,6 +657,21 @@ def test_free_sequence_lengths_build_and_each_feature_keeps_its_own_steps(tf, tm
             assert decoded[len(steps):] == [declaration["pad"]] * (len(decoded) - len(steps)), (name, index, decoded)
 
 
+def test_with_free_lengths_the_length_and_mask_follow_the_label(tf, tmp_path):
+    """With `sequence_lengths: free` a record's features may differ in length; the length and the
+    mask are the label's, so a masked loss covers exactly the label's steps."""
+    sequence = {"x": {"dtype": "int64"}, "y": {"dtype": "int64", "pad": -1}}
+    info = build_sequences(tmp_path, {"id": {"dtype": "int64"}}, sequence, UNEQUAL, sequence_lengths="free",
+                           label="y", input={"mask_feature": "mask"})
+    for dataset in (import_module(f"{info.path}/seq_input.py").input_fn("train", batch_size=4, shuffle=False),
+                    tb.input_fn(info.path, "train", batch_size=4, shuffle=False)):
+        ((features, label),) = batches_as_numpy(dataset)
+        expected = [len(UNEQUAL[index]["y"]) for index in features["id"].tolist()]
+        assert features["sequence_length"].tolist() == expected
+        assert features["mask"].tolist() == (label != -1).tolist()
+        assert features["mask"].shape == label.shape == (4, max(expected))
+
+
 # ---- a masked recurrent network trains from input_fn ------------------------------------------------------------
 def test_masked_gru_learns_japanese_vowels_from_input_fn(tmp_path):
     import train

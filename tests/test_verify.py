@@ -161,3 +161,50 @@ def test_a_flipped_byte_fails_the_epoch_naming_the_shard(clean, tmp_path, tf, re
         else:
             for _ in batches:
                 pass
+
+
+def _inspect(*args):
+    return subprocess.run([sys.executable, "-m", "tfrecord_builder", "inspect", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_inspect_names_a_damaged_shard_in_one_line(clean, tmp_path):
+    target = _copy(clean, tmp_path)
+    shard = target / clean.splits["train"].files[0]
+    damaged = bytearray(shard.read_bytes())
+    damaged[len(damaged) // 2] ^= 0x01
+    shard.write_bytes(bytes(damaged))
+    run = _inspect(target, "--show", 25)  # past the end of the damaged first shard
+    assert run.returncode == 1
+    assert run.stderr == (f"error: {shard}: a record that cannot be read (corrupt or cut); "
+                          "`tfrecord-builder verify` lists every fault\n")
+
+
+def test_inspect_names_a_compressed_file_that_cannot_be_decompressed(tmp_path):
+    folder = tmp_path / "z"
+    spec = {**SPEC, "output": {"shards": 1, "compression": "zlib"}}
+    info = tb.build(write_spec(folder, spec, {"d.jsonl": ROWS}), output=folder / "out", workers=1)
+    shard = os.path.join(info.path, info.splits["train"].files[0])
+    data = bytearray(open(shard, "rb").read())
+    data[-2] ^= 0xFF  # the stream's Adler-32 check
+    open(shard, "wb").write(bytes(data))
+    run = _inspect(shard)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1
+    assert run.stderr.startswith(f"error: {os.path.basename(shard)}: cannot be decompressed (Error -3"), run.stderr
+
+
+def test_inspect_refuses_an_unknown_split_even_without_show(clean):
+    run = _inspect(clean.path, "--split", "nope")
+    assert run.returncode == 2
+    assert run.stderr == "error: --split: unknown split 'nope'; expected one of: train\n"
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.5, True])
+def test_a_batch_size_that_is_not_a_positive_integer_is_refused(clean, tf, batch_size):
+    """tf.data would crash the process on rebatch(-1) and take 0 for the default before."""
+    module = import_module(os.path.join(clean.path, "v_input.py"))
+    for input_fn in (lambda **kw: tb.input_fn(clean.path, "train", **kw), lambda **kw: module.input_fn("train", **kw)):
+        for shuffle in (False, True):
+            with pytest.raises(ValueError, match=rf"batch_size must be a positive integer, received {batch_size!r}"):
+                input_fn(batch_size=batch_size, shuffle=shuffle)
+    assert sum(len(batch["id"]) for batch in tb.input_fn(clean.path, "train", batch_size=np.int64(7))) == 60

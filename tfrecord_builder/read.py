@@ -68,11 +68,12 @@ class Dataset:
         if options.length_feature is not None:
             features[options.length_feature] = length
         if options.mask_feature is not None:
-            features[options.mask_feature] = tf.sequence_mask(length, tf.shape(features[names[0]])[1])
+            features[options.mask_feature] = tf.sequence_mask(length)  # as wide as the padded length feature
         return features
 
     def _length_feature(self) -> Feature:
-        return length_source([feature for feature in self.features.values() if feature.sequence])
+        return length_source([feature for feature in self.features.values() if feature.sequence],
+                             self.info.spec.label)
 
     def _lengths(self, sequence: dict[str, Any], lengths: dict[str, Any]) -> Any:
         feature = self._length_feature()
@@ -107,7 +108,7 @@ class Dataset:
         """A `tf.data.Dataset` of batches, exactly as the generated module's `input_fn` gives them."""
         tf = tensorflow()
         spec = self.info.spec
-        batch_size = batch_size or spec.input.batch_size
+        batch_size = spec.input.batch_size if batch_size is None else batch_size
         shuffle = split == "train" if shuffle is None else shuffle
         files = self.files(split)
         counts = [shard["num_examples"] for shard in self.info.splits[split].shards]

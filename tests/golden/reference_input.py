@@ -78,6 +78,10 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     slower) through a shuffle buffer. `bucketing` = (record_length, boundaries) batches records
     of similar length together.
     """
+    if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 1:
+        # tf.data would crash the process on rebatch(-1), and batch(0) fails only when iterated
+        raise ValueError(f"batch_size must be a positive integer, received {batch_size!r}")
+    batch_size = batch_size.__index__()
     num_examples = sum(counts)
     by_record = shuffle or bucketing is not None
     dataset = tf.data.Dataset.range(len(files))
@@ -173,7 +177,7 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     parses each batch at once and prefetches. With `repeat=False` one pass yields every example
     once, in ceil(n / batch_size) batches.
     """
-    batch_size = batch_size or BATCH_SIZE
+    batch_size = BATCH_SIZE if batch_size is None else batch_size
     shuffle = split == "train" if shuffle is None else shuffle
     split_entry = split_info(split, data_dir)
     counts = [shard["num_examples"] for shard in split_entry["shards"]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.show < 0:
+        raise UsageError(f"--show: expected a number of examples (0 or more), received {args.show}")
     if not os.path.exists(args.path):
         raise UsageError(f"{args.path}: no such file or folder")
     if os.path.isdir(args.path) or os.path.basename(args.path) == INFO_FILE:
@@ -37,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
     spec = info.spec
+    if split is not None and split not in info.splits:
+        raise UsageError(f"--split: unknown split {split!r}; expected one of: {', '.join(info.splits)}")
     print(f"{spec.name} {spec.version}: {spec.description}".rstrip(": "))
     print(f"folder: {info.path}")
     print(f"format: {spec.format}, compression: {spec.output.compression}, label: {spec.label or '(none)'}")
@@ -65,13 +70,25 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
         dataset = Dataset(info)
         try:
             batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
-        except Exception as error:  # TensorFlow's DataLossError on a corrupt record names no file
-            if type(error).__name__ != "DataLossError":
-                raise
-            raise DatasetError(f"{info.path}: a corrupt record in split {split} ({error.message}); "
-                               "`tfrecord-builder verify` names the shard") from None
+        except Exception as error:
+            raise _read_error(error, info.path, split) or error
         print()
         _show_batch(batch, spec.label, show)
+
+
+def _read_error(error: Exception, folder: str, split: str) -> DatasetError | None:
+    """TensorFlow's error for a damaged shard as one line: the reading side's count check names
+    the shard in an assertion; a DataLossError names no file."""
+    kind = type(error).__name__
+    message = getattr(error, "message", str(error))
+    shard = re.search(r"cannot be read \(corrupt or cut\) in shard\] \[(.*?)\]", message)
+    if kind == "InvalidArgumentError" and shard:
+        return DatasetError(f"{shard.group(1)}: a record that cannot be read (corrupt or cut); "
+                            "`tfrecord-builder verify` lists every fault")
+    if kind == "DataLossError":
+        return DatasetError(f"{folder}: a corrupt record in split {split} ({message.splitlines()[0]}); "
+                            "`tfrecord-builder verify` names the shard")
+    return None
 
 
 def _show_batch(batch: Any, label: str | None, count: int) -> None:

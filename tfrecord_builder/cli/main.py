@@ -6,6 +6,7 @@ shown only with --debug.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from typing import NoReturn, Sequence
@@ -52,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(args, f"error: {error}", error.exit_code)
     except KeyboardInterrupt:
         return _report(args, "error: interrupted", 130)
+    except BrokenPipeError:  # the reader of our output went away (`... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exit's flush can't fail again
+        return 1
     except Exception as error:  # a bug of ours or of a custom builder: still one line unless --debug
         return _report(args, f"error: unexpected {type(error).__name__}: {error} (run with --debug for the traceback)", 1)
 

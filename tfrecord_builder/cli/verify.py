@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from ..errors import DatasetError
+from ..errors import DatasetError, UsageError
+from ..write.naming import INFO_FILE
 from ..verify import verify
 
 NAME = "verify"
@@ -15,6 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if os.path.isfile(args.path) and os.path.basename(args.path) != INFO_FILE:
+        raise UsageError(f"{args.path}: verify takes a dataset folder (NAME/VERSION); "
+                         "`tfrecord-builder inspect` reads a single TFRecord file")
     result = verify(args.path)
     if result.ok:
         print(f"{result.info.path}: ok: {result.num_shards} shards, {result.num_records:,} records, "

@@ -90,7 +90,17 @@ def open_records(path: str, compression: str) -> BinaryIO:
 
 
 def read_records(stream: BinaryIO, name: str, check_crc: bool = True) -> Iterator[bytes]:
-    """Yields each record of a TFRecord stream; a broken frame raises DatasetError naming it."""
+    """Yields each record of a TFRecord stream; a broken frame, or compressed data that can't be
+    decompressed, raises DatasetError naming it."""
+    try:
+        yield from _records(stream, name, check_crc)
+    except (OSError, EOFError, zlib.error) as error:
+        if isinstance(error, DatasetError):
+            raise
+        raise DatasetError(f"{name}: cannot be decompressed ({error})") from None
+
+
+def _records(stream: BinaryIO, name: str, check_crc: bool) -> Iterator[bytes]:
     index = 0
     while True:
         header = stream.read(12)

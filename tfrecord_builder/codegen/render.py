@@ -79,7 +79,7 @@ def _sequence_parts(spec: Spec) -> tuple[str, str, str]:
     decoders = "\n".join(
         f"        {feature.name!r}: {feature.decode_source('sequence' if feature.sequence else 'context', spec.input)},"
         for feature in features)
-    length_feature = length_source(sequence)
+    length_feature = length_source(sequence, spec.label)
     constants = SEQUENCE_CONSTANTS.format(
         length_feature=repr(spec.input.length_feature),
         mask_feature=repr(spec.input.mask_feature),
@@ -97,10 +97,14 @@ def _sequence_parts(spec: Spec) -> tuple[str, str, str]:
     return constants, parsing, SEQUENCE_BATCHING
 
 
-def length_source(sequence: list[Feature]) -> Feature:
-    """The sequence feature whose lengths are the records' lengths: a fixed per-step shape if any
-    (the parser reports their lengths), else a variable one (its ragged row lengths)."""
-    return next((feature for feature in sequence if not feature.is_variable), sequence[0])
+def length_source(sequence: list[Feature], label: str | None = None) -> Feature:
+    """The sequence feature whose lengths are the records' lengths (and the mask's): the label if
+    it is a sequence feature (with `sequence_lengths: free` the mask must cover the label), else
+    a fixed per-step shape if any (the parser reports their lengths), else a variable one (its
+    ragged row lengths)."""
+    labelled = [feature for feature in sequence if feature.name == label]
+    return next(iter(labelled), None) or next((feature for feature in sequence if not feature.is_variable),
+                                              sequence[0])
 
 
 def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | None = None,

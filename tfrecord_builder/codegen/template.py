@@ -72,7 +72,7 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     parses each batch at once and prefetches. With `repeat=False` one pass yields every example
     once, in ceil(n / batch_size) batches.
     """
-    batch_size = batch_size or BATCH_SIZE
+    batch_size = BATCH_SIZE if batch_size is None else batch_size
     shuffle = split == "train" if shuffle is None else shuffle
     split_entry = split_info(split, data_dir)
     counts = [shard["num_examples"] for shard in split_entry["shards"]]
@@ -158,7 +158,7 @@ def parse_batch(serialized):
     if LENGTH_FEATURE is not None:
         features[LENGTH_FEATURE] = length
     if MASK_FEATURE is not None:
-        features[MASK_FEATURE] = tf.sequence_mask(length, tf.shape(features[SEQUENCE_NAMES[0]])[1])
+        features[MASK_FEATURE] = tf.sequence_mask(length)  # as wide as the padded length feature
     return features
 
 

@@ -104,6 +104,10 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     slower) through a shuffle buffer. `bucketing` = (record_length, boundaries) batches records
     of similar length together.
     """
+    if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 1:
+        # tf.data would crash the process on rebatch(-1), and batch(0) fails only when iterated
+        raise ValueError(f"batch_size must be a positive integer, received {batch_size!r}")
+    batch_size = batch_size.__index__()
     num_examples = sum(counts)
     by_record = shuffle or bucketing is not None
     dataset = tf.data.Dataset.range(len(files))
