@@ -151,7 +151,12 @@ class _Encoding:
                 self.save()
                 last_save = time.monotonic()
         if not any(records.num_examples for records in self.records.values()):
-            raise DataError(f"{spec.source.path or spec.source.builder}: the source has no records")
+            source = spec.source.path or spec.source.builder
+            if state.skipped:  # under on_error: skip
+                first = state.skipped[0]
+                raise DataError(f"{source}: every record was skipped ({len(state.skipped)}); the first: "
+                                f"{first['reason']}")
+            raise DataError(f"{source}: the source has no records")
         if resumed or os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
             self.save()  # a long build: a kill while writing won't cost the encoding again
 
@@ -212,8 +217,11 @@ def _check_target(folder: str, overwrite: bool) -> None:
     if os.path.isdir(folder) and os.listdir(folder) and not os.path.exists(os.path.join(folder, MARKER_FILE)):
         raise UsageError(f"{folder}: the folder exists and was not made by tfrecord-builder; "
                          "refusing to write into it (choose another --output)")
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise UsageError(f"{folder}: exists and is not a folder")
+    above = os.path.abspath(folder)
+    while not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)  # the nearest part of the path that exists
+    if not os.path.isdir(above):
+        raise UsageError(f"{above}: exists and is not a folder; the output must be a folder")
 
 
 def check_sources(spec: Spec) -> None:
@@ -227,8 +235,13 @@ def check_sources(spec: Spec) -> None:
     for key_path, path in places:
         if path is None:
             raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
-        if not os.path.exists(spec.resolve(path)):
-            raise spec.error(key_path, f"{spec.resolve(path)} not found")
+        resolved = spec.resolve(path)
+        if not os.path.exists(resolved):
+            raise spec.error(key_path, f"{resolved} not found")
+        wants_folder = spec.source.builder == "image_folder"
+        if os.path.isdir(resolved) != wants_folder:
+            raise spec.error(key_path, f"{resolved} is a {'file' if wants_folder else 'folder'}; the "
+                                       f"{spec.source.builder} builder reads a {'folder' if wants_folder else 'file'}")
 
 
 def _builders(spec: Spec) -> list[tuple[str | None, Builder]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+
+import pytest
 from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
@@ -220,3 +222,30 @@ def test_numbers_arrow_reads_are_the_numbers_python_reads(cells, kind):
     for cell, value in zip(cells, converted.tolist()):
         expected = python(cell)  # raises if Arrow read a cell Python can't
         assert value == expected or (math.isnan(value) and math.isnan(expected)), cell
+
+
+def test_a_float_key_splits_the_same_whichever_reader_reads_it(tmp_path):
+    """Keys decide splits; json.loads keeps `5` an int where Arrow's float column makes it 5.0, so
+    a file that takes the plain reader from its first line (a blank line) must split alike."""
+    spec = {"name": "k", "source": {"builder": "jsonl", "path": "d.jsonl", "key": "id"},
+            "splits": {"train": 0.5, "test": 0.5},
+            "features": {"id": {"dtype": "float32"}, "x": {"dtype": "int64"}}}
+    rows = "".join(json.dumps({"id": i if i % 3 else i + 0.5, "x": 2 * i}) + "\n" for i in range(300))
+    members = []
+    for index, text in enumerate((rows, "\n" + rows)):
+        info = tb.build(write_spec(tmp_path / f"c{index}", spec, {"d.jsonl": text}), output=tmp_path / f"c{index}" / "out")
+        members.append({split: sorted(int(x) for batch in tb.input_fn(info.path, split, shuffle=False)
+                                      for x in batch["x"].numpy()) for split in ("train", "test")})
+    assert members[0] == members[1]
+    assert 100 < len(members[0]["train"]) < 200
+
+
+def test_text_that_is_not_utf8_deep_in_a_fast_block_is_refused_with_its_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(TensorFeature, "batch_rows", 64)
+    spec = {"name": "u", "source": {"builder": "jsonl", "path": "d.jsonl"},
+            "features": {"n": {"dtype": "int64"}, "s": {"dtype": "string"}}}
+    lines = [json.dumps({"n": i, "s": f"ü{i}"}).encode() for i in range(500)]
+    lines[300] = b'{"n": 300, "s": "\xed\xa0\x80"}'  # an encoded surrogate: not UTF-8
+    path = write_spec(tmp_path, spec, {"d.jsonl": b"\n".join(lines) + b"\n"})
+    with pytest.raises(tb.DataError, match=r"^d\.jsonl, line 301: not valid utf-8 text \(byte 0xed\)$"):
+        tb.build(path, output=tmp_path / "out")

@@ -82,12 +82,17 @@ def test_identical_rows_without_a_key_column_are_kept(tmp_path):
     assert info.splits["train"].num_examples == 3
 
 
-def test_a_missing_column_is_fine_with_a_default(tf, tmp_path):
-    spec = {"name": "t", "source": {"builder": "csv", "path": "d.csv"},
+def test_an_absent_json_field_is_fine_with_a_default_but_a_csv_column_missing_from_the_header_is_not(tf, tmp_path):
+    """A JSON record may leave a field out; a header that lacks a column most likely misspells it,
+    which a default would hide as a constant feature."""
+    spec = {"name": "t", "source": {"builder": "jsonl", "path": "d.jsonl"},
             "features": {"x": {"dtype": "int64"}, "w": {"dtype": "float32", "default": 1.0}}}
-    info = tb.build(write_spec(tmp_path, spec, {"d.csv": "x\n1\n2\n"}), output=tmp_path / "out")
+    info = tb.build(write_spec(tmp_path / "j", spec, {"d.jsonl": '{"x": 1}\n{"x": 2}\n'}), output=tmp_path / "j" / "out")
     (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
     assert batch["w"].tolist() == [1.0, 1.0]
+    spec["source"] = {"builder": "csv", "path": "d.csv"}
+    with pytest.raises(DataError, match=r"^d.csv: feature `w`: no column `w` in the source; its columns: x$"):
+        tb.build(write_spec(tmp_path / "c", spec, {"d.csv": "x\n1\n2\n"}), output=tmp_path / "c" / "out")
 
 
 def test_a_missing_column_without_default_names_the_columns(tmp_path):
@@ -109,3 +114,27 @@ def test_other_delimiters(tmp_path):
             "features": {"a": {"dtype": "int64"}, "b": {"dtype": "string"}}}
     info = tb.build(write_spec(tmp_path, spec, {"d.tsv": "a\tb\n1\tx y\n"}), output=tmp_path / "out")
     assert info.splits["train"].num_examples == 1
+
+
+def test_parquet_refuses_a_string_where_a_list_belongs_and_a_column_named_twice(tmp_path):
+    spec = {"name": "p", "source": {"builder": "parquet", "path": "d.parquet"},
+            "features": {"id": {"dtype": "int64"}, "words": {"dtype": "string", "shape": [None]}}}
+    pq.write_table(pa.Table.from_pylist([{"id": 1, "words": "new york"}]), tmp_path / "d.parquet")
+    path = write_spec(tmp_path, spec)
+    with pytest.raises(DataError, match=r"^d\.parquet, row 1: feature `words`: expected a list of shape \[null\], "
+                                        r"received the string 'new york'$"):
+        tb.build(path, output=tmp_path / "out")
+    pq.write_table(pa.Table.from_arrays([pa.array([1]), pa.array([["a"]]), pa.array([2])], names=["id", "words", "id"]),
+                   tmp_path / "d.parquet")
+    with pytest.raises(DataError, match=r"^d\.parquet: column `id` appears 2 times; expected unique column names$"):
+        tb.build(path, output=tmp_path / "out")
+
+
+def test_a_csv_list_cell_still_splits_on_whitespace(tmp_path):
+    """What JSON and Parquet sources refuse (the test above, tests/cli/test_bad_input.py) is the CSV
+    way of writing a list."""
+    spec = {"name": "c", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"id": {"dtype": "int64"}, "words": {"dtype": "string", "shape": [None]}}}
+    info = tb.build(write_spec(tmp_path, spec, {"d.csv": "id,words\n1,new york\n"}), output=tmp_path / "out")
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
+    assert batch["words"] == [[b"new", b"york"]]

@@ -6,7 +6,6 @@ import pty
 import subprocess
 import sys
 
-from conftest import ROOT
 
 
 def test_progress_is_drawn_on_a_terminal_and_cleared(tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import os
 
-import numpy as np
 import pytest
 
 from tfrecord_builder.codec.bytecolumn import ByteColumn

@@ -30,6 +30,8 @@ GOOD = [
     ({"dtype": "float32", "allow_nan": True}, ["nan", "inf"], ("float", [np.nan, np.inf], [1, 1])),
     ({"dtype": "float64"}, ["0.1"], ("float", [float(np.float32(0.1))], [1])),
     ({"dtype": "float16"}, ["0.1"], ("float", [float(np.float16(0.1))], [1])),
+    # float32's largest as NumPy prints it (3.4028235e38 rounds down to it, as the cast does)
+    ({"dtype": "float32"}, ["3.4028235e38", "-3.4028235e38"], ("float", [3.4028235e38, -3.4028235e38], [1, 1])),
     ({"dtype": "int64"}, ["9223372036854775807", "-9223372036854775808"],
      ("int64", [2**63 - 1, -(2**63)], [1, 1])),
     ({"dtype": "int64"}, [3.0, 4], ("int64", [3, 4], [1, 1])),
@@ -71,6 +73,8 @@ BAD = [
     ({"dtype": "float32"}, ["1", None], "data.csv, line 3: feature `f`: missing value (the spec gives no `default`)"),
     ({"dtype": "float32"}, ["nan"], "data.csv, line 2: feature `f`: 'nan' is not allowed (set `allow_nan: true`"),
     ({"dtype": "float32"}, ["1e39"], "data.csv, line 2: feature `f`: '1e39' is out of range for float32"),
+    ({"dtype": "float32"}, ["3.4028236e38"], "'3.4028236e38' is out of range for float32"),
+    ({"dtype": "float64"}, ["1e300"], "'1e300' is out of range for float64 (stored as float32)"),
     ({"dtype": "float32"}, [True], "feature `f`: expected a number (float32), received True"),
     ({"dtype": "int64"}, ["99999999999999999999"],
      "line 2: feature `f`: expected an integer in [-9223372036854775808, 9223372036854775807] (int64)"),

@@ -71,6 +71,7 @@ ERRORS = [
     ("nan not for ints", BASE.replace("{dtype: float32}", "{dtype: int64, allow_nan: true}"), 4,
      "features.x.allow_nan: only float dtypes can hold NaN"),
     ("version path", BASE + "version: ../../etc\n", 5, "version: expected a version such as 1.0.0"),
+    ("no features", BASE.split("features:")[0] + "features: {}\n", 3, "features: expected at least one feature"),
     ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
 ]
 
@@ -126,3 +127,11 @@ def test_the_example_specs_pass_the_json_schema():
     schema = spec_schema()
     for path in sorted((ROOT / "specs").glob("*.yaml")):
         jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+
+
+@pytest.mark.parametrize("written", ["1.10", "2", "1.0", "3.0.1"])
+def test_a_version_is_kept_as_written(tmp_path, written):
+    """YAML would read `version: 1.10` as the number 1.1 (and build into the wrong folder)."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(BASE + f"version: {written}\n")
+    assert tb.load_spec(path).version == written

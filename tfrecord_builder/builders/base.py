@@ -30,6 +30,8 @@ class Batch:
     source: str = ""  # the file (or builder) the rows come from, for messages
     available: Sequence[str] | None = None  # every column the source has, when it has a header
     base_dir: str | None = None  # where relative file paths in the columns point from
+    text_cells: bool = True  # a string may hold a list ("1 2 3", "[1, 2]"), as in a CSV cell; JSON and
+    # Parquet give lists as lists, so a string where a list belongs is an error there
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -37,7 +39,8 @@ class Batch:
     def without_columns(self) -> "Batch":
         """The batch's keys and origins only (what is still needed once it is encoded)."""
         return Batch(keys=self.keys, columns={}, origin=self.origin, content_keys=self.content_keys,
-                     source=self.source, available=self.available, base_dir=self.base_dir)
+                     source=self.source, available=self.available, base_dir=self.base_dir,
+                     text_cells=self.text_cells)
 
     def select(self, rows: Sequence[int]) -> "Batch":
         """The batch's records at `rows` only (for isolating bad records)."""
@@ -49,6 +52,7 @@ class Batch:
             source=self.source,
             available=self.available,
             base_dir=self.base_dir,
+            text_cells=self.text_cells,
         )
 
 

@@ -46,7 +46,8 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
     """Pending batches of the file's rows for as long as the fast way reads it exactly; returns
     None when it read the whole file, else the number of data rows it yielded (a multiple of
     `batch_size`)."""
-    if pa is None or codecs.lookup(encoding).name not in _UTF8 or len(delimiter) != 1 or delimiter in '"\r\n':
+    if pa is None or codecs.lookup(encoding).name not in _UTF8 or len(delimiter) != 1 or delimiter in '"\r\n' \
+            or not delimiter.isascii():  # Arrow takes only ASCII delimiters
         return 0
     name = os.path.basename(path)
     with open(path, "rb") as file:

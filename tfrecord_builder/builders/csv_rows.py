@@ -61,6 +61,10 @@ def read_batches(file: BinaryIO, name: str, delimiter: str, encoding: str, neede
 
 def _positions(name: str, header: list[str], needed: Sequence[str] | None, key: str | None) -> dict[str, int]:
     index = {column: position for position, column in enumerate(header)}
+    for column in ([] if needed is None else list(needed)) + ([key] if key else []):
+        if header.count(column) > 1:  # which of them a feature reads would be a guess
+            raise DataError(f"{name}, line 1: column `{column}` appears {header.count(column)} times in the header; "
+                            "expected unique column names")
     if key is not None and key not in index:
         raise DataError(f"{name}, line 1: key column `{key}` not found; columns: {', '.join(header)}")
     wanted = header if needed is None else needed

@@ -44,8 +44,8 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
     if pa is None or spec is None or needed is None or codecs.lookup(encoding).name not in _UTF8:
         return 0
     schema = _schema(spec, needed)
-    if schema is None or (key is not None and key not in schema.names):
-        return 0
+    if schema is None or (key is not None and (key not in schema.names or schema.field(key).type not in (pa.int64(), pa.string()))):
+        return 0  # e.g. a float key: json.loads keeps 5 an int, Arrow makes it 5.0, and keys decide splits
     name = os.path.basename(path)
     with open(path, "rb") as file:
         if file.read(3) == b"\xef\xbb\xbf":
@@ -75,6 +75,8 @@ class JsonLines(PendingBatch):
     key: str | None
 
     def load(self) -> Batch:
+        if not self.data.isascii() and not _utf8(self.data):
+            return self._json_loads()  # Arrow's JSON parser lets bytes that aren't UTF-8 through
         options = (pajson.ReadOptions(use_threads=False, block_size=len(self.data) + 1),
                    pajson.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="ignore",
                                        newlines_in_values=False))
@@ -96,6 +98,14 @@ class JsonLines(PendingBatch):
         its exact error."""
         return self.only_batch(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed,
                                                       self.key, self.count, first_line=self.line))
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _blank_column(table: Any) -> bool:
@@ -132,4 +142,4 @@ def _batch(table: Any, keys: list[bytes], name: str, line: int, needed: Sequence
         keys = [str(value) for value in columns[key].to_pylist()]
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))
     return Batch(keys=keys, columns={column: JsonValues(columns[column]) for column in needed}, origin=origins,
-                 content_keys=key is None, source=name)
+                 content_keys=key is None, source=name, text_cells=False)

@@ -26,12 +26,12 @@ def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Seque
             skip -= 1
             continue
         try:
-            record = json.loads(line.decode(encoding))
+            record = json.loads(line.decode(encoding).rstrip("\r\n"))  # columns count within the line
         except UnicodeDecodeError as error:
             raise DataError(f"{name}, line {line_number}: not valid {encoding} text "
                             f"(byte 0x{line[error.start]:02x})") from None
         except json.JSONDecodeError as error:
-            raise DataError(f"{name}, line {line_number}: invalid JSON: {error.msg} "
+            raise DataError(f"{name}, line {line_number}: invalid JSON: {error.msg.removesuffix(' at')} "
                             f"at column {error.colno}") from None
         if not isinstance(record, dict):
             raise DataError(f"{name}, line {line_number}: expected a JSON object, "
@@ -56,4 +56,5 @@ def _batch(keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str]
     names = needed if needed is not None else sorted({key for record in records for key in record})
     columns = {column: [record.get(column) for record in records] for column in names
                if any(column in record for record in records)}
-    return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file)
+    return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file,
+                 text_cells=False)

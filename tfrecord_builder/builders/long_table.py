@@ -19,8 +19,9 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int) -> Iterato
     group_by, order_by = spec.source.group_by, spec.source.order_by
     groups: dict[str, list[tuple[Any, str, dict[str, Any]]]] = {}
     source = ""
+    text_cells = True
     for batch in batches:
-        source = batch.source
+        source, text_cells = batch.source, batch.text_cells
         for column in (group_by, order_by):
             if column not in batch.columns:
                 raise DataError(f"{batch.source}: no column `{column}` (source.{'group_by' if column == group_by else 'order_by'})"
@@ -40,7 +41,8 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int) -> Iterato
         records = [_record(key, groups[key], context, sequence, group_by, order_by) for key in keys]
         columns = {feature.source_name: [record[feature.source_name] for record in records]
                    for feature in context + sequence}
-        yield Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{source}, {group_by}", keys), source=source)
+        yield Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{source}, {group_by}", keys), source=source,
+                    text_cells=text_cells)
 
 
 def _record(key: str, rows: list[tuple[Any, str, dict[str, Any]]], context: list, sequence: list,

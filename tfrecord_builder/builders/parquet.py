@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
 from .base import Batch, RowOrigins
@@ -31,9 +31,13 @@ class ParquetBuilder(TableBuilder):
         if key_column is not None and key_column not in columns:
             raise DataError(f"{name}: key column `{key_column}` not found; columns: {', '.join(columns)}")
         wanted = [column for column in (needed if needed is not None else columns) if column in columns]
+        for column in set(wanted) | ({key_column} if key_column else set()):
+            if columns.count(column) > 1:
+                raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
+                                "expected unique column names")
         read = sorted(set(wanted) | ({key_column} if key_column else set()))
         start = 0
-        for record_batch in table.iter_batches(batch_size=batch_size, columns=read or None):
+        for record_batch in _batches(table, name, batch_size, read or None, start):
             values = {column: record_batch.column(column).to_pylist() for column in read}
             count = record_batch.num_rows
             if key_column is not None:
@@ -43,4 +47,19 @@ class ParquetBuilder(TableBuilder):
             origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
             start += count
             yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,
-                        content_keys=key_column is None, source=name, available=columns)
+                        content_keys=key_column is None, source=name, available=columns, text_cells=False)
+
+
+def _batches(table: Any, name: str, batch_size: int, columns: list[str] | None, start: int) -> Iterator[Any]:
+    """The file's record batches; a part that can't be read (a damaged page) names the file."""
+    batches = table.iter_batches(batch_size=batch_size, columns=columns)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except Exception as error:  # pyarrow's ArrowInvalid, OSError...: its own kinds
+            raise DataError(f"{name}: a damaged part of the Parquet file, after row {start}: "
+                            f"{str(error).splitlines()[0]}") from None
+        start += batch.num_rows
+        yield batch

@@ -41,7 +41,7 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
             column = _absent(feature, batch)
         elif getattr(column, "cells_kind", None) and not feature.reads_text_cells:
             column = column.cells()
-        values[name] = feature.encode(column, batch.origin, batch.base_dir)
+        values[name] = feature.encode(column, batch.origin, batch.base_dir, text=batch.text_cells)
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
         return EncodedBatch(examples(features_entries(by_key), framed), values)
@@ -68,8 +68,11 @@ def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, 
 
 
 def _absent(feature: Feature, batch: Batch) -> list[None]:
-    """A column the source lacks is all missing values: fine with a default, else an error."""
-    if getattr(feature, "default", None) is None and not getattr(feature, "is_variable", False):
+    """A column the source lacks: an error where the source has a header (a CSV, a Parquet file:
+    most likely a misspelt name, which a default would hide); elsewhere (JSON records, which may
+    leave a field out) all missing values, fine with a default or a variable length."""
+    if batch.available is not None or (getattr(feature, "default", None) is None
+                                       and not getattr(feature, "is_variable", False)):
         columns = f"; its columns: {', '.join(batch.available)}" if batch.available is not None else ""
         raise DataError(f"{batch.source or batch.origin(0)}: feature `{feature.name}`: "
                         f"no column `{feature.source_name}` in the source{columns}")

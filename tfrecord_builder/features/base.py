@@ -74,10 +74,12 @@ class Feature:
         raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")
 
     # --- writing side -------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None) -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
+               text: bool = True) -> dict[str, Values]:
         """Converts a batch of raw values (None = missing) to storage values per record key.
 
-        `base_dir` is where relative file paths in the values point from (a manifest's folder).
+        `base_dir` is where relative file paths in the values point from (a manifest's folder);
+        `text`: whether a string may spell a list, as a CSV cell does.
         """
         raise NotImplementedError
 

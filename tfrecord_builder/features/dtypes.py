@@ -86,15 +86,14 @@ class DType:
         if not allow_nan and len(values) and not np.isfinite(values).all():
             index = int(np.flatnonzero(~np.isfinite(values))[0])
             raise Invalid(index, f"{_received(items[index])} is not allowed (set `allow_nan: true` to keep NaN and inf)")
-        limit = float(np.finfo(np.float16 if self.name == "float16" else np.float32).max)
-        finite = np.isfinite(values)
-        too_big = finite & (np.abs(values) > limit)
+        with np.errstate(over="ignore"):  # rounds as the cast does: 3.4028235e38 is float32's max
+            stored = values.astype(np.float16 if self.name == "float16" else np.float32)
+        too_big = np.isinf(stored) & np.isfinite(values)
         if too_big.any():
             index = int(np.flatnonzero(too_big)[0])
-            raise Invalid(index, f"{_received(items[index])} is out of range for {self.name}")
-        if self.name == "float16":
-            values = values.astype(np.float16)
-        return values.astype(np.float32)
+            stored_as = " (stored as float32)" if self.name == "float64" else ""
+            raise Invalid(index, f"{_received(items[index])} is out of range for {self.name}{stored_as}")
+        return stored.astype(np.float32)
 
     def _ints(self, array: np.ndarray, items: Sequence[Any]) -> np.ndarray:
         kind = array.dtype.kind

@@ -109,31 +109,32 @@ class TensorFeature(Feature):
         return math.prod(dims)
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None) -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
+               text: bool = True) -> dict[str, Values]:
         if self.sequence:
-            return {self.record_key: self.encode_steps(values, origin)}
-        return {self.record_key: self.encode_values(values, origin)}
+            return {self.record_key: self.encode_steps(values, origin, text)}
+        return {self.record_key: self.encode_values(values, origin, text)}
 
-    def encode_steps(self, values: Sequence[Any], origin: Origin) -> Values:
+    def encode_steps(self, values: Sequence[Any], origin: Origin, text: bool = True) -> Values:
         """A batch of sequences (each a list of per-step values; None is an empty sequence)."""
         if getattr(values, "cells_kind", None) == "json":
             fast = self._json_steps_at_once(values)
             if fast is not None:
                 return fast
             values = values.cells()
-        steps = [self._steps(value, row, origin) for row, value in enumerate(values)]
+        steps = [self._steps(value, row, origin, text) for row, value in enumerate(values)]
         lengths = np.fromiter((len(record) for record in steps), dtype=np.int64, count=len(steps))
         records = np.repeat(np.arange(len(steps)), lengths)
         positions = np.arange(len(records)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         encoded = self.encode_values([step for record in steps for step in record],
-                                     StepOrigins(origin, records.tolist(), positions.tolist()))
+                                     StepOrigins(origin, records.tolist(), positions.tolist()), text)
         encoded.steps = lengths
         return encoded
 
-    def _steps(self, value: Any, row: int, origin: Origin) -> list[Any]:
+    def _steps(self, value: Any, row: int, origin: Origin, text: bool) -> list[Any]:
         if value is None:
             return []
-        if isinstance(value, str):
+        if isinstance(value, str) and text:
             try:
                 value = parse_list_text(value)
             except _BadRow as error:
@@ -144,7 +145,7 @@ class TensorFeature(Feature):
             raise self.fail(origin, row, f"expected a list of steps, received {value!r:.40}")
         return list(value)
 
-    def encode_values(self, values: Sequence[Any], origin: Origin) -> Values:
+    def encode_values(self, values: Sequence[Any], origin: Origin, text: bool = True) -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
         if getattr(values, "cells_kind", None):  # an Arrow column (builders/text_cells.py)
             fast = self._cells_at_once(values)
@@ -159,7 +160,7 @@ class TensorFeature(Feature):
             if fast is not None:
                 flat, counts = fast
             else:
-                rows = [self._row_items(value, row, origin) for row, value in enumerate(values)]
+                rows = [self._row_items(value, row, origin, text) for row, value in enumerate(values)]
                 counts = np.fromiter((len(items) for items in rows), dtype=np.int64, count=len(rows))
                 flat = [item for items in rows for item in items]
         try:
@@ -251,7 +252,10 @@ class TensorFeature(Feature):
             raise self.fail(origin, row, "missing value (the spec gives no `default`)")
         return [self.default if value is None else value for value in values]
 
-    def _row_items(self, value: Any, row: int, origin: Origin) -> list[Any]:
+    def _row_items(self, value: Any, row: int, origin: Origin, text: bool = True) -> list[Any]:
+        if isinstance(value, str) and not text:  # JSON and Parquet give lists as lists
+            raise self.fail(origin, row, f"expected a list of shape {format_shape(self.shape)}, "
+                                         f"received the string {value!r:.40}")
         if value is None:
             if self.default is None:
                 if self.is_variable:

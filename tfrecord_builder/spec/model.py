@@ -64,8 +64,9 @@ class SourceSpec:
             raise (at / "encoding").error(f"unknown text encoding {self.encoding!r}; expected e.g. utf-8 or latin-1") from None
         if (self.group_by is None) != (self.order_by is None):
             raise at.error("a long table needs both `group_by` and `order_by`")
-        if len(self.delimiter) != 1:
-            raise (at / "delimiter").error(f"expected one character, received {describe(self.delimiter)}")
+        if len(self.delimiter) != 1 or self.delimiter in '"\r\n':
+            raise (at / "delimiter").error(f"expected one character other than a quote or a line break, "
+                                           f"received {describe(self.delimiter)}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,8 +100,10 @@ def convert_splits(value: Any, at: At) -> dict[str, float | SplitSource]:
 
 
 def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bool = False) -> dict[str, Feature]:
-    if not isinstance(value, dict) or not (value or allow_empty):
+    if not isinstance(value, dict):
         raise at.error(f"expected a mapping of feature names to declarations, received {describe(value)}")
+    if not value and not allow_empty:
+        raise at.error("expected at least one feature, e.g. `x: {dtype: float32}`; received none")
     features = {}
     for name, item in value.items():
         if not IDENTIFIER.match(name):
@@ -264,6 +267,10 @@ class Spec:
         if self.input.length_feature in self.features:
             raise (at / "input" / "length_feature").error(
                 f"`{self.input.length_feature}` is already a feature's name; choose another (or null)")
+        mask = self.input.mask_feature
+        if mask is not None and (mask in self.features or mask == self.input.length_feature):
+            taken = "a feature's name" if mask in self.features else "the length_feature's name"
+            raise (at / "input" / "mask_feature").error(f"`{mask}` is already {taken}; choose another (or null)")
 
     @property
     def is_sequence(self) -> bool:

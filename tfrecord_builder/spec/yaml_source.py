@@ -85,6 +85,9 @@ _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 MAX_NODES = 200_000  # aliases can expand a small file into a huge document ("billion laughs")
 
 
+_TEXT_KEYS = {("version",)}  # values that are text even when they look like numbers
+
+
 def _convert(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Document) -> Any:
     document.lines.setdefault(path, node.start_mark.line + 1)
     document.num_nodes += 1
@@ -119,4 +122,7 @@ def _convert(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Doc
         return [
             _convert(item, path + (index,), loader, document) for index, item in enumerate(node.value)
         ]
-    return loader.construct_object(node, deep=True)
+    value = loader.construct_object(node, deep=True)
+    if path in _TEXT_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return node.value  # as written: YAML reads `version: 1.10` as the number 1.1
+    return value
