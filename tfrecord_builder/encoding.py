@@ -99,8 +99,10 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
     batch = loaded(batch)
-    skipped: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
     all_hashes = hash_keys(batch.keys, spec.output.seed)
+    if not len(batch):
+        return EncodedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=skipped)
     good = None
     try:
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True)

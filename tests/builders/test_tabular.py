@@ -138,3 +138,48 @@ def test_a_csv_list_cell_still_splits_on_whitespace(tmp_path):
     info = tb.build(write_spec(tmp_path, spec, {"d.csv": "id,words\n1,new york\n"}), output=tmp_path / "out")
     (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
     assert batch["words"] == [[b"new", b"york"]]
+
+
+CSV_WITH_BROKEN_ROWS = "n,x\n1,1.5\n2,2.5,extra\n3,3.5\n4\n5,5.5\n"
+JSONL_WITH_BROKEN_LINES = b'{"n": 1, "x": 1.5}\n{"n": 2, "x": 2.5\n{"n": 3, "x": 3.5}\n[4, 4.5]\n{"n": 5, "x": "\xff"}\n'
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("batch_rows", [2, 16384])
+@pytest.mark.parametrize("data", ["csv", "csv with a quoted cell", "jsonl"])
+def test_on_error_skip_also_skips_rows_the_reader_cannot_read(tf, tmp_path, monkeypatch, workers, batch_rows, data):
+    """A row with the wrong number of fields, a line that isn't a JSON object or isn't UTF-8: under
+    `on_error: skip` each is skipped and listed like a bad value, by the fast readers (and their
+    fallback in a worker) and the plain ones alike."""
+    from tfrecord_builder.features import TensorFeature
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", batch_rows)
+    name = "d.jsonl" if data == "jsonl" else "d.csv"
+    text = JSONL_WITH_BROKEN_LINES if data == "jsonl" else CSV_WITH_BROKEN_ROWS
+    if data == "csv with a quoted cell":  # the csv module's reader reads the whole file
+        text = text.replace("5,5.5", '5,"5.5"')
+    spec = {"name": "s", "source": {"builder": name.split(".")[1], "path": name}, "on_error": "skip",
+            "features": {"n": {"dtype": "int64"}, "x": {"dtype": "float32"}}}
+    info = tb.build(write_spec(tmp_path, spec, {name: text}), output=tmp_path / "out", workers=workers)
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
+    skipped = [json.loads(line) for line in (tmp_path / "out" / "s" / "1.0.0" / "skipped.jsonl").read_text().splitlines()]
+    if data == "jsonl":
+        assert sorted(batch["n"].tolist()) == [1, 3]
+        assert skipped == [
+            {"record": "d.jsonl, line 2", "reason": "d.jsonl, line 2: invalid JSON: Expecting ',' delimiter at column 18"},
+            {"record": "d.jsonl, line 4", "reason": "d.jsonl, line 4: expected a JSON object, received list"},
+            {"record": "d.jsonl, line 5", "reason": "d.jsonl, line 5: not valid utf-8 text (byte 0xff)"}]
+    else:
+        assert sorted(batch["n"].tolist()) == [1, 3, 5]
+        assert skipped == [
+            {"record": "d.csv, line 3", "reason": "d.csv, line 3: expected 2 fields (as in the header), received 3"},
+            {"record": "d.csv, line 5", "reason": "d.csv, line 5: expected 2 fields (as in the header), received 1"}]
+    assert info.skipped == len(skipped)
+
+
+def test_when_every_record_is_skipped_the_error_says_so(tmp_path):
+    spec = {"name": "s", "source": {"builder": "csv", "path": "d.csv"}, "on_error": "skip",
+            "features": {"n": {"dtype": "int64"}}}
+    with pytest.raises(DataError, match=r"^.*d\.csv: every record was skipped \(2\); the first: d\.csv, line 2: "
+                                        r"feature `n`: expected an integer"):
+        tb.build(write_spec(tmp_path, spec, {"d.csv": "n\nx\ny\n"}), output=tmp_path / "out")

@@ -154,6 +154,17 @@ def test_summary_names_every_split_with_its_count(tmp_path: Path) -> None:
     assert "\r" not in result.stdout and "\r" not in result.stderr, show(result)
 
 
+def test_a_split_left_empty_by_its_fraction_is_warned_about(tmp_path: Path) -> None:
+    (tmp_path / "one.csv").write_text("x\n1\n")
+    (tmp_path / "one.yaml").write_text("name: one\nsource: {builder: csv, path: one.csv}\n"
+                                       "splits: {train: 0.5, test: 0.5}\nfeatures: {x: {dtype: int64}}\n")
+    result = run_cli("build", "one.yaml", "--output", "out", cwd=tmp_path)
+    assert result.returncode == 0, show(result)
+    info = load_info(tmp_path / "out" / "one" / "1.0.0")
+    (empty,) = [name for name, split in info["splits"].items() if not split["num_examples"]]
+    assert result.stderr == f"warning: split {empty} has no examples\n", show(result)
+
+
 def test_building_again_needs_overwrite(tmp_path: Path) -> None:
     write_toy(tmp_path)
     assert_ok(run_cli("build", "toy.yaml", "--output", "out", cwd=tmp_path))

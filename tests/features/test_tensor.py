@@ -79,6 +79,10 @@ BAD = [
     ({"dtype": "int64"}, ["99999999999999999999"],
      "line 2: feature `f`: expected an integer in [-9223372036854775808, 9223372036854775807] (int64)"),
     ({"dtype": "int64"}, ["1.5"], "line 2: feature `f`: expected an integer"),
+    # a batch made only of one-item lists once passed as a column of numbers
+    ({"dtype": "int64"}, [[1], [2]], "line 2: feature `f`: expected an integer in [-9223372036854775808, "
+                                     "9223372036854775807] (int64), received [1]"),
+    ({"dtype": "float32"}, [[[1.5]]], "line 2: feature `f`: expected a number (float32), received [[1.5]]"),
     ({"dtype": "int64"}, [2**64], "line 2: feature `f`: expected an integer"),
     ({"dtype": "uint8"}, ["7", "300"], "line 3: feature `f`: expected an integer in [0, 255] (uint8), received '300'"),
     ({"dtype": "int32"}, [2**31], "expected an integer in [-2147483648, 2147483647] (int32)"),

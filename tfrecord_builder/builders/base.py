@@ -30,6 +30,8 @@ class Batch:
     source: str = ""  # the file (or builder) the rows come from, for messages
     available: Sequence[str] | None = None  # every column the source has, when it has a header
     base_dir: str | None = None  # where relative file paths in the columns point from
+    # rows the reader couldn't read (under `on_error: skip`), each {"record": where, "reason": why}
+    broken: list[dict[str, str]] = field(default_factory=list)
     text_cells: bool = True  # a string may hold a list ("1 2 3", "[1, 2]"), as in a CSV cell; JSON and
     # Parquet give lists as lists, so a string where a list belongs is an error there
 
@@ -79,7 +81,7 @@ class PendingBatch:
         """The one batch a plain reader made of these lines: they are whole rows, so it holds
         every one of them (anything else is a bug of the fast reader, said as such)."""
         batches = list(batches)
-        if len(batches) != 1 or len(batches[0]) != self.count:
+        if len(batches) != 1 or len(batches[0]) + len(batches[0].broken) != self.count:
             raise DataError(f"{self.name}, line {self.line}: {self.count} lines read as "
                             f"{sum(map(len, batches))} records (internal error: please report it)")
         return batches[0]

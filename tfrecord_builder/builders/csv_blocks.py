@@ -42,7 +42,7 @@ except ImportError:  # optional: without it every CSV takes the csv module's rea
 
 
 def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int) -> Generator["CsvLines", None, int | None]:
+                 batch_size: int, keep_going: bool = False) -> Generator["CsvLines", None, int | None]:
     """Pending batches of the file's rows for as long as the fast way reads it exactly; returns
     None when it read the whole file, else the number of data rows it yielded (a multiple of
     `batch_size`)."""
@@ -58,7 +58,8 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         wanted = [column for column in (header if needed is None else needed) if column in header]
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _plain,
-            lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter)))
+            lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter,
+                                               keep_going)))
 
 
 @dataclass
@@ -75,6 +76,7 @@ class CsvLines(PendingBatch):
     wanted: list[str]
     key: str | None
     delimiter: str
+    keep_going: bool = False  # on_error: skip: a row the csv module can't read is listed, not raised
 
     def load(self) -> Batch:
         options = (
@@ -97,7 +99,8 @@ class CsvLines(PendingBatch):
         exact error (a row with the wrong number of fields, text that isn't UTF-8)."""
         stream = io.BytesIO(self.header_line + self.data)
         return self.only_batch(csv_rows.read_batches(stream, self.name, self.delimiter, "utf-8", self.wanted,
-                                                     self.key, self.count, line_offset=self.line - 2))
+                                                     self.key, self.count, line_offset=self.line - 2,
+                                                     keep_going=self.keep_going))
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:

@@ -21,9 +21,11 @@ _LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "
 
 
 def read_batches(file: BinaryIO, name: str, delimiter: str, encoding: str, needed: Sequence[str] | None,
-                 key_column: str | None, batch_size: int, skip: int = 0, line_offset: int = 0) -> Iterator[Batch]:
+                 key_column: str | None, batch_size: int, skip: int = 0, line_offset: int = 0,
+                 keep_going: bool = False) -> Iterator[Batch]:
     """Batches of the rows after the first `skip` of a binary stream that starts with the header;
-    its line k is line `k + line_offset` of the file `name`."""
+    its line k is line `k + line_offset` of the file `name`. With `keep_going` (`on_error: skip`)
+    a row with the wrong number of fields is listed in its batch's `broken`, not raised."""
     lines = _decoded_lines(file, name, encoding, line_offset)
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     try:
@@ -35,26 +37,31 @@ def read_batches(file: BinaryIO, name: str, delimiter: str, encoding: str, neede
         width = len(header)
         rows: list[list[str]] = []
         origins = RowOrigins(name)
+        broken: list[dict[str, str]] = []
         line = reader.line_num + 1
         for row in reader:
-            if len(row) != width:
-                if not row or row == [""]:
-                    line = reader.line_num + 1
-                    continue  # a blank line
-                raise DataError(f"{name}, line {line + line_offset}: expected {width} fields (as in the header), "
-                                f"received {len(row)}")
-            if skip:
+            if len(row) != width and (not row or row == [""]):
+                line = reader.line_num + 1
+                continue  # a blank line
+            if skip:  # read already (the fast way)
                 skip -= 1
                 line = reader.line_num + 1
                 continue
-            rows.append(row)
-            origins.lines.append(line + line_offset)
+            if len(row) != width:
+                where = f"{name}, line {line + line_offset}"
+                reason = f"{where}: expected {width} fields (as in the header), received {len(row)}"
+                if not keep_going:
+                    raise DataError(reason)
+                broken.append({"record": where, "reason": reason})
+            else:
+                rows.append(row)
+                origins.lines.append(line + line_offset)
             line = reader.line_num + 1
-            if len(rows) == batch_size:
-                yield _batch(rows, positions, key_position, origins, header)
-                rows, origins = [], RowOrigins(name)
-        if rows:
-            yield _batch(rows, positions, key_position, origins, header)
+            if len(rows) + len(broken) == batch_size:
+                yield _batch(rows, positions, key_position, origins, header, broken)
+                rows, origins, broken = [], RowOrigins(name), []
+        if rows or broken:
+            yield _batch(rows, positions, key_position, origins, header, broken)
     except csv.Error as error:
         raise DataError(f"{name}, line {reader.line_num + line_offset}: malformed CSV: {error}") from None
 
@@ -72,15 +79,15 @@ def _positions(name: str, header: list[str], needed: Sequence[str] | None, key: 
 
 
 def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int | None,
-           origins: RowOrigins, header: list[str]) -> Batch:
-    transposed = list(zip(*rows))  # one C-level pass instead of a Python loop per column
+           origins: RowOrigins, header: list[str], broken: list[dict[str, str]]) -> Batch:
+    transposed = list(zip(*rows)) or [()] * len(header)  # one C-level pass, not a Python loop per column
     columns = {column: missing_as_none(transposed[position]) for column, position in positions.items()}
     if key_position is None:
         keys = [KEY_SEPARATOR.join(row) for row in rows]
     else:
         keys = [row[key_position] for row in rows]
     return Batch(keys=keys, columns=columns, origin=origins, content_keys=key_position is None,
-                 source=origins.file, available=header)
+                 source=origins.file, available=header, broken=broken)
 
 
 def _decoded_lines(file: Any, name: str, encoding: str, line_offset: int) -> Iterator[str]:

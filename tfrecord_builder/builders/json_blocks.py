@@ -38,7 +38,7 @@ except ImportError:  # optional: without it every JSONL takes json.loads
 
 
 def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int) -> Generator["JsonLines", None, int | None]:
+                 batch_size: int, keep_going: bool = False) -> Generator["JsonLines", None, int | None]:
     """Pending batches of the file's records while the fast way reads them exactly; returns None
     when it read the whole file, else the number of records it yielded (a multiple of `batch_size`)."""
     if pa is None or spec is None or needed is None or codecs.lookup(encoding).name not in _UTF8:
@@ -53,7 +53,7 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
         file.seek(0)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
-            lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key)))
+            lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key, keep_going)))
 
 
 def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
@@ -73,6 +73,7 @@ class JsonLines(PendingBatch):
     schema: Any
     needed: list[str]
     key: str | None
+    keep_going: bool = False  # on_error: skip: a line json.loads can't read is listed, not raised
 
     def load(self) -> Batch:
         if not self.data.isascii() and not _utf8(self.data):
@@ -97,7 +98,8 @@ class JsonLines(PendingBatch):
         """The lines read by json.loads's reader: the records Arrow couldn't read the same way, or
         its exact error."""
         return self.only_batch(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed,
-                                                      self.key, self.count, first_line=self.line))
+                                                      self.key, self.count, first_line=self.line,
+                                                      keep_going=self.keep_going))
 
 
 def _utf8(data: bytes) -> bool:

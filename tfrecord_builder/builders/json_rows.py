@@ -14,11 +14,15 @@ from .base import Batch, RowOrigins
 
 
 def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Sequence[str] | None,
-                 key_column: str | None, batch_size: int, skip: int = 0, first_line: int = 1) -> Iterator[Batch]:
-    """Batches of the records of `lines` after the first `skip` (blank lines are no records)."""
+                 key_column: str | None, batch_size: int, skip: int = 0, first_line: int = 1,
+                 keep_going: bool = False) -> Iterator[Batch]:
+    """Batches of the records of `lines` after the first `skip` (blank lines are no records).
+    With `keep_going` (`on_error: skip`) a line that isn't a JSON object is listed in its batch's
+    `broken`, not raised."""
     records: list[dict[str, Any]] = []
     keys: list[Any] = []
     origins = RowOrigins(name)
+    broken: list[dict[str, str]] = []
     for line_number, line in enumerate(lines, start=first_line):
         if not line.strip():
             continue
@@ -26,35 +30,46 @@ def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Seque
             skip -= 1
             continue
         try:
-            record = json.loads(line.decode(encoding).rstrip("\r\n"))  # columns count within the line
-        except UnicodeDecodeError as error:
-            raise DataError(f"{name}, line {line_number}: not valid {encoding} text "
-                            f"(byte 0x{line[error.start]:02x})") from None
-        except json.JSONDecodeError as error:
-            raise DataError(f"{name}, line {line_number}: invalid JSON: {error.msg.removesuffix(' at')} "
-                            f"at column {error.colno}") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{name}, line {line_number}: expected a JSON object, "
-                            f"received {type(record).__name__}")
-        if key_column is not None:
-            if record.get(key_column) is None:
-                raise DataError(f"{name}, line {line_number}: key `{key_column}` is missing")
-            keys.append(str(record[key_column]))
+            record, key = _record(line, line_number, name, encoding, key_column)
+        except DataError as error:
+            if not keep_going:
+                raise
+            broken.append({"record": f"{name}, line {line_number}", "reason": str(error)})
         else:
-            keys.append(line.strip())
-        records.append(record)
-        origins.lines.append(line_number)
-        if len(records) == batch_size:
-            yield _batch(keys, records, needed, origins, key_column is None)
-            records, keys, origins = [], [], RowOrigins(name)
-    if records:
-        yield _batch(keys, records, needed, origins, key_column is None)
+            keys.append(key)
+            records.append(record)
+            origins.lines.append(line_number)
+        if len(records) + len(broken) == batch_size:
+            yield _batch(keys, records, needed, origins, key_column is None, broken)
+            records, keys, origins, broken = [], [], RowOrigins(name), []
+    if records or broken:
+        yield _batch(keys, records, needed, origins, key_column is None, broken)
+
+
+def _record(line: bytes, line_number: int, name: str, encoding: str, key_column: str | None) -> tuple[dict, Any]:
+    """A line's record and its key; raises DataError naming the line."""
+    try:
+        record = json.loads(line.decode(encoding).rstrip("\r\n"))  # columns count within the line
+    except UnicodeDecodeError as error:
+        raise DataError(f"{name}, line {line_number}: not valid {encoding} text "
+                        f"(byte 0x{line[error.start]:02x})") from None
+    except json.JSONDecodeError as error:
+        raise DataError(f"{name}, line {line_number}: invalid JSON: {error.msg.removesuffix(' at')} "
+                        f"at column {error.colno}") from None
+    if not isinstance(record, dict):
+        raise DataError(f"{name}, line {line_number}: expected a JSON object, "
+                        f"received {type(record).__name__}")
+    if key_column is None:
+        return record, line.strip()
+    if record.get(key_column) is None:
+        raise DataError(f"{name}, line {line_number}: key `{key_column}` is missing")
+    return record, str(record[key_column])
 
 
 def _batch(keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str] | None,
-           origins: RowOrigins, content_keys: bool) -> Batch:
+           origins: RowOrigins, content_keys: bool, broken: list[dict[str, str]]) -> Batch:
     names = needed if needed is not None else sorted({key for record in records for key in record})
     columns = {column: [record.get(column) for record in records] for column in names
                if any(column in record for record in records)}
     return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file,
-                 text_cells=False)
+                 text_cells=False, broken=broken)

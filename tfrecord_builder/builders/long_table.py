@@ -20,8 +20,10 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int) -> Iterato
     groups: dict[str, list[tuple[Any, str, dict[str, Any]]]] = {}
     source = ""
     text_cells = True
+    broken: list[dict[str, str]] = []  # rows the reader couldn't read: listed with the first batch
     for batch in batches:
         source, text_cells = batch.source, batch.text_cells
+        broken.extend(batch.broken)
         for column in (group_by, order_by):
             if column not in batch.columns:
                 raise DataError(f"{batch.source}: no column `{column}` (source.{'group_by' if column == group_by else 'order_by'})"
@@ -42,7 +44,10 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int) -> Iterato
         columns = {feature.source_name: [record[feature.source_name] for record in records]
                    for feature in context + sequence}
         yield Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{source}, {group_by}", keys), source=source,
-                    text_cells=text_cells)
+                    text_cells=text_cells, broken=broken)
+        broken = []
+    if broken:
+        yield Batch(keys=[], columns={}, origin=KeyOrigins(source, []), source=source, broken=broken)
 
 
 def _record(key: str, rows: list[tuple[Any, str, dict[str, Any]]], context: list, sequence: list,

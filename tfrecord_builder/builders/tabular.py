@@ -66,12 +66,16 @@ class TableBuilder(Builder):
             if split_column is not None and split is not None:
                 batch = self._only_split(batch, split, split_column)
             batch.base_dir = folder  # image paths are relative to the table
-            if len(batch):
+            if len(batch) or (isinstance(batch, Batch) and batch.broken):
                 yield batch
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         """Batches of every row of the file (the columns in `needed`, or all)."""
         raise NotImplementedError
+
+    def keeps_going(self) -> bool:
+        """Whether a row the reader can't read is skipped and listed (`on_error: skip`)."""
+        return self.spec is not None and self.spec.on_error == "skip"
 
     def key_column(self) -> str | None:
         return self.spec.source.key if self.spec is not None else None
@@ -88,7 +92,10 @@ class TableBuilder(Builder):
                                 f"{', '.join(names)}, received {value!r}")
             if value == split:
                 rows.append(row)
-        return batch if len(rows) == len(batch) else batch.select(rows)
+        chosen = batch if len(rows) == len(batch) else batch.select(rows)
+        # each split reads the whole file: its unreadable rows are listed once, with the first split
+        chosen.broken = batch.broken if split == names[0] else []
+        return chosen
 
 
 class CsvBuilder(TableBuilder):
@@ -100,11 +107,12 @@ class CsvBuilder(TableBuilder):
         delimiter = source.delimiter if source else ","
         encoding = source.encoding if source else "utf-8"
         key = self.key_column()
-        done = yield from csv_blocks.fast_batches(path, delimiter, encoding, needed, key, batch_size)
+        keep_going = self.keeps_going()
+        done = yield from csv_blocks.fast_batches(path, delimiter, encoding, needed, key, batch_size, keep_going)
         if done is not None:  # the csv module reads the rest, from the first row the fast way didn't
             with open(path, "rb") as file:
                 yield from csv_rows.read_batches(file, os.path.basename(path), delimiter, encoding, needed, key,
-                                                 batch_size, skip=done)
+                                                 batch_size, skip=done, keep_going=keep_going)
 
 
 class JsonlBuilder(TableBuilder):
@@ -115,13 +123,16 @@ class JsonlBuilder(TableBuilder):
         name = os.path.basename(path)
         encoding = self.spec.source.encoding if self.spec is not None else "utf-8"
         key_column = self.key_column()
-        skip = yield from json_blocks.fast_batches(path, self.spec, encoding, needed, key_column, batch_size)
+        keep_going = self.keeps_going()
+        skip = yield from json_blocks.fast_batches(path, self.spec, encoding, needed, key_column, batch_size,
+                                                   keep_going)
         if skip is None:
             return  # the fast way read it all
         if os.path.getsize(path) == 0:
             raise DataError(f"{path}: the file is empty; expected one JSON object per line")
         with open(path, "rb") as file:
-            yield from json_rows.read_batches(file, name, encoding, needed, key_column, batch_size, skip=skip)
+            yield from json_rows.read_batches(file, name, encoding, needed, key_column, batch_size, skip=skip,
+                                              keep_going=keep_going)
 
 
 class ManifestBuilder(TableBuilder):

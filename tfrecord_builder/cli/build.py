@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from ..build import build
@@ -47,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
     print(table(["split", "examples", "shards", "size"], rows))
     if info.skipped:
         print(f"skipped {info.skipped} bad records: listed in {os.path.join(info.path, 'skipped.jsonl')}")
+    for name, split in info.splits.items():
+        if not split.num_examples:  # a fraction of too few records: its input_fn yields nothing
+            print(f"warning: split {name} has no examples", file=sys.stderr)
     print(f"input module: {os.path.join(info.path, module_name(spec.name))}")
     print(f"done in {time.monotonic() - started:.1f} s")
     return 0

@@ -62,6 +62,9 @@ class DType:
             except (AttributeError, UnicodeEncodeError):
                 return [self._to_bytes(item, index) for index, item in enumerate(items)]
         array = items if isinstance(items, np.ndarray) else _asarray(items)
+        if array.ndim != 1:  # a batch of one-item lists ([1], [[1]]) would pass as numbers
+            index = next((index for index, item in enumerate(items) if np.ndim(item)), 0)
+            raise Invalid(index, f"expected {self.expected}, received {_received(items[index])}")
         if array.dtype.kind in "iuf" and self.name != "bool" and not isinstance(items, np.ndarray):
             # NumPy turns [True, 5] into [1, 5]: a boolean is no number here
             flags = [index for index, item in enumerate(items) if type(item) is bool]
