@@ -100,6 +100,18 @@ def test_readers_refuse_an_unfinished_dataset(tf, tmp_path):
         module.input_fn("train")
 
 
+def test_an_unfinished_copy_is_refused_not_swapped_for_the_original(tf, tmp_path):
+    """The module inside a copied folder reads the copy; without its dataset_info.json the copy is
+    refused, rather than the module quietly reading the dataset where it was built."""
+    info, _ = _build_reference(tmp_path)
+    copy = tmp_path / "copy"
+    shutil.copytree(info.path, copy)
+    (copy / "dataset_info.json").unlink()
+    module = import_module(copy / "reference_input.py", "reference_copy")
+    with pytest.raises(FileNotFoundError, match=f"^{copy}: not a finished reference dataset"):
+        module.input_fn("train")
+
+
 def test_unknown_split(tf, tmp_path):
     info, _ = _build_reference(tmp_path)
     with pytest.raises(tb.UsageError, match="unknown split 'validation'; expected one of: train, test"):

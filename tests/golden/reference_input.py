@@ -142,7 +142,9 @@ def split_label(features):
 def default_data_dir():
     """This module's folder if it sits inside the dataset, else where the dataset was built."""
     here = os.path.dirname(os.path.abspath(__file__))
-    if os.path.exists(os.path.join(here, "dataset_info.json")):
+    # an unfinished copy (its shards, no dataset_info.json) is refused, not swapped for the original
+    if os.path.exists(os.path.join(here, "dataset_info.json")) or any(
+            name.startswith(f"{NAME}-") and ".tfrecord-" in name for name in os.listdir(here)):
         return here
     return DATA_DIR
 
