@@ -71,6 +71,8 @@ ERRORS = [
     ("nan not for ints", BASE.replace("{dtype: float32}", "{dtype: int64, allow_nan: true}"), 4,
      "features.x.allow_nan: only float dtypes can hold NaN"),
     ("version path", BASE + "version: ../../etc\n", 5, "version: expected a version such as 1.0.0"),
+    ("resize without a size", BASE.replace("{dtype: float32}", "{type: image, channels: 3, resize: pad}"), 4,
+     "features.x.resize: `resize: pad` needs a fixed height and width"),
     ("no features", BASE.split("features:")[0] + "features: {}\n", 3, "features: expected at least one feature"),
     ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
 ]

@@ -83,6 +83,9 @@ class ImageFeature(Feature):
             raise (at / "shape").error(f"expected 1, 3 or 4 channels, received {channels}")
         if self.channels is not None and self.channels != channels:
             raise (at / "channels").error(f"{self.channels} channels disagree with shape {format_shape(shape)}")
+        if height is None and self.resize != "stretch":
+            raise (at / "resize").error(f"`resize: {self.resize}` needs a fixed height and width; with null ones "
+                                        "each image keeps its own size")
         if self.encoding == "jpeg" and channels == 4:
             raise (at / "encoding").error("JPEG has no alpha channel: use png or raw for 4 channels")
         if not 1 <= self.quality <= 100:
