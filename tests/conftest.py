@@ -27,7 +27,7 @@ VALUES_BY_DTYPE = {
     "bool": st.booleans(),
     "float32": st.floats(width=32, allow_nan=False, allow_infinity=False),
     "float16": st.floats(width=16, allow_nan=False, allow_infinity=False, allow_subnormal=False),
-    "float64": st.floats(width=32, allow_nan=False, allow_infinity=False, allow_subnormal=False),
+    "float64": st.floats(width=32, allow_nan=False, allow_infinity=False),  # subnormals too (exact_float64)
     "string": st.text(max_size=8),
     "bytes": st.text(max_size=8),
 }

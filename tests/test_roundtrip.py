@@ -2,8 +2,9 @@
 
 Raw value -> JSONL -> `tb.build` -> shards -> the generated module's `input_fn` and `tb.input_fn`.
 float64 is stored as float32 (tf.train.Example has no double list), so its values are drawn
-from the float32-representable ones. float16 and float64 values are cast on the reading side,
-and TensorFlow's casts flush subnormal floats to zero, so those two draw normal floats only.
+from the float32-representable ones, subnormal ones included: TensorFlow's CPU cast would
+flush those to zero, so float64 is rebuilt from the stored bits (features/reading.py,
+exact_float64). float16 draws normal floats only.
 """
 from __future__ import annotations
 

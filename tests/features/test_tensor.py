@@ -123,3 +123,18 @@ def test_a_float_at_two_to_the_63_is_refused_for_int64_not_wrapped():
     with pytest.raises(Invalid, match=r"expected an integer in \[-9223372036854775808, 9223372036854775807\]"):
         DTYPES["int64"].convert([1.0, 2.0**63])
     assert DTYPES["int64"].convert([-(2.0**63), 5.0]).tolist() == [-(2**63), 5]
+
+
+def test_float64_values_come_back_with_float32_subnormals_intact(tf):
+    """TensorFlow's CPU cast flushes float32 subnormals to zero; exact_float64 rebuilds them."""
+    from tfrecord_builder.features.reading import exact_float64
+
+    stored = np.array([1.4e-45, -1e-40, 1.1754942e-38, 1.5, 0.0, -0.0, 3.4028235e38, np.inf, -np.inf],
+                      np.float32)
+    widened = exact_float64(tf.constant(stored)).numpy()
+    assert widened.dtype == np.float64
+    np.testing.assert_array_equal(widened, stored.astype(np.float64))
+    assert np.signbit(widened).tolist() == np.signbit(stored).tolist()
+    assert np.isnan(exact_float64(tf.constant([np.nan], tf.float32)).numpy()).all()
+    ragged = exact_float64(tf.ragged.constant([[1e-45], [], [2.0, -1e-40]], dtype=tf.float32))
+    assert [row.tolist() for row in ragged.numpy()] == [[float(np.float32(1e-45))], [], [2.0, float(np.float32(-1e-40))]]

@@ -113,12 +113,23 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     return dataset
 
 
+def exact_float64(values):
+    """Stored float32 values as float64, subnormal ones included: TensorFlow's CPU cast flushes
+    those to zero, so they are rebuilt from their bits (mantissa * 2^-149, exact in float64)."""
+    if isinstance(values, tf.RaggedTensor):
+        return tf.ragged.map_flat_values(exact_float64, values)
+    bits = tf.bitcast(values, tf.int32)
+    subnormal = tf.equal(tf.bitwise.bitwise_and(bits, 0x7F800000), 0)
+    magnitude = tf.cast(tf.bitwise.bitwise_and(bits, 0x007FFFFF), tf.float64) * 2.0**-149
+    return tf.where(subnormal, tf.where(bits < 0, -magnitude, magnitude), tf.cast(values, tf.float64))
+
+
 def decode(parsed):
     """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""
     return {
         'id': parsed['id'],
         'score': parsed['score'],
-        'scores': tf.cast(parsed['scores'], tf.float64),
+        'scores': exact_float64(parsed['scores']),
         'grid': tf.cast(parsed['grid'], tf.uint8),
         'flag': tf.cast(parsed['flag'], tf.bool),
         'tags': tf.RaggedTensor.from_sparse(parsed['tags']),

@@ -64,6 +64,17 @@ def pad_steps(values, length, pad):
     return tf.where(mask, values, tf.cast(pad, values.dtype))
 
 
+def exact_float64(values):
+    """Stored float32 values as float64, subnormal ones included: TensorFlow's CPU cast flushes
+    those to zero, so they are rebuilt from their bits (mantissa * 2^-149, exact in float64)."""
+    if isinstance(values, tf.RaggedTensor):
+        return tf.ragged.map_flat_values(exact_float64, values)
+    bits = tf.bitcast(values, tf.int32)
+    subnormal = tf.equal(tf.bitwise.bitwise_and(bits, 0x7F800000), 0)
+    magnitude = tf.cast(tf.bitwise.bitwise_and(bits, 0x007FFFFF), tf.float64) * 2.0**-149
+    return tf.where(subnormal, tf.where(bits < 0, -magnitude, magnitude), tf.cast(values, tf.float64))
+
+
 def read_shard(path, index, compression, chunk):
     """Shard number `index`'s records in batches of `chunk`, each with the shard's index, then an
     empty batch that marks the shard's end. Records that can't be read are skipped:

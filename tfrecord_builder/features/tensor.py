@@ -86,7 +86,8 @@ class TensorFeature(Feature):
         return pad not in (0, b"") or (isinstance(pad, float) and math.copysign(1.0, pad) < 0)
 
     def helpers_source(self) -> list[str]:
-        return ["pad_steps"] if self.sequence and not self.is_variable and self._pads_specially else []
+        names = ["pad_steps"] if self.sequence and not self.is_variable and self._pads_specially else []
+        return names + (["exact_float64"] if self.dtype == "float64" else [])
 
     @property
     def _pad_storage(self) -> Any:
@@ -365,7 +366,9 @@ class TensorFeature(Feature):
             value = importlib.import_module(f"{__package__}.reading").pad_steps(value, lengths[self.record_key], self._pad_storage)
         elif self.is_variable and len(self.shape) == 1:
             value = tf.RaggedTensor.from_sparse(value)
-        if self.dtype_info.is_cast:
+        if self.dtype == "float64":
+            value = importlib.import_module(f"{__package__}.reading").exact_float64(value)
+        elif self.dtype_info.is_cast:
             value = tf.cast(value, tf.as_dtype(self.dtype_info.tf))
         return value
 
@@ -377,7 +380,9 @@ class TensorFeature(Feature):
             value = f"pad_steps({value}, lengths[{self.record_key!r}], {self._pad_storage!r})"
         elif self.is_variable and len(self.shape) == 1:
             value = f"tf.RaggedTensor.from_sparse({value})"
-        if self.dtype_info.is_cast:
+        if self.dtype == "float64":
+            value = f"exact_float64({value})"
+        elif self.dtype_info.is_cast:
             value = f"tf.cast({value}, tf.{self.dtype_info.tf})"
         return value
 
