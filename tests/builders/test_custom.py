@@ -216,3 +216,68 @@ def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, m
         tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=1)
     assert not list(tmp_path.rglob("dataset_info.json"))
     assert sorted(os.listdir(tmp_path / "out" / "bad")) == [".1.0.0.lock"]  # no staging or runs left behind
+
+
+IN_MEMORY_IMAGES = '''
+import numpy as np
+from PIL import Image
+import tfrecord_builder as tb
+
+
+class Pictures(tb.Builder):
+    """Images made in memory: NumPy arrays (RGB and grey) and PIL images, plain and derived."""
+
+    def generate(self, split):
+        rng = np.random.default_rng(3)
+        for index in range(4):
+            pixels = rng.integers(0, 256, (6, 5, 3), dtype=np.uint8)
+            image = [pixels, Image.fromarray(pixels), Image.fromarray(pixels).rotate(0),
+                     np.dstack([pixels[..., 0]] * 3)][index]
+            yield index, {"image": image, "id": index}
+'''
+
+
+@pytest.mark.parametrize("encoding", ["png", "raw"])
+def test_images_made_in_memory_are_stored_exactly(tf, tmp_path, encoding):
+    """NumPy arrays and PIL images have no file (Pillow 13 gives them no `tile`)."""
+    spec = {"name": "pictures", "source": {"builder": "pictures:Pictures"},
+            "features": {"id": {"dtype": "int64"}, "image": {"type": "image", "encoding": encoding, "shape": [6, 5, 3]}}}
+    info = tb.build(write_spec(tmp_path, spec, {"pictures.py": IN_MEMORY_IMAGES}), output=tmp_path / "out", workers=1)
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
+    rng = np.random.default_rng(3)
+    expected = [rng.integers(0, 256, (6, 5, 3), dtype=np.uint8) for _ in range(4)]
+    expected[3] = np.dstack([expected[3][..., 0]] * 3)
+    for row, identifier in enumerate(batch["id"].tolist()):
+        np.testing.assert_array_equal(batch["image"][row], expected[identifier])
+
+
+GENERATOR_MISTAKES = [
+    ("a key whose text changes between runs", "yield object(), {'x': 1}",
+     r"^Bad, key <object object at .*>: expected a key of str, bytes or numbers \(or a tuple of them\), received "
+     r"object: keys decide splits, so they must read the same in every run$"),
+    ("a set as key", "yield frozenset({'a'}), {'x': 1}", r"received frozenset"),
+    ("its own error", "yield 'a', {'x': 1}\nyield 'b', {'x': 2}\nraise RuntimeError('boom')",
+     r"^Bad.generate\(None\) failed after key 'b': RuntimeError: boom$"),
+    ("an error before the first record", "raise KeyError('gone')\nyield 1, {}",
+     r"^Bad.generate\(None\) failed before its first record: KeyError: 'gone'$"),
+    ("not a pair", "yield 'a', {'x': 1}, 'extra'", r"^Bad.generate\(None\): expected \(key, record\) pairs, received tuple of 3$"),
+    ("returns None", "return None", r"^Bad.generate\(None\) returned None; expected it to yield \(key, record\) pairs$"),
+]
+
+
+@pytest.mark.parametrize("case, body, message", GENERATOR_MISTAKES, ids=[case[0] for case in GENERATOR_MISTAKES])
+def test_generator_mistakes_are_one_line_naming_the_builder(tmp_path, case, body, message):
+    code = "import tfrecord_builder as tb\n\n\nclass Bad(tb.Builder):\n    def generate(self, split):\n" + \
+        textwrap.indent(body, "        ") + "\n"
+    spec = {"name": "bad", "source": {"builder": "bad:Bad"}, "features": {"x": {"dtype": "int64"}}}
+    with pytest.raises(tb.DataError, match=message):
+        tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=1)
+    assert not list(tmp_path.rglob("dataset_info.json"))
+
+
+def test_a_builder_that_fails_to_start_is_a_spec_error_at_its_line(tmp_path):
+    code = ("import tfrecord_builder as tb\n\nclass Picky(tb.Builder):\n    def __init__(self, *args):\n"
+            "        super().__init__(*args)\n        raise ValueError('option `rate` must be set')\n")
+    spec = {"name": "bad", "source": {"builder": "bad:Picky"}, "features": {"x": {"dtype": "int64"}}}
+    with pytest.raises(tb.SpecError, match=r"line 3: source.builder: creating Picky failed: ValueError: option `rate` must be set$"):
+        tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=1)

@@ -10,7 +10,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..errors import DataError
+import numpy as np
+
+from ..errors import DataError, TFRecordBuilderError
 
 
 @dataclass
@@ -140,7 +142,11 @@ class Builder:
         name = type(self).__name__
         keys: list[Any] = []
         records: list[dict[str, Any]] = []
-        for key, record in self.generate(split):
+        for key, record in _pairs(self.generate(split), f"{name}.generate({split!r})"):
+            if not _stable(key):
+                raise DataError(f"{name}, key {key!r}: expected a key of str, bytes or numbers (or a tuple of them), "
+                                f"received {type(key).__name__}: keys decide splits, so they must read the same "
+                                "in every run")
             if not isinstance(record, dict):
                 raise DataError(f"{name}, key {key!r}: expected a dict of values, received {type(record).__name__}")
             unknown = [field for field in record if field not in allowed] if self.strict_fields else []
@@ -215,3 +221,40 @@ class PathOrigins:
 
     def __call__(self, index: int) -> str:
         return os.path.join(self.folder, str(self.keys[index]))
+
+
+_KEY_TYPES = (str, bytes, int, float, np.integer, np.floating)
+
+
+def _stable(key: Any) -> bool:
+    """A key whose text is the same in every run (an object's default repr or a set's order isn't)."""
+    if isinstance(key, tuple):
+        return all(_stable(part) for part in key)
+    return isinstance(key, _KEY_TYPES)
+
+
+def _pairs(generated: Any, call: str) -> Iterator[tuple[Any, Any]]:
+    """A builder's `(key, record)` pairs; a builder's own error names the call and the last key."""
+    if generated is None:
+        raise DataError(f"{call} returned None; expected it to yield (key, record) pairs")
+    try:
+        iterator = iter(generated)
+    except TypeError:
+        raise DataError(f"{call} returned {type(generated).__name__}; expected it to yield (key, record) pairs") from None
+    last = None
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except TFRecordBuilderError:
+            raise
+        except Exception as error:  # the builder's own code failed: say where, keep the cause for --debug
+            where = f"after key {last!r}" if last is not None else "before its first record"
+            raise DataError(f"{call} failed {where}: {type(error).__name__}: {error}") from error
+        if not (isinstance(item, tuple) and len(item) == 2):
+            where = f" (after key {last!r})" if last is not None else ""
+            raise DataError(f"{call}{where}: expected (key, record) pairs, received {type(item).__name__}"
+                            + (f" of {len(item)}" if isinstance(item, tuple) else ""))
+        last = item[0]
+        yield item

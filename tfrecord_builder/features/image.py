@@ -144,7 +144,8 @@ class ImageFeature(Feature):
             if fast is not None:
                 return fast
         source, image = _open(value)
-        raw_mode = image.tile[0][3] if image.tile and len(image.tile[0]) > 3 else ""
+        tile = getattr(image, "tile", None)  # only images opened from a file have one (Pillow 13)
+        raw_mode = tile[0][3] if tile and len(tile[0]) > 3 else ""
         passthrough = source is not None and self._can_pass_through(image, raw_mode)
         size = (image.height, image.width)
         if passthrough and self.validate == "structure":
@@ -387,7 +388,7 @@ def _check_structure(data: bytes, image: Image.Image) -> None:
     marker after the start of its compressed data, a PNG ends with its IEND chunk. Pillow has
     already read the header; this catches truncated files without decoding a pixel."""
     if image.format == "JPEG":
-        if not _jpeg_ends(data, image.tile[0][2] if image.tile else 0):
+        if not _jpeg_ends(data, image.tile[0][2] if getattr(image, "tile", None) else 0):
             raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
     elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
         raise BadImage("truncated PNG (it doesn't end with an IEND chunk)")
