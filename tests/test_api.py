@@ -130,3 +130,19 @@ def test_skip_lists_bad_records(tmp_path):
     skipped = [json.loads(line) for line in open(f"{info.path}/skipped.jsonl")]
     assert [entry["record"] for entry in skipped] == ["d.csv, line 3", "d.csv, line 6"]
     assert "expected an integer" in skipped[0]["reason"]
+
+
+def test_build_checks_a_spec_changed_with_replace(tmp_path):
+    """dataclasses.replace checks nothing: build checks the spec again as a file would be."""
+    import dataclasses
+
+    spec = tb.load_spec(ROOT / "specs" / "wine.yaml")
+    for change, message in ((dict(version="../../elsewhere"), "version: expected a version such as 1.0.0"),
+                            (dict(splits={"train": 0.5, "test": 0.2}), "split fractions must sum to 1"),
+                            (dict(label="nope"), "label: expected the name of a feature"),
+                            (dict(output=dataclasses.replace(spec.output, shards=0)), "output.shards")):
+        with pytest.raises(tb.SpecError, match=message):
+            tb.build(dataclasses.replace(spec, **change), output=tmp_path / "out")
+    assert not (tmp_path / "elsewhere").exists() and not list(tmp_path.rglob("dataset_info.json"))
+    with pytest.raises(tb.UsageError, match="workers: expected a positive integer, received 0"):
+        tb.build(spec, output=tmp_path / "out", workers=0)

@@ -106,7 +106,11 @@ def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
                  for line in finished}
         with pytest.raises(tb.DatasetError):
             tb.load(tmp_path / "out" / "big" / "1.0.0")  # nothing finished-looking yet
+        # what a kill while a shard was being written leaves (a shard moves into place when whole)
+        (staging / f".big-train.tfrecord-00011-of-00012.tmp-{process.pid}").write_bytes(b"half a shard")
         resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
+        assert sorted(os.listdir(resumed.path)) == sorted([".tfrecord-builder", "big_input.py", "dataset_info.json",
+                                                           *expected]), "a stray file in the finished dataset"
         assert {shard["file"]: shard["sha256"] for shard in resumed.splits["train"].shards} == expected
         assert verify(resumed.path).ok
         for file, mtime in times.items():  # the finished shards were kept, not written again
@@ -208,9 +212,16 @@ def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeyp
 
 def _children(pid: int) -> set[int]:
     children: set[int] = set()
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as file:
-            children.update(int(child) for child in file.read().split())
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return children  # the build has ended
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as file:
+                children.update(int(child) for child in file.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended between the listing and the read
     return children
 
 

@@ -21,9 +21,9 @@ from .builders.base import Batch, Builder, PendingBatch, loaded
 from .builders.registry import BUILTIN, builder_class
 from .codegen.render import render_module, write_module
 from .encoding import encode_batches, keys_digest
-from .errors import DataError, UsageError
+from .errors import DataError, SpecError, TFRecordBuilderError, UsageError
 from .features import ClassLabelFeature
-from .spec.load import load_spec
+from .spec.load import load_spec, spec_from_dict
 from .spec.model import Spec
 from .version import __version__
 from .write.collect import SplitRecords, duplicate_key, key_label
@@ -58,6 +58,10 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
+    else:  # perhaps changed with dataclasses.replace, which checks nothing: check it as a file would be
+        spec_from_dict(spec.to_dict(), spec.file or "the spec")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"workers: expected a positive integer, received {workers!r}")
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = os.path.abspath(dataset_dir(root, spec.name, spec.version))
     _check_target(folder, overwrite)
@@ -73,7 +77,7 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
     A build killed at any moment leaves the previous dataset (or nothing) at `folder`; with
     `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
     """
-    builders = _builders(spec)
+    builders = source_builders(spec)
     spec = with_source_classes(spec, builders)
     workers = workers or os.cpu_count() or 1
     staging = staging_folder(folder)
@@ -83,6 +87,9 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
     if not kept and restored is None and os.path.exists(staging):
         shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
     os.makedirs(staging, exist_ok=True)
+    for name in os.listdir(staging):
+        if name.startswith(".") and ".tmp-" in name:  # a file a killed build was writing
+            os.remove(os.path.join(staging, name))
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         with _collector_paused():
@@ -244,24 +251,37 @@ def check_sources(spec: Spec) -> None:
                                        f"{spec.source.builder} builder reads a {'folder' if wants_folder else 'file'}")
 
 
-def _builders(spec: Spec) -> list[tuple[str | None, Builder]]:
+def source_builders(spec: Spec) -> list[tuple[str | None, Builder]]:
     """The source's builder for each split (one, for None, when the spec splits by fraction)."""
     check_sources(spec)
-    cls = builder_class(spec.source.builder, [spec.base_dir, os.getcwd()])
+    try:
+        cls = builder_class(spec.source.builder, [spec.base_dir, os.getcwd()])
+    except SpecError as error:  # said at the spec's line
+        raise spec.error(("source", "builder"), str(error).removeprefix("source.builder: ")) from None
     if not (isinstance(cls, type) and issubclass(cls, Builder)):
         raise spec.error(("source", "builder"), f"{spec.source.builder} is not a tfrecord_builder.Builder subclass")
     if spec.fraction_splits:
         path = spec.resolve(spec.source.path) if spec.source.path else None
-        return [(None, cls(spec, path, spec.source.options))]
+        return [(None, _created(spec, cls, path, spec.source.options))]
     builders = []
     for split, source in spec.splits.items():
         path = source.path or spec.source.path
-        builder = cls(spec, spec.resolve(path) if path else None, {**spec.source.options, **source.options})
+        builder = _created(spec, cls, spec.resolve(path) if path else None, {**spec.source.options, **source.options})
         provided = builder.splits()
         if provided is not None and split not in provided:
             raise spec.error(("splits", split), f"the source provides no split {split!r}; it has: {', '.join(provided)}")
         builders.append((split, builder))
     return builders
+
+
+def _created(spec: Spec, cls: type, path: str | None, options: dict) -> Builder:
+    try:
+        return cls(spec, path, options)
+    except TFRecordBuilderError:
+        raise
+    except Exception as error:  # the builder's own code (e.g. its options): keep the cause for --debug
+        raise spec.error(("source", "builder"), f"creating {cls.__name__} failed: "
+                                                f"{type(error).__name__}: {error}") from error
 
 
 def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:

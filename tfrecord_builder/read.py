@@ -109,6 +109,8 @@ class Dataset:
         tf = tensorflow()
         spec = self.info.spec
         batch_size = spec.input.batch_size if batch_size is None else batch_size
+        if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 1:
+            raise UsageError(f"batch_size must be a positive integer, received {batch_size!r}")
         shuffle = split == "train" if shuffle is None else shuffle
         files = self.files(split)
         counts = [shard["num_examples"] for shard in self.info.splits[split].shards]

@@ -165,6 +165,22 @@ def test_a_split_left_empty_by_its_fraction_is_warned_about(tmp_path: Path) -> N
     assert result.stderr == f"warning: split {empty} has no examples\n", show(result)
 
 
+def test_resume_refuses_a_dataset_built_from_another_spec(tmp_path: Path) -> None:
+    write_toy(tmp_path)
+    assert_ok(run_cli("build", "toy.yaml", "--output", "out", cwd=tmp_path))
+    assert_ok(run_cli("build", "toy.yaml", "--output", "out", "--resume", cwd=tmp_path))  # the same: nothing to do
+    spec = tmp_path / "toy.yaml"
+    spec.write_text(spec.read_text() + "on_error: skip\n")
+    result = run_cli("build", "toy.yaml", "--output", "out", "--resume", cwd=tmp_path)
+    assert_error(result, 2, ["out/toy/2.1.0", "different spec", "--overwrite"], tmp_path)
+
+
+def test_generate_fills_class_names_the_source_defines(tmp_path: Path) -> None:
+    result = run_cli("generate", REPO / "specs" / "digits.yaml", cwd=tmp_path)
+    assert_ok(result)
+    assert "CLASS_NAMES = {'label': ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9')}" in result.stdout
+
+
 def test_building_again_needs_overwrite(tmp_path: Path) -> None:
     write_toy(tmp_path)
     assert_ok(run_cli("build", "toy.yaml", "--output", "out", cwd=tmp_path))

@@ -73,6 +73,9 @@ ERRORS = [
     ("version path", BASE + "version: ../../etc\n", 5, "version: expected a version such as 1.0.0"),
     ("resize without a size", BASE.replace("{dtype: float32}", "{type: image, channels: 3, resize: pad}"), 4,
      "features.x.resize: `resize: pad` needs a fixed height and width"),
+    ("alias cycle", BASE.replace("features:\n  x: {dtype: float32}", "features: &f {x: {dtype: float32}, y: *f}"), 3,
+     "features.y: a YAML alias refers to a value that contains it (a cycle)"),
+    ("list cycle", BASE + "description: &l [1, *l]\n", 5, "description[1]: a YAML alias refers to a value that contains it"),
     ("no features", BASE.split("features:")[0] + "features: {}\n", 3, "features: expected at least one feature"),
     ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
 ]

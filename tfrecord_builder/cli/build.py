@@ -7,6 +7,8 @@ import sys
 import time
 
 from ..build import build
+from ..errors import UsageError
+from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, dataset_dir, module_name
 from .format import size, table
@@ -33,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     root = args.output or spec.resolve(spec.output.dir)
     folder = dataset_dir(root, spec.name, spec.version)
+    if args.resume and args.overwrite:
+        raise UsageError("--resume keeps what an interrupted build finished, --overwrite replaces it: give one")
     if args.resume and os.path.exists(os.path.join(folder, INFO_FILE)):
+        if not _same_spec(read_info(folder).spec.to_dict(), spec.to_dict()):
+            raise UsageError(f"{folder}: already built from a different spec; rebuild it with --overwrite")
         print(f"{spec.name} {spec.version} is already built in {folder}; nothing to resume")
         return 0
     progress = Progress()
@@ -64,3 +70,14 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
     return value
+
+
+def _same_spec(built: dict, current: dict) -> bool:
+    """Whether a finished dataset was built from this spec (its class labels may have taken their
+    names from the source, as image folders give them)."""
+    for section in ("features", "context", "sequence"):
+        for name, feature in current.get(section, {}).items():
+            given = built.get(section, {}).get(name, {})
+            if feature.get("type") == "class_label" and not feature.get("names") and given.get("names"):
+                feature["names"] = given["names"]
+    return built == current

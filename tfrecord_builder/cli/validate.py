@@ -1,9 +1,10 @@
-"""`validate SPEC`: checks the spec (and that its source files exist) without building."""
+"""`validate SPEC`: checks the spec, that its source files exist and that its builder loads (a
+custom one is imported and created, and the splits it provides are checked), without building."""
 from __future__ import annotations
 
 import argparse
 
-from ..build import check_sources
+from ..build import source_builders, with_source_classes
 from ..spec.load import load_spec
 
 NAME = "validate"
@@ -16,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
-    check_sources(spec)
+    with_source_classes(spec, source_builders(spec))
     splits = ", ".join(f"{name} {value:g}" if isinstance(value, float) else name for name, value in spec.splits.items())
     print(f"{args.spec}: ok: {spec.name} {spec.version}, {len(spec.features)} features, splits: {splits}")
     return 0

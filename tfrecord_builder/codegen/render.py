@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ..errors import TFRecordBuilderError
 from ..spec.load import load_spec
 from ..features import Feature
 from ..spec.model import Spec
@@ -117,12 +118,26 @@ def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | No
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
+    spec = _with_source_classes(spec)
     folder = os.fspath(data_dir) if data_dir is not None else dataset_dir(
         spec.resolve(spec.output.dir), spec.name, spec.version)
     text = render_module(spec, folder)
     if path is not None:
         write_module(text, os.fspath(path), spec.name)
     return text
+
+
+def _with_source_classes(spec: Spec) -> Spec:
+    """The spec with the class names its source defines (image folders' sub-folders), as a build
+    records them; as it is when the source can't be read here."""
+    from ..build import source_builders, with_source_classes  # the build imports this module
+
+    if all(getattr(feature, "has_classes", True) for feature in spec.features.values()):
+        return spec
+    try:
+        return with_source_classes(spec, source_builders(spec))
+    except TFRecordBuilderError:
+        return spec
 
 
 def write_module(text: str, path: str, name: str) -> str:

@@ -23,6 +23,7 @@ class Document:
     file: str
     lines: dict[Path, int] = field(default_factory=dict)
     num_nodes: int = 0
+    open_nodes: set[int] = field(default_factory=set)  # the mappings and lists being converted
 
     def line(self, path: Path) -> int | None:
         """The line of `path`, or of its nearest parent that has one."""
@@ -62,6 +63,9 @@ def load_yaml(text: str, file: str) -> Document:
         raise SpecError(f"{file}, line {line}: malformed YAML: character {_character(error)} is not allowed") from None
     except yaml.YAMLError as error:
         raise SpecError(f"{file}: malformed YAML: {' '.join(str(error).split())}") from None
+    except RecursionError:  # e.g. a merge key (`<<: *a`) inside the mapping it names
+        raise SpecError(f"{file}: malformed YAML: nested too deeply (a YAML alias that contains itself?); "
+                        "expected plain YAML values") from None
     finally:
         loader.dispose()
 
@@ -98,6 +102,22 @@ def _convert(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Doc
             f"{document.file}, line {node.start_mark.line + 1}: {format_path(path)}: "
             f"unsupported YAML tag {node.tag!r}; expected plain YAML values"
         )
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        if id(node) in document.open_nodes:
+            raise SpecError(f"{document.file}, line {node.start_mark.line + 1}: {format_path(path)}: a YAML alias "
+                            "refers to a value that contains it (a cycle); expected plain YAML values")
+        document.open_nodes.add(id(node))
+        try:
+            return _convert_collection(node, path, loader, document)
+        finally:
+            document.open_nodes.discard(id(node))
+    value = loader.construct_object(node, deep=True)
+    if path in _TEXT_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return node.value  # as written: YAML reads `version: 1.10` as the number 1.1
+    return value
+
+
+def _convert_collection(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Document) -> Any:
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys
         result: dict[Any, Any] = {}
@@ -118,11 +138,4 @@ def _convert(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Doc
             document.lines[path + (key,)] = key_node.start_mark.line + 1
             result[key] = _convert(value_node, path + (key,), loader, document)
         return result
-    if isinstance(node, yaml.SequenceNode):
-        return [
-            _convert(item, path + (index,), loader, document) for index, item in enumerate(node.value)
-        ]
-    value = loader.construct_object(node, deep=True)
-    if path in _TEXT_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return node.value  # as written: YAML reads `version: 1.10` as the number 1.1
-    return value
+    return [_convert(item, path + (index,), loader, document) for index, item in enumerate(node.value)]
