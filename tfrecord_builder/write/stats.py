@@ -7,6 +7,7 @@ Class labels: examples per class. Images: height and width.
 """
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from typing import Any
 
@@ -25,6 +26,7 @@ class FeatureStatistics:
     def __init__(self, feature: Feature):
         self.feature = feature
         self.num_values = 0
+        self.non_finite = 0  # NaN and ±inf (allow_nan): counted apart from the moments
         self.mean = 0.0
         self.m2 = 0.0
         self.low: float | None = None
@@ -63,7 +65,9 @@ class FeatureStatistics:
             self._add_numbers(np.asarray(values.values, dtype=np.float64))
 
     def _add_numbers(self, numbers: np.ndarray) -> None:
-        numbers = numbers[np.isfinite(numbers)]
+        finite = np.isfinite(numbers)
+        self.non_finite += len(numbers) - int(finite.sum())
+        numbers = numbers[finite]
         if len(numbers):
             mean = float(numbers.mean())
             self._merge_moments(len(numbers), mean, float(((numbers - mean) ** 2).sum()),
@@ -91,6 +95,7 @@ class FeatureStatistics:
             self.num_values += other.num_values
         elif other.low is not None:
             self._merge_moments(other.num_values, other.mean, other.m2, other.low, other.high)
+        self.non_finite += other.non_finite
         self.lengths.merge(other.lengths)
         self.steps.merge(other.steps)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
@@ -99,7 +104,7 @@ class FeatureStatistics:
     def state(self) -> dict[str, Any]:
         """Everything accumulated, as JSON (for a build's checkpoint); `restore` reads it back exactly."""
         return {
-            "num_values": self.num_values, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
+            "num_values": self.num_values, "non_finite": self.non_finite, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
             # latin-1 maps every byte to one character: any bytes survive JSON; the order is kept for ties
             "vocabulary": [[value.decode("latin-1"), count] for value, count in self.vocabulary.items()],
             "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
@@ -109,6 +114,7 @@ class FeatureStatistics:
 
     def restore(self, state: dict[str, Any]) -> None:
         self.num_values, self.mean, self.m2 = state["num_values"], state["mean"], state["m2"]
+        self.non_finite = state.get("non_finite", 0)
         self.low, self.high, self.kind = state["low"], state["high"], state["kind"]
         self.vocabulary = Counter({value.encode("latin-1"): count for value, count in state["vocabulary"]})
         self.vocabulary_capped = state["vocabulary_capped"]
@@ -135,13 +141,16 @@ class FeatureStatistics:
             out["vocabulary_size"] = len(self.vocabulary)
             if self.vocabulary_capped:
                 out["vocabulary_size_at_least"] = out.pop("vocabulary_size")
-            out["top_values"] = [
-                {"value": value.decode("utf-8", "backslashreplace"), "count": count}
-                for value, count in self.vocabulary.most_common(TOP_VALUES)
-            ]
-        elif self.low is not None:
-            out.update(num_values=self.num_values, min=self.low, max=self.high, mean=self.mean,
-                       std=float(np.sqrt(self.m2 / self.num_values)))
+            # ties by value, so the order the records came in doesn't show
+            top = heapq.nsmallest(TOP_VALUES, self.vocabulary.items(), key=lambda item: (-item[1], item[0]))
+            out["top_values"] = [{"value": value.decode("utf-8", "backslashreplace"), "count": count}
+                                 for value, count in top]
+        elif self.low is not None or self.non_finite:
+            if self.low is not None:  # over the finite values
+                out.update(num_values=self.num_values, min=self.low, max=self.high, mean=self.mean,
+                           std=float(np.sqrt(self.m2 / self.num_values)))
+            if self.non_finite:
+                out["num_non_finite"] = self.non_finite
         if self.lengths.count:
             out["length"] = self.lengths.to_dict()
         if self.steps.count:
