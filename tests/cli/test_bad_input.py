@@ -68,6 +68,11 @@ def data_case(id: str, features: str, data: str | bytes, expected: Sequence[Expe
     return Case(id, header + features, {file: data}, BUILD, 1, expected)
 
 
+def jsonl_case(id: str, features: str, data: str | bytes, expected: Sequence[Expected]) -> Case:
+    """Bad data (exit 1) in a JSONL source."""
+    return data_case(id, features, data, expected, file=JSONL, header=HEADER.replace("csv", "jsonl"))
+
+
 NOT_FOUND = re.compile(r"not found|no such|does not exist|doesn't exist")
 
 CASES = [
@@ -156,10 +161,9 @@ CASES = [
     data_case("csv-row-with-too-many-fields",
               GOOD_FEATURES, "row_id,alcohol\n1,13.2\n2,12.5\n3,12.9,extra,more\n",
               [CSV, CSV_LINE("extra"), "fields", re.compile(r"\b2\b"), re.compile(r"\b4\b")]),
-    data_case("invalid-json-line",
-              GOOD_FEATURES, '{"row_id": 1, "alcohol": 13.2}\n{"row_id": 2, "alcohol": 12.5\n{"row_id": 3, "alcohol": 1}\n',
-              [JSONL, LineOf(JSONL, '"row_id": 2'), "JSON"], file=JSONL,
-              header=HEADER.replace("csv", "jsonl")),
+    jsonl_case("invalid-json-line",
+             GOOD_FEATURES, '{"row_id": 1, "alcohol": 13.2}\n{"row_id": 2, "alcohol": 12.5\n{"row_id": 3, "alcohol": 1}\n',
+             [JSONL, LineOf(JSONL, '"row_id": 2'), "JSON"]),
     data_case("csv-lacks-a-needed-column",
               GOOD_FEATURES, "row_id,alcool\n1,13.2\n",
               [CSV, "alcohol", "column"]),
@@ -173,20 +177,17 @@ CASES = [
     data_case("empty-csv-file",
               GOOD_FEATURES, "",
               [CSV, "empty"]),
-    data_case("jsonl-string-where-a-list-belongs",  # JSON gives lists as lists: no CSV-cell splitting
-              "features:\n  row_id: {dtype: int64}\n  tags: {dtype: string, shape: [null]}\n",
-              '{"row_id": 1, "tags": ["a"]}\n{"row_id": 2, "tags": "new york"}\n',
-              [JSONL, LineOf(JSONL, "new york"), "tags", "new york", "list"], file=JSONL,
-              header=HEADER.replace("csv", "jsonl")),
-    data_case("jsonl-string-not-utf8",  # Arrow's JSON parser lets such bytes through; we don't
-              "features:\n  row_id: {dtype: int64}\n  note: {dtype: string}\n",
-              b'{"row_id": 1, "note": "x"}\n{"row_id": 2, "note": "\xff"}\n',
-              [JSONL, LineOf(JSONL, '"row_id": 2'), re.compile(r"utf-?8", re.IGNORECASE)], file=JSONL,
-              header=HEADER.replace("csv", "jsonl")),
-    data_case("jsonl-column-of-a-cut-line",
-              GOOD_FEATURES, '{"row_id": 1, "alcohol": 13.2}\n{"row_id": 2, "alcohol": 12.5\n',
-              [JSONL, LineOf(JSONL, '"row_id": 2'), "column 30"], file=JSONL,
-              header=HEADER.replace("csv", "jsonl")),
+    jsonl_case("jsonl-string-where-a-list-belongs",  # JSON gives lists as lists: no CSV-cell splitting
+             "features:\n  row_id: {dtype: int64}\n  tags: {dtype: string, shape: [null]}\n",
+             '{"row_id": 1, "tags": ["a"]}\n{"row_id": 2, "tags": "new york"}\n',
+             [JSONL, LineOf(JSONL, "new york"), "tags", "new york", "list"]),
+    jsonl_case("jsonl-string-not-utf8",  # Arrow's JSON parser lets such bytes through; we don't
+             "features:\n  row_id: {dtype: int64}\n  note: {dtype: string}\n",
+             b'{"row_id": 1, "note": "x"}\n{"row_id": 2, "note": "\xff"}\n',
+             [JSONL, LineOf(JSONL, '"row_id": 2'), re.compile(r"utf-?8", re.IGNORECASE)]),
+    jsonl_case("jsonl-column-of-a-cut-line",
+             GOOD_FEATURES, '{"row_id": 1, "alcohol": 13.2}\n{"row_id": 2, "alcohol": 12.5\n',
+             [JSONL, LineOf(JSONL, '"row_id": 2'), "column 30"]),
     data_case("csv-column-named-twice",
               GOOD_FEATURES, "row_id,alcohol,alcohol\n1,13.2,14.0\n",
               [CSV, "line 1", "alcohol", re.compile(r"appears 2 times")]),
