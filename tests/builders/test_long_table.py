@@ -196,3 +196,29 @@ def test_numerically_equal_steps_are_duplicates(tmp_path):
     message = str(caught.value)
     assert "steps.csv, line 2" in message and "steps.csv, line 3" in message
     assert "'a'" in message
+
+
+def test_a_split_column_assigns_whole_sequences_and_a_sequence_cut_across_splits_is_an_error(tf, tmp_path):
+    """Grouped before split: a sequence takes its rows' one split; rows of one sequence naming two
+    splits would leak its steps from one split into the other."""
+    text = "id,t,value,word,label,part\n" + "".join(
+        f"s{index},{step},{index + step / 10},w,{index % 3},{'test' if index % 4 == 0 else 'train'}\n"
+        for index in range(12) for step in (2, 0, 1))
+    spec = _spec(source={"builder": "csv", "path": "steps.csv", "group_by": "id", "order_by": "t",
+                         "split_column": "part"}, splits={"train": {}, "test": {}})
+    info = tb.build(write_spec(tmp_path / "ok", spec, {"steps.csv": text}), output=tmp_path / "ok" / "out")
+    ids = {split: sorted(x.decode() for features, _ in batches_as_numpy(tb.input_fn(info.path, split, shuffle=False))
+                         for x in features["id"]) for split in ("train", "test")}
+    assert ids["test"] == ["s0", "s4", "s8"] and len(ids["train"]) == 9
+    bad = text.replace("s5,1,5.1,w,2,train", "s5,1,5.1,w,2,test")
+    with pytest.raises(tb.DataError, match=r"steps\.csv, line \d+: split column `part` differs within id 's5' "
+                                           r"\('train' at steps\.csv, line \d+, then 'test'\); expected one split per sequence"):
+        tb.build(write_spec(tmp_path / "bad", spec, {"steps.csv": bad}), output=tmp_path / "bad" / "out")
+
+
+def test_a_column_feeding_both_a_context_and_a_sequence_feature_is_a_spec_error(tmp_path):
+    spec = _spec()
+    spec["sequence"]["label_steps"] = {"dtype": "int64", "source": "label"}
+    with pytest.raises(tb.SpecError, match=r"sequence\.label_steps: column `label` already feeds context feature "
+                                           r"`label`; in a long table a column feeds context or sequence features"):
+        tb.load_spec(write_spec(tmp_path, spec))

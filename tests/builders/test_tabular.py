@@ -183,3 +183,33 @@ def test_when_every_record_is_skipped_the_error_says_so(tmp_path):
     with pytest.raises(DataError, match=r"^.*d\.csv: every record was skipped \(2\); the first: d\.csv, line 2: "
                                         r"feature `n`: expected an integer"):
         tb.build(write_spec(tmp_path, spec, {"d.csv": "n\nx\ny\n"}), output=tmp_path / "out")
+
+
+@pytest.mark.parametrize("builder", ["csv", "parquet"])
+def test_which_features_the_spec_reads_does_not_move_rows_between_splits(tf, tmp_path, builder):
+    """A row's key is the whole row, not just the columns the spec reads: a model with one more
+    feature is scored on the same test set."""
+    rows = [{"id": index, "a": index % 7, "b": float(index % 5)} for index in range(400)]
+    if builder == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / "d.parquet")
+    else:
+        (tmp_path / "d.csv").write_text("id,a,b\n" + "".join(f"{r['id']},{r['a']},{r['b']}\n" for r in rows))
+    members = []
+    for features in ({"id": {"dtype": "int64"}}, {"id": {"dtype": "int64"}, "b": {"dtype": "float32"}}):
+        spec = {"name": f"s{len(features)}", "source": {"builder": builder, "path": f"d.{builder}"},
+                "splits": {"train": 0.8, "test": 0.2}, "features": features}
+        info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+        members.append(sorted(int(x) for batch in tb.input_fn(info.path, "test", shuffle=False)
+                              for x in batch["id"].numpy()))
+    assert members[0] == members[1] and 40 < len(members[0]) < 120
+
+
+@pytest.mark.parametrize("encoding, prefix", [("utf-8", b"\xef\xbb\xbf"), ("utf-16", b""), ("utf-16-le", b"")])
+def test_jsonl_with_a_byte_order_mark_or_in_utf16_reads_as_csv_does(tf, tmp_path, encoding, prefix):
+    text = '{"n": 1, "s": "Zürich"}\r\n{"n": 2, "s": "ü"}\n'
+    data = prefix + text.encode(encoding)
+    spec = {"name": "e", "source": {"builder": "jsonl", "path": "d.jsonl", "encoding": encoding},
+            "features": {"n": {"dtype": "int64"}, "s": {"dtype": "string"}}, "output": {"shuffle": False}}
+    info = tb.build(write_spec(tmp_path, spec, {"d.jsonl": data}), output=tmp_path / "out")
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
+    assert sorted(zip(batch["n"].tolist(), [s.decode() for s in batch["s"]])) == [(1, "Zürich"), (2, "ü")]

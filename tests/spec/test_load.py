@@ -76,6 +76,9 @@ ERRORS = [
     ("alias cycle", BASE.replace("features:\n  x: {dtype: float32}", "features: &f {x: {dtype: float32}, y: *f}"), 3,
      "features.y: a YAML alias refers to a value that contains it (a cycle)"),
     ("list cycle", BASE + "description: &l [1, *l]\n", 5, "description[1]: a YAML alias refers to a value that contains it"),
+    ("split column and a path per split",
+     BASE.replace("path: data.csv}", "path: data.csv, split_column: part}") + "splits:\n  train: {path: a.csv}\n  test: {}\n",
+     6, "splits.train.path: with source.split_column the rows choose their split from one source"),
     ("no features", BASE.split("features:")[0] + "features: {}\n", 3, "features: expected at least one feature"),
     ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
 ]

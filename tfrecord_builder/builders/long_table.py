@@ -14,9 +14,11 @@ from ..errors import DataError
 from .base import Batch, KeyOrigins
 
 
-def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int) -> Iterator[Batch]:
-    """Batches of whole sequences from batches of step rows."""
+def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str | None = None) -> Iterator[Batch]:
+    """Batches of whole sequences from batches of step rows (with `split`, only the sequences
+    whose rows' split column names it: all of a sequence's rows must name the same split)."""
     group_by, order_by = spec.source.group_by, spec.source.order_by
+    split_column = spec.source.split_column if split is not None else None
     groups: dict[str, list[tuple[Any, str, dict[str, Any]]]] = {}
     source = ""
     text_cells = True
@@ -36,6 +38,8 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int) -> Iterato
             values = {name: column[row] for name, column in batch.columns.items()}
             groups.setdefault(str(ids[row]), []).append((orders[row], batch.origin(row), values))
     names = sorted(groups)
+    if split_column is not None:
+        names = [key for key in names if _split_of(key, groups[key], split_column, group_by, spec) == split]
     context = [feature for feature in spec.features.values() if not feature.sequence]
     sequence = [feature for feature in spec.features.values() if feature.sequence]
     for start in range(0, len(names), batch_size):
@@ -77,3 +81,20 @@ def _all_numbers(values: list[Any]) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def _split_of(key: str, rows: list[tuple[Any, str, dict[str, Any]]], column: str, group_by: str, spec: Any) -> str:
+    """The split a sequence's rows name: one, or an error (a sequence cut across splits would
+    leak steps from one split into another)."""
+    (_, first_origin, first), *rest = rows
+    value = first.get(column)
+    for _, origin, values in rest:
+        if values.get(column) != value:
+            raise DataError(f"{origin}: split column `{column}` differs within {group_by} {key!r} "
+                            f"({value!r} at {first_origin}, then {values.get(column)!r}); expected one split "
+                            "per sequence")
+    if value not in spec.splits:
+        shown = "an empty cell" if value is None else repr(value)
+        raise DataError(f"{first_origin}: split column `{column}`: expected one of {', '.join(spec.splits)}, "
+                        f"received {shown}")
+    return value

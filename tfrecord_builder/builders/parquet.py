@@ -35,15 +35,18 @@ class ParquetBuilder(TableBuilder):
             if columns.count(column) > 1:
                 raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
                                 "expected unique column names")
-        read = sorted(set(wanted) | ({key_column} if key_column else set()))
+        # without a key column a row's key is the whole row, as a CSV's is its whole line: which
+        # features the spec reads must not move rows between splits
+        read = sorted(set(wanted) | {key_column}) if key_column else None  # None: every column
         start = 0
-        for record_batch in _batches(table, name, batch_size, read or None, start):
-            values = {column: record_batch.column(column).to_pylist() for column in read}
+        for record_batch in _batches(table, name, batch_size, read, start):
+            values = {column: record_batch.column(column).to_pylist() for column in wanted}
             count = record_batch.num_rows
             if key_column is not None:
-                keys = [str(key) for key in values[key_column]]
+                keys = [str(key) for key in record_batch.column(key_column).to_pylist()]
             else:
-                keys = [repr(tuple(values[column][row] for column in read)) for row in range(count)]
+                every = [record_batch.column(index).to_pylist() for index in range(record_batch.num_columns)]
+                keys = [repr(row) for row in zip(*every)] if every else [repr(())] * count
             origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
             start += count
             yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,

@@ -47,15 +47,16 @@ class TableBuilder(Builder):
                  pending: bool) -> Iterator[Any]:
         source = self.spec.source if self.spec is not None else None
         if source is not None and source.group_by is not None:
-            yield from group_steps(self._rows(split, needed, batch_size, [source.group_by, source.order_by], False),
-                                   self.spec, batch_size)
+            # a sequence takes its split from its rows, all of them: they are grouped before splitting
+            rows = self._rows(None, needed, batch_size, [source.group_by, source.order_by], False)
+            yield from group_steps(rows, self.spec, batch_size, split if source.split_column else None)
             return
         yield from self._rows(split, needed, batch_size, [], pending)
 
     def _rows(self, split: str | None, needed: Sequence[str] | None, batch_size: int,
               extra: list[str], pending: bool) -> Iterator[Any]:
-        """The file's batches; left pending (parsed where they are encoded) if `pending` and no
-        split column needs their values here."""
+        """The file's batches (of `split`'s rows, with a split column); left pending (parsed where
+        they are encoded) if `pending` and no split column needs their values here."""
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
@@ -131,7 +132,8 @@ class JsonlBuilder(TableBuilder):
         if os.path.getsize(path) == 0:
             raise DataError(f"{path}: the file is empty; expected one JSON object per line")
         with open(path, "rb") as file:
-            yield from json_rows.read_batches(file, name, encoding, needed, key_column, batch_size, skip=skip,
+            lines, encoding = json_rows.lines_of(file, name, encoding)
+            yield from json_rows.read_batches(lines, name, encoding, needed, key_column, batch_size, skip=skip,
                                               keep_going=keep_going)
 
 

@@ -109,7 +109,8 @@ def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bo
         if not IDENTIFIER.match(name):
             raise (at / name).error(
                 f"a feature name must be a Python identifier ([A-Za-z_][A-Za-z0-9_]*), received {name!r};"
-                " use `key:` for another key inside the record"
+                f" to read a column of that name write e.g. `{_identifier(name)}: {{source: {name}}}`"
+                " (and `key:` sets another key inside the record)"
             )
         feature = convert(Feature, item, at / name)
         features[name] = dataclasses.replace(feature, name=name, sequence=sequence)
@@ -233,8 +234,21 @@ class Spec:
         if self.source.split_column is not None and self.fraction_splits:
             raise (at / "splits").error(f"with source.split_column the rows choose their split: list the splits "
                                         f"without fractions, e.g. {{{', '.join(f'{name}: {{}}' for name in self.splits)}}}")
+        if self.source.split_column is not None and not self.fraction_splits:
+            for name, source in self.splits.items():
+                if source.path is not None:  # each file's rows of the other splits would vanish
+                    raise (at / "splits" / name / "path").error(
+                        "with source.split_column the rows choose their split from one source: give "
+                        "source.path, not a path per split")
         if self.source.group_by is not None and not self.is_sequence:
             raise (at / "source" / "group_by").error("grouping rows into sequences needs format: sequence_example")
+        if self.source.group_by is not None:
+            context = {feature.source_name: name for name, feature in self.context.items()}
+            for name, feature in self.sequence.items():
+                if feature.source_name in context:  # one value per sequence, or one per step: not both
+                    raise (at / "sequence" / name).error(
+                        f"column `{feature.source_name}` already feeds context feature `{context[feature.source_name]}`; "
+                        "in a long table a column feeds context or sequence features, not both")
         if self.source.builder in _TABLE_BUILDERS:
             for name, feature in self.features.items():
                 if isinstance(feature, ClassLabelFeature) and not feature.has_classes:
@@ -339,3 +353,9 @@ def _plain_fields(value: Any) -> dict[str, Any]:
         for f in spec_fields(type(value))
         if getattr(value, f.name) is not None or f.default is not None
     }
+
+
+def _identifier(name: str) -> str:
+    """A feature name like `name`: `temp.max` -> `temp_max`."""
+    text = re.sub(r"\W", "_", name)
+    return text if text and not text[0].isdigit() else f"_{text}"
