@@ -146,3 +146,19 @@ def test_build_checks_a_spec_changed_with_replace(tmp_path):
     assert not (tmp_path / "elsewhere").exists() and not list(tmp_path.rglob("dataset_info.json"))
     with pytest.raises(tb.UsageError, match="workers: expected a positive integer, received 0"):
         tb.build(spec, output=tmp_path / "out", workers=0)
+
+
+def test_a_module_loaded_from_its_path_reads_without_autograph_warnings(tf, tmp_path, caplog):
+    """importlib's spec_from_file_location (without sys.modules) hides the source from AutoGraph,
+    which then warned "could not transform ... please report this" for every input_fn."""
+    import importlib.util
+    import logging
+
+    info, _ = _build_reference(tmp_path)
+    spec = importlib.util.spec_from_file_location("loose_reference_input", f"{info.path}/reference_input.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        count = sum(1 for _ in module.input_fn("train", batch_size=4))
+    assert count > 0
+    assert not [record for record in caplog.records if "AutoGraph" in record.getMessage()]

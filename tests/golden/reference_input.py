@@ -66,7 +66,7 @@ def counted_batches(dataset, paths, counts):
             seen = tf.tensor_scatter_nd_update(seen, [[index]], [tf.where(ended, tf.constant(0, tf.int64), total)])
         return seen, batch
 
-    return dataset.scan(tf.zeros([len(counts)], tf.int64), count)
+    return dataset.scan(tf.zeros([len(counts)], tf.int64), tf.autograph.experimental.do_not_convert(count))
 
 
 def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buffer, repeat, bucketing=None):
@@ -89,7 +89,10 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
         dataset = dataset.shuffle(len(files))
     paths = tf.constant(files)
     dataset = dataset.interleave(
-        lambda index: read_shard(paths[index], index, compression, 64 if by_record else batch_size),
+        # plain graph code: autograph has nothing to convert (and can't read the source of a
+        # module loaded from a path, which it warns about)
+        tf.autograph.experimental.do_not_convert(
+            lambda index: read_shard(paths[index], index, compression, 64 if by_record else batch_size)),
         cycle_length=max(1, min(len(files), 4)) if shuffle else 1,
     )
     dataset = counted_batches(dataset, paths, counts)
@@ -197,7 +200,8 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     bucketing = None
     dataset = batched_records(split_entry["files"], counts, COMPRESSION, batch_size, shuffle, SHUFFLE_BUFFER,
                               repeat, bucketing)
-    dataset = dataset.map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)
+    # plain graph code: nothing for autograph to convert
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(parse_batch), num_parallel_calls=tf.data.AUTOTUNE)
     if LABEL is not None:
-        dataset = dataset.map(split_label)
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(split_label))
     return dataset.prefetch(tf.data.AUTOTUNE)

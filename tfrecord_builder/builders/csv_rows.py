@@ -17,7 +17,7 @@ from .lines import line_blocks
 from .text_cells import missing_as_none
 
 KEY_SEPARATOR = "\x1f"  # joins a row's cells into its content key (both CSV readers)
-_LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
+LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}
 
 
 def read_batches(file: BinaryIO, name: str, delimiter: str, encoding: str, needed: Sequence[str] | None,
@@ -93,7 +93,7 @@ def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int |
 def _decoded_lines(file: Any, name: str, encoding: str, line_offset: int) -> Iterator[str]:
     """The file's lines as text, so that a decoding error names its own line (a text-mode file
     decodes ahead of the CSV reader, which would blame the wrong line)."""
-    if codecs.lookup(encoding).name not in _LINE_SAFE_ENCODINGS:
+    if codecs.lookup(encoding).name not in LINE_SAFE_ENCODINGS:
         # in multi-byte encodings such as UTF-16 a newline is not the byte 0x0a
         try:
             yield from io.TextIOWrapper(file, encoding=encoding, newline="")

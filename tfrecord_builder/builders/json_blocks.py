@@ -49,7 +49,7 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
     name = os.path.basename(path)
     with open(path, "rb") as file:
         if file.read(3) == b"\xef\xbb\xbf":
-            return 0  # json.loads refuses a byte-order mark: it says so
+            return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
         file.seek(0)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,

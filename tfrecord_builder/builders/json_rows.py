@@ -6,11 +6,16 @@ whole file, or a run of lines cut from one (numbered from `first_line`).
 """
 from __future__ import annotations
 
+import codecs
+import io
 import json
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, BinaryIO, Iterable, Iterator, Sequence
 
 from ..errors import DataError
 from .base import Batch, RowOrigins
+from .csv_rows import LINE_SAFE_ENCODINGS
+
+BOM = b"\xef\xbb\xbf"
 
 
 def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Sequence[str] | None,
@@ -44,6 +49,25 @@ def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Seque
             records, keys, origins, broken = [], [], RowOrigins(name), []
     if records or broken:
         yield _batch(keys, records, needed, origins, key_column is None, broken)
+
+
+def lines_of(file: BinaryIO, name: str, encoding: str) -> tuple[Iterable[bytes], str]:
+    """The file's lines as bytes, and the encoding they are in: UTF-16 and UTF-32 text is
+    re-encoded as UTF-8 first (its newline is not the byte 0x0a); a UTF-8 byte-order mark is
+    dropped, as the CSV reader drops it."""
+    if codecs.lookup(encoding).name not in LINE_SAFE_ENCODINGS:
+        return _recoded(file, name, encoding), "utf-8"
+    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") and file.read(3) != BOM:
+        file.seek(0)
+    return file, encoding
+
+
+def _recoded(file: BinaryIO, name: str, encoding: str) -> Iterator[bytes]:
+    try:
+        for text in io.TextIOWrapper(file, encoding=encoding, newline=""):
+            yield text.encode("utf-8")
+    except UnicodeError as error:
+        raise DataError(f"{name}: not valid {encoding} text ({error})") from None
 
 
 def _record(line: bytes, line_number: int, name: str, encoding: str, key_column: str | None) -> tuple[dict, Any]:

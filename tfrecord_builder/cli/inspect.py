@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -67,7 +68,9 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
         from ..read import Dataset  # deferred: reading examples needs TensorFlow, the summary doesn't
 
         split = split or next(iter(info.splits))
-        dataset = Dataset(info)
+        # one batch of `show` examples: bucketing would give the first bucket's batch only
+        unbucketed = dataclasses.replace(spec, input=dataclasses.replace(spec.input, bucket_boundaries=None))
+        dataset = Dataset(dataclasses.replace(info, spec=unbucketed))
         try:
             batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
         except Exception as error:
@@ -132,6 +135,8 @@ def _summary(stats: dict[str, Any]) -> str:
     parts = []
     if "min" in stats:
         parts.append(f"min {stats['min']:.4g}, max {stats['max']:.4g}, mean {stats['mean']:.4g}, std {stats['std']:.4g}")
+    if stats.get("num_non_finite"):
+        parts.append(f"{stats['num_non_finite']} NaN or inf")
     if "vocabulary_size" in stats or "vocabulary_size_at_least" in stats:
         vocabulary = stats.get("vocabulary_size", stats.get("vocabulary_size_at_least"))
         top = ", ".join(repr(item["value"]) for item in stats["top_values"][:3])
@@ -139,7 +144,7 @@ def _summary(stats: dict[str, Any]) -> str:
     if "num_images" in stats:
         height, width = stats["height"], stats["width"]
         parts.append(f"{stats['num_images']} images, height {height['min']}-{height['max']}, "
-                     f"width {width['min']}-{width['max']}, {stats['channels']} channels")
+                     f"width {width['min']}-{width['max']}, {stats['channels']} channel{'s' if stats['channels'] > 1 else ''}")
     if "steps" in stats:
         steps = stats["steps"]
         parts.append(f"steps {steps['min']}-{steps['max']} (mean {steps['mean']:.1f})")

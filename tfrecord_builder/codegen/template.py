@@ -81,9 +81,10 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
 {batching}
     dataset = batched_records(split_entry["files"], counts, COMPRESSION, batch_size, shuffle, SHUFFLE_BUFFER,
                               repeat, bucketing)
-    dataset = dataset.map(parse_batch, num_parallel_calls=tf.data.AUTOTUNE)
+    # plain graph code: nothing for autograph to convert
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(parse_batch), num_parallel_calls=tf.data.AUTOTUNE)
     if LABEL is not None:
-        dataset = dataset.map(split_label)
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(split_label))
     return dataset.prefetch(tf.data.AUTOTUNE)
 '''
 
@@ -174,4 +175,5 @@ def record_length(serialized):
 
 SEQUENCE_BATCHING = '''\
     # with BUCKET_BOUNDARIES, records of similar length share a batch: less padding
-    bucketing = (record_length, BUCKET_BOUNDARIES) if BUCKET_BOUNDARIES is not None else None'''
+    bucketing = ((tf.autograph.experimental.do_not_convert(record_length), BUCKET_BOUNDARIES)
+                 if BUCKET_BOUNDARIES is not None else None)'''

@@ -6,6 +6,7 @@ values are rounded to float32.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -110,7 +111,11 @@ class DType:
                     raise ValueError  # 2^63 as a float would pass the int64 bound, which rounds to it
                 values = array
             elif kind in "US":
-                values = array.astype(np.int64)
+                try:
+                    values = array.astype(np.int64)
+                except (ValueError, OverflowError):  # e.g. "2.0", as pandas writes a column with gaps
+                    values = np.array([self._element(self._parse_int, item, index) for index, item in enumerate(items)],
+                                      dtype=np.int64)
             else:
                 raise ValueError
             if len(values) and (values.min() < self.low or values.max() > self.high):
@@ -131,7 +136,12 @@ class DType:
             if not float(item).is_integer():
                 raise ValueError
             item = int(item)
-        value = int(item.strip()) if isinstance(item, (str, bytes)) else int(item)
+        if isinstance(item, (str, bytes)):
+            text = item.decode("ascii", "replace") if isinstance(item, bytes) else item
+            whole = _WHOLE_DECIMAL.match(text)
+            value = int(whole.group(1)) if whole else int(text.strip())  # "2.0" is 2, as JSON's 2.0 is
+        else:
+            value = int(item)
         if not self.low <= value <= self.high:
             raise ValueError
         return value
@@ -167,6 +177,9 @@ class DType:
         if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             return str(item).encode()
         raise Invalid(index, f"expected {self.expected}, received {_received(item)}")
+
+
+_WHOLE_DECIMAL = re.compile(r"\s*([+-]?[0-9]+)\.0*\s*$")
 
 
 def _asarray(items: Sequence[Any]) -> np.ndarray:

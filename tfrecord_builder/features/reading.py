@@ -12,7 +12,8 @@ def decode_image(encoded, shape, encoding, channels):
     if encoding == "raw":
         return tf.reshape(tf.io.decode_raw(encoded, tf.uint8), shape)
     if encoding == "jpeg":
-        return tf.io.decode_jpeg(encoded, channels=channels)
+        # the accurate inverse DCT, as Pillow decodes: the pixels trained on are those the build saw
+        return tf.io.decode_jpeg(encoded, channels=channels, dct_method="INTEGER_ACCURATE")
     return tf.io.decode_png(encoded, channels=channels)
 
 
@@ -103,7 +104,7 @@ def counted_batches(dataset, paths, counts):
             seen = tf.tensor_scatter_nd_update(seen, [[index]], [tf.where(ended, tf.constant(0, tf.int64), total)])
         return seen, batch
 
-    return dataset.scan(tf.zeros([len(counts)], tf.int64), count)
+    return dataset.scan(tf.zeros([len(counts)], tf.int64), tf.autograph.experimental.do_not_convert(count))
 
 
 def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buffer, repeat, bucketing=None):
@@ -126,7 +127,10 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
         dataset = dataset.shuffle(len(files))
     paths = tf.constant(files)
     dataset = dataset.interleave(
-        lambda index: read_shard(paths[index], index, compression, 64 if by_record else batch_size),
+        # plain graph code: autograph has nothing to convert (and can't read the source of a
+        # module loaded from a path, which it warns about)
+        tf.autograph.experimental.do_not_convert(
+            lambda index: read_shard(paths[index], index, compression, 64 if by_record else batch_size)),
         cycle_length=max(1, min(len(files), 4)) if shuffle else 1,
     )
     dataset = counted_batches(dataset, paths, counts)
