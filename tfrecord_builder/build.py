@@ -284,6 +284,23 @@ def _created(spec: Spec, cls: type, path: str | None, options: dict) -> Builder:
                                                 f"{type(error).__name__}: {error}") from error
 
 
+def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:
+    """Every column the spec reads is in the header of each file that has one (CSV, Parquet):
+    what a build would find at its first batch, found without reading the rows."""
+    wanted = {feature.source_name: f"feature `{name}`" for name, feature in spec.features.items()}
+    for key in ("key", "split_column", "group_by", "order_by"):
+        if getattr(spec.source, key) is not None:
+            wanted.setdefault(getattr(spec.source, key), f"source.{key}")
+    for _, builder in builders:
+        header = getattr(builder, "header", lambda: None)()
+        if header is None:
+            continue
+        for column, user in wanted.items():
+            if column not in header:
+                raise DataError(f"{os.path.basename(builder.path)}: {user}: no column `{column}` in the source; "
+                                f"its columns: {', '.join(header)}")
+
+
 def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:
     """The spec with the class names of class labels that leave them to the source (e.g. folders)."""
     features = dict(spec.features)

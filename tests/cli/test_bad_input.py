@@ -214,6 +214,8 @@ CASES = [
               [SPEC, SPEC_LINE("builder: mymod"), "Missing"], files={CSV: GOOD_CSV, "mymod.py": "x = 1\n"}),
     Case("resume-and-overwrite-together", GOOD_SPEC, {CSV: GOOD_CSV}, (*BUILD, "--resume", "--overwrite"), 2,
          ["--resume", "--overwrite"]),
+    Case("validate-finds-a-column-missing-from-the-header", HEADER + GOOD_FEATURES, {CSV: "row_id,alcool\n1,13.2\n"},
+         VALIDATE, 1, [CSV, "alcohol", "no column", "alcool"]),
     Case("inspect-an-unfinished-dataset", None,
          {"out/wines/1.0.0/wines-train.tfrecord-00000-of-00001": b"", "out/wines/1.0.0/.tfrecord-builder": b""},
          ("inspect", "out/wines/1.0.0"), 1, ["out/wines/1.0.0", "dataset_info.json"]),

@@ -17,6 +17,11 @@ except ImportError:  # an optional dependency: only Parquet sources need it
 class ParquetBuilder(TableBuilder):
     """Reads row groups in batches; list columns give list values, nulls missing values."""
 
+    def header(self) -> list[str] | None:
+        if parquet is None:
+            return None
+        return _header(self.check_file())
+
     def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         if parquet is None:
             raise DataError("parquet sources need pyarrow: pip install 'tfrecord-builder[parquet]'")
@@ -51,6 +56,13 @@ class ParquetBuilder(TableBuilder):
             start += count
             yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,
                         content_keys=key_column is None, source=name, available=columns, text_cells=False)
+
+
+def _header(path: str) -> list[str]:
+    try:
+        return list(parquet.ParquetFile(path).schema_arrow.names)
+    except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
+        raise DataError(f"{os.path.basename(path)}: not a readable Parquet file: {error}") from None
 
 
 def _batches(table: Any, name: str, batch_size: int, columns: list[str] | None, start: int) -> Iterator[Any]:

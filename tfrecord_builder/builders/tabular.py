@@ -74,6 +74,10 @@ class TableBuilder(Builder):
         """Batches of every row of the file (the columns in `needed`, or all)."""
         raise NotImplementedError
 
+    def header(self) -> list[str] | None:
+        """The file's column names, where it has a header (CSV, Parquet), read without the rows."""
+        return None
+
     def keeps_going(self) -> bool:
         """Whether a row the reader can't read is skipped and listed (`on_error: skip`)."""
         return self.spec is not None and self.spec.on_error == "skip"
@@ -116,6 +120,15 @@ class CsvBuilder(TableBuilder):
                                                  batch_size, skip=done, keep_going=keep_going)
 
 
+    def header(self) -> list[str] | None:
+        source = self.spec.source if self.spec is not None else None
+        with open(self.check_file(), "rb") as file:
+            batches = csv_rows.read_batches(file, os.path.basename(self.path), source.delimiter if source else ",",
+                                            source.encoding if source else "utf-8", None, None, 1)
+            first = next(batches, None)
+        return list(first.available) if first is not None else None
+
+
 class JsonlBuilder(TableBuilder):
     """`builder: jsonl`: one JSON object per line."""
 
@@ -142,6 +155,12 @@ class ManifestBuilder(TableBuilder):
     relative to the manifest, beside any other columns."""
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+        yield from self._reader().read_batches(needed, batch_size)
+
+    def header(self) -> list[str] | None:
+        return self._reader().header()
+
+    def _reader(self) -> TableBuilder:
         path = self.check_file()
         reader = JsonlBuilder if path.lower().endswith((".jsonl", ".json", ".ndjson")) else CsvBuilder
-        yield from reader(self.spec, self.path, self.options).read_batches(needed, batch_size)
+        return reader(self.spec, self.path, self.options)

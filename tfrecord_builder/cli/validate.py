@@ -1,10 +1,11 @@
-"""`validate SPEC`: checks the spec, that its source files exist and that its builder loads (a
-custom one is imported and created, and the splits it provides are checked), without building."""
+"""`validate SPEC`: checks the spec, that its source files exist, that its builder loads (a
+custom one is imported and created, and the splits it provides are checked) and that a CSV or
+Parquet header has every column the spec reads, without building or reading the rows."""
 from __future__ import annotations
 
 import argparse
 
-from ..build import source_builders, with_source_classes
+from ..build import check_columns, source_builders, with_source_classes
 from ..spec.load import load_spec
 
 NAME = "validate"
@@ -17,7 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
-    with_source_classes(spec, source_builders(spec))
+    builders = source_builders(spec)
+    with_source_classes(spec, builders)
+    check_columns(spec, builders)
     splits = ", ".join(f"{name} {value:g}" if isinstance(value, float) else name for name, value in spec.splits.items())
     print(f"{args.spec}: ok: {spec.name} {spec.version}, {len(spec.features)} features, splits: {splits}")
     return 0
