@@ -119,7 +119,6 @@ def _images(folder: str) -> Iterator[str]:
             yield prefix + name
 
 
-
 def _ancestors(folder: str) -> set[str]:
     """The real paths of `folder` and every folder above it: a link to one of them is a loop."""
     real = os.path.realpath(folder)

@@ -44,7 +44,9 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
     if pa is None or spec is None or needed is None or codecs.lookup(encoding).name not in _UTF8:
         return 0
     schema = _schema(spec, needed)
-    if schema is None or (key is not None and (key not in schema.names or schema.field(key).type not in (pa.int64(), pa.string()))):
+    if schema is None:
+        return 0
+    if key is not None and (key not in schema.names or schema.field(key).type not in (pa.int64(), pa.string())):
         return 0  # e.g. a float key: json.loads keeps 5 an int, Arrow makes it 5.0, and keys decide splits
     name = os.path.basename(path)
     with open(path, "rb") as file:

@@ -119,7 +119,6 @@ class CsvBuilder(TableBuilder):
                 yield from csv_rows.read_batches(file, os.path.basename(path), delimiter, encoding, needed, key,
                                                  batch_size, skip=done, keep_going=keep_going)
 
-
     def header(self) -> list[str] | None:
         source = self.spec.source if self.spec is not None else None
         with open(self.check_file(), "rb") as file:

@@ -68,7 +68,6 @@ class TextCells(ArrowCells):
     def _python_values(self) -> Sequence[str | None]:
         return missing_as_none(self.array.to_pylist())
 
-
     def scalars(self, kind: str) -> np.ndarray | None:
         """Every cell as an int64 ("int64") or float64 ("float") array, if all are plain numbers."""
         import pyarrow as pa
