@@ -56,10 +56,8 @@ class ImageFolderBuilder(Builder):
         labels = self._labels_file(folder)
         if labels is not None:
             return sorted({label for _, label in labels.values()})
-        chain = _ancestors(folder)
-        return sorted(name for name in os.listdir(folder)
-                      if not name.startswith(".") and os.path.isdir(os.path.join(folder, name))
-                      and os.path.realpath(os.path.join(folder, name)) not in chain) or None
+        names = [name for name in os.listdir(folder) if os.path.isdir(os.path.join(folder, name))]
+        return [name for name, _ in _followed(folder, names, _ancestors(folder))] or None
 
     def _folder(self) -> str:
         if self.path is None or not os.path.isdir(self.path):
@@ -104,19 +102,23 @@ def _images(folder: str) -> Iterator[str]:
     above = {folder: _ancestors(folder)}  # each folder's real path and its parents'
     for root, folders, files in os.walk(folder, followlinks=True):
         chain = above.pop(root)
-        kept = []
-        for name in sorted(folders):
-            real = os.path.realpath(os.path.join(root, name))
-            if not name.startswith(".") and real not in chain:  # a link back up would never end
-                kept.append(name)
-                above[os.path.join(root, name)] = chain | {real}
-        folders[:] = kept
+        followed = _followed(root, folders, chain)
+        for name, real in followed:
+            above[os.path.join(root, name)] = chain | {real}
+        folders[:] = [name for name, _ in followed]
         prefix = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
         prefix = "" if prefix == "./" else prefix
         for name in sorted(files):
             if name.startswith(".") or os.path.splitext(name)[1].lower() not in EXTENSIONS:
                 continue
             yield prefix + name
+
+
+def _followed(root: str, folders: list[str], chain: set[str]) -> list[tuple[str, str]]:
+    """The sub-folders of `root` walked into, sorted, with their real paths: not hidden ones, nor
+    links back to `root` or above it (`chain`), whose walk would never end."""
+    named = ((name, os.path.realpath(os.path.join(root, name))) for name in sorted(folders) if not name.startswith("."))
+    return [(name, real) for name, real in named if real not in chain]
 
 
 def _ancestors(folder: str) -> set[str]:

@@ -124,10 +124,9 @@ class ImageFeature(Feature):
             try:
                 data, shape = self.prepare(value)
             except BadImage as error:
-                described = _describe(value)
-                if isinstance(value, str) and os.path.abspath(value) == os.path.abspath(origin(row)):
-                    raise self.fail(origin, row, str(error)) from None  # the origin is the file already
-                raise self.fail(origin, row, f"{described}: {error}") from None
+                # an image folder's record is named by its file already: no need to name it twice
+                named = isinstance(value, str) and os.path.abspath(value) == os.path.abspath(origin(row))
+                raise self.fail(origin, row, str(error) if named else f"{_describe(value)}: {error}") from None
             stored.append(data)
             shapes.append(shape)
         ones = np.ones(len(values), dtype=np.int64)
