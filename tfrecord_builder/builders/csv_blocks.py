@@ -26,12 +26,11 @@ import numpy as np
 from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
-from .lines import blank_lines, line_batches, line_blocks
+from .lines import BOM, blank_lines, line_batches, line_blocks
 from .text_cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
 _UTF8 = {"utf-8", "utf-8-sig"}
-_BOM = b"\xef\xbb\xbf"
 
 try:
     import pyarrow as pa
@@ -104,8 +103,8 @@ class CsvLines(PendingBatch):
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:
-    if first.startswith(_BOM):
-        first = first[len(_BOM):]
+    if first.startswith(BOM):
+        first = first[len(BOM):]
     if not first.endswith(b"\n") or b'"' in first or b"\r" in first[:-2]:
         return None
     try:

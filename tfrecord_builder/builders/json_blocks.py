@@ -24,7 +24,7 @@ import numpy as np
 
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
-from .lines import blank_lines, line_batches, line_blocks
+from .lines import BOM, blank_lines, line_batches, line_blocks
 from .text_cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -50,7 +50,7 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
         return 0  # e.g. a float key: json.loads keeps 5 an int, Arrow makes it 5.0, and keys decide splits
     name = os.path.basename(path)
     with open(path, "rb") as file:
-        if file.read(3) == b"\xef\xbb\xbf":
+        if file.read(len(BOM)) == BOM:
             return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
         file.seek(0)
         return (yield from line_batches(

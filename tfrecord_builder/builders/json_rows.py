@@ -14,8 +14,7 @@ from typing import Any, BinaryIO, Iterable, Iterator, Sequence
 from ..errors import DataError
 from .base import Batch, RowOrigins
 from .csv_rows import LINE_SAFE_ENCODINGS
-
-BOM = b"\xef\xbb\xbf"
+from .lines import BOM
 
 
 def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Sequence[str] | None,
@@ -57,7 +56,7 @@ def lines_of(file: BinaryIO, name: str, encoding: str) -> tuple[Iterable[bytes],
     dropped, as the CSV reader drops it."""
     if codecs.lookup(encoding).name not in LINE_SAFE_ENCODINGS:
         return _recoded(file, name, encoding), "utf-8"
-    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") and file.read(3) != BOM:
+    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") and file.read(len(BOM)) != BOM:
         file.seek(0)
     return file, encoding
 

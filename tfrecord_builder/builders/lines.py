@@ -12,6 +12,7 @@ import numpy as np
 from .base import PendingBatch
 
 BLOCK_BYTES = 1 << 20
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which a file may start with
 
 
 def line_blocks(file: Any, size: int = BLOCK_BYTES) -> Iterator[bytes]:
