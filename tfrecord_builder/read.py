@@ -108,9 +108,10 @@ class Dataset:
         """A `tf.data.Dataset` of batches, exactly as the generated module's `input_fn` gives them."""
         tf = tensorflow()
         spec = self.info.spec
-        batch_size = spec.input.batch_size if batch_size is None else batch_size
-        if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 1:
-            raise UsageError(f"batch_size must be a positive integer, received {batch_size!r}")
+        try:  # the generated module's own check, said as a UsageError
+            batch_size = _reading().positive_batch_size(spec.input.batch_size if batch_size is None else batch_size)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
         shuffle = split == "train" if shuffle is None else shuffle
         files = self.files(split)
         counts = [shard["num_examples"] for shard in self.info.splits[split].shards]

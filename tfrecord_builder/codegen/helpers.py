@@ -22,7 +22,7 @@ def _functions() -> dict[str, str]:
     return {node.name: ast.get_source_segment(text, node) for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-ALWAYS = ["read_shard", "counted_batches", "batched_records"]  # every module reads (and checks) shards the same way
+ALWAYS = ["read_shard", "counted_batches", "positive_batch_size", "batched_records"]  # every module reads (and checks) shards the same way
 
 
 def helper_functions(names: list[str]) -> str:

@@ -107,6 +107,14 @@ def counted_batches(dataset, paths, counts):
     return dataset.scan(tf.zeros([len(counts)], tf.int64), tf.autograph.experimental.do_not_convert(count))
 
 
+def positive_batch_size(batch_size):
+    """`batch_size` as an int, or ValueError: tf.data would crash the process on rebatch(-1), and
+    batch(0) fails only when iterated."""
+    if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, received {batch_size!r}")
+    return batch_size.__index__()
+
+
 def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buffer, repeat, bucketing=None):
     """Batches of serialised records from the shards `files` (holding `counts` records).
 
@@ -116,10 +124,7 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     slower) through a shuffle buffer. `bucketing` = (record_length, boundaries) batches records
     of similar length together.
     """
-    if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 1:
-        # tf.data would crash the process on rebatch(-1), and batch(0) fails only when iterated
-        raise ValueError(f"batch_size must be a positive integer, received {batch_size!r}")
-    batch_size = batch_size.__index__()
+    batch_size = positive_batch_size(batch_size)
     num_examples = sum(counts)
     by_record = shuffle or bucketing is not None
     dataset = tf.data.Dataset.range(len(files))
