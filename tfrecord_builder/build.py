@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .builders.base import Batch, Builder, PendingBatch, loaded
+from .builders.base import Batch, Builder, PendingBatch, loaded, no_column
 from .builders.registry import BUILTIN, builder_class
 from .codegen.render import render_module, write_module
 from .encoding import encode_batches, keys_digest
@@ -292,13 +292,12 @@ def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Non
         if getattr(spec.source, key) is not None:
             wanted.setdefault(getattr(spec.source, key), f"source.{key}")
     for _, builder in builders:
-        header = getattr(builder, "header", lambda: None)()
+        header = builder.header()
         if header is None:
             continue
         for column, user in wanted.items():
             if column not in header:
-                raise DataError(f"{os.path.basename(builder.path)}: {user}: no column `{column}` in the source; "
-                                f"its columns: {', '.join(header)}")
+                raise no_column(os.path.basename(builder.path), user, column, header)
 
 
 def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:

@@ -89,6 +89,12 @@ class PendingBatch:
         return batches[0]
 
 
+def no_column(source: str, user: str, column: str, available: Sequence[str] | None) -> DataError:
+    """The error for a column the source lacks, named for what reads it (`feature \`x\``)."""
+    columns = f"; its columns: {', '.join(available)}" if available is not None else ""
+    return DataError(f"{source}: {user}: no column `{column}` in the source{columns}")
+
+
 def loaded(batch: "Batch | PendingBatch") -> Batch:
     """The batch, parsed if it is still pending."""
     if isinstance(batch, PendingBatch):
@@ -130,6 +136,11 @@ class Builder:
 
     def splits(self) -> list[str] | None:
         """The splits this source provides, if it knows them; a spec naming another is an error."""
+        return None
+
+    def header(self) -> list[str] | None:
+        """The source's column names, where it has a header (a CSV, a Parquet file), read without
+        the rows; None otherwise."""
         return None
 
     def num_records(self, split: str | None) -> int | None:

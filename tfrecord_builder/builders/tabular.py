@@ -74,10 +74,6 @@ class TableBuilder(Builder):
         """Batches of every row of the file (the columns in `needed`, or all)."""
         raise NotImplementedError
 
-    def header(self) -> list[str] | None:
-        """The file's column names, where it has a header (CSV, Parquet), read without the rows."""
-        return None
-
     def keeps_going(self) -> bool:
         """Whether a row the reader can't read is skipped and listed (`on_error: skip`)."""
         return self.spec is not None and self.spec.on_error == "skip"

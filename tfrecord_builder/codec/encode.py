@@ -9,7 +9,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..builders.base import Batch
+from ..builders.base import Batch, no_column
 from ..errors import DataError
 from ..features import Feature
 from ..features.values import Values
@@ -73,7 +73,6 @@ def _absent(feature: Feature, batch: Batch) -> list[None]:
     leave a field out) all missing values, fine with a default or a variable length."""
     if batch.available is not None or (getattr(feature, "default", None) is None
                                        and not getattr(feature, "is_variable", False)):
-        columns = f"; its columns: {', '.join(batch.available)}" if batch.available is not None else ""
-        raise DataError(f"{batch.source or batch.origin(0)}: feature `{feature.name}`: "
-                        f"no column `{feature.source_name}` in the source{columns}")
+        raise no_column(batch.source or batch.origin(0), f"feature `{feature.name}`", feature.source_name,
+                        batch.available)
     return [None] * len(batch)
