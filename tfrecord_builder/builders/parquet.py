@@ -20,17 +20,14 @@ class ParquetBuilder(TableBuilder):
     def header(self) -> list[str] | None:
         if parquet is None:
             return None
-        return _header(self.check_file())
+        return list(_opened(self.check_file()).schema_arrow.names)
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
         if parquet is None:
             raise DataError("parquet sources need pyarrow: pip install 'tfrecord-builder[parquet]'")
         path = self.check_file()
         name = os.path.basename(path)
-        try:
-            table = parquet.ParquetFile(path)
-        except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
-            raise DataError(f"{name}: not a readable Parquet file: {error}") from None
+        table = _opened(path)
         columns = table.schema_arrow.names
         key_column = self.key_column()
         if key_column is not None and key_column not in columns:
@@ -44,7 +41,7 @@ class ParquetBuilder(TableBuilder):
         # features the spec reads must not move rows between splits
         read = sorted(set(wanted) | {key_column}) if key_column else None  # None: every column
         start = 0
-        for record_batch in _batches(table, name, batch_size, read, start):
+        for record_batch in _batches(table, name, batch_size, read):
             values = {column: record_batch.column(column).to_pylist() for column in wanted}
             count = record_batch.num_rows
             if key_column is not None:
@@ -58,15 +55,17 @@ class ParquetBuilder(TableBuilder):
                         content_keys=key_column is None, source=name, available=columns, text_cells=False)
 
 
-def _header(path: str) -> list[str]:
+def _opened(path: str) -> Any:
+    """The Parquet file at `path` (its footer read), or a DataError naming it."""
     try:
-        return list(parquet.ParquetFile(path).schema_arrow.names)
+        return parquet.ParquetFile(path)
     except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
         raise DataError(f"{os.path.basename(path)}: not a readable Parquet file: {error}") from None
 
 
-def _batches(table: Any, name: str, batch_size: int, columns: list[str] | None, start: int) -> Iterator[Any]:
+def _batches(table: Any, name: str, batch_size: int, columns: list[str] | None) -> Iterator[Any]:
     """The file's record batches; a part that can't be read (a damaged page) names the file."""
+    start = 0  # rows read so far, for the message
     batches = table.iter_batches(batch_size=batch_size, columns=columns)
     while True:
         try:
