@@ -213,3 +213,13 @@ def test_jsonl_with_a_byte_order_mark_or_in_utf16_reads_as_csv_does(tf, tmp_path
     info = tb.build(write_spec(tmp_path, spec, {"d.jsonl": data}), output=tmp_path / "out")
     (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", shuffle=False))
     assert sorted(zip(batch["n"].tolist(), [s.decode() for s in batch["s"]])) == [(1, "Zürich"), (2, "ü")]
+
+
+@pytest.mark.parametrize("cell, shown", [("valid", "'valid'"), ("", "an empty cell")])
+def test_a_split_column_value_that_names_no_split_is_an_error_naming_the_row(tmp_path, cell, shown):
+    spec = {"name": "s", "source": {"builder": "csv", "path": "d.csv", "split_column": "part"},
+            "splits": {"train": {}, "test": {}}, "features": {"n": {"dtype": "int64"}}}
+    path = write_spec(tmp_path, spec, {"d.csv": f"n,part\n1,train\n2,{cell}\n"})
+    with pytest.raises(DataError, match=rf"^d\.csv, line 3: split column `part`: expected one of train, test, "
+                                        rf"received {shown}$"):
+        tb.build(path, output=tmp_path / "out")

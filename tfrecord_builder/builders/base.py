@@ -89,6 +89,13 @@ class PendingBatch:
         return batches[0]
 
 
+def check_split(origin: str, column: str, value: Any, splits: Sequence[str]) -> None:
+    """A split column's value names one of the spec's splits, or a DataError says where it doesn't."""
+    if value not in splits:
+        shown = "an empty cell" if value is None else repr(value)
+        raise DataError(f"{origin}: split column `{column}`: expected one of {', '.join(splits)}, received {shown}")
+
+
 def no_column(source: str, user: str, column: str, available: Sequence[str] | None) -> DataError:
     """The error for a column the source lacks, named for what reads it (`feature \`x\``)."""
     columns = f"; its columns: {', '.join(available)}" if available is not None else ""

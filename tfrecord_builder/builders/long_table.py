@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from ..errors import DataError
-from .base import Batch, KeyOrigins
+from .base import Batch, KeyOrigins, check_split
 
 
 def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str | None = None) -> Iterator[Batch]:
@@ -93,8 +93,5 @@ def _split_of(key: str, rows: list[tuple[Any, str, dict[str, Any]]], column: str
             raise DataError(f"{origin}: split column `{column}` differs within {group_by} {key!r} "
                             f"({value!r} at {first_origin}, then {values.get(column)!r}); expected one split "
                             "per sequence")
-    if value not in spec.splits:
-        shown = "an empty cell" if value is None else repr(value)
-        raise DataError(f"{first_origin}: split column `{column}`: expected one of {', '.join(spec.splits)}, "
-                        f"received {shown}")
+    check_split(first_origin, column, value, list(spec.splits))
     return value

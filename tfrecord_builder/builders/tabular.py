@@ -10,7 +10,7 @@ import os
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
-from .base import Batch, Builder, PendingBatch, loaded
+from .base import Batch, Builder, PendingBatch, check_split, loaded
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import group_steps
 
@@ -88,9 +88,7 @@ class TableBuilder(Builder):
         names = list(self.spec.splits)
         rows = []
         for row, value in enumerate(batch.columns[column]):
-            if value not in self.spec.splits:
-                raise DataError(f"{batch.origin(row)}: split column `{column}`: expected one of "
-                                f"{', '.join(names)}, received {value!r}")
+            check_split(batch.origin(row), column, value, names)
             if value == split:
                 rows.append(row)
         chosen = batch if len(rows) == len(batch) else batch.select(rows)
