@@ -126,7 +126,8 @@ def _schema(spec: Any, needed: Sequence[str]) -> Any:
     for feature in spec.features.values():
         if feature.source_name not in needed:
             continue
-        if not isinstance(feature, TensorFeature) or feature.dtype == "bool" or len(feature.shape) > 1:
+        if not isinstance(feature, TensorFeature) or feature.dtype == "bool" or len(feature.shape) > 1 \
+                or feature.format is not None:  # (dates and times as text are read value by value)
             return None
         kind = feature.dtype_info.kind
         arrow = {"int64": pa.int64(), "float": pa.float64(), "bytes": pa.string()}[kind]

@@ -5,6 +5,7 @@ import os
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
+from .arrow_rows import python_values, row_keys
 from .base import Batch, RowOrigins
 from .tabular import TableBuilder
 
@@ -37,18 +38,17 @@ class ParquetBuilder(TableBuilder):
             if columns.count(column) > 1:
                 raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
                                 "expected unique column names")
-        # without a key column a row's key is the whole row, as a CSV's is its whole line: which
-        # features the spec reads must not move rows between splits
+        # without a key column a row's key is the whole row (its values' bytes), as a CSV's is its
+        # whole line: which features the spec reads must not move rows between splits
         read = sorted(set(wanted) | {key_column}) if key_column else None  # None: every column
         start = 0
         for record_batch in _batches(table, name, batch_size, read):
-            values = {column: record_batch.column(column).to_pylist() for column in wanted}
+            values = {column: python_values(record_batch.column(column)) for column in wanted}
             count = record_batch.num_rows
             if key_column is not None:
-                keys = [str(key) for key in record_batch.column(key_column).to_pylist()]
+                keys = [str(key) for key in python_values(record_batch.column(key_column))]
             else:
-                every = [record_batch.column(index).to_pylist() for index in range(record_batch.num_columns)]
-                keys = [repr(row) for row in zip(*every)] if every else [repr(())] * count
+                keys = row_keys(record_batch, name)
             origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
             start += count
             yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,

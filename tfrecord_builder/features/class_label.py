@@ -28,6 +28,9 @@ class ClassLabelFeature(TensorFeature):
     num_classes: int | None = meta("the number of classes, when the data gives indices and no names", None)
 
     def check(self, at: At) -> None:
+        for key in ("format", "time_unit"):
+            if getattr(self, key) is not None:
+                raise (at / key).error("a class_label reads names or indices, not dates and times")
         given = [key for key in ("names", "names_file", "num_classes") if getattr(self, key) is not None]
         if len(given) > 1:
             raise at.error(f"give one of `names`, `names_file` or `num_classes`, not {' and '.join(given)}")

@@ -104,6 +104,12 @@ class DType:
         try:
             if kind in "iu":
                 values = array
+            elif kind == "f" and not isinstance(items, np.ndarray) and len(array) \
+                    and not (np.abs(array) < _EXACT_FLOAT).all():
+                # Python ints beside a float (JSON's 2.0): NumPy made them all floats, which round
+                # integers from 2^53 on, so each is taken as it was given
+                values = np.array([self._element(self._parse_int, item, index) for index, item in enumerate(items)],
+                                  dtype=np.int64)
             elif kind == "f":
                 if not (np.isfinite(array).all() and (array == np.round(array)).all()):
                     raise ValueError
@@ -179,6 +185,7 @@ class DType:
         raise Invalid(index, f"expected {self.expected}, received {_received(item)}")
 
 
+_EXACT_FLOAT = 2.0**53  # every integer below it is exactly a float64
 _WHOLE_DECIMAL = re.compile(r"\s*([+-]?[0-9]+)\.0*\s*$")
 
 

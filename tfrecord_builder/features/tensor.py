@@ -21,6 +21,7 @@ import numpy as np
 from .._tf import tensorflow
 from ..spec.fields import At, meta
 from .base import Feature, Origin, locate, register
+from . import times
 from .dtypes import DTYPES, DType, Invalid
 from .values import Values
 
@@ -40,6 +41,11 @@ class TensorFeature(Feature):
     default: Any = meta("the value used where the raw data has none (empty cell, null, absent key)", None)
     allow_nan: bool = meta("keep NaN and infinite floats instead of rejecting them", False)
     pad: Any = meta("sequence features: the value that pads shorter sequences in a batch (default 0 or \"\")", None)
+    format: str | None = meta(
+        "dates and times written as text: a strptime format such as %d/%m/%Y, or iso8601; the feature (dtype "
+        "string or int64) then stores ISO 8601 text or a count since 1970-01-01", None)
+    time_unit: Literal["days", "s", "ms", "us", "ns"] | None = meta(
+        "what an int64 feature counts dates and times in, since 1970-01-01T00:00:00 (default s)", None)
 
     reads_text_cells: ClassVar[bool] = True  # converts a CSV column with Arrow at once (encode_values)
 
@@ -56,6 +62,11 @@ class TensorFeature(Feature):
         check_shape(self.shape, at / "shape")
         if self.allow_nan and self.dtype_info.kind != "float":
             raise (at / "allow_nan").error(f"only float dtypes can hold NaN, not {self.dtype}")
+        if self.format is not None and self.dtype not in ("string", "int64"):
+            raise (at / "format").error(f"dates and times go into dtype string (ISO 8601 text) or int64 (a count "
+                                        f"since 1970), not {self.dtype}")
+        if self.time_unit is not None and self.dtype != "int64":
+            raise (at / "time_unit").error(f"a time unit applies to dtype int64 (a count since 1970), not {self.dtype}")
         if self.default is not None:
             try:
                 self.encode([None], lambda row: "")  # a missing value takes the default
@@ -174,6 +185,8 @@ class TensorFeature(Feature):
 
     def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
         """Converts flattened raw values to storage values; raises Invalid naming a bad one."""
+        if self.format is not None or times.holds_times(flat):
+            flat = times.converted(flat, self.dtype, self.format, self.time_unit)
         return self.dtype_info.convert(flat, self.allow_nan)
 
     def _lists_at_once(self, values: Sequence[Any]) -> tuple[Any, np.ndarray] | None:
@@ -196,6 +209,8 @@ class TensorFeature(Feature):
         # numbers only: NumPy's fixed-width strings would drop trailing NUL characters
         if array.shape != (len(values), *self.shape) or array.dtype.kind not in "iufb":
             return None
+        if array.dtype.kind == "f" and self.dtype_info.kind == "int64":
+            return None  # ints beside a float (2.0) became floats, which round from 2^53 on
         return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
 
     def _cells_at_once(self, cells: Any) -> Values | None:
@@ -203,8 +218,8 @@ class TensorFeature(Feature):
         at once; None when any needs the careful path, which then converts them all (or says what
         is wrong)."""
         dtype = self.dtype_info
-        if dtype.name == "bool":
-            return None
+        if dtype.name == "bool" or self.format is not None:
+            return None  # (text with a format is read as dates and times, value by value)
         counts = np.ones(len(cells), dtype=np.int64)
         if dtype.kind == "bytes":
             flat = cells.strings() if not self.shape else None
