@@ -287,7 +287,8 @@ def test_a_row_naming_an_unknown_split_is_an_error_naming_file_and_line(tmp_path
     with pytest.raises(tb.DataError) as caught:
         tb.build(write_spec(tmp_path / "specs", spec), output=tmp_path / "out", workers=1)
     message = str(caught.value)
-    assert f"manifest.{kind}, line {line}" in message and "'valid'" in message and "\n" not in message
+    quoted = '"valid"' if kind == "jsonl" else "'valid'"  # as the file writes it
+    assert f"manifest.{kind}, line {line}" in message and quoted in message and "\n" not in message
     assert not list((tmp_path / "out").rglob("dataset_info.json"))
 
 

@@ -53,7 +53,16 @@ GOOD = [
     ({"dtype": "int64", "shape": [None, 2]}, ["1 2 3 4", "[[5, 6]]", []], ("int64", [1, 2, 3, 4, 5, 6], [4, 2, 0])),
     ({"type": "class_label", "names": ["cat", "dog"]}, ["dog", "cat", 1, "0", " dog "],
      ("int64", [1, 0, 1, 0, 1], [1] * 5)),
-    ({"type": "class_label", "names": ["10", "20"]}, ["10", 20, "1"], ("int64", [0, 1, 1], [1, 1, 1])),
+    # names spelled as numbers: a value is a name, as text, an integer or a whole decimal
+    ({"type": "class_label", "names": ["10", "20"]}, ["10", 20, "20.0", 10.0], ("int64", [0, 1, 1, 0], [1] * 4)),
+    ({"type": "class_label", "names": ["01", "02", "03"]}, [3, "02", "1"], ("int64", [2, 1, 0], [1] * 3)),
+    # JSON integers beside a whole number written 2.0 stay exact (NumPy made the batch float64)
+    ({"dtype": "int64"}, [9007199254740993, 2.0, 123456789012345678, 9223372036854775807],
+     ("int64", [9007199254740993, 2, 123456789012345678, 9223372036854775807], [1] * 4)),
+    ({"dtype": "int64", "shape": [2]}, [[9007199254740993, 2.0], [1, -9223372036854775807]],
+     ("int64", [9007199254740993, 2, 1, -9223372036854775807], [2, 2])),
+    ({"dtype": "int64", "shape": [None]}, [[9007199254740993, 2.0], [123456789012345678]],
+     ("int64", [9007199254740993, 2, 123456789012345678], [2, 1])),
     ({"type": "class_label", "num_classes": 3}, ["2", 0], ("int64", [2, 0], [1, 1])),
     ({"type": "class_label", "names": ["a", "b"], "shape": [None]}, ["a b b", ""],
      ("int64", [0, 1, 1], [3, 0])),
@@ -101,6 +110,13 @@ BAD = [
      "line 2: feature `f`: expected a class name (cat, dog) or an index in [0, 2), received 'cow'"),
     ({"type": "class_label", "names": ["cat", "dog"]}, [2], "or an index in [0, 2), received 2"),
     ({"type": "class_label", "num_classes": 2}, ["-1"], "expected a class index in [0, 2), received '-1'"),
+    # names spelled as numbers: a month 3 is no index (it was class "8"), a stray 0 no class "1"
+    ({"type": "class_label", "names": ["5", "6", "7", "8", "9"]}, ["5", 3],
+     "line 3: feature `f`: expected a class name (5, 6, 7, 8, 9), received 3 (the class names are numbers, "
+     "so a value is a name, never an index)"),
+    ({"type": "class_label", "names": ["1", "2", "3"]}, ["0"], "expected a class name (1, 2, 3), received '0'"),
+    ({"type": "class_label", "names": ["1", "2", "3"]}, [2.5], "expected a class name (1, 2, 3), received 2.5"),
+    ({"dtype": "int64"}, [2.0, 2.5, 9007199254740993], "line 3: feature `f`: expected an integer"),
 ]
 
 
@@ -110,6 +126,19 @@ def test_bad_values_name_the_row_and_feature(declaration, values, message):
         encode(declaration, values)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("language, values, message", [
+    ("json", [True], "expected a class name (cat, dog) or an index in [0, 2), received true"),
+    ("json", ["cow"], 'received "cow"'),
+    ("text", ["cow"], "received 'cow'"),
+    ("python", [True], "received True"),
+])
+def test_a_bad_value_is_named_as_its_source_writes_it(language, values, message):
+    with pytest.raises(DataError) as error:
+        feature(type="class_label", names=["cat", "dog"]).encode(values, lambda row: f"line {row + 2}",
+                                                                 language=language)
+    assert message in str(error.value)
 
 
 def test_describe():

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import DataError, TFRecordBuilderError
+from ..features.shown import Language, shown
 
 
 @dataclass
@@ -34,8 +35,10 @@ class Batch:
     base_dir: str | None = None  # where relative file paths in the columns point from
     # rows the reader couldn't read (under `on_error: skip`), each {"record": where, "reason": why}
     broken: list[dict[str, str]] = field(default_factory=list)
-    text_cells: bool = True  # a string may hold a list ("1 2 3", "[1, 2]"), as in a CSV cell; JSON and
-    # Parquet give lists as lists, so a string where a list belongs is an error there
+    # how the source writes values: "text" (CSV cells), "json" (JSON, Parquet) or "python" (a
+    # custom builder). Messages name values that way; a string may hold a list ("1 2 3", "[1, 2]")
+    # except in JSON and Parquet, which give lists as lists
+    language: Language = "python"
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -44,7 +47,7 @@ class Batch:
         """The batch's keys and origins only (what is still needed once it is encoded)."""
         return Batch(keys=self.keys, columns={}, origin=self.origin, content_keys=self.content_keys,
                      source=self.source, available=self.available, base_dir=self.base_dir,
-                     text_cells=self.text_cells)
+                     language=self.language)
 
     def select(self, rows: Sequence[int]) -> "Batch":
         """The batch's records at `rows` only (for isolating bad records)."""
@@ -56,7 +59,7 @@ class Batch:
             source=self.source,
             available=self.available,
             base_dir=self.base_dir,
-            text_cells=self.text_cells,
+            language=self.language,
         )
 
 
@@ -89,11 +92,11 @@ class PendingBatch:
         return batches[0]
 
 
-def check_split(origin: str, column: str, value: Any, splits: Sequence[str]) -> None:
+def check_split(origin: str, column: str, value: Any, splits: Sequence[str], language: Language) -> None:
     """A split column's value names one of the spec's splits, or a DataError says where it doesn't."""
     if value not in splits:
-        shown = "an empty cell" if value is None else repr(value)
-        raise DataError(f"{origin}: split column `{column}`: expected one of {', '.join(splits)}, received {shown}")
+        raise DataError(f"{origin}: split column `{column}`: expected one of {', '.join(splits)}, "
+                        f"received {shown(value, language)}")
 
 
 def no_column(source: str, user: str, column: str, available: Sequence[str] | None) -> DataError:

@@ -136,4 +136,4 @@ def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str
         keys = columns[key].to_pylist()
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))
     return Batch(keys=keys, columns={column: TextCells(columns[column]) for column in wanted}, origin=origins,
-                 content_keys=key is None, source=name, available=header)
+                 content_keys=key is None, source=name, available=header, language="text")

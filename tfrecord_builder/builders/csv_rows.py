@@ -87,7 +87,7 @@ def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int |
     else:
         keys = [row[key_position] for row in rows]
     return Batch(keys=keys, columns=columns, origin=origins, content_keys=key_position is None,
-                 source=origins.file, available=header, broken=broken)
+                 source=origins.file, available=header, broken=broken, language="text")
 
 
 def _decoded_lines(file: Any, name: str, encoding: str, line_offset: int) -> Iterator[str]:

@@ -147,4 +147,4 @@ def _batch(table: Any, keys: list[bytes], name: str, line: int, needed: Sequence
         keys = [str(value) for value in columns[key].to_pylist()]
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))
     return Batch(keys=keys, columns={column: JsonValues(columns[column]) for column in needed}, origin=origins,
-                 content_keys=key is None, source=name, text_cells=False)
+                 content_keys=key is None, source=name, language="json")

@@ -95,4 +95,4 @@ def _batch(keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str]
     columns = {column: [record.get(column) for record in records] for column in names
                if any(column in record for record in records)}
     return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file,
-                 text_cells=False, broken=broken)
+                 language="json", broken=broken)

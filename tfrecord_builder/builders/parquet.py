@@ -52,7 +52,7 @@ class ParquetBuilder(TableBuilder):
             origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
             start += count
             yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,
-                        content_keys=key_column is None, source=name, available=columns, text_cells=False)
+                        content_keys=key_column is None, source=name, available=columns, language="json")
 
 
 def _opened(path: str) -> Any:

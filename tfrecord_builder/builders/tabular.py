@@ -88,7 +88,7 @@ class TableBuilder(Builder):
         names = list(self.spec.splits)
         rows = []
         for row, value in enumerate(batch.columns[column]):
-            check_split(batch.origin(row), column, value, names)
+            check_split(batch.origin(row), column, value, names, batch.language)
             if value == split:
                 rows.append(row)
         chosen = batch if len(rows) == len(batch) else batch.select(rows)

@@ -41,7 +41,7 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
             column = _absent(feature, batch)
         elif getattr(column, "cells_kind", None) and not feature.reads_text_cells:
             column = column.cells()
-        values[name] = feature.encode(column, batch.origin, batch.base_dir, text=batch.text_cells)
+        values[name] = feature.encode(column, batch.origin, batch.base_dir, batch.language)
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
         return EncodedBatch(examples(features_entries(by_key), framed), values)

@@ -15,6 +15,7 @@ from typing import Any, Callable, ClassVar, Sequence
 from ..errors import DataError
 from ..spec.fields import At, meta
 from .dtypes import Invalid
+from .shown import Language
 from .values import Values
 
 FEATURE_TYPES: dict[str, type["Feature"]] = {}
@@ -75,11 +76,12 @@ class Feature:
 
     # --- writing side -------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               text: bool = True) -> dict[str, Values]:
+               language: Language = "python") -> dict[str, Values]:
         """Converts a batch of raw values (None = missing) to storage values per record key.
 
         `base_dir` is where relative file paths in the values point from (a manifest's folder);
-        `text`: whether a string may spell a list, as a CSV cell does.
+        `language`: how the source writes values (`features/shown.py`): messages name values
+        that way, and a string may spell a list unless the source is JSON (or Arrow).
         """
         raise NotImplementedError
 

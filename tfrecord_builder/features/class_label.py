@@ -1,11 +1,14 @@
 """`class_label`: a category stored as its int64 index.
 
 The raw data may give the class name or the index. A value that is one of the names maps to that
-name's index first; otherwise an integer in [0, number of classes) is taken as the index.
+name's index first; otherwise an integer in [0, number of classes) is taken as the index, unless
+the names are spelled as numbers (`names: ["1", "2", "3"]`, months, years): then only a name is
+accepted (2.0 is the name "2"), since a stray 0 taken as an index would silently be class "1".
 """
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -74,18 +77,27 @@ class ClassLabelFeature(TensorFeature):
     def indices(self, items: Sequence[Any]) -> np.ndarray:
         """Maps names or indices to indices; raises Invalid for a value that is neither."""
         lookup = {name: index for index, name in enumerate(self.names or [])}
+        numbers = {_whole_number_text(name): index for index, name in reversed(list(enumerate(self.names or [])))}
+        numbers.pop(None, None)  # names that aren't numbers
         out = np.empty(len(items), dtype=np.int64)
         for position, item in enumerate(items):
             if isinstance(item, bytes):
                 item = item.decode("utf-8", "replace")
             key = item if isinstance(item, str) else str(item)
             index = lookup.get(key.strip() if isinstance(item, str) else key)
-            if index is None:
+            if index is None and numbers:  # 3, 3.0 or "03" for the name "3" (or "03")
+                index = numbers.get(_whole_number_text(item))
+            elif index is None:
                 index = self._as_index(item)
             if index is None:
-                raise Invalid(position, self._expected(item))
+                raise Invalid(position, self._expected(), item, self._unless_numbers())
             out[position] = index
         return out
+
+    @property
+    def names_are_numbers(self) -> bool:
+        """Whether some class name is spelled as a number: then values are names, never indices."""
+        return any(_whole_number_text(name) is not None for name in self.names or [])
 
     def _as_index(self, item: Any) -> int | None:
         if isinstance(item, (bool, np.bool_)):
@@ -98,11 +110,17 @@ class ClassLabelFeature(TensorFeature):
             return None
         return index if 0 <= index < self.num_labels else None
 
-    def _expected(self, item: Any) -> str:
+    def _expected(self) -> str:
         if self.names is not None:
             shown = ", ".join(self.names[:8]) + (", ..." if len(self.names) > 8 else "")
-            return f"expected a class name ({shown}) or an index in [0, {self.num_labels}), received {item!r:.40}"
-        return f"expected a class index in [0, {self.num_labels}), received {item!r:.40}"
+            if self.names_are_numbers:
+                return f"expected a class name ({shown}), received "
+            return f"expected a class name ({shown}) or an index in [0, {self.num_labels}), received "
+        return f"expected a class index in [0, {self.num_labels}), received "
+
+    def _unless_numbers(self) -> str:
+        return (" (the class names are numbers, so a value is a name, never an index)"
+                if self.names_are_numbers else "")
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         problem = super().check_stored(stored)
@@ -115,3 +133,20 @@ class ClassLabelFeature(TensorFeature):
 
 
 register("class_label")(ClassLabelFeature)
+
+
+def _whole_number_text(value: Any) -> str | None:
+    """`"3"`, `3`, `3.0` and `"3.0"` as "3"; None for anything that isn't a whole number."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if np.isfinite(value) and float(value).is_integer() else None
+    if isinstance(value, str):
+        match = _WHOLE_NUMBER.match(value)
+        return str(int(match.group(1))) if match else None
+    return None
+
+
+_WHOLE_NUMBER = re.compile(r"\s*([+-]?[0-9]+)(?:\.0*)?\s*\Z")

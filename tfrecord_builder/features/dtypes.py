@@ -12,18 +12,37 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .shown import Language, shown
 from .values import ListKind
 
 TRUE_WORDS = {"true": True, "1": True, "false": False, "0": False}
 
 
-class Invalid(ValueError):
-    """Element `index` of a flat batch of values can't be converted; `message` says why."""
+_NO_VALUE = object()
 
-    def __init__(self, index: int, message: str):
-        super().__init__(message)
+
+class Invalid(ValueError):
+    """Element `index` of a flat batch of values can't be converted: `before`, the value as its
+    source writes it (when one is given), `after`. `text(language)` is the whole message."""
+
+    def __init__(self, index: int, before: str, value: Any = _NO_VALUE, after: str = ""):
         self.index = index
-        self.message = message
+        self.before, self.value, self.after = before, value, after
+        super().__init__(self.message)
+
+    def text(self, language: Language = "python") -> str:
+        """The message, naming the value in the words of its source (`features/shown.py`)."""
+        if self.value is _NO_VALUE:
+            return self.before + self.after
+        return f"{self.before}{shown(self.value, language)}{self.after}"
+
+    @property
+    def message(self) -> str:
+        return self.text()
+
+    def at(self, index: int) -> "Invalid":
+        """The same fault, at another index (of a larger batch)."""
+        return Invalid(index, self.before, self.value, self.after)
 
 
 @dataclass(frozen=True)
@@ -65,12 +84,12 @@ class DType:
         array = items if isinstance(items, np.ndarray) else _asarray(items)
         if array.ndim != 1:  # a batch of one-item lists ([1], [[1]]) would pass as numbers
             index = next((index for index, item in enumerate(items) if np.ndim(item)), 0)
-            raise Invalid(index, f"expected {self.expected}, received {_received(items[index])}")
+            raise Invalid(index, f"expected {self.expected}, received ", items[index])
         if array.dtype.kind in "iuf" and self.name != "bool" and not isinstance(items, np.ndarray):
             # NumPy turns [True, 5] into [1, 5]: a boolean is no number here
             flags = [index for index, item in enumerate(items) if type(item) is bool]
             if flags:
-                raise Invalid(flags[0], f"expected {self.expected}, received {items[flags[0]]!r}")
+                raise Invalid(flags[0], f"expected {self.expected}, received ", items[flags[0]])
         if self.name == "bool":
             return self._bools(array, items)
         if self.kind == "int64":
@@ -89,14 +108,14 @@ class DType:
             values = np.array([self._element(_parse_float, item, index) for index, item in enumerate(items)])
         if not allow_nan and len(values) and not np.isfinite(values).all():
             index = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise Invalid(index, f"{_received(items[index])} is not allowed (set `allow_nan: true` to keep NaN and inf)")
+            raise Invalid(index, "", items[index], " is not allowed (set `allow_nan: true` to keep NaN and inf)")
         with np.errstate(over="ignore"):  # rounds as the cast does: 3.4028235e38 is float32's max
             stored = values.astype(np.float16 if self.name == "float16" else np.float32)
         too_big = np.isinf(stored) & np.isfinite(values)
         if too_big.any():
             index = int(np.flatnonzero(too_big)[0])
             stored_as = " (stored as float32)" if self.name == "float64" else ""
-            raise Invalid(index, f"{_received(items[index])} is out of range for {self.name}{stored_as}")
+            raise Invalid(index, "", items[index], f" is out of range for {self.name}{stored_as}")
         return stored.astype(np.float32)
 
     def _ints(self, array: np.ndarray, items: Sequence[Any]) -> np.ndarray:
@@ -157,21 +176,21 @@ class DType:
             try:
                 parse(item)
             except (ValueError, TypeError, OverflowError):
-                return Invalid(index, f"expected {self.expected}, received {_received(item)}")
+                return Invalid(index, f"expected {self.expected}, received ", item)
         return Invalid(0, f"expected {self.expected}")
 
     def _element(self, parse: Any, item: Any, index: int) -> Any:
         try:
             return parse(item)
         except (ValueError, TypeError, OverflowError):
-            raise Invalid(index, f"expected {self.expected}, received {_received(item)}") from None
+            raise Invalid(index, f"expected {self.expected}, received ", item) from None
 
     def _to_bytes(self, item: Any, index: int) -> bytes:
         if isinstance(item, str):
             try:
                 return item.encode("utf-8")
             except UnicodeEncodeError:
-                raise Invalid(index, f"text that is not valid UTF-8: {_received(item)}") from None
+                raise Invalid(index, "text that is not valid UTF-8: ", item) from None
         if isinstance(item, (bytes, bytearray, memoryview, np.bytes_)):
             item = bytes(item)
             if self.name == "string":
@@ -182,7 +201,7 @@ class DType:
             return item
         if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             return str(item).encode()
-        raise Invalid(index, f"expected {self.expected}, received {_received(item)}")
+        raise Invalid(index, f"expected {self.expected}, received ", item)
 
 
 _EXACT_FLOAT = 2.0**53  # every integer below it is exactly a float64
@@ -210,13 +229,6 @@ def _parse_bool(item: Any) -> bool:
     if isinstance(item, str) and item.strip().lower() in TRUE_WORDS:
         return TRUE_WORDS[item.strip().lower()]
     raise ValueError
-
-
-def _received(item: Any) -> str:
-    if item is None:
-        return "nothing"
-    text = repr(item.item() if isinstance(item, np.generic) else item)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)

@@ -29,6 +29,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from .._tf import tensorflow
 from ..spec.fields import At, meta
 from .base import Feature, Origin, register
+from .shown import Language
 from .tensor import format_shape
 from .values import Values
 
@@ -113,7 +114,7 @@ class ImageFeature(Feature):
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               text: bool = True) -> dict[str, Values]:
+               language: Language = "python") -> dict[str, Values]:
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         for row, value in enumerate(values):

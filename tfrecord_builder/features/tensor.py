@@ -23,6 +23,7 @@ from ..spec.fields import At, meta
 from .base import Feature, Origin, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
+from .shown import Language, shown
 from .values import Values
 
 DTypeName = Literal["int64", "float32", "string", "bytes", "bool", "uint8", "int32", "float16", "float64"]
@@ -122,31 +123,31 @@ class TensorFeature(Feature):
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               text: bool = True) -> dict[str, Values]:
+               language: Language = "python") -> dict[str, Values]:
         if self.sequence:
-            return {self.record_key: self.encode_steps(values, origin, text)}
-        return {self.record_key: self.encode_values(values, origin, text)}
+            return {self.record_key: self.encode_steps(values, origin, language)}
+        return {self.record_key: self.encode_values(values, origin, language)}
 
-    def encode_steps(self, values: Sequence[Any], origin: Origin, text: bool = True) -> Values:
+    def encode_steps(self, values: Sequence[Any], origin: Origin, language: Language = "python") -> Values:
         """A batch of sequences (each a list of per-step values; None is an empty sequence)."""
         if getattr(values, "cells_kind", None) == "json":
             fast = self._json_steps_at_once(values)
             if fast is not None:
                 return fast
             values = values.cells()
-        steps = [self._steps(value, row, origin, text) for row, value in enumerate(values)]
+        steps = [self._steps(value, row, origin, language) for row, value in enumerate(values)]
         lengths = np.fromiter((len(record) for record in steps), dtype=np.int64, count=len(steps))
         records = np.repeat(np.arange(len(steps)), lengths)
         positions = np.arange(len(records)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         encoded = self.encode_values([step for record in steps for step in record],
-                                     StepOrigins(origin, records.tolist(), positions.tolist()), text)
+                                     StepOrigins(origin, records.tolist(), positions.tolist()), language)
         encoded.steps = lengths
         return encoded
 
-    def _steps(self, value: Any, row: int, origin: Origin, text: bool) -> list[Any]:
+    def _steps(self, value: Any, row: int, origin: Origin, language: Language) -> list[Any]:
         if value is None:
             return []
-        if isinstance(value, str) and text:
+        if isinstance(value, str) and language != "json":
             try:
                 value = parse_list_text(value)
             except _BadRow as error:
@@ -154,10 +155,10 @@ class TensorFeature(Feature):
         if isinstance(value, np.ndarray):
             return list(value) if value.ndim else [value.item()]
         if not isinstance(value, (list, tuple)):
-            raise self.fail(origin, row, f"expected a list of steps, received {value!r:.40}")
+            raise self.fail(origin, row, f"expected a list of steps, received {shown(value, language)}")
         return list(value)
 
-    def encode_values(self, values: Sequence[Any], origin: Origin, text: bool = True) -> Values:
+    def encode_values(self, values: Sequence[Any], origin: Origin, language: Language = "python") -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
         if getattr(values, "cells_kind", None):  # an Arrow column (builders/text_cells.py)
             fast = self._cells_at_once(values)
@@ -172,7 +173,7 @@ class TensorFeature(Feature):
             if fast is not None:
                 flat, counts = fast
             else:
-                rows = [self._row_items(value, row, origin, text) for row, value in enumerate(values)]
+                rows = [self._row_items(value, row, origin, language) for row, value in enumerate(values)]
                 counts = np.fromiter((len(items) for items in rows), dtype=np.int64, count=len(rows))
                 flat = [item for items in rows for item in items]
         try:
@@ -180,7 +181,7 @@ class TensorFeature(Feature):
         except Invalid as invalid:
             row, element = locate(invalid, counts)
             at = f"element {element}: " if self.shape else ""
-            raise self.fail(origin, row, at + invalid.message) from None
+            raise self.fail(origin, row, at + invalid.text(language)) from None
         return Values(self.dtype_info.kind, converted, counts)
 
     def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
@@ -268,8 +269,8 @@ class TensorFeature(Feature):
             raise self.fail(origin, row, "missing value (the spec gives no `default`)")
         return [self.default if value is None else value for value in values]
 
-    def _row_items(self, value: Any, row: int, origin: Origin, text: bool = True) -> list[Any]:
-        if isinstance(value, str) and not text:  # JSON and Parquet give lists as lists
+    def _row_items(self, value: Any, row: int, origin: Origin, language: Language) -> list[Any]:
+        if isinstance(value, str) and language == "json":  # JSON and Parquet give lists as lists
             raise self.fail(origin, row, f"expected a list of shape {format_shape(self.shape)}, "
                                          f"received the string {value!r:.40}")
         if value is None:
@@ -283,11 +284,11 @@ class TensorFeature(Feature):
         if isinstance(value, str) and self.shape == [None] and not value.lstrip().startswith("["):
             return value.split()  # the common case of a list cell, without NumPy per row
         try:
-            return self._structure(value)
+            return self._structure(value, language)
         except _BadRow as error:
             raise self.fail(origin, row, str(error)) from None
 
-    def _structure(self, value: Any) -> list[Any]:
+    def _structure(self, value: Any, language: Language) -> list[Any]:
         """Flattens one row's value after checking it against the declared shape."""
         if isinstance(value, str):
             value = parse_list_text(value)
@@ -303,7 +304,7 @@ class TensorFeature(Feature):
         elif self.shape == [None] and self.dtype_info.kind == "bytes" and isinstance(value, bytes):
             array = np.asarray([value], dtype=object)
         else:
-            raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received {value!r:.40}")
+            raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received {shown(value, language)}")
         if array.dtype == object and array.size and any(isinstance(item, (list, tuple)) for item in array.flat):
             raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received a ragged list")
         return self._check_shape(array)

@@ -52,13 +52,13 @@ def converted(flat: Sequence[Any], dtype: str, text_format: str | None, unit: st
         try:
             values.append(_time(flat[index], text_format))
         except Invalid as invalid:
-            raise Invalid(index, invalid.message) from None
+            raise invalid.at(index) from None
     try:
         array = _checked(np.array(values) if values else np.zeros(0, "datetime64[s]"))  # the finest unit given
         dates = np.array([_is_date(flat[index], text_format) for index in positions], dtype=bool)
         stored = _stored(array, dates, dtype, unit)
     except Invalid as invalid:
-        raise Invalid(positions[invalid.index], invalid.message) from None
+        raise invalid.at(positions[invalid.index]) from None
     out = list(flat)
     for index, value in zip(positions, stored if isinstance(stored, list) else stored.tolist()):
         out[index] = value
@@ -109,7 +109,7 @@ def _parsed(text: str, text_format: str | None) -> datetime.datetime | datetime.
             return datetime.datetime.fromisoformat(stripped.replace("Z", "+00:00"))
         return datetime.datetime.strptime(stripped, text_format)
     except ValueError:
-        raise Invalid(0, f"expected a date or time{_as_text(text_format)}, received {_shown(text)}") from None
+        raise Invalid(0, f"expected a date or time{_as_text(text_format)}, received ", text) from None
 
 
 def _is_date(item: Any, text_format: str | None) -> bool:
@@ -127,11 +127,6 @@ def _is_date(item: Any, text_format: str | None) -> bool:
 def _as_text(text_format: str | None) -> str:
     return f" as text in the format {text_format!r}" if text_format and text_format != ISO_8601 else \
         " (ISO 8601 text, e.g. 2024-03-01 or 2024-03-01T12:30:00)" if text_format else ""
-
-
-def _shown(item: Any) -> str:
-    text = repr(item)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _iso_texts(times: np.ndarray, dates: np.ndarray) -> list[str]:
