@@ -13,7 +13,7 @@ from conftest import ROOT, batches_as_numpy, import_module
 
 def test_the_public_surface_is_pinned():
     assert sorted(tb.__all__) == sorted([
-        "Builder", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
+        "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
         "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn", "load",
         "load_spec",
     ])

@@ -8,7 +8,7 @@
 from .build import build
 from .builders.base import Builder
 from .codegen.render import generate_module
-from .errors import DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
+from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
 from .read import Dataset, input_fn, load
 from .spec.load import load_spec
 from .spec.model import Spec
@@ -17,7 +17,7 @@ from .write.info import DatasetInfo
 
 
 __all__ = [
-    "Builder", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
+    "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
     "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn", "load",
     "load_spec",
 ]

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from typing import Callable, Iterator
 
 import numpy as np
@@ -21,12 +22,14 @@ from .builders.base import Batch, Builder, PendingBatch, loaded, no_column
 from .builders.registry import BUILTIN, builder_class
 from .codegen.render import render_module, write_module
 from .encoding import encode_batches, keys_digest
-from .errors import DataError, SpecError, TFRecordBuilderError, UsageError
+from .errors import BuildWarning, DataError, SpecError, TFRecordBuilderError, UsageError
 from .features import ClassLabelFeature
+from .fs import url_problem
 from .spec.load import load_spec, spec_from_dict
+from .spec.fields import unknown_key_message
 from .spec.model import Spec
 from .version import __version__
-from .write.collect import SplitRecords, duplicate_key, key_label
+from .write.collect import DistinctKeys, SplitRecords, duplicate_key, key_label
 from .write.info import DatasetInfo, SplitInfo
 from .write.naming import INFO_FILE, MARKER_FILE, SKIPPED_FILE, dataset_dir, module_name
 from .write import checkpoint
@@ -62,11 +65,18 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         spec_from_dict(spec.to_dict(), spec.file or "the spec")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
+    for given in (output, module):
+        problem = url_problem(os.fspath(given) if given is not None else None)
+        if problem:
+            raise UsageError(problem)
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = os.path.abspath(dataset_dir(root, spec.name, spec.version))
     _check_target(folder, overwrite)
     with build_lock(folder):
-        return _build(spec, folder, module, resume, workers, progress)
+        info = _build(spec, folder, module, resume, workers, progress)
+    for message in info.warnings:
+        warnings.warn(message, BuildWarning, stacklevel=2)
+    return info
 
 
 def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bool, workers: int | None,
@@ -260,6 +270,7 @@ def source_builders(spec: Spec) -> list[tuple[str | None, Builder]]:
         raise spec.error(("source", "builder"), str(error).removeprefix("source.builder: ")) from None
     if not (isinstance(cls, type) and issubclass(cls, Builder)):
         raise spec.error(("source", "builder"), f"{spec.source.builder} is not a tfrecord_builder.Builder subclass")
+    _check_options(spec, cls)
     if spec.fraction_splits:
         path = spec.resolve(spec.source.path) if spec.source.path else None
         return [(None, _created(spec, cls, path, spec.source.options))]
@@ -272,6 +283,24 @@ def source_builders(spec: Spec) -> list[tuple[str | None, Builder]]:
             raise spec.error(("splits", split), f"the source provides no split {split!r}; it has: {', '.join(provided)}")
         builders.append((split, builder))
     return builders
+
+
+def _check_options(spec: Spec, cls: type[Builder]) -> None:
+    """The source's `options:` (and each split's) are keys the builder reads, with valid values."""
+    if cls.OPTIONS is None:
+        return
+    places = [(("source", "options"), spec.source.options)]
+    if not spec.fraction_splits:
+        places += [(("splits", name, "options"), source.options) for name, source in spec.splits.items()]
+    for place, options in places:
+        for key, value in options.items():
+            if key not in cls.OPTIONS:
+                problem = (unknown_key_message(key, cls.OPTIONS) if cls.OPTIONS
+                           else f"unknown key `{key}`: the {spec.source.builder} builder takes no options")
+            else:
+                problem = cls.option_problem(key, value)
+            if problem:
+                raise spec.error(place + (key,), problem)
 
 
 def _created(spec: Spec, cls: type, path: str | None, options: dict) -> Builder:
@@ -356,13 +385,16 @@ def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, Split
                  manifest: Manifest, progress: Progress | None, processes: int) -> DatasetInfo:
     splits = {}
     written = 0
+    distinct: dict[str, int | None] = {}  # each split's different keys (None: not counted)
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
         held = split_records.held()
-        shards = write_split(staging, spec.name, name, held if held is not None else split_records.ordered(),
-                             split_records.num_examples, num_shards, spec.output.compression, kept, manifest,
-                             processes)
+        counted = DistinctKeys(split_records.ordered()) if held is None and spec.output.shuffle else None
+        source = held if held is not None else counted if counted is not None else split_records.ordered()
+        shards = write_split(staging, spec.name, name, source, split_records.num_examples, num_shards,
+                             spec.output.compression, kept, manifest, processes)
+        distinct[name] = held.distinct_keys() if held is not None else counted.count if counted else None
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples
@@ -373,7 +405,30 @@ def _write_files(spec: Spec, folder: str, staging: str, records: dict[str, Split
             for entry in skipped:
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
     info = DatasetInfo(folder, spec, splits, {name: stats.to_dict() for name, stats in statistics.items()},
-                       __version__, len(skipped))
+                       __version__, len(skipped), split_warnings(spec, splits, distinct))
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
     info.write(staging)  # last: only now is the staging folder a whole dataset
     return info
+
+
+SPLIT_TOLERANCE = 0.05  # how far a split made may be from the fraction asked before the build says so
+
+
+def split_warnings(spec: Spec, splits: dict[str, SplitInfo], distinct: dict[str, int | None]) -> list[str]:
+    """What a user should know about the splits made: one left empty, or fractions far from the
+    ones asked because rows repeat (rows with the same key share a split, so a table of few
+    different rows can't be divided finely). Unique keys off by chance, as hashing a few hundred
+    records is, are not worth a word."""
+    found = [f"split {name} has no examples" for name, split in splits.items() if not split.num_examples]
+    total = sum(split.num_examples for split in splits.values())
+    keys = sum(distinct.values()) if distinct and None not in distinct.values() else None
+    if not spec.fraction_splits or not total or keys is None or keys == total:
+        return found
+    made = {name: split.num_examples / total for name, split in splits.items()}
+    if all(abs(made[name] - asked) <= SPLIT_TOLERANCE for name, asked in spec.splits.items()):
+        return found
+    fractions = ", ".join(f"{name} {made[name]:.2f}" for name in splits)
+    asked = ", ".join(f"{fraction:g}" for fraction in spec.splits.values())
+    return found + [f"the splits came out {fractions}, far from the {asked} asked: rows with the same key go to the "
+                    f"same split, and the {total:,} records have only {keys:,} different keys (a row's key is the whole "
+                    "row); give `source.key`, a column that identifies each record, if equal rows are different records"]

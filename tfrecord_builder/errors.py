@@ -59,6 +59,17 @@ class DatasetError(TFRecordBuilderError, OSError):
     exit_code = 1
 
 
+class BuildWarning(UserWarning):
+    """Something a finished build found worth saying: a split left empty, or splits far from the
+    fractions asked. `tb.build` issues each as a Python warning (and lists them in `info.warnings`);
+    the command line prints them as `warning: ...` lines.
+
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", tb.BuildWarning)   # a skewed split fails a CI job
+    ...     tb.build("specs/wine.yaml")
+    """
+
+
 def where(*parts: object) -> str:
     """Joins the non-empty parts of a location: `where("a.csv", "line 3")` is "a.csv, line 3"."""
     return ", ".join(str(part) for part in parts if part not in (None, ""))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -101,8 +101,16 @@ def check_split(origin: str, column: str, value: Any, splits: Sequence[str], lan
 
 def no_column(source: str, user: str, column: str, available: Sequence[str] | None) -> DataError:
     """The error for a column the source lacks, named for what reads it (`feature \`x\``)."""
-    columns = f"; its columns: {', '.join(available)}" if available is not None else ""
-    return DataError(f"{source}: {user}: no column `{column}` in the source{columns}")
+    columns = f"; its columns: {column_list(available)}" if available is not None else ""
+    unnamed = (available is not None and "" in available and column not in available)
+    hint = ("; the column without a name (R's and pandas' row names) is read with `source: \"\"`"
+            if unnamed else "")
+    return DataError(f"{source}: {user}: no column `{column}` in the source{columns}{hint}")
+
+
+def column_list(columns: Sequence[str]) -> str:
+    """Column names for a message: a column without a name shows as "" (R and pandas write one)."""
+    return ", ".join(name if name else '""' for name in columns)
 
 
 def loaded(batch: "Batch | PendingBatch") -> Batch:
@@ -135,6 +143,14 @@ class Builder:
 
     # a custom builder's record may hold only the spec's fields; built-in ones offer more
     strict_fields = True
+    # the `options:` keys the builder reads, each with what it is for; a spec giving another is an
+    # error (None: any key, unchecked; a custom builder may set it to have its options checked)
+    OPTIONS: ClassVar[dict[str, str] | None] = None
+
+    @classmethod
+    def option_problem(cls, key: str, value: Any) -> str | None:
+        """What is wrong with an option's value (None: nothing), said before the builder is made."""
+        return None
 
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Yields `(key, record)` for `split` (None when the spec splits by fractions)."""

@@ -27,6 +27,7 @@ from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
 from .lines import BOM, blank_lines, line_batches, line_blocks
+from .opened import open_source
 from .text_cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
@@ -41,7 +42,8 @@ except ImportError:  # optional: without it every CSV takes the csv module's rea
 
 
 def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int, keep_going: bool = False) -> Generator["CsvLines", None, int | None]:
+                 batch_size: int, keep_going: bool = False,
+                 na_values: frozenset[str] = frozenset()) -> Generator["CsvLines", None, int | None]:
     """Pending batches of the file's rows for as long as the fast way reads it exactly; returns
     None when it read the whole file, else the number of data rows it yielded (a multiple of
     `batch_size`)."""
@@ -49,7 +51,7 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
             or not delimiter.isascii():  # Arrow takes only ASCII delimiters
         return 0
     name = os.path.basename(path)
-    with open(path, "rb") as file:
+    with open_source(path) as file:
         first = file.readline()
         header = _header(first, delimiter)
         if header is None or (key is not None and key not in header):
@@ -58,7 +60,7 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _plain,
             lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter,
-                                               keep_going)))
+                                               keep_going, na_values)))
 
 
 @dataclass
@@ -76,6 +78,7 @@ class CsvLines(PendingBatch):
     key: str | None
     delimiter: str
     keep_going: bool = False  # on_error: skip: a row the csv module can't read is listed, not raised
+    na_values: frozenset[str] = frozenset()  # cells read as missing, as an empty one is
 
     def load(self) -> Batch:
         options = (
@@ -91,7 +94,7 @@ class CsvLines(PendingBatch):
             return self._csv_module()
         if table.num_rows != self.count:
             return self._csv_module()
-        return _batch(table, self.name, self.line, self.header, self.wanted, self.key)
+        return _batch(table, self.name, self.line, self.header, self.wanted, self.key, self.na_values)
 
     def _csv_module(self) -> Batch:
         """The lines read by the csv module's reader: the same rows (the lines are plain), or its
@@ -99,7 +102,7 @@ class CsvLines(PendingBatch):
         stream = io.BytesIO(self.header_line + self.data)
         return self.only_batch(csv_rows.read_batches(stream, self.name, self.delimiter, "utf-8", self.wanted,
                                                      self.key, self.count, line_offset=self.line - 2,
-                                                     keep_going=self.keep_going))
+                                                     keep_going=self.keep_going, na_values=self.na_values))
 
 
 def _header(first: bytes, delimiter: str) -> list[str] | None:
@@ -126,7 +129,8 @@ def _plain(data: bytes, ends: np.ndarray) -> bool:
     return not blank_lines(data, ends, b"\r\n")  # the csv module skips a blank line
 
 
-def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None) -> Batch:
+def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str], key: str | None,
+           na_values: frozenset[str]) -> Batch:
     columns = {column: table.column(column).combine_chunks() for column in header}
     if key is None:
         # as UTF-8 bytes (what the str keys of the csv module's reader are hashed as)
@@ -135,5 +139,8 @@ def _batch(table: Any, name: str, line: int, header: list[str], wanted: list[str
     else:
         keys = columns[key].to_pylist()
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))
+    if na_values:  # (after the keys: a row's key is its line as written)
+        missing = pa.array(sorted(na_values), pa.string())
+        columns = {column: pc.if_else(pc.is_in(cells, value_set=missing), "", cells) for column, cells in columns.items()}
     return Batch(keys=keys, columns={column: TextCells(columns[column]) for column in wanted}, origin=origins,
                  content_keys=key is None, source=name, available=header, language="text")

@@ -12,7 +12,7 @@ import io
 from typing import Any, BinaryIO, Iterator, Sequence
 
 from ..errors import DataError
-from .base import Batch, RowOrigins
+from .base import Batch, RowOrigins, column_list
 from .lines import line_blocks
 from .text_cells import missing_as_none
 
@@ -22,10 +22,11 @@ LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "c
 
 def read_batches(file: BinaryIO, name: str, delimiter: str, encoding: str, needed: Sequence[str] | None,
                  key_column: str | None, batch_size: int, skip: int = 0, line_offset: int = 0,
-                 keep_going: bool = False) -> Iterator[Batch]:
+                 keep_going: bool = False, na_values: frozenset[str] = frozenset()) -> Iterator[Batch]:
     """Batches of the rows after the first `skip` of a binary stream that starts with the header;
     its line k is line `k + line_offset` of the file `name`. With `keep_going` (`on_error: skip`)
-    a row with the wrong number of fields is listed in its batch's `broken`, not raised."""
+    a row with the wrong number of fields is listed in its batch's `broken`, not raised; a cell
+    that is empty or one of the `na_values` is missing."""
     lines = _decoded_lines(file, name, encoding, line_offset)
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     try:
@@ -58,10 +59,10 @@ def read_batches(file: BinaryIO, name: str, delimiter: str, encoding: str, neede
                 origins.lines.append(line + line_offset)
             line = reader.line_num + 1
             if len(rows) + len(broken) == batch_size:
-                yield _batch(rows, positions, key_position, origins, header, broken)
+                yield _batch(rows, positions, key_position, origins, header, broken, na_values)
                 rows, origins, broken = [], RowOrigins(name), []
         if rows or broken:
-            yield _batch(rows, positions, key_position, origins, header, broken)
+            yield _batch(rows, positions, key_position, origins, header, broken, na_values)
     except csv.Error as error:
         raise DataError(f"{name}, line {reader.line_num + line_offset}: malformed CSV: {error}") from None
 
@@ -73,15 +74,16 @@ def _positions(name: str, header: list[str], needed: Sequence[str] | None, key: 
             raise DataError(f"{name}, line 1: column `{column}` appears {header.count(column)} times in the header; "
                             "expected unique column names")
     if key is not None and key not in index:
-        raise DataError(f"{name}, line 1: key column `{key}` not found; columns: {', '.join(header)}")
+        raise DataError(f"{name}, line 1: key column `{key}` not found; columns: {column_list(header)}")
     wanted = header if needed is None else needed
     return {column: index[column] for column in wanted if column in index}
 
 
 def _batch(rows: list[list[str]], positions: dict[str, int], key_position: int | None,
-           origins: RowOrigins, header: list[str], broken: list[dict[str, str]]) -> Batch:
+           origins: RowOrigins, header: list[str], broken: list[dict[str, str]],
+           na_values: frozenset[str]) -> Batch:
     transposed = list(zip(*rows)) or [()] * len(header)  # one C-level pass, not a Python loop per column
-    columns = {column: missing_as_none(transposed[position]) for column, position in positions.items()}
+    columns = {column: missing_as_none(transposed[position], na_values) for column, position in positions.items()}
     if key_position is None:
         keys = [KEY_SEPARATOR.join(row) for row in rows]
     else:

@@ -24,6 +24,11 @@ class ImageFolderBuilder(Builder):
     """Images from a folder tree."""
 
     strict_fields = False  # records offer image, label and filename; a spec uses what it needs
+    OPTIONS = {"labels": "a flat folder: a CSV with `filename` and `label` columns (relative to the spec's folder)"}
+
+    @classmethod
+    def option_problem(cls, key: str, value: Any) -> str | None:
+        return None if isinstance(value, str) else "expected the path of a CSV file with filename and label columns"
 
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
         folder = self._folder()

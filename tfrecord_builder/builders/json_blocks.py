@@ -25,6 +25,7 @@ import numpy as np
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .lines import BOM, blank_lines, line_batches, line_blocks
+from .opened import open_source
 from .text_cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -32,13 +33,15 @@ _UTF8 = {"utf-8", "utf-8-sig"}
 
 try:
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.json as pajson
 except ImportError:  # optional: without it every JSONL takes json.loads
     pa = None
 
 
 def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int, keep_going: bool = False) -> Generator["JsonLines", None, int | None]:
+                 batch_size: int, keep_going: bool = False,
+                 na_values: frozenset[str] = frozenset()) -> Generator["JsonLines", None, int | None]:
     """Pending batches of the file's records while the fast way reads them exactly; returns None
     when it read the whole file, else the number of records it yielded (a multiple of `batch_size`)."""
     if pa is None or spec is None or needed is None or codecs.lookup(encoding).name not in _UTF8:
@@ -49,13 +52,13 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
     if key is not None and (key not in schema.names or schema.field(key).type not in (pa.int64(), pa.string())):
         return 0  # e.g. a float key: json.loads keeps 5 an int, Arrow makes it 5.0, and keys decide splits
     name = os.path.basename(path)
-    with open(path, "rb") as file:
-        if file.read(len(BOM)) == BOM:
+    with open_source(path) as file:
+        if file.peek(len(BOM))[: len(BOM)] == BOM:
             return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
-        file.seek(0)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
-            lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key, keep_going)))
+            lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key, keep_going,
+                                                na_values)))
 
 
 def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
@@ -76,6 +79,7 @@ class JsonLines(PendingBatch):
     needed: list[str]
     key: str | None
     keep_going: bool = False  # on_error: skip: a line json.loads can't read is listed, not raised
+    na_values: frozenset[str] = frozenset()  # string values read as missing
 
     def load(self) -> Batch:
         if not self.data.isascii() and not _utf8(self.data):
@@ -94,14 +98,14 @@ class JsonLines(PendingBatch):
         if _blank_column(table):
             return self._json_loads()
         keys = [] if self.key is not None else [text.strip() for text in self.data.split(b"\n")[: self.count]]
-        return _batch(table, keys, self.name, self.line, self.needed, self.key)
+        return _batch(table, keys, self.name, self.line, self.needed, self.key, self.na_values)
 
     def _json_loads(self) -> Batch:
         """The lines read by json.loads's reader: the records Arrow couldn't read the same way, or
         its exact error."""
         return self.only_batch(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed,
                                                       self.key, self.count, first_line=self.line,
-                                                      keep_going=self.keep_going))
+                                                      keep_going=self.keep_going, na_values=self.na_values))
 
 
 def _utf8(data: bytes) -> bool:
@@ -141,10 +145,15 @@ def _schema(spec: Any, needed: Sequence[str]) -> Any:
     return pa.schema(list(types.items()))
 
 
-def _batch(table: Any, keys: list[bytes], name: str, line: int, needed: Sequence[str], key: str | None) -> Batch:
+def _batch(table: Any, keys: list[bytes], name: str, line: int, needed: Sequence[str], key: str | None,
+           na_values: frozenset[str]) -> Batch:
     columns = {column: table.column(column).combine_chunks() for column in needed}
     if key is not None:
         keys = [str(value) for value in columns[key].to_pylist()]
+    if na_values:  # (after the keys, as the plain reader takes them)
+        missing = pa.array(sorted(na_values), pa.string())
+        columns = {column: pc.if_else(pc.is_in(values, value_set=missing), pa.scalar(None, pa.string()), values)
+                   if pa.types.is_string(values.type) else values for column, values in columns.items()}
     origins = RowOrigins(name, list(range(line, line + table.num_rows)))
     return Batch(keys=keys, columns={column: JsonValues(columns[column]) for column in needed}, origin=origins,
                  content_keys=key is None, source=name, language="json")

@@ -19,10 +19,10 @@ from .lines import BOM
 
 def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Sequence[str] | None,
                  key_column: str | None, batch_size: int, skip: int = 0, first_line: int = 1,
-                 keep_going: bool = False) -> Iterator[Batch]:
+                 keep_going: bool = False, na_values: frozenset[str] = frozenset()) -> Iterator[Batch]:
     """Batches of the records of `lines` after the first `skip` (blank lines are no records).
     With `keep_going` (`on_error: skip`) a line that isn't a JSON object is listed in its batch's
-    `broken`, not raised."""
+    `broken`, not raised; a string value that is one of the `na_values` is missing."""
     records: list[dict[str, Any]] = []
     keys: list[Any] = []
     origins = RowOrigins(name)
@@ -44,20 +44,20 @@ def read_batches(lines: Iterable[bytes], name: str, encoding: str, needed: Seque
             records.append(record)
             origins.lines.append(line_number)
         if len(records) + len(broken) == batch_size:
-            yield _batch(keys, records, needed, origins, key_column is None, broken)
+            yield _batch(keys, records, needed, origins, key_column is None, broken, na_values)
             records, keys, origins, broken = [], [], RowOrigins(name), []
     if records or broken:
-        yield _batch(keys, records, needed, origins, key_column is None, broken)
+        yield _batch(keys, records, needed, origins, key_column is None, broken, na_values)
 
 
-def lines_of(file: BinaryIO, name: str, encoding: str) -> tuple[Iterable[bytes], str]:
+def lines_of(file: io.BufferedReader, name: str, encoding: str) -> tuple[Iterable[bytes], str]:
     """The file's lines as bytes, and the encoding they are in: UTF-16 and UTF-32 text is
     re-encoded as UTF-8 first (its newline is not the byte 0x0a); a UTF-8 byte-order mark is
     dropped, as the CSV reader drops it."""
     if codecs.lookup(encoding).name not in LINE_SAFE_ENCODINGS:
         return _recoded(file, name, encoding), "utf-8"
-    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") and file.read(len(BOM)) != BOM:
-        file.seek(0)
+    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") and file.peek(len(BOM))[: len(BOM)] == BOM:
+        file.read(len(BOM))
     return file, encoding
 
 
@@ -90,9 +90,13 @@ def _record(line: bytes, line_number: int, name: str, encoding: str, key_column:
 
 
 def _batch(keys: list[Any], records: list[dict[str, Any]], needed: Sequence[str] | None,
-           origins: RowOrigins, content_keys: bool, broken: list[dict[str, str]]) -> Batch:
+           origins: RowOrigins, content_keys: bool, broken: list[dict[str, str]],
+           na_values: frozenset[str]) -> Batch:
     names = needed if needed is not None else sorted({key for record in records for key in record})
     columns = {column: [record.get(column) for record in records] for column in names
                if any(column in record for record in records)}
+    if na_values:
+        columns = {column: [None if type(value) is str and value in na_values else value for value in values]
+                   for column, values in columns.items()}
     return Batch(keys=keys, columns=columns, origin=origins, content_keys=content_keys, source=origins.file,
                  language="json", broken=broken)

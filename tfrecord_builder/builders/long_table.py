@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..features.shown import Language, shown
-from .base import Batch, KeyOrigins, check_split
+from .base import Batch, KeyOrigins, check_split, column_list
 
 
 def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str | None = None) -> Iterator[Batch]:
@@ -34,7 +34,7 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str
         for column in (group_by, order_by):
             if column not in batch.columns:
                 raise DataError(f"{batch.source}: no column `{column}` (source.{'group_by' if column == group_by else 'order_by'})"
-                                + (f"; its columns: {', '.join(batch.available)}" if batch.available else ""))
+                                + (f"; its columns: {column_list(batch.available)}" if batch.available else ""))
         ids, orders = batch.columns[group_by], batch.columns[order_by]
         for row in range(len(batch)):
             if ids[row] is None or orders[row] is None:

@@ -6,7 +6,7 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
 from .arrow_rows import python_values, row_keys
-from .base import Batch, RowOrigins
+from .base import Batch, RowOrigins, column_list
 from .tabular import TableBuilder
 
 try:
@@ -17,6 +17,8 @@ except ImportError:  # an optional dependency: only Parquet sources need it
 
 class ParquetBuilder(TableBuilder):
     """Reads row groups in batches; list columns give list values, nulls missing values."""
+
+    OPTIONS: dict[str, str] = {}
 
     def header(self) -> list[str] | None:
         if parquet is None:
@@ -32,7 +34,7 @@ class ParquetBuilder(TableBuilder):
         columns = table.schema_arrow.names
         key_column = self.key_column()
         if key_column is not None and key_column not in columns:
-            raise DataError(f"{name}: key column `{key_column}` not found; columns: {', '.join(columns)}")
+            raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
         wanted = [column for column in (needed if needed is not None else columns) if column in columns]
         for column in set(wanted) | ({key_column} if key_column else set()):
             if columns.count(column) > 1:

@@ -10,17 +10,31 @@ import os
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
-from .base import Batch, Builder, PendingBatch, check_split, loaded
+from .base import Batch, Builder, PendingBatch, check_split, column_list, loaded
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import group_steps
+from .opened import open_source, plain_name
+from .text_cells import na_value_set, na_values_problem
 
 
 class TableBuilder(Builder):
     """A file of rows; subclasses read one format in `read_batches`.
 
-    Shared here: a `source.split_column` that assigns rows to the spec's splits, and image paths,
-    which are relative to the table's own folder.
+    Shared here: a `source.split_column` that assigns rows to the spec's splits, image paths,
+    which are relative to the table's own folder, and `options: {na_values: [...]}`.
     """
+
+    OPTIONS = {"na_values": "texts read as missing values, as an empty CSV cell is: a list such as [NA] "
+                            "(R's missing value), or pandas (pandas' read_csv defaults)"}
+
+    @classmethod
+    def option_problem(cls, key: str, value: Any) -> str | None:
+        return na_values_problem(value)
+
+    @property
+    def na_values(self) -> frozenset[str]:
+        """The texts read as missing (CSV cells, JSON strings)."""
+        return na_value_set(self.options.get("na_values"))
 
     def check_file(self) -> str:
         if self.path is None:
@@ -84,7 +98,7 @@ class TableBuilder(Builder):
     def _only_split(self, batch: Batch, split: str, column: str) -> Batch:
         if column not in batch.columns:
             raise DataError(f"{batch.source}: no split column `{column}`"
-                            + (f"; its columns: {', '.join(batch.available)}" if batch.available else ""))
+                            + (f"; its columns: {column_list(batch.available)}" if batch.available else ""))
         names = list(self.spec.splits)
         rows = []
         for row, value in enumerate(batch.columns[column]):
@@ -107,15 +121,17 @@ class CsvBuilder(TableBuilder):
         encoding = source.encoding if source else "utf-8"
         key = self.key_column()
         keep_going = self.keeps_going()
-        done = yield from csv_blocks.fast_batches(path, delimiter, encoding, needed, key, batch_size, keep_going)
+        done = yield from csv_blocks.fast_batches(path, delimiter, encoding, needed, key, batch_size, keep_going,
+                                                  self.na_values)
         if done is not None:  # the csv module reads the rest, from the first row the fast way didn't
-            with open(path, "rb") as file:
+            with open_source(path) as file:
                 yield from csv_rows.read_batches(file, os.path.basename(path), delimiter, encoding, needed, key,
-                                                 batch_size, skip=done, keep_going=keep_going)
+                                                 batch_size, skip=done, keep_going=keep_going,
+                                                 na_values=self.na_values)
 
     def header(self) -> list[str] | None:
         source = self.spec.source if self.spec is not None else None
-        with open(self.check_file(), "rb") as file:
+        with open_source(self.check_file()) as file:
             batches = csv_rows.read_batches(file, os.path.basename(self.path), source.delimiter if source else ",",
                                             source.encoding if source else "utf-8", None, None, 1)
             first = next(batches, None)
@@ -132,15 +148,15 @@ class JsonlBuilder(TableBuilder):
         key_column = self.key_column()
         keep_going = self.keeps_going()
         skip = yield from json_blocks.fast_batches(path, self.spec, encoding, needed, key_column, batch_size,
-                                                   keep_going)
+                                                   keep_going, self.na_values)
         if skip is None:
             return  # the fast way read it all
-        if os.path.getsize(path) == 0:
-            raise DataError(f"{path}: the file is empty; expected one JSON object per line")
-        with open(path, "rb") as file:
+        with open_source(path) as file:
+            if not file.peek(1):
+                raise DataError(f"{path}: the file is empty; expected one JSON object per line")
             lines, encoding = json_rows.lines_of(file, name, encoding)
             yield from json_rows.read_batches(lines, name, encoding, needed, key_column, batch_size, skip=skip,
-                                              keep_going=keep_going)
+                                              keep_going=keep_going, na_values=self.na_values)
 
 
 class ManifestBuilder(TableBuilder):
@@ -155,5 +171,5 @@ class ManifestBuilder(TableBuilder):
 
     def _reader(self) -> TableBuilder:
         path = self.check_file()
-        reader = JsonlBuilder if path.lower().endswith((".jsonl", ".json", ".ndjson")) else CsvBuilder
+        reader = JsonlBuilder if plain_name(path).lower().endswith((".jsonl", ".json", ".ndjson")) else CsvBuilder
         return reader(self.spec, self.path, self.options)

@@ -21,8 +21,33 @@ _CHARACTERS = {"int64": "-0123456789", "float": "-+.0123456789eE"}
 _LIST_CHARACTERS = " -+.0123456789eE"  # space-separated numbers
 
 
-def missing_as_none(cells: Sequence[str]) -> Sequence[str | None]:
-    """An empty CSV cell is a missing value."""
+# What pandas' read_csv reads as missing by default (`options: {na_values: pandas}`)
+PANDAS_NA_VALUES = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+
+
+def na_value_set(option: Any) -> frozenset[str]:
+    """The texts an `na_values` option names (`pandas`: pandas' defaults)."""
+    if option is None:
+        return frozenset()
+    if option == "pandas":
+        return frozenset(PANDAS_NA_VALUES)
+    return frozenset(str(value) for value in option)
+
+
+def na_values_problem(option: Any) -> str | None:
+    """What is wrong with an `na_values` option, or None."""
+    if option == "pandas" or (isinstance(option, list) and all(
+            isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) for value in option)):
+        return None
+    return ("expected a list of texts read as missing values, e.g. [NA, \"-\"] (R writes NA), "
+            "or pandas (pandas' read_csv defaults)")
+
+
+def missing_as_none(cells: Sequence[str], na_values: frozenset[str] = frozenset()) -> Sequence[str | None]:
+    """An empty CSV cell is a missing value, and so is one of the `na_values`."""
+    if na_values:
+        return [None if not cell or cell in na_values else cell for cell in cells]
     return [cell or None for cell in cells] if "" in cells else cells
 
 
@@ -61,7 +86,8 @@ class ArrowCells:
 
 
 class TextCells(ArrowCells):
-    """A column of CSV cells, as text; an empty cell is a missing value, as in the csv module's reader."""
+    """A column of CSV cells, as text; an empty cell is a missing value, as in the csv module's reader
+    (the reader makes a cell of the `na_values` empty)."""
 
     cells_kind = "text"
 

@@ -5,9 +5,10 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 from ..build import build
-from ..errors import UsageError
+from ..errors import BuildWarning, UsageError
 from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, dataset_dir, module_name
@@ -44,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     progress = Progress()
     try:
-        info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
-                     workers=args.workers, progress=progress)
+        with warnings.catch_warnings():  # printed below as `warning: ...` lines
+            warnings.simplefilter("ignore", BuildWarning)
+            info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
+                         workers=args.workers, progress=progress)
     finally:
         progress.close()
     rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))
@@ -54,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
     print(table(["split", "examples", "shards", "size"], rows))
     if info.skipped:
         print(f"skipped {info.skipped} bad records: listed in {os.path.join(info.path, 'skipped.jsonl')}")
-    for name, split in info.splits.items():
-        if not split.num_examples:  # a fraction of too few records: its input_fn yields nothing
-            print(f"warning: split {name} has no examples", file=sys.stderr)
+    for message in info.warnings:
+        print(f"warning: {message}", file=sys.stderr)
     print(f"input module: {os.path.join(info.path, module_name(spec.name))}")
     print(f"done in {time.monotonic() - started:.1f} s")
     return 0

@@ -13,6 +13,7 @@ import numpy as np
 from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import DatasetError, UsageError
+from ..fs import url_problem
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE
 from .format import size, table
@@ -30,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.show < 0:
         raise UsageError(f"--show: expected a number of examples (0 or more), received {args.show}")
+    problem = url_problem(args.path)
+    if problem:
+        raise UsageError(problem)
     if not os.path.exists(args.path):
         raise UsageError(f"{args.path}: no such file or folder")
     if os.path.isdir(args.path) or os.path.basename(args.path) == INFO_FILE:

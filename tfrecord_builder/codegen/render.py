@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from ..errors import TFRecordBuilderError
+from ..errors import TFRecordBuilderError, UsageError
+from ..fs import url_problem
 from ..spec.load import load_spec
 from ..features import Feature
 from ..spec.model import Spec
@@ -142,6 +143,9 @@ def _with_source_classes(spec: Spec) -> Spec:
 
 def write_module(text: str, path: str, name: str) -> str:
     """Writes module text to `path`, or into it as NAME_input.py when `path` is a folder."""
+    problem = url_problem(path)
+    if problem:
+        raise UsageError(problem)
     if os.path.isdir(path) or path.endswith(os.sep):
         path = os.path.join(path, module_name(name))
     folder = os.path.dirname(path)

@@ -65,7 +65,7 @@ class Feature:
 
     @property
     def source_name(self) -> str:
-        return self.source or self.name
+        return self.source if self.source is not None else self.name  # "" names an unnamed column
 
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""

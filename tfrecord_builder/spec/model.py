@@ -17,6 +17,7 @@ from typing import Any, Literal
 from ..builders.registry import check_name
 from ..features import ClassLabelFeature, Feature
 from ..errors import SpecError
+from ..fs import url_problem
 from .fields import At, convert, describe, meta, spec_fields
 
 _TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
@@ -58,6 +59,7 @@ class SourceSpec:
         problem = check_name(self.builder)
         if problem:
             raise (at / "builder").error(problem)
+        _check_local(self.path, at / "path")
         try:
             codecs.lookup(self.encoding)
         except LookupError:
@@ -75,6 +77,9 @@ class SplitSource:
 
     path: str | None = meta("the split's file or folder", None)
     options: dict[str, Any] = meta("options passed to a custom builder for this split", {})
+
+    def check(self, at: At) -> None:
+        _check_local(self.path, at / "path")
 
 
 def convert_splits(value: Any, at: At) -> dict[str, float | SplitSource]:
@@ -142,6 +147,8 @@ class OutputSpec:
     module: str | None = meta("a second copy of the generated input module, e.g. beside a training script", None)
 
     def check(self, at: At) -> None:
+        _check_local(self.dir, at / "dir")
+        _check_local(self.module, at / "module")
         if self.shards is not None and self.shard_size is not None:
             raise at.error("give `shards` or `shard_size`, not both")
         if self.shards is not None and not 1 <= self.shards <= 99999:
@@ -323,6 +330,12 @@ class Spec:
             plain.pop("sequence")
             plain.pop("sequence_lengths")
         return plain
+
+
+def _check_local(path: str | None, at: At) -> None:
+    problem = url_problem(path)
+    if problem:
+        raise at.error(problem)
 
 
 def _version(value: Any, at: At) -> str:

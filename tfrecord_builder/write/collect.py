@@ -159,6 +159,10 @@ class HeldRecords:
         self._starts = np.concatenate([batch.offsets[:-1] for batch in batches]) if batches else np.zeros(0, np.int64)
         self._ends = np.concatenate([batch.offsets[1:] for batch in batches]) if batches else np.zeros(0, np.int64)
 
+    def distinct_keys(self) -> int:
+        """How many different keys the records have (equal rows share one)."""
+        return len(np.unique(self.hashes, axis=0)) if len(self.hashes) else 0
+
     def lengths(self) -> np.ndarray:
         """Each record's length, in the written order."""
         return (self._ends - self._starts)[self.order]
@@ -249,6 +253,24 @@ class _Run:
 
     def close(self) -> None:
         self.file.close()
+
+
+class DistinctKeys:
+    """Passes (key hashes, records) chunks on in hash order, counting the different keys."""
+
+    def __init__(self, chunks: Iterator[tuple[np.ndarray, ByteColumn]]):
+        self._chunks = chunks
+        self._last: np.ndarray | None = None
+        self.count = 0
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+        for hashes, records in self._chunks:
+            if len(hashes):
+                steps = (hashes[1:] != hashes[:-1]).any(axis=1)
+                first = self._last is None or bool((hashes[0] != self._last).any())
+                self.count += int(steps.sum()) + first
+                self._last = hashes[-1]
+            yield hashes, records
 
 
 def _window_bytes(runs: int) -> int:

@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DatasetError
+from ..errors import DatasetError, UsageError
+from ..fs import url_problem
 from ..spec.model import Spec
 from ..spec.load import spec_from_dict
 from .naming import INFO_FILE, temporary
@@ -45,6 +46,7 @@ class DatasetInfo:
     statistics: dict[str, Any] = field(default_factory=dict)
     tool_version: str = ""
     skipped: int = 0
+    warnings: list[str] = field(default_factory=list)  # what the build found worth saying (not stored)
 
     @property
     def name(self) -> str:
@@ -84,6 +86,9 @@ class DatasetInfo:
 
 def read_info(path: str) -> DatasetInfo:
     """Opens a built dataset's info; refuses a folder without it (an unfinished build)."""
+    problem = url_problem(path)
+    if problem:
+        raise UsageError(problem)
     folder = os.path.dirname(path) if os.path.basename(path) == INFO_FILE else path
     info_path = os.path.join(folder, INFO_FILE)
     if not os.path.isdir(folder):
