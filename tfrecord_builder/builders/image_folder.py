@@ -2,7 +2,7 @@
 
 Each record offers `image` (the file's path), `label` (its class sub-folder's name, or its label
 from `options: {labels: labels.csv}` for a flat folder: a CSV with `filename` and `label`
-columns, relative to the spec) and `filename` (its path relative to the
+columns, relative to the spec's folder, not to the image folder) and `filename` (its path relative to the
 folder, which is also its key). File extensions are matched case-blind; hidden files and
 folders are ignored; folders linked to are followed (a link back up the tree is not); files are
 listed in sorted order. As in Keras' `image_dataset_from_directory`, the classes are the
@@ -14,7 +14,7 @@ import csv
 import os
 from typing import Any, Iterator
 
-from ..errors import DataError
+from ..errors import DataError, SpecError
 from .base import Builder, PathOrigins
 
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
@@ -93,6 +93,11 @@ class ImageFolderBuilder(Builder):
                         raise DataError(f"{where}: `{filename}` is listed twice (also at {labels[filename][0]})")
                     labels[filename] = (where, label)
                     line = reader.line_num + 1
+        except FileNotFoundError:
+            message = self._no_labels_file(path, name, folder)
+            if self.spec is not None and "labels" in self.spec.source.options:
+                raise self.spec.error(("source", "options", "labels"), message) from None
+            raise SpecError(message) from None
         except OSError as error:
             raise DataError(f"{path}: can't read the labels file ({error.strerror})") from None
         except UnicodeDecodeError as error:
@@ -100,6 +105,17 @@ class ImageFolderBuilder(Builder):
         except csv.Error as error:
             raise DataError(f"{path}, line {reader.line_num}: malformed CSV: {error}") from None
         return labels
+
+
+    def _no_labels_file(self, path: str, name: str, folder: str) -> str:
+        """Where the labels file was looked for, and where it may be instead (the image folder)."""
+        message = (f"{path}: labels file not found (options.labels is relative to the spec's folder, "
+                   f"{os.path.dirname(path) if self.spec is not None else folder}, not to the image folder)")
+        beside = os.path.join(folder, name)
+        if self.spec is not None and os.path.isfile(beside):
+            relative = os.path.relpath(beside, self.spec.base_dir).replace(os.sep, "/")
+            message += f"; there is one in the image folder: write `labels: {relative}`"
+        return message
 
 
 def _images(folder: str) -> Iterator[str]:

@@ -13,6 +13,7 @@ import numpy as np
 from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import DatasetError, UsageError
+from ..features import ClassLabelFeature
 from ..fs import url_problem
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE
@@ -62,11 +63,13 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
     print(table(["split", "examples", "shards", "size"], rows))
     if info.skipped:
         print(f"skipped while building: {info.skipped} records (see skipped.jsonl)")
-    first = next(iter(info.statistics.values()), {})
-    if first:
+    shown_split = split or next(iter(info.statistics), None)
+    statistics = info.statistics.get(shown_split, {}) if shown_split else {}
+    if statistics:
         print()
-        print(f"statistics ({next(iter(info.statistics))}):")
-        for name, stats in first.items():
+        others = "" if split or len(info.statistics) < 2 else " (--split S for another)"
+        print(f"statistics ({shown_split}){others}:")
+        for name, stats in statistics.items():
             print(f"  {name}: {_summary(stats)}")
     if show:
         from ..read import Dataset  # deferred: reading examples needs TensorFlow, the summary doesn't
@@ -80,7 +83,13 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
         except Exception as error:
             raise _read_error(error, info.path, split) or error
         print()
-        _show_batch(batch, spec.label, show)
+        _show_batch(batch, spec.label, show, _class_names(spec))
+
+
+def _class_names(spec: Any) -> dict[str, list[str]]:
+    """The names of each class label feature's classes (by feature name), where it has names."""
+    return {name: feature.names for name, feature in spec.features.items()
+            if isinstance(feature, ClassLabelFeature) and feature.names is not None}
 
 
 def _read_error(error: Exception, folder: str, split: str) -> DatasetError | None:
@@ -98,7 +107,7 @@ def _read_error(error: Exception, folder: str, split: str) -> DatasetError | Non
     return None
 
 
-def _show_batch(batch: Any, label: str | None, count: int) -> None:
+def _show_batch(batch: Any, label: str | None, count: int, class_names: dict[str, list[str]]) -> None:
     if batch is None:
         print("(no examples)")
         return
@@ -107,8 +116,17 @@ def _show_batch(batch: Any, label: str | None, count: int) -> None:
         features = {**features, label: labels}
     size_ = next(iter(features.values())).shape[0]
     for index in range(min(count, size_)):
-        values = {name: _plain(tensor[index]) for name, tensor in features.items()}
+        values = {name: _named(_plain(tensor[index]), class_names.get(name)) for name, tensor in features.items()}
         print(f"example {index}: {json.dumps(values, ensure_ascii=False)}")
+
+
+def _named(value: Any, names: list[str] | None) -> Any:
+    """A class index shown with its name, `"2 (barbera)"` (lists too, as sequences have them)."""
+    if names is None:
+        return value
+    if isinstance(value, list):
+        return [_named(item, names) for item in value]
+    return f"{value} ({names[value]})" if isinstance(value, int) and 0 <= value < len(names) else value
 
 
 def _plain(tensor: Any) -> Any:

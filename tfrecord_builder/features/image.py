@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 import numpy as np
+import simplejpeg
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .._tf import tensorflow
@@ -69,7 +70,8 @@ class ImageFeature(Feature):
     quality: int = meta("JPEG quality, 1-100", 90)
     validate: Literal["structure", "decode"] = meta(
         "how an image stored as it is (passthrough) is checked: structure (its header and end marker: "
-        "catches truncated files) or decode (every byte, several times slower)", "structure")
+        "catches truncated files) or decode (every byte, several times slower; a JPEG's corrupt data, "
+        "which Pillow decodes in silence, is an error)", "structure")
 
     def check(self, at: At) -> None:
         shape = self.shape if self.shape is not None else [None, None, self.channels or 3]
@@ -151,11 +153,10 @@ class ImageFeature(Feature):
         if passthrough and self.validate == "structure":
             _check_structure(source, image)
             return source, (*size, self.num_channels)
-        if passthrough and image.format == "JPEG":
-            # the pixels aren't needed, only proof that the whole file decodes: at 1/8 scale
-            # libjpeg still reads every entropy-coded byte (a truncated file fails) but skips
-            # most of the inverse DCT
-            image.draft(image.mode, (max(1, image.width // 8), max(1, image.height // 8)))
+        if source is not None and image.format == "JPEG" and self.validate == "decode":
+            _check_jpeg_data(source)  # Pillow decodes corrupt data in silence
+            if passthrough:
+                return source, (*size, self.num_channels)
         _load(image)
         if passthrough:
             return source, (*size, self.num_channels)
@@ -392,6 +393,23 @@ def _check_structure(data: bytes, image: Image.Image) -> None:
             raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
     elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
         raise BadImage("truncated PNG (it doesn't end with an IEND chunk)")
+
+
+def _check_jpeg_data(data: bytes) -> None:
+    """Decodes a JPEG with libjpeg-turbo strictly: what libjpeg only warns about (corrupt data,
+    such as bytes zeroed mid-scan, "premature end of data segment", extraneous bytes) is an error.
+    Pillow discards those warnings and decodes shifted or grey blocks. At 1/8 scale the entropy
+    decoder still reads every byte, but most of the inverse DCT is skipped."""
+    try:
+        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+        simplejpeg.decode_jpeg(data, colorspace=_JPEG_COLORSPACES.get(colorspace, "RGB"), strict=True,
+                               min_height=max(1, height // 8), min_width=max(1, width // 8))
+    except ValueError as error:  # libjpeg's own words: "Corrupt JPEG data: premature end of data segment"
+        text = str(error)
+        raise BadImage(text[:1].lower() + text[1:] if "JPEG" in text else f"corrupt JPEG ({text})") from None
+
+
+_JPEG_COLORSPACES = {"Gray": "GRAY", "CMYK": "CMYK", "YCCK": "CMYK"}  # simplejpeg's names -> what it decodes to
 
 
 def _load(image: Image.Image) -> None:

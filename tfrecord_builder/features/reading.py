@@ -21,8 +21,10 @@ def fixed_images(encoded, encoding, shape):
     """A batch of images that all have the declared `shape`: uint8 [batch, *shape]."""
     if encoding == "raw":
         return tf.reshape(tf.io.decode_raw(encoded, tf.uint8), [-1, *shape])
+    # map_fn runs its function through AutoGraph, which can't read the source of a module loaded
+    # from its path (it warned on every batch): plain graph code has nothing to convert
     images = tf.map_fn(
-        lambda image: decode_image(image, shape, encoding, shape[-1]),
+        tf.autograph.experimental.do_not_convert(lambda image: decode_image(image, shape, encoding, shape[-1])),
         encoded,
         fn_output_signature=tf.TensorSpec(shape, tf.uint8),
     )
@@ -35,8 +37,8 @@ def padded_images(encoded, shapes, encoding, channels):
     height = tf.reduce_max(shapes[:, 0])
     width = tf.reduce_max(shapes[:, 1])
     return tf.map_fn(
-        lambda pair: tf.image.pad_to_bounding_box(
-            decode_image(pair[0], pair[1], encoding, channels), 0, 0, height, width),
+        tf.autograph.experimental.do_not_convert(lambda pair: tf.image.pad_to_bounding_box(
+            decode_image(pair[0], pair[1], encoding, channels), 0, 0, height, width)),
         (encoded, shapes),
         fn_output_signature=tf.TensorSpec([None, None, channels], tf.uint8),
     )
@@ -49,7 +51,8 @@ def resized_images(encoded, shapes, encoding, channels, size):
         resized = tf.image.resize(image, size, method="bilinear", antialias=True)
         return tf.cast(tf.clip_by_value(tf.round(resized), 0, 255), tf.uint8)
 
-    return tf.map_fn(resize, (encoded, shapes), fn_output_signature=tf.TensorSpec([*size, channels], tf.uint8))
+    return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
+                     fn_output_signature=tf.TensorSpec([*size, channels], tf.uint8))
 
 
 def scaled_images(images):
