@@ -222,3 +222,32 @@ def test_a_column_feeding_both_a_context_and_a_sequence_feature_is_a_spec_error(
     with pytest.raises(tb.SpecError, match=r"sequence\.label_steps: column `label` already feeds context feature "
                                            r"`label`; in a long table a column feeds context or sequence features"):
         tb.load_spec(write_spec(tmp_path, spec))
+
+
+def test_a_position_of_another_kind_than_its_sequence_is_an_error_naming_group_and_value(tmp_path):
+    """One `NA` among numeric times sorted the whole sequence as text: 1, 10, 11, 2, ..., NA."""
+    rows = [["a", str(t), "1.0", f"w{t}", "0"] for t in (1, 2, 10, 11)] + [["a", "NA", "1.0", "wNA", "0"]]
+    rows += [["b", "1", "2.0", "x", "1"]]
+    with pytest.raises(tb.DataError) as caught:
+        _build(tmp_path, rows)
+    assert str(caught.value) == ("steps.csv, line 6: id 'a': position t 'NA' is text, but the sequence's other "
+                                 "positions are numbers, so it can't be ordered among them; expected a number")
+    rows[4][1] = "nan"
+    with pytest.raises(tb.DataError, match=r"position t 'nan' is NaN, which has no order"):
+        _build(tmp_path / "nan", rows)
+
+
+def test_a_context_cell_left_empty_is_named_as_an_empty_cell(tmp_path):
+    rows = [["a", "1", "1.0", "x", "0"], ["a", "2", "1.0", "y", ""]]
+    with pytest.raises(tb.DataError) as caught:
+        _build(tmp_path, rows)
+    assert "context feature `label` differs within id 'a' ('0', then an empty cell)" in str(caught.value)
+
+
+def test_na_values_make_a_missing_position_an_error_not_a_text_sort(tmp_path):
+    rows = [["a", "1", "1.0", "x", "0"], ["a", "NA", "1.0", "y", "0"]]
+    spec = _spec()
+    spec["source"]["options"] = {"na_values": ["NA"]}
+    with pytest.raises(tb.DataError, match=r"steps.csv, line 3: `t` is empty; every step needs its sequence and "
+                                           r"position"):
+        tb.build(write_spec(tmp_path, spec, {"steps.csv": _csv(rows)}), output=tmp_path / "out")

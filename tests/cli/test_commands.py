@@ -165,6 +165,21 @@ def test_a_split_left_empty_by_its_fraction_is_warned_about(tmp_path: Path) -> N
     assert result.stderr == f"warning: split {empty} has no examples\n", show(result)
 
 
+def test_repeated_rows_that_skew_the_splits_are_warned_about(tmp_path: Path) -> None:
+    (tmp_path / "few.csv").write_text("x\n" + "".join(f"{index % 6}\n" for index in range(600)))
+    (tmp_path / "few.yaml").write_text("name: few\nsource: {builder: csv, path: few.csv}\n"
+                                       "splits: {train: 0.8, test: 0.2}\nfeatures: {x: {dtype: int64}}\n")
+    result = run_cli("build", "few.yaml", "--output", "out", cwd=tmp_path)
+    assert result.returncode == 0, show(result)
+    info = load_info(tmp_path / "out" / "few" / "1.0.0")
+    made = {name: split["num_examples"] / 600 for name, split in info["splits"].items()}
+    warning = [line for line in result.stderr.splitlines() if "far from" in line]
+    assert warning == [f"warning: the splits came out train {made['train']:.2f}, test {made['test']:.2f}, far from "
+                       "the 0.8, 0.2 asked: rows with the same key go to the same split, and the 600 records have "
+                       "only 6 different keys (a row's key is the whole row); give `source.key`, a column that "
+                       "identifies each record, if equal rows are different records"], show(result)
+
+
 def test_resume_refuses_a_dataset_built_from_another_spec(tmp_path: Path) -> None:
     write_toy(tmp_path)
     assert_ok(run_cli("build", "toy.yaml", "--output", "out", cwd=tmp_path))
@@ -315,9 +330,20 @@ def test_inspect_show_decodes_examples_equal_to_the_source_rows(built_toy: Path)
         assert np.float32(example["weight"]) == np.float32(row["weight"])
         assert [np.float32(v) for v in example["scores"]] == [np.float32(v) for v in row["scores"].split()]
         assert example["tags"] == row["tags"].split()
-        assert example["kind"] == KINDS.index(row["kind"])
+        assert example["kind"] == f"{KINDS.index(row['kind'])} ({row['kind']})"  # the index and its name
         seen.add(example["row_id"])
     assert len(seen) == 2
+
+
+def test_inspect_split_shows_that_splits_statistics(built_toy: Path) -> None:
+    info = load_info(built_toy)
+    for split in ("train", "test"):
+        result = run_cli("inspect", built_toy, "--split", split, cwd=built_toy.parent)
+        assert_ok(result)
+        assert f"statistics ({split}):" in result.stdout, show(result)
+        counts = ", ".join(f"{name} {count}" for name, count in info["statistics"][split]["kind"]["classes"].items())
+        assert f"kind: classes {counts}" in result.stdout, show(result)
+    assert "statistics (train) (--split S for another):" in run_cli("inspect", built_toy, cwd=built_toy.parent).stdout
 
 
 def test_inspect_a_shard_file_counts_its_records(built_toy: Path) -> None:

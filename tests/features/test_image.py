@@ -503,6 +503,61 @@ def test_a_truncated_passthrough_image_is_caught_by_either_check(tmp_path, valid
     assert info.splits["train"].num_examples == 1
 
 
+@pytest.mark.parametrize("shape", [[64, 96, 3], [32, 32, 3]], ids=["passthrough", "re-encoded"])
+def test_decode_catches_a_jpeg_whose_scan_was_zeroed_midway(tmp_path, shape):
+    """Bytes zeroed mid-scan shift the lower half of the picture; Pillow decodes it in silence,
+    libjpeg only warns. `validate: decode` refuses it; `structure` can't see it (documented)."""
+    import io
+
+    buffer = io.BytesIO()
+    Image.fromarray(smooth_rgb(64, 96)).save(buffer, "JPEG", quality=90)
+    data = bytearray(buffer.getvalue())
+    scan = data.index(b"\xff\xda")
+    middle = (scan + len(data)) // 2
+    data[middle : middle + 64] = bytes(64)
+    pics = tmp_path / "pics" / "a"
+    pics.mkdir(parents=True)
+    (pics / "zeroed.jpg").write_bytes(bytes(data))
+    Image.open(io.BytesIO(bytes(data))).load()  # (Pillow decodes it without a word)
+    spec = {"name": "zeroed", "source": {"builder": "image_folder", "path": "pics"},
+            "features": {"image": {"type": "image", "encoding": "jpeg", "shape": shape, "validate": "decode"},
+                         "label": {"type": "class_label"}}}
+    with pytest.raises(tb.DataError) as error:
+        build(tmp_path, spec)
+    assert str(error.value) == (f"{pics / 'zeroed.jpg'}: feature `image`: corrupt JPEG data: premature end of "
+                                "data segment")
+    spec["features"]["image"]["validate"] = "structure"
+    assert build(tmp_path, spec, overwrite=True).splits["train"].num_examples == 1
+
+
+def test_the_module_loaded_from_its_path_decodes_images_of_varying_size_without_autograph_warnings(tmp_path):
+    """map_fn runs its function through AutoGraph, which can't read a module loaded from its path:
+    every eager parse_batch warned `AutoGraph could not transform ... Please report this`."""
+    import subprocess
+    import sys
+
+    for index, (height, width) in enumerate([(10, 12), (14, 9), (8, 8)]):
+        save(smooth_rgb(height, width), tmp_path / "pics" / "a" / f"{index}.png")
+    for spec_input, expected in [({}, (3, 14, 12, 3)), ({"image_size": [6, 5]}, (3, 6, 5, 3))]:
+        spec = {"name": "sizes", "source": {"builder": "image_folder", "path": "pics"},
+                "features": {"image": {"type": "image", "encoding": "png"}, "label": {"type": "class_label"}},
+                "input": spec_input}
+        info = build(tmp_path, spec, overwrite=True)
+        script = (
+            "import glob, importlib.util, tensorflow as tf\n"
+            f"spec = importlib.util.spec_from_file_location('sizes_input', {str(Path(info.path) / 'sizes_input.py')!r})\n"
+            "module = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(module)\n"
+            f"files = sorted(glob.glob({str(Path(info.path) / '*.tfrecord*')!r}))\n"
+            "for batch in tf.data.TFRecordDataset(files).batch(3):\n"
+            "    print(tuple(module.parse_batch(batch)['image'].shape))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == str(expected), result.stdout  # one batch of the three images
+        assert "AutoGraph" not in result.stderr, result.stderr
+
+
 def test_structure_check_passes_the_files_own_bytes_through(tmp_path):
     import io
 
