@@ -293,3 +293,16 @@ def test_repeated_rows_that_skew_the_splits_are_warned_about(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", tb.BuildWarning)
         assert build(tmp_path / "many", spec, {"rows.csv": "a\n" + unique}).warnings == []
+
+
+def test_a_duration_column_is_refused_by_name_and_still_keys_its_row(tmp_path):
+    """Python gives nanosecond durations and times of day only with pandas: a clear error, not a crash."""
+    table = pa.table({"wait": pa.array([1, 2], pa.duration("ns")), "x": [1, 2]})
+    pq.write_table(table, tmp_path / "t.parquet")
+    spec = {"source": {"builder": "parquet", "path": "t.parquet"}, "features": {"wait": {"dtype": "int64"}}}
+    with pytest.raises(tb.DataError) as error:
+        build(tmp_path / "read", spec, {})
+    assert str(error.value) == ("t.parquet: column `wait`: a duration[ns] column can't be read yet (only dates and "
+                                "timestamps are); cast it to int64 before writing the file")
+    spec["features"] = {"x": {"dtype": "int64"}}  # not read, but part of each row's key
+    assert [row["x"] for row in records(build(tmp_path / "keyed", spec, {}))] == [[1], [2]]

@@ -42,6 +42,8 @@ def row_keys(batch: Any, source: str) -> list[bytes]:
 def python_values(array: Any) -> list[Any]:
     """The column's values as Python objects, missing ones None; dates and timestamps (also in
     lists) as NumPy datetime64 (timestamps with a time zone in UTC), whatever is installed."""
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
     kind = array.type
     if _is_time(kind):
         values = _datetimes(array)
@@ -61,6 +63,21 @@ def python_values(array: Any) -> list[Any]:
         return [{name: values[row] for name, values in children.items()} if ok else None
                 for row, ok in enumerate(valid)]
     return array.to_pylist()
+
+
+def unreadable(kind: Any) -> str | None:
+    """Why a column of this Arrow type can't reach a feature (times of day and durations, which
+    Python gives only with pandas), or None."""
+    if pa.types.is_dictionary(kind):
+        return unreadable(kind.value_type)
+    if pa.types.is_time(kind) or pa.types.is_duration(kind):
+        return (f"a {kind} column can't be read yet (only dates and timestamps are); cast it to int64 "
+                "before writing the file")
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return unreadable(kind.value_type)
+    if pa.types.is_struct(kind):
+        return next((problem for problem in (unreadable(field.type) for field in kind) if problem), None)
+    return None
 
 
 def _is_time(kind: Any) -> bool:

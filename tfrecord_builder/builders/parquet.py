@@ -5,7 +5,7 @@ import os
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
-from .arrow_rows import python_values, row_keys
+from .arrow_rows import python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
 from .tabular import TableBuilder
 
@@ -36,10 +36,13 @@ class ParquetBuilder(TableBuilder):
         if key_column is not None and key_column not in columns:
             raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
         wanted = [column for column in (needed if needed is not None else columns) if column in columns]
-        for column in set(wanted) | ({key_column} if key_column else set()):
+        for column in sorted(set(wanted) | ({key_column} if key_column else set())):
             if columns.count(column) > 1:
                 raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
                                 "expected unique column names")
+            problem = unreadable(table.schema_arrow.field(column).type)
+            if problem:
+                raise DataError(f"{name}: column `{column}`: {problem}")
         # without a key column a row's key is the whole row (its values' bytes), as a CSV's is its
         # whole line: which features the spec reads must not move rows between splits
         read = sorted(set(wanted) | {key_column}) if key_column else None  # None: every column
