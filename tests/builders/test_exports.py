@@ -298,7 +298,9 @@ def test_repeated_rows_that_skew_the_splits_are_warned_about(tmp_path):
 def test_a_duration_column_is_refused_by_name_and_still_keys_its_row(tmp_path):
     """Python gives nanosecond durations and times of day only with pandas: a clear error, not a crash."""
     table = pa.table({"wait": pa.array([1, 2], pa.duration("ns")), "x": [1, 2]})
-    pq.write_table(table, tmp_path / "t.parquet")
+    for folder in ("read", "keyed"):
+        (tmp_path / folder).mkdir()
+        pq.write_table(table, tmp_path / folder / "t.parquet")
     spec = {"source": {"builder": "parquet", "path": "t.parquet"}, "features": {"wait": {"dtype": "int64"}}}
     with pytest.raises(tb.DataError) as error:
         build(tmp_path / "read", spec, {})
