@@ -406,7 +406,10 @@ def _check_jpeg_data(data: bytes) -> None:
                                min_height=max(1, height // 8), min_width=max(1, width // 8))
     except ValueError as error:  # libjpeg's own words: "Corrupt JPEG data: premature end of data segment"
         text = str(error)
-        raise BadImage(text[:1].lower() + text[1:] if "JPEG" in text else f"corrupt JPEG ({text})") from None
+        text = text[:1].lower() + text[1:]
+        if text.startswith("premature end of JPEG file"):
+            raise BadImage(f"truncated JPEG ({text})") from None
+        raise BadImage(text if text.startswith("corrupt JPEG") else f"corrupt JPEG ({text})") from None
 
 
 _JPEG_COLORSPACES = {"Gray": "GRAY", "CMYK": "CMYK", "YCCK": "CMYK"}  # simplejpeg's names -> what it decodes to
