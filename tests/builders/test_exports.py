@@ -308,3 +308,12 @@ def test_a_duration_column_is_refused_by_name_and_still_keys_its_row(tmp_path):
                                 "timestamps are); cast it to int64 before writing the file")
     spec["features"] = {"x": {"dtype": "int64"}}  # not read, but part of each row's key
     assert [row["x"] for row in records(build(tmp_path / "keyed", spec, {}))] == [[1], [2]]
+
+
+def test_a_bad_json_value_is_named_in_json(tmp_path):
+    spec = {"source": {"builder": "jsonl", "path": "rows.jsonl"},
+            "features": {"kind": {"type": "class_label", "names": ["cat", "dog"]}}}
+    with pytest.raises(tb.DataError) as error:
+        build(tmp_path, spec, {"rows.jsonl": '{"kind": "cat"}\n{"kind": true}\n'})
+    assert str(error.value) == ("rows.jsonl, line 2: feature `kind`: expected a class name (cat, dog) or an index "
+                                "in [0, 2), received true")
