@@ -12,7 +12,7 @@ from ..errors import BuildWarning, UsageError
 from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, dataset_dir, module_name
-from .format import size, table
+from .format import positive_int, size, table
 from .progress import Progress
 
 NAME = "build"
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("spec", metavar="SPEC", help="the YAML spec file")
     parser.add_argument("--output", metavar="DIR", help="output folder (default: the spec's output.dir)")
     parser.add_argument("--module", metavar="FILE", help="also write the generated input module here")
-    parser.add_argument("--workers", type=_positive, default=None, metavar="N",
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="processes that encode records (default: the machine's cores)")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
     parser.add_argument("--resume", action="store_true",
@@ -62,16 +62,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"input module: {os.path.join(info.path, module_name(spec.name))}")
     print(f"done in {time.monotonic() - started:.1f} s")
     return 0
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
-    return value
 
 
 def _same_spec(built: dict, current: dict) -> bool:

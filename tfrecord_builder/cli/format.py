@@ -1,7 +1,19 @@
-"""Small text helpers for command output: tables and sizes."""
+"""Small text helpers for the command line: tables and sizes, and counts given as arguments."""
 from __future__ import annotations
 
+import argparse
 from typing import Sequence
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a positive integer (`--workers N`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
+    return value
 
 
 def size(num_bytes: float) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import DatasetError
 
 _KINDS = {1: "bytes", 2: "float", 3: "int64"}
+_ITEM_WIRES = {"bytes": {2}, "float": {2, 5}, "int64": {2, 0}}  # packed, or one value a field
 
 
 Stored = dict[str, tuple[str, list[Any]]]  # key -> (list kind, values)
@@ -28,17 +29,17 @@ def parse_record(data: bytes) -> tuple[Stored, dict[str, list[tuple[str, list[An
     try:
         features: Stored = {}
         lists: dict[str, list[tuple[str, list[Any]]]] | None = None
-        for number, _, value in _fields(data):
+        for number, wire, value in _fields(data):
             if number == 1:
-                for entry_number, _, entry in _fields(value):
+                for entry_number, entry_wire, entry in _fields(_delimited(wire, value)):
                     if entry_number == 1:
-                        key, feature = _map_entry(entry)
+                        key, feature = _map_entry(_delimited(entry_wire, entry))
                         features[key] = feature
             elif number == 2:
                 lists = {} if lists is None else lists
-                for entry_number, _, entry in _fields(value):
+                for entry_number, entry_wire, entry in _fields(_delimited(wire, value)):
                     if entry_number == 1:
-                        key, steps = _list_entry(entry)
+                        key, steps = _list_entry(_delimited(entry_wire, entry))
                         lists[key] = steps
         return features, lists
     except (IndexError, struct.error, UnicodeDecodeError, ValueError) as error:
@@ -47,31 +48,36 @@ def parse_record(data: bytes) -> tuple[Stored, dict[str, list[tuple[str, list[An
 
 def _list_entry(data: bytes) -> tuple[str, list[tuple[str, list[Any]]]]:
     key, steps = "", []
-    for number, _, value in _fields(data):
+    for number, wire, value in _fields(data):
         if number == 1:
-            key = value.decode("utf-8")
+            key = _delimited(wire, value).decode("utf-8")
         elif number == 2:
-            steps = [_feature(step) for step_number, _, step in _fields(value) if step_number == 1]
+            steps = [_feature(_delimited(step_wire, step))
+                     for step_number, step_wire, step in _fields(_delimited(wire, value)) if step_number == 1]
     return key, steps
 
 
 def _map_entry(data: bytes) -> tuple[str, tuple[str, list[Any]]]:
     key, feature = "", ("bytes", [])
-    for number, _, value in _fields(data):
+    for number, wire, value in _fields(data):
         if number == 1:
-            key = value.decode("utf-8")
+            key = _delimited(wire, value).decode("utf-8")
         elif number == 2:
-            feature = _feature(value)
+            feature = _feature(_delimited(wire, value))
     return key, feature
 
 
 def _feature(data: bytes) -> tuple[str, list[Any]]:
     kind, values = "bytes", []
     for number, wire, value in _fields(data):
-        kind = _KINDS.get(number, kind)
-        for item_number, item_wire, item in _fields(value):
+        if number not in _KINDS:
+            continue  # an unknown field, as protobuf skips one
+        kind = _KINDS[number]
+        for item_number, item_wire, item in _fields(_delimited(wire, value)):
             if item_number != 1:
                 continue
+            if item_wire not in _ITEM_WIRES[kind]:
+                raise ValueError(f"a {kind} list holds a value of wire type {item_wire}")
             if kind == "bytes":
                 values.append(item)
             elif kind == "float":
@@ -102,6 +108,14 @@ def _fields(data: bytes):
         else:
             raise ValueError(f"unsupported wire type {wire}")
         yield number, wire, value
+
+
+def _delimited(wire: int, value: Any) -> bytes:
+    """A field that holds a message or a string: any wire type but length-delimited is damage
+    (which would otherwise be read on as if it were bytes)."""
+    if wire != 2:
+        raise ValueError(f"a field of wire type {wire} where a message or string belongs")
+    return value
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:

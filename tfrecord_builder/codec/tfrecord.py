@@ -17,15 +17,31 @@ from ..errors import DatasetError
 from .bytecolumn import ByteColumn, join, looked_up, row_lengths
 
 _MASK_DELTA = 0xA282EAD8
+# what a broken frame is called, by `read_records` and by verify's block reader (frames.py) alike
+LENGTH_MISMATCH = "length checksum mismatch (corrupt frame)"
+DATA_MISMATCH = "data checksum mismatch (corrupt record)"
 SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".zz"}
 # zlib window bits: 31 writes a gzip stream (TensorFlow's "GZIP"), 15 a zlib stream ("ZLIB").
-_WINDOW_BITS = {"gzip": 31, "zlib": 15}
+WINDOW_BITS = {"gzip": 31, "zlib": 15}
 
 
 def masked_crc(data: bytes | memoryview) -> int:
     """TFRecord's masked CRC32C."""
     crc = google_crc32c.value(data)
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def masked_crcs(crcs: np.ndarray) -> np.ndarray:
+    """`masked_crc` of many CRC32C values (uint64) at once."""
+    return (((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)
+
+
+def truncated_header(name: str, index: int, size: int) -> str:
+    return f"{name}: record {index}: truncated header ({size} of 12 bytes)"
+
+
+def truncated_data(name: str, index: int, length: int) -> str:
+    return f"{name}: record {index}: truncated (expected {length} bytes of data)"
 
 
 def frame(records: ByteColumn) -> bytes:
@@ -52,7 +68,7 @@ def framed_join(parts: Sequence[ByteColumn]) -> ByteColumn:
     value = google_crc32c.value
     crcs = np.fromiter((value(buffer[start + 12 : end - 4]) for start, end in zip(offsets[:-1], offsets[1:])),
                        dtype=np.uint64, count=count)
-    masked = (((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)
+    masked = masked_crcs(crcs)
     ends = joined.offsets[1:] - 4
     data[ends[:, None] + np.arange(4)] = masked.astype("<u4").view(np.uint8).reshape(-1, 4)
     return ByteColumn(data, joined.offsets)
@@ -70,7 +86,7 @@ class Compressor:
 
     def __init__(self, compression: str):
         self._compressor = (
-            zlib.compressobj(6, zlib.DEFLATED, _WINDOW_BITS[compression]) if compression != "none" else None
+            zlib.compressobj(6, zlib.DEFLATED, WINDOW_BITS[compression]) if compression != "none" else None
         )
 
     def compress(self, data: bytes | memoryview) -> bytes | memoryview:
@@ -107,16 +123,16 @@ def _records(stream: BinaryIO, name: str, check_crc: bool) -> Iterator[bytes]:
         if not header:
             return
         if len(header) < 12:
-            raise DatasetError(f"{name}: record {index}: truncated header ({len(header)} of 12 bytes)")
+            raise DatasetError(truncated_header(name, index, len(header)))
         (length,) = struct.unpack("<Q", header[:8])
         if check_crc and masked_crc(header[:8]) != struct.unpack("<I", header[8:])[0]:
-            raise DatasetError(f"{name}: record {index}: length checksum mismatch (corrupt frame)")
+            raise DatasetError(f"{name}: record {index}: {LENGTH_MISMATCH}")
         data = stream.read(length)
         footer = stream.read(4)
         if len(data) < length or len(footer) < 4:
-            raise DatasetError(f"{name}: record {index}: truncated (expected {length} bytes of data)")
+            raise DatasetError(truncated_data(name, index, length))
         if check_crc and masked_crc(data) != struct.unpack("<I", footer)[0]:
-            raise DatasetError(f"{name}: record {index}: data checksum mismatch (corrupt record)")
+            raise DatasetError(f"{name}: record {index}: {DATA_MISMATCH}")
         yield data
         index += 1
 

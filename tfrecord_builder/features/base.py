@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
+
+import numpy as np
 
 from ..errors import DataError
 from ..spec.fields import At, meta
 from .dtypes import Invalid
 from .shown import Language
-from .values import Values
+from .values import ListKind, Values
 
 FEATURE_TYPES: dict[str, type["Feature"]] = {}
 
@@ -95,6 +97,17 @@ class Feature:
         `stored` maps record keys to (list kind, values), as `codec.example_reader` parses them.
         """
         return None
+
+    def stored_kinds(self) -> dict[str, ListKind] | None:
+        """The list kind each of the feature's record keys is stored in, for `verify`'s column-wise
+        reading (codec/columns.py); None (the default): its records are checked one at a time."""
+        return None
+
+    def check_columns(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """`check_stored` on whole columns (codec/columns.py' StoredColumn by record key): per row,
+        whether check_stored may find something wrong there; it must never miss one. Needed only
+        where `stored_kinds` is given."""
+        raise NotImplementedError
 
     # --- reading side -------------------------------------------------------------------------
     def parse_specs(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from ..spec.fields import At, meta
 from .base import register
 from .dtypes import Invalid
 from .tensor import TensorFeature
+
+if TYPE_CHECKING:
+    from ..codec.columns import StoredColumn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,6 +130,13 @@ class ClassLabelFeature(TensorFeature):
         if problem is None and not all(0 <= value < self.num_labels for value in stored[self.record_key][1]):
             return f"a class index is outside [0, {self.num_labels})"
         return problem
+
+    def check_columns(self, columns: dict[str, StoredColumn]) -> np.ndarray:
+        wrong = super().check_columns(columns)
+        column = columns[self.record_key]
+        if column.kind == "int64" and len(column.values):
+            wrong |= column.rows_where((column.values < 0) | (column.values >= self.num_labels))
+        return wrong
 
     def describe(self) -> str:
         return f"class_label ({self.num_labels} classes) {super().describe().split(' ', 1)[1]}"

@@ -21,7 +21,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 import simplejpeg
@@ -33,6 +33,10 @@ from .base import Feature, Origin, register
 from .shown import Language
 from .tensor import format_shape
 from .values import Values
+
+if TYPE_CHECKING:
+    from ..codec.columns import StoredColumn
+    from .values import ListKind
 
 FORMATS = {"jpeg": "JPEG", "png": "PNG"}
 FILTERS = {"nearest": Image.Resampling.NEAREST, "bilinear": Image.Resampling.BILINEAR,
@@ -255,6 +259,32 @@ class ImageFeature(Feature):
             return encoded[self.shape_key]
         count = encoded[self.record_key].num_rows
         return Values("int64", np.tile(np.array(self.shape, np.int64), count), np.full(count, 3, np.int64))
+
+    def stored_kinds(self) -> dict[str, ListKind]:
+        """The list kind each of the feature's record keys is stored in (what `verify` reads as columns)."""
+        kinds: dict[str, ListKind] = {self.record_key: "bytes"}
+        if self.stores_shape:
+            kinds[self.shape_key] = "int64"
+        return kinds
+
+    def check_columns(self, columns: dict[str, StoredColumn]) -> np.ndarray:
+        """`check_stored` on whole columns (codec/columns.py): per record, whether check_stored
+        finds something wrong there. It never misses one; `verify` then asks check_stored for the words."""
+        image = columns[self.record_key]
+        wrong = (image.counts != 1) | (image.kind != "bytes")
+        if not self.stores_shape:
+            return wrong
+        shape = columns[self.shape_key]
+        three = (shape.counts == 3) & (shape.kind == "int64")
+        dims = np.ones((len(three), 3), dtype=np.int64)
+        dims[three] = shape.values[shape.offsets[:-1][three][:, None] + np.arange(3)]
+        wrong |= ~three | (dims[:, 2] != self.num_channels) | (dims.min(axis=1) < 1)
+        if self.encoding == "raw":  # the pixels' bytes (a product that could pass 2^63 is left to check_stored)
+            sizes = image.values[np.minimum(image.offsets[:-1], len(image.values) - 1)] if len(image.values) else 0
+            wrong |= (dims > 1 << 20).any(axis=1) | (sizes != dims.prod(axis=1))
+        if self.size is not None:
+            wrong |= (dims != np.array(self.shape)).any(axis=1)
+        return wrong
 
     # ---- reading side ----------------------------------------------------------------------------
     def parse_specs(self) -> dict[str, Any]:

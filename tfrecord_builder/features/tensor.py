@@ -14,7 +14,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from . import times
 from .dtypes import DTYPES, DType, Invalid
 from .shown import Language, shown
 from .values import Values
+
+if TYPE_CHECKING:
+    from ..codec.columns import StoredColumn
+    from .values import ListKind
 
 DTypeName = Literal["int64", "float32", "string", "bytes", "bool", "uint8", "int32", "float16", "float64"]
 
@@ -340,6 +344,24 @@ class TensorFeature(Feature):
         if dtype.low is not None and values and not all(dtype.low <= value <= dtype.high for value in values):
             return f"a value is out of range for {self.dtype}"
         return None
+
+    def stored_kinds(self) -> dict[str, ListKind]:
+        """The list kind each of the feature's record keys is stored in (what `verify` reads as columns)."""
+        return {self.record_key: self.dtype_info.kind}
+
+    def check_columns(self, columns: dict[str, StoredColumn]) -> np.ndarray:
+        """`check_stored` on whole columns (codec/columns.py): per row (a record, or a step of a
+        sequence feature), whether check_stored finds something wrong there. It never misses
+        one; `verify` then asks check_stored for the words."""
+        column = columns[self.record_key]
+        dtype = self.dtype_info
+        if column.kind != dtype.kind:  # (verify's columns hold the declared kind only)
+            return np.ones(len(column.counts), dtype=bool)
+        inner = self.inner_size
+        wrong = column.counts % inner != 0 if self.is_variable else column.counts != inner
+        if dtype.low is not None and len(column.values):
+            wrong |= column.rows_where((column.values < dtype.low) | (column.values > dtype.high))
+        return wrong
 
     # ---- reading side -----------------------------------------------------------------------------
     def parse_specs(self) -> dict[str, Any]:
