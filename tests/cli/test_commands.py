@@ -1,6 +1,6 @@
 """The command line's happy paths: every command run for real in a subprocess, exit status 0.
 
-What is checked is the user-facing contract of /work/shared/PRODUCT.md: the on-disk layout
+What is checked is the user-facing contract the README describes: the on-disk layout
 (DIR/NAME/VERSION, shard names, dataset_info.json with counts and sha256, NAME_input.py), the
 summary, --overwrite / --resume, --module, generate, validate, inspect, --version, --help and
 compression.
