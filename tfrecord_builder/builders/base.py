@@ -169,17 +169,38 @@ class Builder:
         the rows; None otherwise."""
         return None
 
+    def tasks(self, split: str | None) -> Sequence[Any] | None:
+        """Optional: the parts of `split` that can be read on their own, in order, for builds that
+        run in parallel (`--runner beam` reads each part on a worker of its own).
+
+        Each part is a small value that pickles (a file name, a range of ids), never the data;
+        `generate_task(split, part)` yields its records. Keys must be unique across all parts, as
+        across `generate(split)`. The default, None, reads the whole split with `generate(split)`
+        as one part.
+        """
+        return None
+
+    def generate_task(self, split: str | None, task: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Yields `(key, record)` for one part of `split`, as `tasks(split)` listed it."""
+        raise NotImplementedError(f"{type(self).__name__}.tasks() lists parts: it must implement "
+                                  "generate_task(split, task)")
+
     def num_records(self, split: str | None) -> int | None:
         """How many records `generate(split)` yields, if cheap to know: the build shows progress in %."""
         return None
 
-    def batches(self, split: str | None, needed: Sequence[str], batch_size: int) -> Iterator[Batch]:
-        """Groups `generate(split)` into batches of the `needed` source names."""
+    def batches(self, split: str | None, needed: Sequence[str], batch_size: int, task: Any = None) -> Iterator[Batch]:
+        """Groups `generate(split)` (or `generate_task(split, task)`) into batches of the `needed`
+        source names."""
         allowed = set(needed)
         name = type(self).__name__
         keys: list[Any] = []
         records: list[dict[str, Any]] = []
-        for key, record in _pairs(self.generate(split), f"{name}.generate({split!r})"):
+        if task is None:
+            generated, call = self.generate(split), f"{name}.generate({split!r})"
+        else:
+            generated, call = self.generate_task(split, task), f"{name}.generate_task({split!r}, {task!r})"
+        for key, record in _pairs(generated, call):
             if not _stable(key):
                 raise DataError(f"{name}, key {key!r}: expected a key of str, bytes or numbers (or a tuple of them), "
                                 f"received {type(key).__name__}: keys decide splits, so they must read the same "
@@ -200,11 +221,11 @@ class Builder:
         if keys:
             yield self._record_batch(keys, records, needed)
 
-    def encoding_batches(self, split: str | None, needed: Sequence[str],
-                         batch_size: int) -> Iterator["Batch | PendingBatch"]:
-        """What the build encodes: `batches`, or (built-in readers) batches left pending for the
-        encoding workers to parse."""
-        return self.batches(split, needed, batch_size)
+    def encoding_batches(self, split: str | None, needed: Sequence[str], batch_size: int,
+                         task: Any = None) -> Iterator["Batch | PendingBatch"]:
+        """What the build encodes of one task (None: the whole split): `batches`, or (built-in
+        readers) batches left pending for the encoding workers to parse."""
+        return self.batches(split, needed, batch_size, task)
 
     def origins(self, keys: list[Any]) -> Callable[[int], str]:
         """Names record i of a batch with these keys in messages (must pickle, for workers)."""

@@ -27,7 +27,7 @@ from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
 from .lines import BOM, blank_lines, line_batches, line_blocks
-from .opened import open_source
+from .opened import Window, open_window
 from .text_cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
@@ -42,16 +42,17 @@ except ImportError:  # optional: without it every CSV takes the csv module's rea
 
 
 def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int, keep_going: bool = False,
-                 na_values: frozenset[str] = frozenset()) -> Generator["CsvLines", None, int | None]:
-    """Pending batches of the file's rows for as long as the fast way reads it exactly; returns
-    None when it read the whole file, else the number of data rows it yielded (a multiple of
-    `batch_size`)."""
+                 batch_size: int, keep_going: bool = False, na_values: frozenset[str] = frozenset(),
+                 window: Window | None = None) -> Generator["CsvLines", None, int | None]:
+    """Pending batches of the file's rows (or a window's) for as long as the fast way reads them
+    exactly; returns None when it read them all, else the number of data rows it yielded (a
+    multiple of `batch_size`)."""
     if pa is None or codecs.lookup(encoding).name not in _UTF8 or len(delimiter) != 1 or delimiter in '"\r\n' \
             or not delimiter.isascii():  # Arrow takes only ASCII delimiters
         return 0
     name = os.path.basename(path)
-    with open_source(path) as file:
+    before = window.lines_before if window is not None else 0
+    with open_window(path, window, header=True) as file:
         first = file.readline()
         header = _header(first, delimiter)
         if header is None or (key is not None and key not in header):
@@ -59,7 +60,7 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         wanted = [column for column in (header if needed is None else needed) if column in header]
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _plain,
-            lambda data, count, done: CsvLines(data, count, name, done + 2, first, header, wanted, key, delimiter,
+            lambda data, count, done: CsvLines(data, count, name, before + done + 2, first, header, wanted, key, delimiter,
                                                keep_going, na_values)))
 
 

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 from ..errors import DataError, SpecError
 from .base import Builder, PathOrigins
 
+IMAGES_PER_TASK = 1024  # a read task's images, when a build runs in parallel (`--runner beam`)
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
 
@@ -32,6 +33,24 @@ class ImageFolderBuilder(Builder):
 
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
         folder = self._folder()
+        for relative, label in self._labelled(folder):
+            yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
+
+    def tasks(self, split: str | None) -> list[tuple[tuple[str, str | None], ...]] | None:
+        """The sorted images, `IMAGES_PER_TASK` at a time, each with its label."""
+        listed = list(self._labelled(self._folder()))
+        if len(listed) <= IMAGES_PER_TASK:
+            return None
+        return [tuple(listed[start : start + IMAGES_PER_TASK]) for start in range(0, len(listed), IMAGES_PER_TASK)]
+
+    def generate_task(self, split: str | None, task: tuple[tuple[str, str | None], ...]) -> Iterator[tuple[Any, dict[str, Any]]]:
+        folder = self._folder()
+        for relative, label in task:
+            yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
+
+    def _labelled(self, folder: str) -> Iterator[tuple[str, str | None]]:
+        """Each image's path below the folder, sorted, with its label (its class folder, or the
+        labels file's)."""
         labels = self._labels_file(folder)
         found = False
         unseen = dict(labels) if labels is not None else {}
@@ -43,7 +62,7 @@ class ImageFolderBuilder(Builder):
                 unseen.pop(relative, None)
             else:
                 label = parts[0] if len(parts) > 1 else None
-            yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
+            yield relative, label
         if not found:
             raise DataError(f"{folder}: no images found (extensions: {', '.join(sorted(EXTENSIONS))})")
         if unseen:  # a listed example that isn't there would otherwise be lost without a word

@@ -25,7 +25,7 @@ import numpy as np
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .lines import BOM, blank_lines, line_batches, line_blocks
-from .opened import open_source
+from .opened import Window, open_window
 from .text_cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -40,8 +40,8 @@ except ImportError:  # optional: without it every JSONL takes json.loads
 
 
 def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | None, key: str | None,
-                 batch_size: int, keep_going: bool = False,
-                 na_values: frozenset[str] = frozenset()) -> Generator["JsonLines", None, int | None]:
+                 batch_size: int, keep_going: bool = False, na_values: frozenset[str] = frozenset(),
+                 window: Window | None = None) -> Generator["JsonLines", None, int | None]:
     """Pending batches of the file's records while the fast way reads them exactly; returns None
     when it read the whole file, else the number of records it yielded (a multiple of `batch_size`)."""
     if pa is None or spec is None or needed is None or codecs.lookup(encoding).name not in _UTF8:
@@ -52,12 +52,13 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
     if key is not None and (key not in schema.names or schema.field(key).type not in (pa.int64(), pa.string())):
         return 0  # e.g. a float key: json.loads keeps 5 an int, Arrow makes it 5.0, and keys decide splits
     name = os.path.basename(path)
-    with open_source(path) as file:
+    before = window.lines_before if window is not None else 0
+    with open_window(path, window, header=False) as file:
         if file.peek(len(BOM))[: len(BOM)] == BOM:
             return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
-            lambda data, count, done: JsonLines(data, count, name, done + 1, schema, list(needed), key, keep_going,
+            lambda data, count, done: JsonLines(data, count, name, before + done + 1, schema, list(needed), key, keep_going,
                                                 na_values)))
 
 

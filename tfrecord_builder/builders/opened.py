@@ -12,6 +12,7 @@ import io
 import lzma
 import os
 import zlib
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import DataError
@@ -73,4 +74,97 @@ class _Checked(io.RawIOBase):
 
     def close(self) -> None:
         self._stream.close()
+        super().close()
+
+
+# how much of a source one read task covers: a build running in parallel (`--runner beam`) reads
+# each part on a worker of its own; small enough that a worker holds a task's records, large
+# enough that a task's start-up cost doesn't show
+TASK_BYTES = int(os.environ.get("TFRECORD_BUILDER_TASK_BYTES", 64 * 1024**2))
+_SCAN_BYTES = 16 * 1024**2
+
+
+@dataclass(frozen=True)
+class Window:
+    """A part of a plain text file: the lines from byte `start` to byte `stop`, after
+    `lines_before` lines of data (the header, if any, not counted)."""
+
+    start: int
+    stop: int
+    lines_before: int
+
+
+def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
+    """The file cut at line ends into windows of about `TASK_BYTES` (None: read it whole).
+
+    Only a plain (uncompressed) file larger than one task whose every line is one record is cut:
+    no lone carriage return and, where a quoted cell may hold a newline (`quotes`: a CSV), no
+    quote character. Finding that reads the file once, at disk speed.
+    """
+    try:
+        size = os.path.getsize(path)
+        if size <= TASK_BYTES or compression(path) is not None:
+            return None
+        windows: list[Window] = []
+        with open(path, "rb") as file:
+            start = len(file.readline()) if header else 0
+            position = window_start = start
+            lines = window_lines = 0
+            target = start + TASK_BYTES
+            while True:
+                block = file.read(_SCAN_BYTES)
+                if not block:
+                    break
+                if (quotes and b'"' in block) or block.count(b"\r") != block.count(b"\r\n") or block.endswith(b"\r"):
+                    return None
+                while target < position + len(block):
+                    newline = block.find(b"\n", max(0, target - position))
+                    if newline < 0:
+                        break  # the line goes on into the next block: cut there
+                    cut = position + newline + 1
+                    windows.append(Window(window_start, cut, window_lines))
+                    window_start, window_lines = cut, lines + block.count(b"\n", 0, newline + 1)
+                    target = cut + TASK_BYTES
+                lines += block.count(b"\n")
+                position += len(block)
+        if window_start < size:
+            windows.append(Window(window_start, size, window_lines))
+    except OSError:
+        return None  # the reader says what is wrong, at the file
+    return windows if len(windows) > 1 else None
+
+
+def open_window(path: str, window: Window | None, header: bool) -> io.BufferedReader:
+    """The file's bytes (`window` None), or the window's lines with the file's first line in front
+    of them when `header`: what a reader of the whole file would see, cut short."""
+    if window is None:
+        return open_source(path)
+    return io.BufferedReader(_WindowStream(path, window, header), 1 << 20)
+
+
+class _WindowStream(io.RawIOBase):
+    def __init__(self, path: str, window: Window, header: bool):
+        super().__init__()
+        self._file = open(path, "rb")
+        self._prefix = self._file.readline() if header else b""
+        self._file.seek(window.start)
+        self._left = window.stop - window.start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._prefix:
+            count = min(len(view), len(self._prefix))
+            view[:count], self._prefix = self._prefix[:count], self._prefix[count:]
+            return count
+        if self._left <= 0:
+            return 0
+        count = self._file.readinto(view[: min(len(view), self._left)])
+        self._left -= count
+        return count
+
+    def close(self) -> None:
+        self._file.close()
         super().close()

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from ..errors import DataError
 from .arrow_rows import python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
+from .opened import TASK_BYTES
 from .tabular import TableBuilder
 
 try:
@@ -25,7 +27,23 @@ class ParquetBuilder(TableBuilder):
             return None
         return list(_opened(self.check_file()).schema_arrow.names)
 
-    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+    def parts(self) -> list[RowGroups] | None:
+        """Runs of row groups of about `TASK_BYTES` (uncompressed) each."""
+        if parquet is None:
+            return None
+        metadata = _opened(self.check_file()).metadata
+        parts: list[RowGroups] = []
+        first = rows_before = size = rows = 0
+        for index in range(metadata.num_row_groups):
+            group = metadata.row_group(index)
+            size += group.total_byte_size
+            rows += group.num_rows
+            if size >= TASK_BYTES or index == metadata.num_row_groups - 1:
+                parts.append(RowGroups(first, index + 1, rows_before))
+                first, rows_before, size, rows = index + 1, rows_before + rows, 0, 0
+        return parts if len(parts) > 1 else None
+
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         if parquet is None:
             raise DataError("parquet sources need pyarrow: pip install 'tfrecord-builder[parquet]'")
         path = self.check_file()
@@ -46,8 +64,9 @@ class ParquetBuilder(TableBuilder):
         # without a key column a row's key is the whole row (its values' bytes), as a CSV's is its
         # whole line: which features the spec reads must not move rows between splits
         read = sorted(set(wanted) | {key_column}) if key_column else None  # None: every column
-        start = 0
-        for record_batch in _batches(table, name, batch_size, read):
+        start = task.rows_before if task is not None else 0
+        groups = range(task.first, task.stop) if task is not None else None
+        for record_batch in _batches(table, name, batch_size, read, groups, start):
             values = {column: python_values(record_batch.column(column)) for column in wanted}
             count = record_batch.num_rows
             if key_column is not None:
@@ -68,10 +87,21 @@ def _opened(path: str) -> Any:
         raise DataError(f"{os.path.basename(path)}: not a readable Parquet file: {error}") from None
 
 
-def _batches(table: Any, name: str, batch_size: int, columns: list[str] | None) -> Iterator[Any]:
-    """The file's record batches; a part that can't be read (a damaged page) names the file."""
-    start = 0  # rows read so far, for the message
-    batches = table.iter_batches(batch_size=batch_size, columns=columns)
+@dataclass(frozen=True)
+class RowGroups:
+    """Row groups `first` to `stop` (not included) of a Parquet file, after `rows_before` rows."""
+
+    first: int
+    stop: int
+    rows_before: int
+
+
+def _batches(table: Any, name: str, batch_size: int, columns: list[str] | None, groups: range | None,
+             start: int) -> Iterator[Any]:
+    """The file's record batches (of `groups`, or all); a part that can't be read (a damaged page)
+    names the file. `start`: the rows before them, for the message."""
+    batches = table.iter_batches(batch_size=batch_size, columns=columns,
+                                 row_groups=list(groups) if groups is not None else None)
     while True:
         try:
             batch = next(batches)

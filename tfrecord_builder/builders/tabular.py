@@ -6,6 +6,7 @@ In a CSV an empty cell is a missing value; in JSONL a null or an absent key is.
 """
 from __future__ import annotations
 
+import codecs
 import os
 from typing import Any, Iterator, Sequence
 
@@ -13,7 +14,7 @@ from ..errors import DataError
 from .base import Batch, Builder, PendingBatch, check_split, column_list, loaded
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import group_steps
-from .opened import open_source, plain_name
+from .opened import Window, open_source, open_window, plain_name, text_windows
 from .text_cells import na_value_set, na_values_problem
 
 
@@ -50,32 +51,47 @@ class TableBuilder(Builder):
             for index, key in enumerate(batch.keys):
                 yield key, {name: values[index] for name, values in batch.columns.items()}
 
-    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
-        return self._batches(split, needed, batch_size, pending=False)
+    def tasks(self, split: str | None) -> list[Any] | None:
+        """Windows of a large plain file, cut at line ends (a long table is read whole: its
+        sequences are grouped from all of its rows)."""
+        source = self.spec.source if self.spec is not None else None
+        if self.path is None or (source is not None and source.group_by is not None):
+            return None
+        if source is not None and codecs.lookup(source.encoding).name not in ("utf-8", "utf-8-sig"):
+            return None
+        return self.parts()
 
-    def encoding_batches(self, split: str | None, needed: Sequence[str],
-                         batch_size: int) -> Iterator[Batch | PendingBatch]:
-        return self._batches(split, needed, batch_size, pending=True)
+    def parts(self) -> list[Any] | None:
+        """The parts a large file is read in (None: read whole); the format decides."""
+        return None
 
-    def _batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int,
+    def batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int,
+                task: Any = None) -> Iterator[Batch]:
+        return self._batches(split, needed, batch_size, task, pending=False)
+
+    def encoding_batches(self, split: str | None, needed: Sequence[str], batch_size: int,
+                         task: Any = None) -> Iterator[Batch | PendingBatch]:
+        return self._batches(split, needed, batch_size, task, pending=True)
+
+    def _batches(self, split: str | None, needed: Sequence[str] | None, batch_size: int, task: Any,
                  pending: bool) -> Iterator[Any]:
         source = self.spec.source if self.spec is not None else None
         if source is not None and source.group_by is not None:
             # a sequence takes its split from its rows, all of them: they are grouped before splitting
-            rows = self._rows(None, needed, batch_size, [source.group_by, source.order_by], False)
+            rows = self._rows(None, needed, batch_size, [source.group_by, source.order_by], None, False)
             yield from group_steps(rows, self.spec, batch_size, split if source.split_column else None)
             return
-        yield from self._rows(split, needed, batch_size, [], pending)
+        yield from self._rows(split, needed, batch_size, [], task, pending)
 
     def _rows(self, split: str | None, needed: Sequence[str] | None, batch_size: int,
-              extra: list[str], pending: bool) -> Iterator[Any]:
+              extra: list[str], task: Any, pending: bool) -> Iterator[Any]:
         """The file's batches (of `split`'s rows, with a split column); left pending (parsed where
         they are encoded) if `pending` and no split column needs their values here."""
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
         folder = os.path.dirname(os.path.abspath(self.path)) if self.path else None
-        for batch in self.read_batches(needed, batch_size):
+        for batch in self.read_batches(needed, batch_size, task):
             if not pending or (split_column is not None and split is not None):
                 batch = loaded(batch)
             if split_column is not None and split is not None:
@@ -84,8 +100,8 @@ class TableBuilder(Builder):
             if len(batch) or (isinstance(batch, Batch) and batch.broken):
                 yield batch
 
-    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
-        """Batches of every row of the file (the columns in `needed`, or all)."""
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
+        """Batches of every row of the file, or of one of its `tasks` (the columns in `needed`, or all)."""
         raise NotImplementedError
 
     def keeps_going(self) -> bool:
@@ -114,7 +130,10 @@ class TableBuilder(Builder):
 class CsvBuilder(TableBuilder):
     """`builder: csv`: a header row names the columns."""
 
-    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+    def parts(self) -> list[Window] | None:
+        return text_windows(self.check_file(), header=True, quotes=True)
+
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         path = self.check_file()
         source = self.spec.source if self.spec is not None else None
         delimiter = source.delimiter if source else ","
@@ -122,12 +141,13 @@ class CsvBuilder(TableBuilder):
         key = self.key_column()
         keep_going = self.keeps_going()
         done = yield from csv_blocks.fast_batches(path, delimiter, encoding, needed, key, batch_size, keep_going,
-                                                  self.na_values)
+                                                  self.na_values, task)
         if done is not None:  # the csv module reads the rest, from the first row the fast way didn't
-            with open_source(path) as file:
+            with open_window(path, task, header=True) as file:
                 yield from csv_rows.read_batches(file, os.path.basename(path), delimiter, encoding, needed, key,
                                                  batch_size, skip=done, keep_going=keep_going,
-                                                 na_values=self.na_values)
+                                                 na_values=self.na_values,
+                                                 line_offset=task.lines_before if task is not None else 0)
 
     def header(self) -> list[str] | None:
         source = self.spec.source if self.spec is not None else None
@@ -141,21 +161,25 @@ class CsvBuilder(TableBuilder):
 class JsonlBuilder(TableBuilder):
     """`builder: jsonl`: one JSON object per line."""
 
-    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
+    def parts(self) -> list[Window] | None:
+        return text_windows(self.check_file(), header=False, quotes=False)
+
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         path = self.check_file()
         name = os.path.basename(path)
         encoding = self.spec.source.encoding if self.spec is not None else "utf-8"
         key_column = self.key_column()
         keep_going = self.keeps_going()
         skip = yield from json_blocks.fast_batches(path, self.spec, encoding, needed, key_column, batch_size,
-                                                   keep_going, self.na_values)
+                                                   keep_going, self.na_values, task)
         if skip is None:
             return  # the fast way read it all
-        with open_source(path) as file:
+        with open_window(path, task, header=False) as file:
             if not file.peek(1):
                 raise DataError(f"{path}: the file is empty; expected one JSON object per line")
             lines, encoding = json_rows.lines_of(file, name, encoding)
             yield from json_rows.read_batches(lines, name, encoding, needed, key_column, batch_size, skip=skip,
+                                              first_line=1 + (task.lines_before if task is not None else 0),
                                               keep_going=keep_going, na_values=self.na_values)
 
 
@@ -163,8 +187,11 @@ class ManifestBuilder(TableBuilder):
     """`builder: image_manifest`: a CSV or JSONL (by its extension) whose rows name image files,
     relative to the manifest, beside any other columns."""
 
-    def read_batches(self, needed: Sequence[str] | None, batch_size: int) -> Iterator[Batch]:
-        yield from self._reader().read_batches(needed, batch_size)
+    def parts(self) -> list[Window] | None:
+        return self._reader().parts()
+
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
+        yield from self._reader().read_batches(needed, batch_size, task)
 
     def header(self) -> list[str] | None:
         return self._reader().header()

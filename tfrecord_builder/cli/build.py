@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 import warnings
 
-from ..build import build
+from ..build import RUNNERS, build
 from ..errors import BuildWarning, UsageError
 from ..write.info import read_info
 from ..spec.load import load_spec
@@ -25,6 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--module", metavar="FILE", help="also write the generated input module here")
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="processes that encode records (default: the machine's cores)")
+    parser.add_argument("--runner", choices=RUNNERS, default="local",
+                        help="local: this machine's processes (default); beam: an Apache Beam pipeline, "
+                             "byte for byte the same dataset")
+    parser.add_argument("--pipeline-options", metavar="OPTIONS", default=None,
+                        help="Beam's own options, passed as they are (e.g. \"--runner=DataflowRunner "
+                             "--project=P --region=R --temp_location=gs://B/tmp\"); default: the "
+                             "DirectRunner in --workers processes")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
     parser.add_argument("--resume", action="store_true",
                         help="finish an interrupted build, keeping the shards it finished (a finished "
@@ -43,12 +51,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{folder}: already built from a different spec; rebuild it with --overwrite")
         print(f"{spec.name} {spec.version} is already built in {folder}; nothing to resume")
         return 0
+    if args.pipeline_options is not None and args.runner != "beam":
+        raise UsageError("--pipeline-options are Beam's: give them with --runner beam")
+    options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else None
     progress = Progress()
     try:
         with warnings.catch_warnings():  # printed below as `warning: ...` lines
             warnings.simplefilter("ignore", BuildWarning)
             info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
-                         workers=args.workers, progress=progress)
+                         workers=args.workers, progress=progress, runner=args.runner, pipeline_options=options)
     finally:
         progress.close()
     rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..build import check_columns, source_builders, with_source_classes
+from ..builders.sources import check_columns, source_builders, with_source_classes
 from ..spec.load import load_spec
 
 NAME = "validate"

@@ -11,6 +11,7 @@ import os
 from ..errors import TFRecordBuilderError, UsageError
 from ..fs import url_problem
 from ..spec.load import load_spec
+from ..builders.sources import source_builders, with_source_classes
 from ..features import Feature
 from ..spec.model import Spec
 from ..version import __version__
@@ -131,8 +132,6 @@ def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | No
 def _with_source_classes(spec: Spec) -> Spec:
     """The spec with the class names its source defines (image folders' sub-folders), as a build
     records them; as it is when the source can't be read here."""
-    from ..build import source_builders, with_source_classes  # the build imports this module
-
     if all(getattr(feature, "has_classes", True) for feature in spec.features.values()):
         return spec
     try:

@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 MANIFEST_FILE = "manifest.jsonl"
+SHARDS_FOLDER = "manifest"  # one file per shard, where shards are written by many workers at once
 
 
 def fingerprint(spec_dict: dict[str, Any], tool_version: str) -> str:
@@ -40,26 +41,56 @@ class Manifest:
             os.fsync(file.fileno())
 
 
+def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], first: str, last: str) -> None:
+    """Records a finished shard in a file of its own (`manifest/FILE.json`), whole or not at all:
+    what a worker of a parallel build does once the shard is in place."""
+    entries = os.path.join(folder, SHARDS_FOLDER)
+    os.makedirs(entries, exist_ok=True)
+    path = os.path.join(entries, shard["file"] + ".json")
+    aside = f"{path}.tmp-{os.getpid()}"
+    with open(aside, "w", encoding="utf-8") as file:
+        json.dump({"build": build, "split": split, **shard, "first_key_hash": first, "last_key_hash": last}, file)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(aside, path)
+
+
 def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
     """The shards of an earlier, unfinished run of the same build that are still intact, by file."""
-    path = os.path.join(folder, MANIFEST_FILE)
+    entries = []
     try:
-        with open(path, encoding="utf-8") as file:
-            entries = [json.loads(line) for line in file if line.strip()]
+        with open(os.path.join(folder, MANIFEST_FILE), encoding="utf-8") as file:
+            lines = [json.loads(line) for line in file if line.strip()]
+        if lines and lines[0].get("build") == build:
+            entries += lines[1:]
     except (OSError, ValueError):
-        return {}
-    if not entries or entries[0].get("build") != build:
-        return {}
+        pass
+    entries += [entry for entry in _shard_entries(folder) if entry.get("build") == build]
     kept = {}
-    for entry in entries[1:]:
+    for entry in entries:
         shard = os.path.join(folder, entry["file"])
         if os.path.exists(shard) and _sha256(shard) == entry["sha256"]:
             kept[entry["file"]] = entry
     return kept
 
 
+def _shard_entries(folder: str) -> list[dict[str, Any]]:
+    entries = os.path.join(folder, SHARDS_FOLDER)
+    found = []
+    for name in sorted(os.listdir(entries)) if os.path.isdir(entries) else []:
+        if name.endswith(".json"):
+            try:
+                with open(os.path.join(entries, name), encoding="utf-8") as file:
+                    found.append(json.load(file))
+            except (OSError, ValueError):
+                continue
+    return found
+
+
 def has_shards(folder: str) -> bool:
     """Whether the staging folder's manifest lists a finished shard."""
+    if _shard_entries(folder):
+        return True
     try:
         with open(os.path.join(folder, MANIFEST_FILE), encoding="utf-8") as file:
             return sum(1 for line in file if line.strip()) > 1

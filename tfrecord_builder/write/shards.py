@@ -62,18 +62,18 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Itera
         entry = (kept or {}).get(file)
         if entry is not None and entry["num_examples"] == count:
             pieces = list(pieces)  # read once: for the key range, and to write if it differs
-            same = _kept_shard(entry, file, count, _key_range(pieces))
+            same = kept_shard(entry, file, count, key_range(pieces))
             if same is not None:
                 shards.append(same)
                 continue
-        shard, first, last = _write_shard(os.path.join(folder, file), pieces, count, compression)
+        shard, first, last = write_shard(os.path.join(folder, file), pieces, count, compression)
         if manifest is not None:
             manifest.add(split, shard.to_dict(), first, last)
         shards.append(shard)
     return shards
 
 
-def _kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, str]) -> ShardInfo | None:
+def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, str]) -> ShardInfo | None:
     """The shard an interrupted build finished, if it holds these records: as many, same key range."""
     if entry is None or entry["num_examples"] != count:
         return None
@@ -102,7 +102,7 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
         count = _shard_count(index, total, num_shards)
         file = shard_name(name, split, index, num_shards, compression)
         span = (_hex(records.hashes, start), _hex(records.hashes, start + count - 1)) if count else ("", "")
-        shards[index] = _kept_shard(kept.get(file), file, count, span)
+        shards[index] = kept_shard(kept.get(file), file, count, span)
         if shards[index] is None:
             jobs.append((index, os.path.join(folder, file), start, start + count, compression))
         start += count
@@ -127,7 +127,7 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
 def _write_held_shard(job: tuple[int, str, int, int, str]) -> tuple[ShardInfo, str, str]:
     _, path, start, stop, compression = job
     assert _HELD is not None
-    return _write_shard(path, _HELD.chunks(start, stop), stop - start, compression)
+    return write_shard(path, _HELD.chunks(start, stop), stop - start, compression)
 
 
 class _Pieces:
@@ -156,13 +156,13 @@ def _hex(hashes: np.ndarray, row: int) -> str:
     return hashes[row].astype(">u8").tobytes().hex()
 
 
-def _key_range(pieces: list[tuple[np.ndarray, ByteColumn]]) -> tuple[str, str]:
+def key_range(pieces: list[tuple[np.ndarray, ByteColumn]]) -> tuple[str, str]:
     if not pieces:
         return "", ""
     return _hex(pieces[0][0], 0), _hex(pieces[-1][0], -1)
 
 
-def _write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int,
+def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int,
                  compression: str) -> tuple[ShardInfo, str, str]:
     digest = hashlib.sha256()
     compressor = Compressor(compression)

@@ -1,0 +1,120 @@
+"""Resolving a spec's source: the builder of each split, its options, and what it defines.
+
+The build, `validate` and the code generator (class names an image folder gives) all start here,
+so none of them needs the others.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from ..errors import SpecError, TFRecordBuilderError
+from ..features import ClassLabelFeature
+from ..spec.fields import unknown_key_message
+from ..spec.model import Spec
+from .base import Builder, no_column
+from .registry import BUILTIN, builder_class
+
+
+def check_sources(spec: Spec) -> None:
+    """A built-in builder's source paths exist; raises SpecError at the `path` key otherwise."""
+    if spec.source.builder not in BUILTIN:
+        return
+    places = [(("source", "path"), spec.source.path)]
+    if not spec.fraction_splits:
+        places = [(("splits", split, "path"), source.path) if source.path else (("source", "path"), spec.source.path)
+                  for split, source in spec.splits.items()]
+    for key_path, path in places:
+        if path is None:
+            raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
+        resolved = spec.resolve(path)
+        if not os.path.exists(resolved):
+            raise spec.error(key_path, f"{resolved} not found")
+        wants_folder = spec.source.builder == "image_folder"
+        if os.path.isdir(resolved) != wants_folder:
+            raise spec.error(key_path, f"{resolved} is a {'file' if wants_folder else 'folder'}; the "
+                                       f"{spec.source.builder} builder reads a {'folder' if wants_folder else 'file'}")
+
+
+def source_builders(spec: Spec) -> list[tuple[str | None, Builder]]:
+    """The source's builder for each split (one, for None, when the spec splits by fraction)."""
+    check_sources(spec)
+    try:
+        cls = builder_class(spec.source.builder, [spec.base_dir, os.getcwd()])
+    except SpecError as error:  # said at the spec's line
+        raise spec.error(("source", "builder"), str(error).removeprefix("source.builder: ")) from None
+    if not (isinstance(cls, type) and issubclass(cls, Builder)):
+        raise spec.error(("source", "builder"), f"{spec.source.builder} is not a tfrecord_builder.Builder subclass")
+    _check_options(spec, cls)
+    if spec.fraction_splits:
+        path = spec.resolve(spec.source.path) if spec.source.path else None
+        return [(None, _created(spec, cls, path, spec.source.options))]
+    builders = []
+    for split, source in spec.splits.items():
+        path = source.path or spec.source.path
+        builder = _created(spec, cls, spec.resolve(path) if path else None, {**spec.source.options, **source.options})
+        provided = builder.splits()
+        if provided is not None and split not in provided:
+            raise spec.error(("splits", split), f"the source provides no split {split!r}; it has: {', '.join(provided)}")
+        builders.append((split, builder))
+    return builders
+
+
+def _check_options(spec: Spec, cls: type[Builder]) -> None:
+    """The source's `options:` (and each split's) are keys the builder reads, with valid values."""
+    if cls.OPTIONS is None:
+        return
+    places = [(("source", "options"), spec.source.options)]
+    if not spec.fraction_splits:
+        places += [(("splits", name, "options"), source.options) for name, source in spec.splits.items()]
+    for place, options in places:
+        for key, value in options.items():
+            if key not in cls.OPTIONS:
+                problem = (unknown_key_message(key, cls.OPTIONS) if cls.OPTIONS
+                           else f"unknown key `{key}`: the {spec.source.builder} builder takes no options")
+            else:
+                problem = cls.option_problem(key, value)
+            if problem:
+                raise spec.error(place + (key,), problem)
+
+
+def _created(spec: Spec, cls: type, path: str | None, options: dict) -> Builder:
+    try:
+        return cls(spec, path, options)
+    except TFRecordBuilderError:
+        raise
+    except Exception as error:  # the builder's own code (e.g. its options): keep the cause for --debug
+        raise spec.error(("source", "builder"), f"creating {cls.__name__} failed: "
+                                                f"{type(error).__name__}: {error}") from error
+
+
+def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:
+    """Every column the spec reads is in the header of each file that has one (CSV, Parquet):
+    what a build would find at its first batch, found without reading the rows."""
+    wanted = {feature.source_name: f"feature `{name}`" for name, feature in spec.features.items()}
+    for key in ("key", "split_column", "group_by", "order_by"):
+        if getattr(spec.source, key) is not None:
+            wanted.setdefault(getattr(spec.source, key), f"source.{key}")
+    for _, builder in builders:
+        header = builder.header()
+        if header is None:
+            continue
+        for column, user in wanted.items():
+            if column not in header:
+                raise no_column(os.path.basename(builder.path), user, column, header)
+
+
+def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:
+    """The spec with the class names of class labels that leave them to the source (e.g. folders)."""
+    features = dict(spec.features)
+    for name, feature in spec.features.items():
+        if not isinstance(feature, ClassLabelFeature) or feature.has_classes:
+            continue
+        found: set[str] = set()
+        for _, builder in builders:
+            found.update(builder.class_names(feature.source_name) or [])
+        if not found:
+            raise spec.error(("features", name), "the class_label needs `names`, `names_file` or `num_classes` "
+                                                 "(this source doesn't define classes)")
+        features[name] = dataclasses.replace(feature, names=sorted(found))
+    return dataclasses.replace(spec, features=features)

@@ -1,0 +1,368 @@
+"""The Beam runner: the build's plan as an Apache Beam pipeline, with the local runner's bytes.
+
+    Create(read tasks) -> Reshuffle -> encode each task -+- ((split, bucket), records)
+                                                         +- the task's summary
+    summaries -> in task order -> layout: shards per split, each bucket's first rank (side input)
+    records -> GroupByKey(split, bucket) -> sorted, cut at shard bounds -> ((split, shard), part)
+            -> GroupByKey(split, shard) -> our writer: temporary name, then rename; sha256
+
+Only task descriptions go into the graph (`beam.Create` pickles what it is given), never rows.
+A bucket holds the records of one range of key hashes (shuffled builds) or of one task (in the
+source's order), so sorting buckets and cutting them by rank gives every shard exactly the
+records, in exactly the order, that the local runner writes. Shards are written by our writer,
+not `WriteToTFRecord` (whose shards start at a random place); a retried bundle writes the same
+bytes again, and each finished shard is recorded in `manifest/` so `--resume` keeps it.
+
+The pipeline leaves its results in the staging folder (`beam-summary.pickle`: statistics,
+skipped records, errors), where the process that started it reads them.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import pickle
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from ..builders.base import Builder
+from ..builders.sources import source_builders
+from ..codec.bytecolumn import ByteColumn, concat
+from ..encoding import encode_for_build
+from ..errors import DataError, UsageError
+from ..spec.model import Spec
+from ..write.collect import duplicate_key, key_label
+from ..write.info import SplitInfo
+from ..write.manifest import finished_shards, record_shard
+from ..write.naming import shard_name
+from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, write_shard
+from ..write.stats import SplitStatistics
+from .local import check_not_empty
+from .plan import ReadTask, StatisticsTree, Written, shard_starts, source_order_keys, task_batches
+
+SUMMARY_FILE = "beam-summary.pickle"
+_NAMESPACE = "tfrecord_builder"
+_ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
+
+
+def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, resume: bool, workers: int,
+        pipeline_options: list[str], progress: Callable | None) -> Written:
+    """Runs the plan as a Beam pipeline; returns what it wrote into `staging`."""
+    options = _options(pipeline_options, workers)
+    kept = finished_shards(staging, build_id) if resume else {}
+    summary_path = os.path.join(staging, SUMMARY_FILE)
+    if os.path.exists(summary_path):
+        os.remove(summary_path)
+    bits = max(0, math.ceil(math.log2(len(tasks)))) if spec.output.shuffle else 0
+    try:
+        pipeline = beam.Pipeline(options=options)
+    except ValueError as error:  # e.g. an unknown --runner
+        raise UsageError(f"--pipeline-options: {error}") from None
+    with pipeline:
+        encoded = (pipeline
+                   | "Tasks" >> beam.Create(tasks)
+                   | "Spread" >> beam.Reshuffle()
+                   | "Encode" >> beam.ParDo(_EncodeTask(spec, bits)).with_output_types(_ANY_PAIR).with_outputs("summary", "keys", main="records"))
+        layout = beam.pvalue.AsSingleton(
+            encoded.summary | "Summaries" >> beam.combiners.ToList()
+            | "Layout" >> beam.Map(_layout, spec, staging))
+        sorted_parts = (encoded.records
+                        | "Buckets" >> beam.GroupByKey()
+                        | "Sort" >> beam.ParDo(_SortBucket(spec), layout).with_output_types(_ANY_PAIR).with_outputs("problems", "distinct",
+                                                                                        main="parts"))
+        (sorted_parts.parts
+         | "Shards" >> beam.GroupByKey()
+         | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept), layout))
+        problems = (sorted_parts.problems, encoded["keys"] | "Keys" >> beam.GroupByKey()
+                    | "Unique" >> beam.FlatMap(_unique_keys, spec)) | "Problems" >> beam.Flatten()
+        (problems | "AllProblems" >> beam.combiners.ToList()
+         | "SaveProblems" >> beam.Map(_save, staging, "problems"))
+        (sorted_parts.distinct | "Distinct" >> beam.CombinePerKey(sum) | "AllDistinct" >> beam.combiners.ToList()
+         | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
+    return _results(spec, staging, build_id, kept)
+
+
+def _options(given: list[str], workers: int) -> PipelineOptions:
+    """Beam's options as given; none: the DirectRunner in `workers` processes."""
+    flags = list(given) if given else ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
+                                       f"--direct_num_workers={workers}", "--default_sdk_harness_log_level=WARNING"]
+    logging.getLogger("apache_beam").setLevel(logging.ERROR)  # Beam's INFO lines would drown the build's
+    options = PipelineOptions(flags)
+    refused: list[str] = []
+
+    class _Discarded(logging.Handler):  # Beam only logs flags it can't parse, and goes on without them
+        def emit(self, record: logging.LogRecord) -> None:
+            if "unparseable" in record.getMessage():
+                refused.append(record.getMessage())
+
+    handler = _Discarded()
+    logger = logging.getLogger("apache_beam.options.pipeline_options")
+    logger.addHandler(handler)
+    try:
+        options.get_all_options()
+    except SystemExit:  # argparse: a known option with a value it refuses
+        raise UsageError(f"--pipeline-options: Beam refuses {' '.join(given)!r} (see `python -m "
+                         "apache_beam.examples.wordcount --help` for Beam's options)") from None
+    finally:
+        logger.removeHandler(handler)
+    if refused:
+        raise UsageError(f"--pipeline-options: {refused[0]}")
+    return options
+
+
+@dataclass
+class _Piece:
+    """Records of one split on their way to a shard: their key hashes, their place in the source
+    (task, record) and their framed bytes; `labels` ("origin\\0key") where keys must be unique."""
+
+    hashes: np.ndarray
+    places: np.ndarray
+    records: ByteColumn
+    labels: list[str] | None = None
+
+    def take(self, rows: np.ndarray) -> "_Piece":
+        labels = [self.labels[row] for row in rows.tolist()] if self.labels is not None else None
+        return _Piece(self.hashes[rows], self.places[rows], self.records.take(rows), labels)
+
+
+@dataclass
+class _TaskSummary:
+    """What one task made besides its records."""
+
+    index: int
+    statistics: dict[str, SplitStatistics] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    num_bytes: dict[str, int] = field(default_factory=dict)
+    buckets: dict[str, dict[int, int]] = field(default_factory=dict)  # records per bucket, by split
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    records: int = 0  # read, skipped ones included
+    error: str | None = None  # the first DataError (the task stopped there)
+
+
+class _EncodeTask(beam.DoFn):
+    """Reads and encodes one task; its records go out by (split, bucket)."""
+
+    def __init__(self, spec: Spec, bits: int):
+        self.spec = spec
+        self.bits = bits
+        self.builders: dict[str | None, Builder] = {}
+
+    def setup(self) -> None:
+        self.builders = dict(source_builders(self.spec))  # a custom builder's code runs here, on the worker
+        self.read = beam.metrics.Metrics.counter(_NAMESPACE, "records read")
+        self.encoded = beam.metrics.Metrics.counter(_NAMESPACE, "records encoded")
+        self.skipped = beam.metrics.Metrics.counter(_NAMESPACE, "records skipped")
+
+    def process(self, task: ReadTask) -> Iterator[Any]:
+        spec = self.spec
+        summary = _TaskSummary(task.index)
+        seen = 0  # records of this task with keys of their own, for the uniqueness check
+        try:
+            for batch in task_batches(spec, self.builders[task.split], task):
+                result = encode_for_build(spec, task.split, batch)
+                summary.skipped.extend(result.skipped)
+                summary.records += result.count + len(result.skipped)
+                self.read.inc(result.count + len(result.skipped))
+                self.encoded.inc(result.count)
+                self.skipped.inc(len(result.skipped))
+                if result.batch is not None:  # keys of its own in an unshuffled build: checked apart
+                    own = result.batch
+                    for row in range(len(own)):
+                        digest = result.hashes[row]
+                        yield beam.pvalue.TaggedOutput("keys", (
+                            (task.split, int(digest[0] >> np.uint64(56))),
+                            (int(digest[0]), int(digest[1]), task.index, seen + row, own.origin(row),
+                             key_label(own.origin(row), own.keys[row]))))
+                    seen += len(own)
+                for name, part in result.parts.items():
+                    count = part.records.num_rows
+                    first = summary.counts.get(name, 0)
+                    summary.counts[name] = first + count
+                    summary.num_bytes[name] = summary.num_bytes.get(name, 0) + int(
+                        part.records.offsets[-1] - part.records.offsets[0])
+                    summary.statistics.setdefault(name, SplitStatistics(spec.features)).merge(part.statistics)
+                    piece = _Piece(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels)
+                    yield from self._by_bucket(name, task.index, piece, summary.buckets.setdefault(name, {}))
+        except DataError as error:
+            summary.error = str(error)
+        yield beam.pvalue.TaggedOutput("summary", summary)
+
+    def _by_bucket(self, split: str, task: int, piece: _Piece, counts: dict[int, int]) -> Iterator[Any]:
+        if not self.spec.output.shuffle:  # the source's order: a task's records are one bucket
+            buckets = np.full(piece.records.num_rows, task, np.int64)
+        elif self.bits == 0:
+            buckets = np.zeros(piece.records.num_rows, np.int64)
+        else:
+            buckets = (piece.hashes[:, 0] >> np.uint64(64 - self.bits)).astype(np.int64)
+        for bucket in np.unique(buckets).tolist():
+            rows = np.flatnonzero(buckets == bucket)
+            counts[bucket] = counts.get(bucket, 0) + len(rows)
+            yield (split, bucket), (piece if len(rows) == len(buckets) else piece.take(rows))
+
+
+@dataclass
+class _Layout:
+    """Where every record goes: each split's shard count and bounds, and each bucket's first rank."""
+
+    shards: dict[str, np.ndarray] = field(default_factory=dict)  # split -> shard_starts
+    buckets: dict[str, dict[int, int]] = field(default_factory=dict)  # split -> bucket -> first rank
+    failed: bool = False
+
+
+def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
+    """The layout from every task's summary, taken in task order; the statistics, skipped records
+    and the first error are saved for the process that started the pipeline."""
+    summaries = sorted(summaries, key=lambda summary: summary.index)
+    tree = StatisticsTree(spec)
+    skipped: list[dict[str, str]] = []
+    counts = {name: 0 for name in spec.splits}
+    num_bytes = {name: 0 for name in spec.splits}
+    error = next((summary.error for summary in summaries if summary.error is not None), None)
+    for summary in summaries:
+        tree.add_task(summary.index, summary.statistics)
+        skipped.extend(summary.skipped)
+        for name, count in summary.counts.items():
+            counts[name] += count
+            num_bytes[name] += summary.num_bytes[name]
+    layout = _Layout(failed=error is not None)
+    for name in spec.splits:
+        num_shards = count_shards(counts[name], num_bytes[name], spec.output.shards, spec.output.target_shard_bytes)
+        layout.shards[name] = shard_starts(counts[name], num_shards)
+        merged: dict[int, int] = {}
+        for summary in summaries:
+            for bucket, count in summary.buckets.get(name, {}).items():
+                merged[bucket] = merged.get(bucket, 0) + count
+        rank = 0
+        for bucket in sorted(merged):
+            layout.buckets.setdefault(name, {})[bucket] = rank
+            rank += merged[bucket]
+    _save({"statistics": tree.to_dict(), "skipped": skipped, "counts": counts, "num_bytes": num_bytes, "error": error,
+           "records": sum(summary.records for summary in summaries)}, staging, "summary")
+    return layout
+
+
+class _SortBucket(beam.DoFn):
+    """Sorts one bucket's records into the order they are written, and cuts it at shard bounds."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+
+    def process(self, item: tuple[tuple[str, int], Iterable[_Piece]], layout: _Layout) -> Iterator[Any]:
+        (split, bucket), pieces = item
+        if layout.failed:
+            return
+        pieces = list(pieces)
+        hashes = np.concatenate([piece.hashes for piece in pieces])
+        places = np.concatenate([piece.places for piece in pieces])
+        labels = [label for piece in pieces for label in piece.labels] if pieces[0].labels is not None else None
+        records = concat([piece.records for piece in pieces])
+        if self.spec.output.shuffle:  # by hash; equal hashes in the source's order, as the local sort
+            order = np.lexsort((places[:, 1], places[:, 0], hashes[:, 1], hashes[:, 0]))
+        else:
+            order = np.lexsort((places[:, 1], places[:, 0]))
+        whole = _Piece(hashes, places, records, labels).take(order)
+        if self.spec.output.shuffle:
+            same = np.flatnonzero((whole.hashes[1:] == whole.hashes[:-1]).all(axis=1))
+            yield beam.pvalue.TaggedOutput("distinct", (split, len(whole.hashes) - len(same)))
+            if whole.labels is not None and len(same):
+                first = int(same[0])
+                yield beam.pvalue.TaggedOutput("problems", (
+                    (list(self.spec.splits).index(split), *whole.hashes[first].tolist()),
+                    str(duplicate_key(whole.labels[first], whole.labels[first + 1]))))
+        starts = layout.shards[split]
+        ranks = layout.buckets[split][bucket] + np.arange(len(order))
+        shards = np.searchsorted(starts, ranks, side="right") - 1
+        for shard in np.unique(shards).tolist():
+            rows = np.flatnonzero(shards == shard)
+            yield (split, shard), (bucket, whole.take(rows) if len(rows) < len(order) else whole)
+
+
+def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]:
+    """The first key yielded twice (in the source's order) among records with keys of their own,
+    in an unshuffled build (a shuffled one finds them next to each other once sorted)."""
+    _, entries = item
+    entries = sorted(entries)  # by hash, then place in the source
+    found = None
+    for before, after in zip(entries, entries[1:]):
+        if before[:2] == after[:2] and (found is None or after[2:4] < found[0]):
+            found = (after[2:4], before[4], after[5])
+    if found is not None:
+        yield (-1, *found[0]), str(duplicate_key(found[1], found[2]))
+
+
+class _WriteShard(beam.DoFn):
+    """Writes one shard from its parts, with our writer (temporary name, then rename)."""
+
+    def __init__(self, spec: Spec, staging: str, build_id: str, kept: dict[str, dict]):
+        self.spec, self.staging, self.build_id, self.kept = spec, staging, build_id, kept
+
+    def setup(self) -> None:
+        self.written = beam.metrics.Metrics.counter(_NAMESPACE, "shards written")
+
+    def process(self, item: tuple[tuple[str, int], Iterable[tuple[int, _Piece]]], layout: _Layout) -> Iterator[Any]:
+        (split, index), parts = item
+        starts = layout.shards[split]
+        count = int(starts[index + 1] - starts[index])
+        pieces = [piece for _, piece in sorted(parts, key=lambda part: part[0])]
+        if sum(piece.records.num_rows for piece in pieces) != count:
+            raise RuntimeError(f"shard {index} of {split}: {count} records expected (internal error: please report it)")
+        spec = self.spec
+        file = shard_name(spec.name, split, index, len(starts) - 1, spec.output.compression)
+        chunks = [(piece.hashes, piece.records) for piece in pieces]
+        if kept_shard(self.kept.get(file), file, count, key_range(chunks)) is not None:
+            return  # a resumed build: this shard is already there, with these records
+        shard, first, last = write_shard(os.path.join(self.staging, file), chunks, count, spec.output.compression)
+        record_shard(self.staging, self.build_id, split, shard.to_dict(), first, last)
+        self.written.inc()
+        yield file
+
+
+def _save(value: Any, staging: str, name: str) -> None:
+    """Leaves a result of the pipeline in the staging folder, whole or not at all."""
+    path = os.path.join(staging, f"beam-{name}.pickle")
+    aside = f"{path}.tmp-{os.getpid()}"
+    with open(aside, "wb") as file:
+        pickle.dump(value, file)
+    os.replace(aside, path)
+
+
+def _load(staging: str, name: str) -> Any:
+    with open(os.path.join(staging, f"beam-{name}.pickle"), "rb") as file:
+        return pickle.load(file)
+
+
+def _results(spec: Spec, staging: str, build_id: str, kept_before: dict[str, dict]) -> Written:
+    """What the pipeline left in the staging folder, checked and put together."""
+    summary = _load(staging, "summary")
+    if summary["error"] is not None:
+        raise DataError(summary["error"])
+    problems = _load(staging, "problems")
+    if problems:
+        raise DataError(min(problems)[1])
+    check_not_empty(spec, summary["counts"], summary["skipped"])
+    distinct = dict(_load(staging, "distinct")) if spec.output.shuffle else {}
+    entries = finished_shards(staging, build_id)
+    splits: dict[str, SplitInfo] = {}
+    for name, total in summary["counts"].items():
+        num_shards = count_shards(total, summary["num_bytes"][name], spec.output.shards, spec.output.target_shard_bytes)
+        shards = []
+        for index in range(num_shards):
+            file = shard_name(spec.name, name, index, num_shards, spec.output.compression)
+            entry = entries.get(file)
+            if entry is None:  # no records went there: written here, empty
+                if index * total // num_shards != (index + 1) * total // num_shards:
+                    raise RuntimeError(f"{file}: not written (internal error: please report it)")
+                shard, _, _ = write_shard(os.path.join(staging, file), [], 0, spec.output.compression)
+            else:
+                shard = ShardInfo(file, entry["num_examples"], entry["num_bytes"], entry["sha256"])
+            shards.append(shard.to_dict())
+        splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
+    for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
+        os.remove(os.path.join(staging, name))
+    return Written(splits, summary["statistics"], summary["skipped"],
+                   {name: distinct.get(name, 0) for name in spec.splits} if spec.output.shuffle else
+                   {name: None for name in spec.splits})

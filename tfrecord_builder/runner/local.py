@@ -1,0 +1,195 @@
+"""The local runner: the plan run by processes on this machine (the default).
+
+Tasks are read in order in this process; their batches are encoded in `workers` processes and
+come back in order. Each split's records are gathered in memory (sorted runs on disk beyond a
+budget), checkpointed in a long build, then written into shards by forked processes.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import time
+from collections import deque
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ..builders.base import Batch, Builder, PendingBatch, loaded
+from ..encoding import encode_batches, keys_digest
+from ..errors import DataError
+from ..spec.model import Spec
+from ..write import checkpoint
+from ..write.collect import DistinctKeys, SplitRecords, duplicate_key, key_label
+from ..write.info import SplitInfo
+from ..write.keys import hash_keys
+from ..write.manifest import Manifest
+from ..write.shards import count_shards, write_split
+from .plan import ReadTask, StatisticsTree, task_batches
+
+Progress = Callable[[str, int, "int | None"], None]  # (phase, records so far, records in all if known)
+
+
+class StaleCheckpoint(Exception):
+    """The source's first batches no longer have the keys the checkpoint recorded."""
+
+
+class Encoding:
+    """A build's encoding phase: every split's records and statistics, the skips, and checkpoints."""
+
+    def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None):
+        self.spec = spec
+        self.staging = staging
+        runs = os.path.join(staging, checkpoint.RUNS_FOLDER)
+        self.records = {name: SplitRecords(runs, spec.output.shuffle, name) for name in spec.splits}
+        self.statistics = StatisticsTree(spec)
+        self.state = restored or checkpoint.EncodingState(build_id)
+        self.seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: they may reuse keys
+        if restored is not None:
+            for name, saved in restored.splits.items():
+                self.records[name].restore([os.path.join(runs, run) for run in saved["runs"]],
+                                           saved["num_examples"], saved["num_bytes"])
+            self.statistics.restore(restored.statistics)
+
+    @property
+    def skipped(self) -> list[dict[str, str]]:
+        return self.state.skipped
+
+    def run(self, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+            progress: Progress | None) -> None:
+        """Encodes every batch after the restored ones."""
+        spec, state = self.spec, self.state
+        sizes = [builder.num_records(split) for split, builder in builders.items()]
+        total = sum(sizes) if None not in sizes else None
+        resumed = state.batches > 0
+        last_save = time.monotonic()
+        order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
+        batches = self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
+        for result in encode_batches(spec, _tasks_noted(batches, order), workers):
+            task = order.popleft()
+            state.skipped.extend(result.skipped)
+            if result.batch is not None:  # keys of its own, records never sorted: checked here
+                _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
+            for name, part in result.parts.items():
+                self.records[name].add(part.hashes, part.records, part.labels)
+                self.statistics.add(task, name, part.statistics)
+            state.batches += 1
+            state.records += result.count + len(result.skipped)
+            state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
+            if progress:
+                progress("encoding", state.records, total)
+            if time.monotonic() - last_save >= checkpoint.INTERVAL:
+                self.save()
+                last_save = time.monotonic()
+        check_not_empty(spec, {name: records.num_examples for name, records in self.records.items()}, state.skipped)
+        if resumed or os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
+            self.save()  # a long build: a kill while writing won't cost the encoding again
+
+    def _after_restored(self, batches: Iterator[tuple[int, str | None, Batch | PendingBatch]], restored: int,
+                        expected: str) -> Iterator[tuple[int, str | None, Batch | PendingBatch]]:
+        """The batches after the `restored` ones the checkpoint holds: those are read again (their
+        keys must chain to the `expected` digest), not encoded."""
+        digest = ""
+        for index, (task, split, batch) in enumerate(batches):
+            if index >= restored:
+                yield task, split, batch
+                continue
+            batch = loaded(batch)
+            hashes = hash_keys(batch.keys, self.spec.output.seed)
+            digest = checkpoint.chain(digest, keys_digest(hashes))
+            if not batch.content_keys and not self.spec.output.shuffle:
+                _check_unique(batch, hashes, self.seen_keys.setdefault(split, {}))
+            if index + 1 == restored and digest != expected:
+                raise StaleCheckpoint
+        if restored and digest != expected:
+            raise StaleCheckpoint  # the source has fewer batches than before
+
+    def save(self) -> None:
+        for records in self.records.values():
+            records.spill()
+        self.state.splits = {name: {"runs": [os.path.basename(run) for run in records.runs],
+                                    "num_examples": records.num_examples, "num_bytes": records.num_bytes}
+                             for name, records in self.records.items()}
+        self.state.statistics = self.statistics.state()
+        checkpoint.save(self.staging, self.state)
+
+    def discard(self) -> None:
+        for records in self.records.values():
+            records.discard()
+        checkpoint.discard(self.staging)
+
+
+def check_not_empty(spec: Spec, counts: dict[str, int], skipped: list[dict[str, str]]) -> None:
+    """Raises DataError when no split has a record: the source has none, or every one was skipped."""
+    if any(counts.values()):
+        return
+    source = spec.source.path or spec.source.builder
+    if skipped:  # under on_error: skip
+        first = skipped[0]
+        raise DataError(f"{source}: every record was skipped ({len(skipped)}); the first: {first['reason']}")
+    raise DataError(f"{source}: the source has no records")
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while batches are read and encoded.
+
+    A batch keeps thousands of parsed rows alive; the collector would scan them over and over
+    (a third of a JSONL build). The encoder makes no reference cycles, so reference counting
+    frees each batch as before; the collector resumes afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _batches(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder]
+             ) -> Iterator[tuple[int, str | None, Batch | PendingBatch]]:
+    """Each batch with its task and the split it belongs to (None: assign by fraction); a built-in
+    reader's may be pending, parsed where they are encoded."""
+    for task in tasks:
+        for batch in task_batches(spec, builders[task.split], task):
+            yield task.index, task.split, batch
+
+
+def _tasks_noted(batches: Iterator[tuple[int, str | None, Batch | PendingBatch]],
+                 order: deque[int]) -> Iterator[tuple[str | None, Batch | PendingBatch]]:
+    for task, split, batch in batches:
+        order.append(task)
+        yield split, batch
+
+
+def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> None:
+    for row, digest in enumerate(hashes.tobytes()[i : i + 16] for i in range(0, 16 * len(batch), 16)):
+        if digest in seen:
+            raise duplicate_key(seen[digest], key_label(batch.origin(row), batch.keys[row]))
+        seen[digest] = batch.origin(row)
+
+
+def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kept: dict[str, dict],
+                 manifest: Manifest, progress: Progress | None,
+                 processes: int) -> tuple[dict[str, SplitInfo], dict[str, int | None]]:
+    """Writes every split's shards into the staging folder; returns the splits and how many
+    different keys each has (None: not counted)."""
+    splits = {}
+    written = 0
+    distinct: dict[str, int | None] = {}
+    for name, split_records in records.items():
+        num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
+                                  spec.output.target_shard_bytes)
+        held = split_records.held()
+        counted = DistinctKeys(split_records.ordered()) if held is None and spec.output.shuffle else None
+        source = held if held is not None else counted if counted is not None else split_records.ordered()
+        shards = write_split(staging, spec.name, name, source, split_records.num_examples, num_shards,
+                             spec.output.compression, kept, manifest, processes)
+        distinct[name] = held.distinct_keys() if held is not None else counted.count if counted else None
+        splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
+                                 [shard.to_dict() for shard in shards])
+        written += split_records.num_examples
+        if progress:
+            progress("writing", written, sum(split.num_examples for split in records.values()))
+    return splits, distinct

@@ -1,0 +1,139 @@
+"""A build as a plan that any executor runs, with the same bytes as the result.
+
+1. *Read tasks*: small descriptions of the parts of the source (a window of a large text file, a
+   run of Parquet row groups, a slice of an image folder's sorted files, a custom builder's
+   split or its own `tasks`), in one global order.
+2. Each task's batches are encoded (`encoding.encode_for_build`) and divided among the splits by
+   their keys' hashes.
+3. A split's records are written in order of a 16-byte sort key: the key's hash when shuffling
+   (equal hashes are equal rows, so their order among them never shows), else the task and the
+   record's place in it, which is the source's order. Shard i holds ranks `i*n//k` to
+   `(i+1)*n//k`.
+4. Statistics are merged batch by batch within a task, then task by task in task order: float
+   sums and the vocabulary cap depend on that order, and every executor keeps it.
+5. `dataset_info.json` is written last (`finish`); only then is the dataset whole.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..builders.base import Batch, Builder, PendingBatch
+from ..codegen.render import render_module, write_module
+from ..spec.model import Spec
+from ..version import __version__
+from ..write.info import DatasetInfo, SplitInfo
+from ..write.naming import SKIPPED_FILE, module_name
+from ..write.stats import SplitStatistics
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    """One part of the source: read by one worker, encoded in its batches' order."""
+
+    index: int  # its place in the plan's order
+    split: str | None  # the source's split (None: split by fraction)
+    part: Any = None  # the builder's description of the part (None: the whole split)
+
+
+def read_tasks(builders: list[tuple[str | None, Builder]]) -> list[ReadTask]:
+    """Every split's parts, in the order the build reads them."""
+    tasks: list[ReadTask] = []
+    for split, builder in builders:
+        parts = builder.tasks(split)
+        for part in parts if parts else [None]:
+            tasks.append(ReadTask(len(tasks), split, part))
+    return tasks
+
+
+def task_batches(spec: Spec, builder: Builder, task: ReadTask) -> Iterator[Batch | PendingBatch]:
+    """The task's batches, of the source names the spec reads."""
+    needed = sorted({feature.source_name for feature in spec.features.values()})
+    batch_size = min(feature.batch_rows for feature in spec.features.values())
+    return builder.encoding_batches(task.split, needed, batch_size, task.part)
+
+
+class StatisticsTree:
+    """Each split's statistics, merged batch by batch within a task, then task by task."""
+
+    def __init__(self, spec: Spec):
+        self.features = spec.features
+        self.total = {name: SplitStatistics(spec.features) for name in spec.splits}
+        self.task: int | None = None  # the task being merged
+        self.current: dict[str, SplitStatistics] = {}  # its statistics so far
+
+    def add(self, task: int, split: str, statistics: SplitStatistics) -> None:
+        if task != self.task:
+            self.close_task()
+            self.task = task
+        self.current.setdefault(split, SplitStatistics(self.features)).merge(statistics)
+
+    def add_task(self, task: int, statistics: dict[str, SplitStatistics]) -> None:
+        """A whole task's statistics, merged by another process."""
+        self.close_task()
+        for name, merged in statistics.items():
+            self.total[name].merge(merged)
+        self.task = task
+
+    def close_task(self) -> None:
+        for name, merged in self.current.items():
+            self.total[name].merge(merged)
+        self.current = {}
+
+    def state(self) -> dict[str, Any]:
+        return {"total": {name: stats.state() for name, stats in self.total.items()}, "task": self.task,
+                "current": {name: stats.state() for name, stats in self.current.items()}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for name, saved in state.get("total", {}).items():
+            self.total[name].restore(saved)
+        self.task = state.get("task")
+        self.current = {}
+        for name, saved in state.get("current", {}).items():
+            self.current[name] = SplitStatistics(self.features)
+            self.current[name].restore(saved)
+
+    def to_dict(self) -> dict[str, Any]:
+        self.close_task()
+        return {name: stats.to_dict() for name, stats in self.total.items()}
+
+
+@dataclass
+class Written:
+    """What running the plan made: the splits' shards, the statistics, the skipped records and
+    how many different keys each split has (None: not counted)."""
+
+    splits: dict[str, SplitInfo]
+    statistics: dict[str, Any]
+    skipped: list[dict[str, str]]
+    distinct: dict[str, int | None]
+
+
+def source_order_keys(task: int, first: int, count: int) -> np.ndarray:
+    """Sort keys that keep the source's order: (task, place in the task) as two uint64."""
+    keys = np.empty((count, 2), np.uint64)
+    keys[:, 0] = task
+    keys[:, 1] = np.arange(first, first + count, dtype=np.uint64)
+    return keys
+
+
+def shard_starts(total: int, num_shards: int) -> np.ndarray:
+    """The rank of each shard's first record (and `total` at the end)."""
+    return np.array([index * total // num_shards for index in range(num_shards + 1)], dtype=np.int64)
+
+
+def finish(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo], statistics: dict[str, Any],
+           skipped: list[dict[str, str]], warnings: list[str]) -> DatasetInfo:
+    """Writes the skipped records, the module and, last, `dataset_info.json` into the staging folder."""
+    if skipped:
+        with open(os.path.join(staging, SKIPPED_FILE), "w", encoding="utf-8") as file:
+            for entry in skipped:
+                file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings)
+    write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
+    info.write(staging)  # last: only now is the staging folder a whole dataset
+    return info
