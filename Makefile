@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# Beam in an environment of its own, without TensorFlow: Beam caps protobuf and pyarrow (and
+# Pillow) below what the main environment takes, and a build's Beam workers need no TensorFlow
+BEAM_VENV := .venv-beam
+BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
 EXTRAS ?= cpu,parquet,test
 
 .PHONY: setup demo test bench schema clean
@@ -14,10 +18,15 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
+$(BEAM_STAMP): setup.cfg pyproject.toml
+	test -x $(BEAM_VENV)/bin/python || $(PYTHON) -m venv $(BEAM_VENV)
+	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam]'
+	touch $(BEAM_STAMP)
+
 demo: setup
 	$(PY) demo/run.py
 
-test: setup
+test: setup $(BEAM_STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 bench: setup

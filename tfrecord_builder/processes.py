@@ -1,12 +1,14 @@
 """How the build starts its worker processes (encoding, and writing shards in parallel)."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
 import signal
 import sys
-from typing import Any
+import tempfile
+from typing import Any, Callable, Iterator
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -40,3 +42,29 @@ def die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+@contextlib.contextmanager
+def stderr_held(replay: Callable[[BaseException], bool]) -> Iterator[None]:
+    """This process's standard error (file descriptor 2, which worker processes it starts inherit)
+    goes to a temporary file meanwhile; on an exception for which `replay(error)` is true, what was
+    written there is written out after all.
+
+    Beam's workers log a dozen INFO and WARNING lines each, which would drown the build's own."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        except BaseException as error:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            if replay(error):
+                held.seek(0)
+                os.write(2, held.read())
+            raise
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)

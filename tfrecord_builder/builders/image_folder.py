@@ -16,8 +16,8 @@ from typing import Any, Iterator
 
 from ..errors import DataError, SpecError
 from .base import Builder, PathOrigins
+from .opened import TASK_BYTES
 
-IMAGES_PER_TASK = 1024  # a read task's images, when a build runs in parallel (`--runner beam`)
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
 
@@ -37,11 +37,23 @@ class ImageFolderBuilder(Builder):
             yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
 
     def tasks(self, split: str | None) -> list[tuple[tuple[str, str | None], ...]] | None:
-        """The sorted images, `IMAGES_PER_TASK` at a time, each with its label."""
-        listed = list(self._labelled(self._folder()))
-        if len(listed) <= IMAGES_PER_TASK:
-            return None
-        return [tuple(listed[start : start + IMAGES_PER_TASK]) for start in range(0, len(listed), IMAGES_PER_TASK)]
+        """The sorted images in runs of about `TASK_BYTES` of files, each image with its label."""
+        folder = self._folder()
+        tasks: list[tuple[tuple[str, str | None], ...]] = []
+        current: list[tuple[str, str | None]] = []
+        size = 0
+        for relative, label in self._labelled(folder):
+            current.append((relative, label))
+            try:
+                size += os.path.getsize(os.path.join(folder, relative))
+            except OSError:
+                pass  # read as the image is encoded, which says what is wrong
+            if size >= TASK_BYTES:
+                tasks.append(tuple(current))
+                current, size = [], 0
+        if current:
+            tasks.append(tuple(current))
+        return tasks if len(tasks) > 1 else None
 
     def generate_task(self, split: str | None, task: tuple[tuple[str, str | None], ...]) -> Iterator[tuple[Any, dict[str, Any]]]:
         folder = self._folder()

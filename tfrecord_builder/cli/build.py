@@ -53,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.pipeline_options is not None and args.runner != "beam":
         raise UsageError("--pipeline-options are Beam's: give them with --runner beam")
-    options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else None
+    try:
+        options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else None
+    except ValueError as error:  # an unclosed quote
+        raise UsageError(f"--pipeline-options: {error}") from None
     progress = Progress()
     try:
         with warnings.catch_warnings():  # printed below as `warning: ...` lines

@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
-    args = parser().parse_args(argv)
+    args = parser().parse_args(_joined(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.run(args) or 0
     except TFRecordBuilderError as error:
@@ -58,6 +58,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Exception as error:  # a bug of ours or of a custom builder: still one line unless --debug
         return _report(args, f"error: unexpected {type(error).__name__}: {error} (run with --debug for the traceback)", 1)
+
+
+# options whose value is a list of other options: argparse would take `--pipeline-options "--runner=X"`
+# for two options, so the value is joined to its name first
+_OPTION_VALUED = ("--pipeline-options",)
+
+
+def _joined(argv: list[str]) -> list[str]:
+    joined: list[str] = []
+    position = 0
+    while position < len(argv):
+        given = argv[position]
+        if given in _OPTION_VALUED and position + 1 < len(argv):
+            joined.append(f"{given}={argv[position + 1]}")
+            position += 2
+            continue
+        joined.append(given)
+        position += 1
+    return joined
 
 
 def _report(args: argparse.Namespace, line: str, status: int) -> int:

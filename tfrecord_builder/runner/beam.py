@@ -18,6 +18,8 @@ skipped records, errors), where the process that started it reads them.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import math
 import os
@@ -90,7 +92,6 @@ def _options(given: list[str], workers: int) -> PipelineOptions:
     """Beam's options as given; none: the DirectRunner in `workers` processes."""
     flags = list(given) if given else ["--runner=DirectRunner", "--direct_running_mode=multi_processing",
                                        f"--direct_num_workers={workers}", "--default_sdk_harness_log_level=WARNING"]
-    logging.getLogger("apache_beam").setLevel(logging.ERROR)  # Beam's INFO lines would drown the build's
     options = PipelineOptions(flags)
     refused: list[str] = []
 
@@ -102,15 +103,20 @@ def _options(given: list[str], workers: int) -> PipelineOptions:
     handler = _Discarded()
     logger = logging.getLogger("apache_beam.options.pipeline_options")
     logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    said = io.StringIO()
     try:
-        options.get_all_options()
-    except SystemExit:  # argparse: a known option with a value it refuses
-        raise UsageError(f"--pipeline-options: Beam refuses {' '.join(given)!r} (see `python -m "
-                         "apache_beam.examples.wordcount --help` for Beam's options)") from None
+        with contextlib.redirect_stderr(said):
+            options.get_all_options()
+    except SystemExit:  # argparse: a known option with a value it refuses (it printed why)
+        reason = said.getvalue().strip().splitlines()[-1].partition("error: ")[2] if said.getvalue().strip() else ""
+        raise UsageError(f"--pipeline-options: Beam refuses them: {reason or ' '.join(given)}") from None
     finally:
         logger.removeHandler(handler)
+    logging.getLogger("apache_beam").setLevel(logging.ERROR)  # Beam's INFO lines would drown the build's
     if refused:
-        raise UsageError(f"--pipeline-options: {refused[0]}")
+        raise UsageError(f"--pipeline-options: Beam doesn't know {refused[0].partition(': ')[2]}")
     return options
 
 

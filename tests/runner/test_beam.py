@@ -1,0 +1,251 @@
+"""`build --runner beam`: the same dataset as the local runner, byte for byte, on Beam's own
+DirectRunner in multi-processing mode (2 workers).
+
+Beam lives in an environment of its own (`.venv-beam`, made by `make test`): it caps protobuf and
+pyarrow below what TensorFlow takes, and the build's workers need no TensorFlow, so that
+environment has none. Every case builds the same spec twice into the same path, once with each
+runner (in its own environment), and compares every file of the two folders.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import ROOT, write_spec
+
+BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
+SMALL_TASKS = {"TFRECORD_BUILDER_TASK_BYTES": "20000"}  # many read tasks from small files
+
+pytestmark = pytest.mark.xdist_group("beam")
+
+
+def _cli(python: Path | str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-m", "tfrecord_builder", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=ROOT, timeout=600)
+
+
+def _beam(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    if not BEAM_PYTHON.exists():
+        pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it (or set TFRECORD_BUILDER_BEAM_PYTHON)")
+    return _cli(BEAM_PYTHON, *args, "--runner", "beam", env=env)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _both(spec: Path, tmp_path: Path, env: dict[str, str] | None = None,
+          local_python: Path | str = sys.executable) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """Every file of the local build and of the Beam build of `spec`, built into the same path."""
+    out = tmp_path / "out"
+    local = _cli(local_python, "build", str(spec), "--output", str(out), "--workers", "2", env=env)
+    assert local.returncode == 0, local.stderr
+    local_files = _files(out)
+    shutil.rmtree(out)
+    beam = _beam("build", str(spec), "--output", str(out), "--workers", "2", env=env)
+    assert beam.returncode == 0, beam.stderr
+    assert beam.stderr == ""  # Beam's own log lines are held back
+    return local_files, _files(out)
+
+
+def _same(local: dict[str, bytes], beam: dict[str, bytes]) -> None:
+    assert sorted(local) == sorted(beam)
+    for name in local:
+        assert local[name] == beam[name], f"{name} differs"
+
+
+def _table(rows: int, bad: tuple[int, ...] = ()) -> str:
+    generator = random.Random(7)
+    lines = ["id,x,y,name,label"]
+    for row in range(rows):
+        y = "oops" if row in bad else str(generator.randint(-5, 5))
+        lines.append(f"{row},{generator.random() * 100:.6f},{y},{generator.choice('abcde') * 3}{row % 37},"
+                     f"{generator.choice(['cat', 'dog', 'bird'])}")
+    lines += lines[1:40]  # rows repeated: equal keys, the same split
+    return "\n".join(lines) + "\n"
+
+
+def _tabular(**output) -> dict:
+    return {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+            "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "name": {"dtype": "string"},
+                         "label": {"type": "class_label", "names": ["cat", "dog", "bird"]}},
+            "splits": {"train": 0.7, "validation": 0.1, "test": 0.2}, "on_error": "skip",
+            "output": {"shards": 3, **output}}
+
+
+@pytest.mark.parametrize("output", [{}, {"shuffle": False}, {"compression": "gzip"}],
+                         ids=["shuffled", "source-order", "gzip"])
+def test_a_table_builds_the_same_bytes_on_beam(tmp_path, output):
+    spec = write_spec(tmp_path, _tabular(**output), {"rows.csv": _table(3000, bad=(5, 1234, 2999))})
+    local, beam = _both(spec, tmp_path, SMALL_TASKS)
+    _same(local, beam)
+    skipped = beam["rows/1.0.0/skipped.jsonl"].decode().splitlines()
+    assert [json.loads(line)["record"] for line in skipped] == ["rows.csv, line 7", "rows.csv, line 1236",
+                                                                  "rows.csv, line 3001", "rows.csv, line 3007"]
+    info = json.loads(beam["rows/1.0.0/dataset_info.json"])
+    assert sum(split["num_examples"] for split in info["splits"].values()) == 3000 + 39 - 4
+
+
+def test_a_keyed_table_in_source_order_with_more_shards_than_records(tmp_path):
+    spec = _tabular(shuffle=False, shards=5)
+    spec["source"]["key"] = "id"
+    spec["splits"] = {"train": {"path": "rows.csv"}, "test": {"path": "test.csv"}}
+    spec["source"].pop("path")
+    test = "id,x,y,name,label\n1,0.5,1,aaa,cat\n2,0.25,2,bbb,dog\n"
+    unique = "\n".join(_table(800).splitlines()[:801]) + "\n"  # without the repeated rows: keys are unique
+    spec_path = write_spec(tmp_path, spec, {"rows.csv": unique, "test.csv": test})
+    local, beam = _both(spec_path, tmp_path, SMALL_TASKS)
+    _same(local, beam)
+    info = json.loads(beam["rows/1.0.0/dataset_info.json"])
+    assert [shard["num_examples"] for shard in info["splits"]["test"]["shards"]] == [0, 0, 1, 0, 1]
+
+
+def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes(tmp_path):
+    generator = random.Random(3)
+    lines, rows = [], ["id,t,value,label"]
+    for group in range(400):
+        steps = [[round(generator.random(), 4), round(generator.random(), 4)] for _ in range(generator.randint(1, 9))]
+        lines.append(json.dumps({"id": group, "frames": steps, "label": group % 3}))
+        rows += [f"g{group},{t},{step[0]},{group % 3}" for t, step in enumerate(steps)]
+    generator.shuffle(body := rows[1:])
+    jsonl = {"name": "seq", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "seq.jsonl"},
+             "context": {"id": {"dtype": "int64"}, "label": {"dtype": "int64"}},
+             "sequence": {"frames": {"dtype": "float32", "shape": [2]}}, "output": {"shards": 2}}
+    long = {"name": "long", "format": "sequence_example",
+            "source": {"builder": "csv", "path": "long.csv", "group_by": "id", "order_by": "t"},
+            "context": {"id": {"dtype": "string"}, "label": {"dtype": "int64"}},
+            "sequence": {"value": {"dtype": "float32"}}, "output": {"shards": 2}}
+    files = {"seq.jsonl": "\n".join(lines) + "\n", "long.csv": "\n".join([rows[0], *body]) + "\n"}
+    for name, spec in (("seq", jsonl), ("long", long)):
+        path = write_spec(tmp_path / name, spec, files)
+        _same(*_both(path, tmp_path / name, SMALL_TASKS))
+
+
+def test_an_image_folder_builds_the_same_bytes(tmp_path):
+    generator = np.random.default_rng(5)
+    for index in range(60):
+        folder = tmp_path / "images" / ["circle", "square", "star"][index % 3]
+        folder.mkdir(parents=True, exist_ok=True)
+        pixels = generator.integers(0, 255, (24 + index % 5, 20, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / f"{index:03d}.png")
+    spec = write_spec(tmp_path, {"name": "shapes", "source": {"builder": "image_folder", "path": "images"},
+                                 "features": {"image": {"type": "image", "shape": [16, 16, 3], "resize": "stretch"},
+                                              "label": {"type": "class_label"}},
+                                 "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
+    # re-encoded images are Pillow's bytes, and Beam 2.77 holds Pillow below 13: the local build
+    # runs with the Beam environment's Pillow here, as a real job's workers run with the driver's
+    _same(*_both(spec, tmp_path, {"TFRECORD_BUILDER_TASK_BYTES": "4000"}, local_python=BEAM_PYTHON))
+
+
+PARTS_BUILDER = '''
+import os
+import tfrecord_builder as tb
+
+
+class Parts(tb.Builder):
+    """Records in parts of its own; each part notes the process that read it."""
+
+    def tasks(self, split):
+        return [(start, start + 50) for start in range(0, 400, 50)]
+
+    def generate_task(self, split, task):
+        with open(os.path.join(os.path.dirname(self.path), "readers.txt"), "a") as file:
+            file.write(f"{os.getpid()}\\n")
+        for number in range(*task):
+            yield f"n{number % KEYS}", {"x": number, "y": [number] * (number % 4)}
+
+    def generate(self, split):
+        for task in self.tasks(split):
+            yield from self.generate_task(split, task)
+'''
+
+
+def _parts_spec(tmp_path: Path, keys: int, **output) -> Path:
+    code = PARTS_BUILDER.replace("KEYS", str(keys))
+    return write_spec(tmp_path, {"name": "parts", "source": {"builder": "parts.py:Parts", "path": "anchor"},
+                                 "features": {"x": {"dtype": "int64"}, "y": {"dtype": "int64", "shape": [None]}},
+                                 "splits": {"train": 0.5, "test": 0.5}, "output": {"shards": 2, **output}},
+                      {"parts.py": code, "anchor": ""})
+
+
+def test_a_custom_builder_runs_its_parts_in_beam_worker_processes(tmp_path):
+    spec = _parts_spec(tmp_path, 10_000, shuffle=False)
+    out = tmp_path / "out"
+    local = _cli(sys.executable, "build", str(spec), "--output", str(out))
+    assert local.returncode == 0, local.stderr
+    local_files = _files(out)
+    shutil.rmtree(out)
+    (tmp_path / "readers.txt").unlink()
+    command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(spec), "--output", str(out),
+               "--runner", "beam", "--workers", "2"]
+    started = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, stderr = started.communicate(timeout=600)
+    assert started.returncode == 0, stderr
+    _same(local_files, _files(out))
+    readers = (tmp_path / "readers.txt").read_text().split()
+    assert len(readers) == 8  # each part read once
+    assert str(started.pid) not in readers  # by Beam's workers, not the process that started the job
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_duplicate_key_is_the_same_error_on_both_runners(tmp_path, shuffle):
+    spec = _parts_spec(tmp_path, 377, shuffle=shuffle)
+    local = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "a"))
+    beam = _beam("build", str(spec), "--output", str(tmp_path / "b"))
+    assert local.returncode == beam.returncode == 1
+    assert beam.stderr == local.stderr
+    first = "n0" if not shuffle else "n1"  # shuffled: the first twin in hash order
+    assert beam.stderr == f"error: Parts, key '{first}': duplicate key '{first}' (also yielded at Parts, key " \
+                          f"'{first}'); expected unique keys\n"
+    assert not (tmp_path / "b" / "parts" / "1.0.0").exists()
+
+
+def test_bad_data_stops_a_beam_build_with_the_local_error(tmp_path):
+    spec = _tabular()
+    spec["on_error"] = "fail"
+    path = write_spec(tmp_path, spec, {"rows.csv": _table(3000, bad=(1500, 2500))})
+    local = _cli(sys.executable, "build", str(path), "--output", str(tmp_path / "a"), env=SMALL_TASKS)
+    beam = _beam("build", str(path), "--output", str(tmp_path / "b"), env=SMALL_TASKS)
+    assert (local.returncode, beam.returncode) == (1, 1)
+    assert beam.stderr == local.stderr
+    assert "rows.csv, line 1502: feature `y`" in beam.stderr
+    assert not (tmp_path / "b" / "rows" / "1.0.0").exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    ("--runner=NoSuchRunner", "error: --pipeline-options: Unexpected pipeline runner: NoSuchRunner."),
+    ("--no_such_option=1", "error: --pipeline-options: Beam doesn't know ['--no_such_option=1']"),
+    ("--direct_num_workers=two", "error: --pipeline-options: Beam refuses them: argument --direct_num_workers: "
+                                 "invalid int value: 'two'"),
+    ("--runner='DirectRunner", "error: --pipeline-options: No closing quotation"),
+])
+def test_options_beam_refuses_are_one_line_and_exit_2(tmp_path, options, message):
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
+    done = _beam("build", str(spec), "--output", str(tmp_path / "out"), "--pipeline-options", options)
+    assert done.returncode == 2
+    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1
+    assert not (tmp_path / "out" / "rows" / "1.0.0").exists()
+
+
+def test_without_beam_the_message_names_the_extra(tmp_path):
+    pytest.importorskip("tfrecord_builder")
+    if subprocess.run([sys.executable, "-c", "import apache_beam"], capture_output=True).returncode == 0:
+        pytest.skip("this environment has Beam")
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
+    done = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "out"), "--runner", "beam")
+    assert (done.returncode, done.stderr) == (2, "error: --runner beam needs Apache Beam: "
+                                                 "pip install 'tfrecord-builder[beam]'\n")
+    unknown = _cli(sys.executable, "build", str(spec), "--runner", "spark")
+    assert unknown.returncode == 2 and "invalid choice: 'spark'" in unknown.stderr
+    options = _cli(sys.executable, "build", str(spec), "--pipeline-options", "--runner=DirectRunner")
+    assert (options.returncode, options.stderr) == (2, "error: --pipeline-options are Beam's: give them with "
+                                                       "--runner beam\n")
