@@ -12,8 +12,10 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -155,6 +157,8 @@ class Parts(tb.Builder):
     """Records in parts of its own; each part notes the process that read it."""
 
     def tasks(self, split):
+        if os.path.exists(os.path.join(os.path.dirname(self.path), "vanish")):
+            os.remove(__file__)  # once loaded: Beam's workers get its text with the job
         return [(start, start + 50) for start in range(0, 400, 50)]
 
     def generate_task(self, split, task):
@@ -177,7 +181,7 @@ def _parts_spec(tmp_path: Path, keys: int, **output) -> Path:
                       {"parts.py": code, "anchor": ""})
 
 
-def test_a_custom_builder_runs_its_parts_in_beam_worker_processes(tmp_path):
+def test_a_custom_builder_runs_its_parts_in_beam_worker_processes_from_the_code_sent(tmp_path):
     spec = _parts_spec(tmp_path, 10_000, shuffle=False)
     out = tmp_path / "out"
     local = _cli(sys.executable, "build", str(spec), "--output", str(out))
@@ -185,6 +189,7 @@ def test_a_custom_builder_runs_its_parts_in_beam_worker_processes(tmp_path):
     local_files = _files(out)
     shutil.rmtree(out)
     (tmp_path / "readers.txt").unlink()
+    (tmp_path / "vanish").write_text("")
     command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(spec), "--output", str(out),
                "--runner", "beam", "--workers", "2"]
     started = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -194,6 +199,7 @@ def test_a_custom_builder_runs_its_parts_in_beam_worker_processes(tmp_path):
     readers = (tmp_path / "readers.txt").read_text().split()
     assert len(readers) == 8  # each part read once
     assert str(started.pid) not in readers  # by Beam's workers, not the process that started the job
+    assert not (tmp_path / "parts.py").exists()  # they ran the builder's code as the job's process loaded it
 
 
 @pytest.mark.parametrize("shuffle", [True, False])
@@ -249,3 +255,34 @@ def test_without_beam_the_message_names_the_extra(tmp_path):
     options = _cli(sys.executable, "build", str(spec), "--pipeline-options", "--runner=DirectRunner")
     assert (options.returncode, options.stderr) == (2, "error: --pipeline-options are Beam's: give them with "
                                                        "--runner beam\n")
+
+
+def test_a_killed_beam_job_resumes_keeping_its_finished_shards(tmp_path):
+    generator = random.Random(11)
+    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(60000)]
+    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
+            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
+    path = write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
+    out = tmp_path / "out"
+    local = _cli(sys.executable, "build", str(path), "--output", str(out), env=SMALL_TASKS)
+    assert local.returncode == 0, local.stderr
+    expected = _files(out)
+    shutil.rmtree(out)
+    command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(path), "--output", str(out), "--runner", "beam"]
+    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    entries = out / "rows" / ".1.0.0.building" / "manifest"
+    deadline = time.monotonic() + 300
+    while job.poll() is None and time.monotonic() < deadline and not list(entries.glob("*.json")):
+        time.sleep(0.005)
+    os.killpg(job.pid, signal.SIGKILL)  # the job and every worker, mid-write
+    job.wait()
+    finished = {entry.name.removesuffix(".json"): (entries.parent / entry.name.removesuffix(".json")).stat().st_mtime_ns
+                for entry in entries.glob("*.json")}
+    assert 0 < len(finished) < 48 and not (out / "rows" / "1.0.0").exists()
+    resumed = _beam("build", str(path), "--output", str(out), "--resume", env=SMALL_TASKS)
+    assert resumed.returncode == 0, resumed.stderr
+    _same(expected, _files(out))
+    for name, written in finished.items():  # kept as they were, not written again
+        assert (out / "rows" / "1.0.0" / name).stat().st_mtime_ns == written

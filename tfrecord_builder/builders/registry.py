@@ -94,27 +94,49 @@ def builder_class(name: str, search_dirs: list[str]) -> type:
     return cls
 
 
+# builder files' source text by absolute path, as this process loaded them: a worker on another
+# machine (a Beam job) is sent the text and loads the same code from here
+SHIPPED: dict[str, str] = {}
+
+
+def builder_file(name: str, search_dirs: list[str]) -> str | None:
+    """The absolute path of the spec's own builder file (`x.py:C`, or `pkg.x:C` found as a file
+    in the spec's folder or the working directory), or None (a built-in or installed builder)."""
+    if check_name(name) is not None or ":" not in name:
+        return None
+    local = _local_file(name.rpartition(":")[0], search_dirs[:1])
+    return os.path.abspath(local) if local is not None else None
+
+
+def _exists(path: str) -> bool:
+    return os.path.isfile(path) or os.path.abspath(path) in SHIPPED
+
+
 def _local_file(module_name: str, folders: list[str]) -> str | None:
     """The file a module name means inside the spec's folder: `x.py:C`, or `pkg.x:C` as pkg/x.py."""
     if module_name.endswith(".py"):
         path = os.path.join(folders[0], module_name) if folders else module_name
-        if not os.path.isfile(path):
+        if not _exists(path):
             raise SpecError(f"source.builder: {os.path.abspath(path)} not found")
         return path
     for folder in folders:
         path = os.path.join(folder, *module_name.split(".")) + ".py"
-        if os.path.isfile(path):
+        if _exists(path):
             return path
     return None
 
 
 def _load_file(path: str) -> ModuleType:
-    """Imports a Python file as a module of its own (registered, so its classes pickle)."""
+    """Imports a Python file (or the text shipped for it) as a module of its own (registered, so
+    its classes pickle)."""
     path = os.path.abspath(path)
     digest = hashlib.sha256(path.encode()).hexdigest()[:8]
     name = f"tfrecord_builder_custom_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    if os.path.isfile(path):
+        with open(path, "rb") as file:
+            SHIPPED[path] = importlib.util.decode_source(file.read())  # what workers elsewhere run
+    module = ModuleType(name)
+    module.__file__ = path
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    exec(compile(SHIPPED[path], path, "exec"), module.__dict__)
     return module

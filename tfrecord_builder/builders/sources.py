@@ -13,7 +13,7 @@ from ..features import ClassLabelFeature
 from ..spec.fields import unknown_key_message
 from ..spec.model import Spec
 from .base import Builder, no_column
-from .registry import BUILTIN, builder_class
+from .registry import BUILTIN, SHIPPED, builder_class, builder_file
 
 
 def check_sources(spec: Spec) -> None:
@@ -118,3 +118,15 @@ def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) 
                                                  "(this source doesn't define classes)")
         features[name] = dataclasses.replace(feature, names=sorted(found))
     return dataclasses.replace(spec, features=features)
+
+
+def builder_sources(spec: Spec) -> dict[str, str]:
+    """The spec's own builder file's text by its path, as this process loaded it (empty for built-in
+    and installed builders): what workers on other machines load it from (`ship`)."""
+    path = builder_file(spec.source.builder, [spec.base_dir, os.getcwd()])
+    return {path: SHIPPED[path]} if path is not None and path in SHIPPED else {}
+
+
+def ship(sources: dict[str, str]) -> None:
+    """Makes builder files read elsewhere (`builder_sources`) loadable here where they are missing."""
+    SHIPPED.update(sources)

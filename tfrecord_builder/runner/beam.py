@@ -32,7 +32,7 @@ import numpy as np
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from ..builders.base import Builder
-from ..builders.sources import source_builders
+from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
 from ..encoding import encode_for_build
 from ..errors import DataError, UsageError
@@ -68,7 +68,7 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, resume: 
         encoded = (pipeline
                    | "Tasks" >> beam.Create(tasks)
                    | "Spread" >> beam.Reshuffle()
-                   | "Encode" >> beam.ParDo(_EncodeTask(spec, bits)).with_output_types(_ANY_PAIR).with_outputs("summary", "keys", main="records"))
+                   | "Encode" >> beam.ParDo(_EncodeTask(spec, bits, builder_sources(spec))).with_output_types(_ANY_PAIR).with_outputs("summary", "keys", main="records"))
         layout = beam.pvalue.AsSingleton(
             encoded.summary | "Summaries" >> beam.combiners.ToList()
             | "Layout" >> beam.Map(_layout, spec, staging))
@@ -152,12 +152,14 @@ class _TaskSummary:
 class _EncodeTask(beam.DoFn):
     """Reads and encodes one task; its records go out by (split, bucket)."""
 
-    def __init__(self, spec: Spec, bits: int):
+    def __init__(self, spec: Spec, bits: int, sources: dict[str, str]):
         self.spec = spec
         self.bits = bits
+        self.sources = sources  # the spec's builder file: a worker elsewhere doesn't have it
         self.builders: dict[str | None, Builder] = {}
 
     def setup(self) -> None:
+        ship(self.sources)
         self.builders = dict(source_builders(self.spec))  # a custom builder's code runs here, on the worker
         self.read = beam.metrics.Metrics.counter(_NAMESPACE, "records read")
         self.encoded = beam.metrics.Metrics.counter(_NAMESPACE, "records encoded")
