@@ -15,7 +15,7 @@ from typing import Callable
 
 from .builders.sources import source_builders, with_source_classes
 from .codegen.render import render_module, write_module
-from .errors import BuildWarning, TFRecordBuilderError, UsageError
+from .errors import BuildWarning, UsageError
 from .processes import stderr_held
 from .fs import url_problem
 from .runner.local import Encoding, StaleCheckpoint, collector_paused, write_shards
@@ -106,9 +106,9 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         if runner == "beam":
-            with stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)):
+            with stderr_held(lambda error: True):  # importing Beam logs warnings about clients it lacks
                 beam = importlib.import_module(".runner.beam", __package__)  # imports apache_beam: only here
-                written = beam.run(spec, tasks, staging, build_id, resume, workers, pipeline_options or [], progress)
+            written = beam.run(spec, tasks, staging, build_id, resume, workers, pipeline_options or [], progress)
         else:
             written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress)
         info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped,

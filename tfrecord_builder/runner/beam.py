@@ -24,18 +24,22 @@ import logging
 import math
 import os
 import pickle
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.runner import PipelineState
 
 from ..builders.base import Builder
 from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
 from ..encoding import encode_for_build
-from ..errors import DataError, UsageError
+from ..errors import DataError, TFRecordBuilderError, UsageError
+from ..processes import stderr_held
 from ..spec.model import Spec
 from ..write.collect import duplicate_key, key_label
 from ..write.info import SplitInfo
@@ -48,6 +52,7 @@ from .plan import ReadTask, StatisticsTree, Written, shard_starts, source_order_
 
 SUMMARY_FILE = "beam-summary.pickle"
 _NAMESPACE = "tfrecord_builder"
+_POLL_SECONDS = 5.0
 _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
@@ -64,28 +69,65 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, resume: 
         pipeline = beam.Pipeline(options=options)
     except ValueError as error:  # e.g. an unknown --runner
         raise UsageError(f"--pipeline-options: {error}") from None
-    with pipeline:
-        encoded = (pipeline
-                   | "Tasks" >> beam.Create(tasks)
-                   | "Spread" >> beam.Reshuffle()
-                   | "Encode" >> beam.ParDo(_EncodeTask(spec, bits, builder_sources(spec))).with_output_types(_ANY_PAIR).with_outputs("summary", "keys", main="records"))
-        layout = beam.pvalue.AsSingleton(
-            encoded.summary | "Summaries" >> beam.combiners.ToList()
-            | "Layout" >> beam.Map(_layout, spec, staging))
-        sorted_parts = (encoded.records
-                        | "Buckets" >> beam.GroupByKey()
-                        | "Sort" >> beam.ParDo(_SortBucket(spec), layout).with_output_types(_ANY_PAIR).with_outputs("problems", "distinct",
-                                                                                        main="parts"))
-        (sorted_parts.parts
-         | "Shards" >> beam.GroupByKey()
-         | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept), layout))
-        problems = (sorted_parts.problems, encoded["keys"] | "Keys" >> beam.GroupByKey()
-                    | "Unique" >> beam.FlatMap(_unique_keys, spec)) | "Problems" >> beam.Flatten()
-        (problems | "AllProblems" >> beam.combiners.ToList()
-         | "SaveProblems" >> beam.Map(_save, staging, "problems"))
-        (sorted_parts.distinct | "Distinct" >> beam.CombinePerKey(sum) | "AllDistinct" >> beam.combiners.ToList()
-         | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
+    _plan(pipeline, spec, tasks, staging, build_id, kept, bits)
+    local = options.get_all_options()["runner"] in (None, "DirectRunner", "BundleBasedDirectRunner",
+                                                     "SwitchingDirectRunner")
+    # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
+    # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
+    held = stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local else contextlib.nullcontext()
+    with held:
+        _watch(pipeline.run(), progress)
     return _results(spec, staging, build_id, kept)
+
+
+def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: str, build_id: str,
+          kept: dict[str, dict], bits: int) -> None:
+    """The plan's steps, as the module's docstring draws them."""
+    encode = _EncodeTask(spec, bits, builder_sources(spec))
+    encoded = (pipeline
+               | "Tasks" >> beam.Create(tasks)
+               | "Spread" >> beam.Reshuffle()
+               | "Encode" >> beam.ParDo(encode).with_output_types(_ANY_PAIR).with_outputs("summary", "keys",
+                                                                                           main="records"))
+    layout = beam.pvalue.AsSingleton(encoded.summary
+                                     | "Summaries" >> beam.combiners.ToList()
+                                     | "Layout" >> beam.Map(_layout, spec, staging))
+    parts = (encoded.records
+             | "Buckets" >> beam.GroupByKey()
+             | "Sort" >> beam.ParDo(_SortBucket(spec), layout).with_output_types(_ANY_PAIR).with_outputs(
+                 "problems", "distinct", main="parts"))
+    (parts.parts
+     | "Shards" >> beam.GroupByKey()
+     | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept), layout))
+    unique = encoded["keys"] | "Keys" >> beam.GroupByKey() | "Unique" >> beam.FlatMap(_unique_keys, spec)
+    ((parts.problems, unique)
+     | "Problems" >> beam.Flatten()
+     | "AllProblems" >> beam.combiners.ToList()
+     | "SaveProblems" >> beam.Map(_save, staging, "problems"))
+    (parts.distinct
+     | "Distinct" >> beam.CombinePerKey(sum)
+     | "AllDistinct" >> beam.combiners.ToList()
+     | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
+
+
+def _watch(result: Any, progress: Callable | None) -> None:
+    """Waits for the job, showing its counters as it goes where the runner reports them while it
+    runs (the DirectRunner only returns once done)."""
+    while not PipelineState.is_terminal(result.state):
+        if progress:
+            progress("encoding", _counter(result, "records read"), None)
+        time.sleep(_POLL_SECONDS)
+    result.wait_until_finish()
+    if progress:
+        progress("encoding", _counter(result, "records read"), None)
+
+
+def _counter(result: Any, name: str) -> int:
+    try:
+        found = result.metrics().query(MetricsFilter().with_namespace(_NAMESPACE).with_name(name))["counters"]
+    except Exception:  # a runner without metrics while it runs
+        return 0
+    return sum(counter.committed or counter.attempted or 0 for counter in found)
 
 
 def _options(given: list[str], workers: int) -> PipelineOptions:
