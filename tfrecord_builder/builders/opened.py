@@ -107,7 +107,10 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
             return None
         windows: list[Window] = []
         with open(path, "rb") as file:
-            start = len(file.readline()) if header else 0
+            first = file.readline() if header else b""
+            if (quotes and b'"' in first) or first.count(b"\r") != first.count(b"\r\n"):
+                return None
+            start = len(first)
             position = window_start = start
             lines = window_lines = 0
             target = start + TASK_BYTES
