@@ -6,10 +6,12 @@ leaves a half-written dataset behind.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
 import shutil
+import tempfile
 import warnings
 from typing import Callable
 
@@ -17,6 +19,7 @@ from .builders.sources import source_builders, with_source_classes
 from .codegen.render import render_module, write_module
 from .errors import BuildWarning, UsageError
 from .processes import stderr_held
+from . import fs
 from .fs import url_problem
 from .runner.local import Encoding, StaleCheckpoint, collector_paused, write_shards
 from .runner.plan import ReadTask, Written, finish, read_tasks
@@ -26,8 +29,8 @@ from .version import __version__
 from .write import checkpoint
 from .write.info import DatasetInfo, SplitInfo
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
-from .write.naming import INFO_FILE, MARKER_FILE, dataset_dir
-from .write.publish import build_lock, publish, staging_folder
+from .write.naming import INFO_FILE, MARKER_FILE
+from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
 Progress = Callable[[str, int, "int | None"], None]  # (phase, records so far, records in all if known)
@@ -67,24 +70,39 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         raise UsageError("pipeline options are Beam's: give them with runner='beam' (--runner beam)")
     if runner == "beam":
         check_beam()
-    for given in (output, module):
-        problem = url_problem(os.fspath(given) if given is not None else None)
-        if problem:
-            raise UsageError(problem)
+    problem = url_problem(os.fspath(module) if module is not None else None)
+    if problem:
+        raise UsageError(problem)
+    problem = fs.place_problem(os.fspath(output) if output is not None else None)
+    if problem:
+        raise UsageError(problem)
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
-    folder = os.path.abspath(dataset_dir(root, spec.name, spec.version))
+    folder = fs.absolute(fs.join(root, spec.name, spec.version))
     _check_target(folder, overwrite)
-    with build_lock(folder):
-        info = _build(spec, folder, module, resume, workers, progress, runner, pipeline_options)
+    work = _local_work_folder(folder)
+    with build_lock(work):
+        info = _build(spec, folder, work, module, resume, workers, progress, runner, pipeline_options)
     for message in info.warnings:
         warnings.warn(message, BuildWarning, stacklevel=2)
     return info
 
 
-def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bool, workers: int | None,
-           progress: Progress | None, runner: str, pipeline_options: list[str] | None) -> DatasetInfo:
+def _local_work_folder(folder: str) -> str:
+    """Where the dataset at `folder` is put together on this machine: the folder itself, or for
+    a URL a folder of the temporary directory named for it (so `--resume` finds it again)."""
+    if not fs.is_url(folder):
+        return folder
+    digest = hashlib.sha256(folder.encode("utf-8")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), "tfrecord-builder", digest, fs.basename(folder))
+
+
+def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None, resume: bool,
+           workers: int | None, progress: Progress | None, runner: str,
+           pipeline_options: list[str] | None) -> DatasetInfo:
     """Runs the build's plan (read tasks, encoding, shards) with the chosen runner in the staging
-    folder, writes `dataset_info.json` last, then swaps the dataset into place.
+    folder beside `work` (the dataset's folder, or a local one for a URL), writes
+    `dataset_info.json` last, then swaps the dataset into place (for a URL: uploads it to a
+    staging prefix and publishes it there, `dataset_info.json` last).
 
     A build killed at any moment leaves the previous dataset (or nothing) at `folder`; with
     `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
@@ -93,7 +111,7 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
     spec = with_source_classes(spec, builders)
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1
-    staging = staging_folder(folder)
+    staging = staging_folder(work)
     build_id = fingerprint(spec.to_dict(), __version__)
     kept = finished_shards(staging, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner == "local" else None
@@ -122,7 +140,14 @@ def _build(spec: Spec, folder: str, module: str | os.PathLike | None, resume: bo
         if not os.path.exists(os.path.join(staging, checkpoint.CHECKPOINT_FILE)) and not has_shards(staging):
             shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
         raise
-    publish(staging, folder)
+    if fs.is_url(folder):
+        remote = url_staging(folder)
+        fs.rmtree(remote)  # an upload cut short
+        upload(staging, remote)
+        publish_url(remote, folder)
+        shutil.rmtree(staging)
+    else:
+        publish(staging, folder)
     source = render_module(spec, data_dir=folder)
     for copy in [spec.output.module and spec.resolve(spec.output.module), module]:
         if copy:
@@ -155,6 +180,9 @@ def check_beam() -> None:
 
 
 def _check_target(folder: str, overwrite: bool) -> None:
+    if fs.is_url(folder):
+        _check_url_target(folder, overwrite)
+        return
     if os.path.exists(os.path.join(folder, INFO_FILE)) and not overwrite:
         raise UsageError(f"{folder}: a dataset is already built there; pass --overwrite to replace it")
     if os.path.isdir(folder) and os.listdir(folder) and not os.path.exists(os.path.join(folder, MARKER_FILE)):
@@ -165,6 +193,27 @@ def _check_target(folder: str, overwrite: bool) -> None:
         above = os.path.dirname(above)  # the nearest part of the path that exists
     if not os.path.isdir(above):
         raise UsageError(f"{above}: exists and is not a folder; the output must be a folder")
+
+
+def _check_url_target(folder: str, overwrite: bool) -> None:
+    """The same checks in an object store, where a bucket may be missing or refuse us."""
+    problem = fs.store_problem(fs.dirname(folder))
+    if problem:
+        raise UsageError(problem)
+    try:
+        built = fs.exists(fs.join(folder, INFO_FILE))
+        names = fs.listdir(folder) if not built and fs.isdir(folder) else []
+    except FileNotFoundError as error:  # s3fs: no such bucket
+        raise UsageError(f"{folder}: {error.strerror or error}") from None
+    except PermissionError as error:
+        raise UsageError(f"{folder}: access refused ({error})") from None
+    except OSError as error:  # an endpoint that doesn't answer, refused credentials
+        raise UsageError(f"{folder}: can't reach the object store: {str(error).splitlines()[0]}") from None
+    if built and not overwrite:
+        raise UsageError(f"{folder}: a dataset is already built there; pass --overwrite to replace it")
+    if names and MARKER_FILE not in names:
+        raise UsageError(f"{folder}: the folder exists and was not made by tfrecord-builder; "
+                         "refusing to write into it (choose another --output)")
 
 
 SPLIT_TOLERANCE = 0.05  # how far a split made may be from the fraction asked before the build says so

@@ -1,20 +1,205 @@
-"""Where files may be: local paths only, for now.
+"""Files wherever they are: local paths through the os module (fast; atomic renames), URLs
+(`s3://bucket/x`, `gs://...`, any scheme an installed fsspec filesystem serves) through fsspec.
 
-A URL (`s3://bucket/x`, `gs://...`) would otherwise be taken as a relative local path: a build
-wrote into a folder named `s3:` and said it was done. Until object stores are supported, every
-path a user gives is checked here and a URL refused by name.
+The build writes a dataset into a staging place and publishes it. Locally that is a rename of a
+folder. An object store has no rename: there each object is copied, and `dataset_info.json`,
+written last, is the commit: a folder without it is no dataset (every reader refuses it).
 """
 from __future__ import annotations
 
+import os
+import posixpath
 import re
+import shutil
+from typing import IO, Any, Iterator
+
+from .errors import UsageError
 
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# where a scheme's filesystem comes from, for the message when it is missing
+_PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
+             "abfss": "adlfs", "hf": "huggingface_hub"}
+
+
+def is_url(path: object) -> bool:
+    return isinstance(path, str) and bool(URL.match(path))
 
 
 def url_problem(path: object) -> str | None:
-    """What is wrong with `path` as a local path (a URL), or None."""
-    if isinstance(path, str) and URL.match(path):
-        scheme = path.split("://", 1)[0]
+    """What is wrong with `path` where only local paths are taken yet (a URL), or None.
+
+    A URL would otherwise be taken as a relative local path: a build once wrote into a folder
+    named `s3:` and said it was done."""
+    if is_url(path):
+        scheme = str(path).split("://", 1)[0]
         return (f"{path}: {scheme}:// URLs are not supported yet; expected a local path "
                 "(copy the data to a local folder, or mount the bucket)")
+    return None
+
+
+def place_problem(path: object) -> str | None:
+    """What is wrong with `path` as a place to read or write (a URL whose scheme no installed
+    filesystem serves), or None."""
+    if not is_url(path):
+        return None
+    scheme = str(path).split("://", 1)[0].lower()
+    if scheme == "file":
+        return None
+    try:
+        import fsspec
+
+        fsspec.get_filesystem_class(scheme)
+    except ImportError as error:
+        package = _PACKAGES.get(scheme, str(error.name or "its fsspec filesystem"))
+        return f"{path}: reading and writing {scheme}:// needs {package}: pip install {package}"
+    except (ValueError, ModuleNotFoundError):
+        return f"{path}: no filesystem for {scheme}:// is installed (fsspec knows none by that name)"
+    return None
+
+
+def check(path: object) -> None:
+    problem = place_problem(path)
+    if problem:
+        raise UsageError(problem)
+
+
+def _fs(path: str) -> tuple[Any, str]:
+    import fsspec
+
+    check(path)
+    return fsspec.core.url_to_fs(path)
+
+
+def join(base: str, *parts: str) -> str:
+    return posixpath.join(base, *parts) if is_url(base) else os.path.join(base, *parts)
+
+
+def dirname(path: str) -> str:
+    return posixpath.dirname(path.rstrip("/")) if is_url(path) else os.path.dirname(path)
+
+
+def basename(path: str) -> str:
+    return posixpath.basename(path.rstrip("/")) if is_url(path) else os.path.basename(path)
+
+
+def absolute(path: str) -> str:
+    return path.rstrip("/") if is_url(path) else os.path.abspath(path)
+
+
+def exists(path: str) -> bool:
+    if not is_url(path):
+        return os.path.exists(path)
+    fs, inner = _fs(path)
+    return fs.exists(inner)
+
+
+def isdir(path: str) -> bool:
+    if not is_url(path):
+        return os.path.isdir(path)
+    fs, inner = _fs(path)
+    return fs.isdir(inner)
+
+
+def isfile(path: str) -> bool:
+    if not is_url(path):
+        return os.path.isfile(path)
+    fs, inner = _fs(path)
+    return fs.isfile(inner)
+
+
+def size(path: str) -> int:
+    if not is_url(path):
+        return os.path.getsize(path)
+    fs, inner = _fs(path)
+    return int(fs.size(inner))
+
+
+def listdir(path: str) -> list[str]:
+    """The names in a folder (an object store: below a prefix, one level)."""
+    if not is_url(path):
+        return os.listdir(path)
+    fs, inner = _fs(path)
+    return [posixpath.basename(entry.rstrip("/")) for entry in fs.ls(inner, detail=False)]
+
+
+def open_file(path: str, mode: str = "rb") -> IO[Any]:
+    if not is_url(path):
+        return open(path, mode)
+    fs, inner = _fs(path)
+    return fs.open(inner, mode)
+
+
+def makedirs(path: str) -> None:
+    if not is_url(path):
+        os.makedirs(path, exist_ok=True)
+    # an object store has no folders: a prefix exists once an object is below it
+
+
+def remove(path: str) -> None:
+    if not is_url(path):
+        os.remove(path)
+        return
+    fs, inner = _fs(path)
+    fs.rm(inner)
+
+
+def rmtree(path: str) -> None:
+    if not is_url(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    fs, inner = _fs(path)
+    if fs.exists(inner):
+        fs.rm(inner, recursive=True)
+
+
+def upload(local: str, url: str) -> None:
+    """Copies a local file to a URL."""
+    fs, inner = _fs(url)
+    fs.put_file(local, inner)
+
+
+def copy(source: str, target: str) -> None:
+    """Copies one object to another place in the same store (server-side where it can)."""
+    fs, inner = _fs(source)
+    fs.copy(inner, _fs(target)[1])
+
+
+def walk_files(path: str) -> Iterator[str]:
+    """Every file below a folder, as paths relative to it with `/`, sorted."""
+    if not is_url(path):
+        for root, _, files in os.walk(path):
+            for name in files:
+                yield os.path.relpath(os.path.join(root, name), path).replace(os.sep, "/")
+        return
+    fs, inner = _fs(path)
+    prefix = inner.rstrip("/") + "/"
+    for found in sorted(fs.find(inner)):
+        yield found[len(prefix):] if found.startswith(prefix) else posixpath.basename(found)
+
+
+def bucket(url: str) -> str:
+    """The first part of a URL's path with its scheme (`s3://bucket`): what must exist to write there."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def store_problem(url: str) -> str | None:
+    """What keeps us from writing below `url` (no such bucket, refused credentials, an endpoint
+    that doesn't answer), found by writing and removing one small object; None if nothing does."""
+    probe = join(url, ".tfrecord-builder-probe")
+    try:
+        fs, inner = _fs(bucket(url))
+        try:
+            fs.info(inner)
+        except FileNotFoundError:
+            return f"{bucket(url)}: no such bucket (or no right to see it)"
+        with open_file(probe, "wb") as file:
+            file.write(b"")
+        remove(probe)
+    except PermissionError as error:
+        return f"{url}: access refused ({str(error).splitlines()[0]})"
+    except UsageError:
+        raise
+    except Exception as error:  # botocore's own kinds: unreachable endpoint, refused credentials
+        return f"{url}: can't write to the object store: {type(error).__name__}: {str(error).splitlines()[0]}"
     return None

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._tf import tensorflow
 from .errors import DatasetError, UsageError
+from .fs import url_problem
 from .codegen.render import length_source
 from .features import Feature
 from .write.info import DatasetInfo, read_info
@@ -137,6 +138,9 @@ def load(path: str | os.PathLike) -> Dataset:
     >>> dataset.info.splits["test"].num_examples
     31
     """
+    problem = url_problem(os.fspath(path))  # reading from object stores: not yet
+    if problem:
+        raise UsageError(problem)
     return Dataset(read_info(os.fspath(path)))
 
 

@@ -27,6 +27,7 @@ from .codec.tfrecord import open_records, read_records
 from .errors import DatasetError, UsageError
 from .features import Feature
 from .spec.model import Spec
+from .fs import url_problem
 from .write.info import DatasetInfo, read_info
 
 MAX_FAULTS_PER_SHARD = 10
@@ -64,6 +65,9 @@ def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reade
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
     if reader not in ("columns", "records"):
         raise UsageError(f"reader: expected 'columns' or 'records', received {reader!r}")
+    problem = url_problem(os.fspath(path))  # shards are read with local files only, for now
+    if problem:
+        raise UsageError(problem)
     info = read_info(os.fspath(path))
     result = Verification(info)
     check = _ShardCheck(info.path, info.spec, reader)

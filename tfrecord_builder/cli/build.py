@@ -8,11 +8,12 @@ import sys
 import time
 import warnings
 
+from .. import fs
 from ..build import RUNNERS, build
 from ..errors import BuildWarning, UsageError
 from ..write.info import read_info
 from ..spec.load import load_spec
-from ..write.naming import INFO_FILE, dataset_dir, module_name
+from ..write.naming import INFO_FILE, module_name
 from .format import positive_int, size, table
 from .progress import Progress
 
@@ -43,10 +44,10 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     spec = load_spec(args.spec)
     root = args.output or spec.resolve(spec.output.dir)
-    folder = dataset_dir(root, spec.name, spec.version)
+    folder = fs.join(root, spec.name, spec.version)
     if args.resume and args.overwrite:
         raise UsageError("--resume keeps what an interrupted build finished, --overwrite replaces it: give one")
-    if args.resume and os.path.exists(os.path.join(folder, INFO_FILE)):
+    if args.resume and fs.exists(fs.join(folder, INFO_FILE)):
         if not _same_spec(read_info(folder).spec.to_dict(), spec.to_dict()):
             raise UsageError(f"{folder}: already built from a different spec; rebuild it with --overwrite")
         print(f"{spec.name} {spec.version} is already built in {folder}; nothing to resume")

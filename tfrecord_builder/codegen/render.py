@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from ..errors import TFRecordBuilderError, UsageError
-from ..fs import url_problem
+from ..fs import is_url, url_problem
 from ..spec.load import load_spec
 from ..builders.sources import source_builders, with_source_classes
 from ..features import Feature
@@ -45,7 +45,7 @@ def render_module(spec: Spec, data_dir: str) -> str:
         version_literal=repr(spec.version),
         description=repr(spec.description),
         spec_file=repr(os.path.basename(spec.file)),
-        data_dir=repr(os.path.abspath(data_dir)),
+        data_dir=repr(data_dir if is_url(data_dir) else os.path.abspath(data_dir)),
         splits=repr(splits),
         compression=repr(_COMPRESSION[spec.output.compression]),
         label=repr(label),

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..builders.registry import check_name
 from ..features import ClassLabelFeature, Feature
 from ..errors import SpecError
-from ..fs import url_problem
+from ..fs import is_url, place_problem, url_problem
 from .fields import At, convert, describe, meta, spec_fields
 
 _TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
@@ -148,7 +148,9 @@ class OutputSpec:
     module: str | None = meta("a second copy of the generated input module, e.g. beside a training script", None)
 
     def check(self, at: At) -> None:
-        _check_local(self.dir, at / "dir")
+        problem = place_problem(self.dir)  # a dataset may be written to a URL (an object store)
+        if problem:
+            raise (at / "dir").error(problem)
         _check_local(self.module, at / "module")
         if self.shards is not None and self.shard_size is not None:
             raise at.error("give `shards` or `shard_size`, not both")
@@ -315,6 +317,9 @@ class Spec:
         return SpecError(f"{self.file}: {'.'.join(map(str, path))}: {message}")
 
     def resolve(self, path: str) -> str:
+        """A path of the spec, relative to its folder; a URL as it is."""
+        if is_url(path):
+            return path
         return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
 
     @property

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DatasetError, UsageError
-from ..fs import url_problem
+from .. import fs
 from ..spec.model import Spec
 from ..spec.load import spec_from_dict
 from .naming import INFO_FILE, temporary
@@ -86,18 +86,18 @@ class DatasetInfo:
 
 def read_info(path: str) -> DatasetInfo:
     """Opens a built dataset's info; refuses a folder without it (an unfinished build)."""
-    problem = url_problem(path)
+    problem = fs.place_problem(path)
     if problem:
         raise UsageError(problem)
-    folder = os.path.dirname(path) if os.path.basename(path) == INFO_FILE else path
-    info_path = os.path.join(folder, INFO_FILE)
-    if not os.path.isdir(folder):
+    folder = fs.dirname(path) if fs.basename(path) == INFO_FILE else path
+    info_path = fs.join(folder, INFO_FILE)
+    if not fs.is_url(folder) and not os.path.isdir(folder):
         raise DatasetError(f"{folder}: no such dataset folder")
-    if not os.path.exists(info_path):
+    if not fs.exists(info_path):  # in an object store, what a build writes last: the commit
         raise DatasetError(f"{folder}: not a finished dataset (no {INFO_FILE}); build it, or finish it with --resume")
     try:
-        with open(info_path, encoding="utf-8") as file:
-            data = json.load(file)
+        with fs.open_file(info_path, "rb") as file:
+            data = json.loads(file.read().decode("utf-8"))
         spec = spec_from_dict(data["spec"], data.get("spec_file") or info_path)
         splits = {
             name: SplitInfo(name, split["num_examples"], split["num_bytes"], split["shards"])
@@ -105,5 +105,5 @@ def read_info(path: str) -> DatasetInfo:
         }
     except (ValueError, KeyError, TypeError) as error:
         raise DatasetError(f"{info_path}: unreadable dataset info: {error}") from None
-    return DatasetInfo(os.path.abspath(folder), spec, splits, data.get("statistics", {}),
+    return DatasetInfo(fs.absolute(folder), spec, splits, data.get("statistics", {}),
                        data.get("tool", {}).get("version", ""), data.get("num_skipped", 0))

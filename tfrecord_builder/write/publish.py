@@ -13,8 +13,9 @@ import os
 import shutil
 from typing import Iterator
 
+from .. import fs
 from ..errors import UsageError
-from .naming import MARKER_FILE
+from .naming import INFO_FILE, MARKER_FILE
 
 
 def staging_folder(folder: str) -> str:
@@ -72,3 +73,30 @@ def _exchange(first: str, second: str) -> bool:
     at_fdcwd, rename_exchange = -100, 2
     result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
     return result == 0
+
+
+def url_staging(folder: str) -> str:
+    """Where a dataset bound for a URL is put together before it is published (`.VERSION.building`)."""
+    return fs.join(fs.dirname(folder), f".{fs.basename(folder)}.building")
+
+
+def upload(local: str, staging: str) -> None:
+    """Copies a finished local staging folder to a URL's staging prefix, `dataset_info.json` last."""
+    names = sorted(name for name in fs.walk_files(local))
+    for name in [name for name in names if name != INFO_FILE] + [INFO_FILE]:
+        fs.upload(os.path.join(local, name), fs.join(staging, name))
+
+
+def publish_url(staging: str, folder: str) -> None:
+    """Moves a finished dataset from its staging prefix to `folder` in an object store.
+
+    There is no rename: each object is copied. `dataset_info.json` is the commit. What `folder`
+    held (ours, checked before) loses its `dataset_info.json` first, so no reader takes the old
+    and new objects mixed for a dataset; the new one's is copied last."""
+    if fs.exists(fs.join(folder, INFO_FILE)):
+        fs.remove(fs.join(folder, INFO_FILE))
+    fs.rmtree(folder)
+    names = list(fs.walk_files(staging))
+    for name in [name for name in names if name != INFO_FILE] + [INFO_FILE]:
+        fs.copy(fs.join(staging, name), fs.join(folder, name))
+    fs.rmtree(staging)
