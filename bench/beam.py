@@ -156,7 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--images", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cases", default="table,images,memory",
+                        help="which parts to run, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    cases = set(args.cases.split(","))
     for python in (LOCAL, BEAM, BEAM_TF):
         if not os.path.exists(python):
             raise SystemExit(f"{python}: missing; `make bench` makes the Beam environments")
@@ -164,13 +167,16 @@ def main(argv: list[str] | None = None) -> int:
     report = {"rows": args.rows, "images": args.images, "workers": args.workers}
     tables = []
     rows_spec = paths[f"table-{args.rows}"]
-    tabular_results = build_cases("table", rows_spec, rows_spec.replace(".yaml", ".csv"), "table", args.workers)
-    tables.append(table(f"{args.rows:,}-row table, 16 columns, 4 shards", "rows", args.rows, tabular_results))
-    image_results = build_cases("photos", paths["photos"], paths["photo_folder"], "images", args.workers)
-    tables.append(table(f"{args.images:,} photos (96x96 JPEG) resized to 64x64, 4 shards", "images", args.images,
-                        image_results))
+    tabular_results = image_results = None
+    if "table" in cases:
+        tabular_results = build_cases("table", rows_spec, rows_spec.replace(".yaml", ".csv"), "table", args.workers)
+        tables.append(table(f"{args.rows:,}-row table, 16 columns, 4 shards", "rows", args.rows, tabular_results))
+    if "images" in cases:
+        image_results = build_cases("photos", paths["photos"], paths["photo_folder"], "images", args.workers)
+        tables.append(table(f"{args.images:,} photos (96x96 JPEG) resized to 64x64 JPEG, 4 shards", "images",
+                            args.images, image_results))
     memory = []
-    for count in (args.rows // 10, args.rows):
+    for count in (args.rows // 10, args.rows) if "memory" in cases else ():
         spec = paths[f"table-{count}"]
         _, peaks = timed([BEAM, "-m", "tfrecord_builder", "build", spec, "--overwrite", "--output",
                           os.path.join(OUT, "built"), "--runner", "beam", "--workers", str(args.workers)])
@@ -180,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["### Peak memory of our Beam runner's worker processes", "", "| rows | largest worker peaks |",
              "| --- | --- |"]
     lines += [f"| {count:,} | {', '.join(f'{peak / 2**20:.0f} MiB' for peak in peaks)} |" for count, peaks in memory]
-    growth = max(memory[1][1]) / max(memory[0][1])
-    lines.append(f"\nThe largest worker grew {growth:.2f}x while the rows grew 10x.")
-    tables.append("\n".join(lines))
+    if memory:
+        growth = max(memory[1][1]) / max(memory[0][1])
+        lines.append(f"\nThe largest worker grew {growth:.2f}x while the rows grew 10x.")
+        tables.append("\n".join(lines))
     report.update(tabular=tabular_results, images=image_results,
                   memory={str(count): peaks for count, peaks in memory})
     with open(os.path.join(OUT, "beam.json"), "w", encoding="utf-8") as file:
