@@ -29,12 +29,18 @@ demo: setup
 test: setup $(BEAM_STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
-bench: setup
+# the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
+BEAM_BENCH_VENV := .venv-beam-bench
+
+bench: setup $(BEAM_STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS),bench]'
+	test -x $(BEAM_BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BEAM_BENCH_VENV)
+	$(BEAM_BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam]' tensorflow-cpu==2.21.0
 	$(PY) bench/tabular.py
 	$(PY) bench/images.py
 	$(PY) bench/sequences.py
 	$(PY) bench/memory.py
+	$(PY) bench/beam.py
 
 schema: setup
 	$(PY) -m tfrecord_builder schema > schema/spec.schema.json
