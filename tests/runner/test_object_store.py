@@ -79,6 +79,12 @@ def test_both_runners_write_the_local_bytes_into_a_bucket(s3, tmp_path):
         else:
             assert from_local[name] == from_beam[name] == content, name
     assert not _objects("local/rows/.1.0.0.building") and not _objects("beam/rows/.1.0.0.building")
+    summary = _cli(sys.executable, "inspect", "s3://data/beam/rows/1.0.0")
+    assert summary.returncode == 0, summary.stderr
+    assert "folder: s3://data/beam/rows/1.0.0" in summary.stdout and "label: classes cat" in summary.stdout
+    unfinished = _cli(sys.executable, "inspect", "s3://data/beam/rows")
+    assert (unfinished.returncode, unfinished.stderr) == (1, "error: s3://data/beam/rows: not a finished dataset (no "
+                                                             "dataset_info.json); build it, or finish it with --resume\n")
 
 
 def test_a_dataset_in_a_bucket_is_replaced_only_with_overwrite(s3, tmp_path):

@@ -14,6 +14,7 @@ from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import DatasetError, UsageError
 from ..features import ClassLabelFeature
+from .. import fs
 from ..fs import url_problem
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE
@@ -32,7 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.show < 0:
         raise UsageError(f"--show: expected a number of examples (0 or more), received {args.show}")
-    problem = url_problem(args.path)
+    if fs.is_url(args.path) and not args.show:  # a dataset's summary: its dataset_info.json
+        _dataset(read_info(args.path), 0, args.split)
+        return 0
+    problem = url_problem(args.path)  # reading records from object stores: not yet
     if problem:
         raise UsageError(problem)
     if not os.path.exists(args.path):
