@@ -53,6 +53,8 @@ from .plan import ReadTask, StatisticsTree, Written, shard_starts, source_order_
 SUMMARY_FILE = "beam-summary.pickle"
 _NAMESPACE = "tfrecord_builder"
 _POLL_SECONDS = 5.0
+TASKS_PER_BUCKET = 4
+MIN_BUCKETS = 16
 _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
@@ -64,7 +66,11 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, resume: 
     summary_path = os.path.join(staging, SUMMARY_FILE)
     if os.path.exists(summary_path):
         os.remove(summary_path)
-    bits = max(0, math.ceil(math.log2(len(tasks)))) if spec.output.shuffle else 0
+    # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
+    # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
+    # buckets in one element each, so the elements grow as tasks x buckets
+    buckets = max(math.ceil(len(tasks) / TASKS_PER_BUCKET), min(len(tasks), MIN_BUCKETS))
+    bits = max(0, math.ceil(math.log2(buckets))) if spec.output.shuffle else 0
     try:
         pipeline = beam.Pipeline(options=options)
     except ValueError as error:  # e.g. an unknown --runner
@@ -177,6 +183,14 @@ class _Piece:
         return _Piece(self.hashes[rows], self.places[rows], self.records.take(rows), labels)
 
 
+def _joined(pieces: list[_Piece]) -> _Piece:
+    if len(pieces) == 1:
+        return pieces[0]
+    labels = [label for piece in pieces for label in piece.labels] if pieces[0].labels is not None else None
+    return _Piece(np.concatenate([piece.hashes for piece in pieces]), np.concatenate([piece.places for piece in pieces]),
+                  concat([piece.records for piece in pieces]), labels)
+
+
 @dataclass
 class _TaskSummary:
     """What one task made besides its records."""
@@ -211,6 +225,7 @@ class _EncodeTask(beam.DoFn):
         spec = self.spec
         summary = _TaskSummary(task.index)
         seen = 0  # records of this task with keys of their own, for the uniqueness check
+        held: dict[str, list[_Piece]] = {}  # the task's records by split
         try:
             for batch in task_batches(spec, self.builders[task.split], task):
                 result = encode_for_build(spec, task.split, batch)
@@ -235,10 +250,13 @@ class _EncodeTask(beam.DoFn):
                     summary.num_bytes[name] = summary.num_bytes.get(name, 0) + int(
                         part.records.offsets[-1] - part.records.offsets[0])
                     summary.statistics.setdefault(name, SplitStatistics(spec.features)).merge(part.statistics)
-                    piece = _Piece(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels)
-                    yield from self._by_bucket(name, task.index, piece, summary.buckets.setdefault(name, {}))
+                    held.setdefault(name, []).append(
+                        _Piece(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels))
         except DataError as error:
             summary.error = str(error)
+        else:  # the task's records of a split go out by bucket in one piece each: few, large elements
+            for name, pieces in held.items():
+                yield from self._by_bucket(name, task.index, _joined(pieces), summary.buckets.setdefault(name, {}))
         yield beam.pvalue.TaggedOutput("summary", summary)
 
     def _by_bucket(self, split: str, task: int, piece: _Piece, counts: dict[int, int]) -> Iterator[Any]:
@@ -305,11 +323,9 @@ class _SortBucket(beam.DoFn):
         (split, bucket), pieces = item
         if layout.failed:
             return
-        pieces = list(pieces)
-        hashes = np.concatenate([piece.hashes for piece in pieces])
-        places = np.concatenate([piece.places for piece in pieces])
-        labels = [label for piece in pieces for label in piece.labels] if pieces[0].labels is not None else None
-        records = concat([piece.records for piece in pieces])
+        joined = _joined(list(pieces))
+        hashes, places, records, labels = joined.hashes, joined.places, joined.records, joined.labels
+        del joined
         if self.spec.output.shuffle:  # by hash; equal hashes in the source's order, as the local sort
             order = np.lexsort((places[:, 1], places[:, 0], hashes[:, 1], hashes[:, 0]))
         else:
