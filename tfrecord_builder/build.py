@@ -115,7 +115,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     build_id = fingerprint(spec.to_dict(), __version__)
     kept = finished_shards(staging, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner == "local" else None
-    if not kept and restored is None and os.path.exists(staging) and not (resume and runner == "beam"):
+    if not kept and restored is None and os.path.exists(staging):
         shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
     os.makedirs(staging, exist_ok=True)
     for name in os.listdir(staging):
@@ -126,7 +126,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         if runner == "beam":
             with stderr_held(lambda error: True):  # importing Beam logs warnings about clients it lacks
                 beam = importlib.import_module(".runner.beam", __package__)  # imports apache_beam: only here
-            written = beam.run(spec, tasks, staging, build_id, resume, workers, pipeline_options or [], progress)
+            written = beam.run(spec, tasks, staging, build_id, kept, workers, pipeline_options or [], progress)
         else:
             written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress)
         info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped,

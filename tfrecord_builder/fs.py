@@ -57,16 +57,12 @@ def place_problem(path: object) -> str | None:
     return None
 
 
-def check(path: object) -> None:
-    problem = place_problem(path)
-    if problem:
-        raise UsageError(problem)
-
-
 def _fs(path: str) -> tuple[Any, str]:
     import fsspec
 
-    check(path)
+    problem = place_problem(path)
+    if problem:
+        raise UsageError(problem)
     return fsspec.core.url_to_fs(path)
 
 
@@ -100,20 +96,6 @@ def isdir(path: str) -> bool:
     return fs.isdir(inner)
 
 
-def isfile(path: str) -> bool:
-    if not is_url(path):
-        return os.path.isfile(path)
-    fs, inner = _fs(path)
-    return fs.isfile(inner)
-
-
-def size(path: str) -> int:
-    if not is_url(path):
-        return os.path.getsize(path)
-    fs, inner = _fs(path)
-    return int(fs.size(inner))
-
-
 def listdir(path: str) -> list[str]:
     """The names in a folder (an object store: below a prefix, one level)."""
     if not is_url(path):
@@ -127,12 +109,6 @@ def open_file(path: str, mode: str = "rb") -> IO[Any]:
         return open(path, mode)
     fs, inner = _fs(path)
     return fs.open(inner, mode)
-
-
-def makedirs(path: str) -> None:
-    if not is_url(path):
-        os.makedirs(path, exist_ok=True)
-    # an object store has no folders: a prefix exists once an object is below it
 
 
 def remove(path: str) -> None:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Iterator
 import apache_beam as beam
 import numpy as np
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineState
 
 from ..builders.base import Builder
@@ -43,12 +43,12 @@ from ..processes import stderr_held
 from ..spec.model import Spec
 from ..write.collect import duplicate_key, key_label
 from ..write.info import SplitInfo
-from ..write.manifest import finished_shards, record_shard
+from ..write.manifest import record_shard, recorded_shards
 from ..write.naming import shard_name
-from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, write_shard
+from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, shard_starts, write_shard
 from ..write.stats import SplitStatistics
 from .local import check_not_empty
-from .plan import ReadTask, StatisticsTree, Written, shard_starts, source_order_keys, task_batches
+from .plan import ReadTask, StatisticsTree, Written, source_order_keys, task_batches
 
 SUMMARY_FILE = "beam-summary.pickle"
 _NAMESPACE = "tfrecord_builder"
@@ -58,11 +58,11 @@ MIN_BUCKETS = 16
 _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
-def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, resume: bool, workers: int,
+def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: dict[str, dict], workers: int,
         pipeline_options: list[str], progress: Callable | None) -> Written:
-    """Runs the plan as a Beam pipeline; returns what it wrote into `staging`."""
+    """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
+    `finished_shards` found them); returns what it wrote into `staging`."""
     options = _options(pipeline_options, workers)
-    kept = finished_shards(staging, build_id) if resume else {}
     summary_path = os.path.join(staging, SUMMARY_FILE)
     if os.path.exists(summary_path):
         os.remove(summary_path)
@@ -76,14 +76,14 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, resume: 
     except ValueError as error:  # e.g. an unknown --runner
         raise UsageError(f"--pipeline-options: {error}") from None
     _plan(pipeline, spec, tasks, staging, build_id, kept, bits)
-    local = options.get_all_options()["runner"] in (None, "DirectRunner", "BundleBasedDirectRunner",
-                                                     "SwitchingDirectRunner")
+    local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
+                                                         "SwitchingDirectRunner")
     # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
     # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
     held = stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local else contextlib.nullcontext()
     with held:
         _watch(pipeline.run(), progress)
-    return _results(spec, staging, build_id, kept)
+    return _results(spec, staging, build_id)
 
 
 def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: str, build_id: str,
@@ -308,7 +308,8 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
         for bucket in sorted(merged):
             layout.buckets.setdefault(name, {})[bucket] = rank
             rank += merged[bucket]
-    _save({"statistics": tree.to_dict(), "skipped": skipped, "counts": counts, "num_bytes": num_bytes, "error": error,
+    _save({"statistics": tree.to_dict(), "skipped": skipped, "counts": counts, "error": error,
+           "num_shards": {name: len(starts) - 1 for name, starts in layout.shards.items()},
            "records": sum(summary.records for summary in summaries)}, staging, "summary")
     return layout
 
@@ -401,7 +402,7 @@ def _load(staging: str, name: str) -> Any:
         return pickle.load(file)
 
 
-def _results(spec: Spec, staging: str, build_id: str, kept_before: dict[str, dict]) -> Written:
+def _results(spec: Spec, staging: str, build_id: str) -> Written:
     """What the pipeline left in the staging folder, checked and put together."""
     summary = _load(staging, "summary")
     if summary["error"] is not None:
@@ -411,16 +412,17 @@ def _results(spec: Spec, staging: str, build_id: str, kept_before: dict[str, dic
         raise DataError(min(problems)[1])
     check_not_empty(spec, summary["counts"], summary["skipped"])
     distinct = dict(_load(staging, "distinct")) if spec.output.shuffle else {}
-    entries = finished_shards(staging, build_id)
+    entries = recorded_shards(staging, build_id)  # each was fsynced and recorded once whole
     splits: dict[str, SplitInfo] = {}
     for name, total in summary["counts"].items():
-        num_shards = count_shards(total, summary["num_bytes"][name], spec.output.shards, spec.output.target_shard_bytes)
+        num_shards = summary["num_shards"][name]
+        starts = shard_starts(total, num_shards)
         shards = []
         for index in range(num_shards):
             file = shard_name(spec.name, name, index, num_shards, spec.output.compression)
             entry = entries.get(file)
             if entry is None:  # no records went there: written here, empty
-                if index * total // num_shards != (index + 1) * total // num_shards:
+                if starts[index + 1] != starts[index]:
                     raise RuntimeError(f"{file}: not written (internal error: please report it)")
                 shard, _, _ = write_shard(os.path.join(staging, file), [], 0, spec.output.compression)
             else:

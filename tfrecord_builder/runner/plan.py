@@ -8,7 +8,7 @@
 3. A split's records are written in order of a 16-byte sort key: the key's hash when shuffling
    (equal hashes are equal rows, so their order among them never shows), else the task and the
    record's place in it, which is the source's order. Shard i holds ranks `i*n//k` to
-   `(i+1)*n//k`.
+   `(i+1)*n//k` (`write.shards.shard_starts`).
 4. Statistics are merged batch by batch within a task, then task by task in task order: float
    sums and the vocabulary cap depend on that order, and every executor keeps it.
 5. `dataset_info.json` is written last (`finish`); only then is the dataset whole.
@@ -119,11 +119,6 @@ def source_order_keys(task: int, first: int, count: int) -> np.ndarray:
     keys[:, 0] = task
     keys[:, 1] = np.arange(first, first + count, dtype=np.uint64)
     return keys
-
-
-def shard_starts(total: int, num_shards: int) -> np.ndarray:
-    """The rank of each shard's first record (and `total` at the end)."""
-    return np.array([index * total // num_shards for index in range(num_shards + 1)], dtype=np.int64)
 
 
 def finish(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo], statistics: dict[str, Any],

@@ -57,6 +57,12 @@ def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], fir
 
 def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
     """The shards of an earlier, unfinished run of the same build that are still intact, by file."""
+    return {file: entry for file, entry in recorded_shards(folder, build).items()
+            if os.path.exists(os.path.join(folder, file)) and _sha256(os.path.join(folder, file)) == entry["sha256"]}
+
+
+def recorded_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
+    """Every shard the manifest lists for this build, by file, as recorded (files not re-read)."""
     entries = []
     try:
         with open(os.path.join(folder, MANIFEST_FILE), encoding="utf-8") as file:
@@ -66,12 +72,7 @@ def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
     except (OSError, ValueError):
         pass
     entries += [entry for entry in _shard_entries(folder) if entry.get("build") == build]
-    kept = {}
-    for entry in entries:
-        shard = os.path.join(folder, entry["file"])
-        if os.path.exists(shard) and _sha256(shard) == entry["sha256"]:
-            kept[entry["file"]] = entry
-    return kept
+    return {entry["file"]: entry for entry in entries}
 
 
 def _shard_entries(folder: str) -> list[dict[str, Any]]:

@@ -83,7 +83,13 @@ def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, 
 
 
 def _shard_count(index: int, total: int, num_shards: int) -> int:
-    return (index + 1) * total // num_shards - index * total // num_shards
+    starts = shard_starts(total, num_shards)
+    return int(starts[index + 1] - starts[index])
+
+
+def shard_starts(total: int, num_shards: int) -> np.ndarray:
+    """The rank of each shard's first record (and `total` at the end): near-equal counts."""
+    return np.array([index * total // num_shards for index in range(num_shards + 1)], dtype=np.int64)
 
 
 _HELD: HeldRecords | None = None  # what forked shard writers read (they share the parent's memory)
