@@ -78,6 +78,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         raise UsageError(problem)
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = fs.absolute(fs.join(root, spec.name, spec.version))
+    if runner == "beam":
+        _beam().check(spec, folder, pipeline_options or [], workers or os.cpu_count() or 1)
     _check_target(folder, overwrite)
     work = _local_work_folder(folder)
     with build_lock(work):
@@ -112,11 +114,17 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1
     staging = staging_folder(work)
+    # a Beam job bound for a bucket writes its shards there (its workers may be other machines);
+    # the rest of the dataset is put together here and uploaded once the shards are done
+    remote = url_staging(folder) if fs.is_url(folder) else None
+    shards_at = remote if remote is not None and runner == "beam" else staging
     build_id = fingerprint(spec.to_dict(), __version__)
-    kept = finished_shards(staging, build_id) if resume else {}
+    kept = finished_shards(shards_at, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner == "local" else None
     if not kept and restored is None and os.path.exists(staging):
         shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
+    if remote is not None and not kept:
+        fs.rmtree(remote)  # an upload cut short, or a Beam job's shards of another build
     os.makedirs(staging, exist_ok=True)
     for name in os.listdir(staging):
         if name.startswith(".") and ".tmp-" in name:  # a file a killed build was writing
@@ -124,9 +132,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         if runner == "beam":
-            with stderr_held(lambda error: True):  # importing Beam logs warnings about clients it lacks
-                beam = importlib.import_module(".runner.beam", __package__)  # imports apache_beam: only here
-            written = beam.run(spec, tasks, staging, build_id, kept, workers, pipeline_options or [], progress)
+            written = _beam().run(spec, tasks, shards_at, build_id, kept, workers, pipeline_options or [], progress)
         else:
             written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress)
         info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped,
@@ -140,10 +146,9 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         if not os.path.exists(os.path.join(staging, checkpoint.CHECKPOINT_FILE)) and not has_shards(staging):
             shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
         raise
-    if fs.is_url(folder):
-        remote = url_staging(folder)
-        fs.rmtree(remote)  # an upload cut short
-        upload(staging, remote)
+    if remote is not None:
+        fs.rmtree(fs.join(remote, SHARDS_FOLDER))  # a Beam job's records of its shards: the info says it all
+        upload(staging, remote)  # the shards (unless Beam wrote them there), dataset_info.json last
         publish_url(remote, folder)
         shutil.rmtree(staging)
     else:
@@ -171,6 +176,12 @@ def _run_locally(spec: Spec, tasks: list[ReadTask], builders: dict, staging: str
     splits, distinct = write_shards(spec, staging, encoded.records, kept, manifest, progress, workers)
     encoded.discard()
     return Written(splits, encoded.statistics.to_dict(), encoded.skipped, distinct)
+
+
+def _beam():
+    """The Beam runner's module (it imports apache_beam: only when asked for)."""
+    with stderr_held(lambda error: True):  # importing Beam logs warnings about clients it lacks
+        return importlib.import_module(".runner.beam", __package__)
 
 
 def check_beam() -> None:

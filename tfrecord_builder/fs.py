@@ -63,7 +63,10 @@ def _fs(path: str) -> tuple[Any, str]:
     problem = place_problem(path)
     if problem:
         raise UsageError(problem)
-    return fsspec.core.url_to_fs(path)
+    filesystem, inner = fsspec.core.url_to_fs(path)
+    # fsspec caches listings per process: other processes (Beam's workers) write below our prefixes
+    filesystem.invalidate_cache()
+    return filesystem, inner
 
 
 def join(base: str, *parts: str) -> str:

@@ -8,8 +8,11 @@ answer is one line, exit 2, before any work; a scheme without a filesystem names
 from __future__ import annotations
 
 import os
+import random
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -80,3 +83,59 @@ def test_a_store_we_cannot_write_is_one_line_before_any_work(s3, tmp_path, outpu
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
     done = _cli(sys.executable, "build", str(spec), "--output", output, env=env)
     assert (done.returncode, done.stderr) == (2, message)
+
+
+def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wrote_there(s3, tmp_path):
+    """Beam's workers write shards straight into the bucket's staging prefix (a remote runner's
+    workers have no disk in common with the machine that started the job), so a killed job's
+    finished shards are found there by `--resume`."""
+    import boto3
+
+    generator = random.Random(5)
+    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(40000)]
+    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
+            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 16}}
+    path = write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
+    local = _cli(sys.executable, "build", str(path), "--output", str(tmp_path / "disk"), env=SMALL_TASKS)
+    assert local.returncode == 0, local.stderr
+    command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(path), "--output", "s3://data/killed",
+               "--runner", "beam"]
+    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = boto3.client("s3")
+    staged = "killed/rows/.1.0.0.building/manifest/"
+    deadline = time.monotonic() + 300
+    while job.poll() is None and time.monotonic() < deadline:
+        if client.list_objects_v2(Bucket="data", Prefix=staged).get("KeyCount", 0):
+            break
+        time.sleep(0.02)
+    os.killpg(job.pid, signal.SIGKILL)  # the job and every worker, mid-write
+    job.wait()
+    entries = [entry["Key"] for entry in client.list_objects_v2(Bucket="data", Prefix=staged).get("Contents", [])]
+    assert 0 < len(entries) < 32 and not _objects("killed/rows/1.0.0")
+    resumed = _cli(BEAM_PYTHON, "build", str(path), "--output", "s3://data/killed", "--runner", "beam", "--resume",
+                   env=SMALL_TASKS)
+    assert resumed.returncode == 0, resumed.stderr
+    on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
+    in_bucket = _objects("killed/rows/1.0.0")
+    assert sorted(in_bucket) == sorted(on_disk)
+    for name, content in on_disk.items():
+        if name.endswith((".json", ".py")):
+            assert in_bucket[name] == content.replace(str(tmp_path / "disk").encode(), b"s3://data/killed"), name
+        else:
+            assert in_bucket[name] == content, name
+    assert not _objects("killed/rows/.1.0.0.building")
+
+
+def test_dataflow_is_refused_a_local_output_or_source_before_it_starts(s3, tmp_path):
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
+    options = ["--pipeline-options", "--runner=DataflowRunner --project=p --region=r --temp_location=gs://t/tmp"]
+    to_disk = _cli(BEAM_PYTHON, "build", str(spec), "--output", str(tmp_path / "out"), "--runner", "beam", *options)
+    assert (to_disk.returncode, to_disk.stderr) == (2, "error: --output: a DataflowRunner job's workers can't write "
+                                                       "to this machine's disk; give a bucket (--output gs://BUCKET/datasets)\n")
+    from_disk = _cli(BEAM_PYTHON, "build", str(spec), "--output", "s3://data/flow", "--runner", "beam", *options)
+    assert (from_disk.returncode, from_disk.stderr) == (2, f"error: {tmp_path / 'rows.csv'}: a DataflowRunner job's "
+                                                           "workers can't read this machine's disk; copy the source to "
+                                                           "a bucket and give its URL as the path\n")
+    assert not (tmp_path / "out").exists() and not _objects("flow")

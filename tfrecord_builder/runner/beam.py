@@ -34,6 +34,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.runners.runner import PipelineState
 
+from .. import fs
 from ..builders.base import Builder
 from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
@@ -63,9 +64,11 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: di
     """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
     `finished_shards` found them); returns what it wrote into `staging`."""
     options = _options(pipeline_options, workers)
-    summary_path = os.path.join(staging, SUMMARY_FILE)
-    if os.path.exists(summary_path):
-        os.remove(summary_path)
+    local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
+                                                         "SwitchingDirectRunner", "PrismRunner")
+    summary_path = fs.join(staging, SUMMARY_FILE)
+    if fs.exists(summary_path):
+        fs.remove(summary_path)
     # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
     # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
     # buckets in one element each, so the elements grow as tasks x buckets
@@ -76,8 +79,6 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: di
     except ValueError as error:  # e.g. an unknown --runner
         raise UsageError(f"--pipeline-options: {error}") from None
     _plan(pipeline, spec, tasks, staging, build_id, kept, bits)
-    local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
-                                                         "SwitchingDirectRunner")
     # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
     # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
     held = stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local else contextlib.nullcontext()
@@ -114,6 +115,23 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
      | "Distinct" >> beam.CombinePerKey(sum)
      | "AllDistinct" >> beam.combiners.ToList()
      | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
+
+
+def check(spec: Spec, folder: str, pipeline_options: list[str], workers: int) -> None:
+    """Raises UsageError, before any work, for options Beam refuses and for places a job's
+    workers can't reach (Dataflow's run on other machines: what they read and write must be in a
+    bucket)."""
+    options = _options(pipeline_options, workers)
+    if options.view_as(StandardOptions).runner != "DataflowRunner":
+        return
+    if not fs.is_url(folder):
+        raise UsageError("--output: a DataflowRunner job's workers can't write to this machine's disk; "
+                         "give a bucket (--output gs://BUCKET/datasets)")
+    paths = [spec.source.path] + [split.path for split in spec.splits.values() if not isinstance(split, float)]
+    local = next((path for path in paths if path and not fs.is_url(path)), None)
+    if local is not None:
+        raise UsageError(f"{spec.resolve(local)}: a DataflowRunner job's workers can't read this machine's disk; "
+                         "copy the source to a bucket and give its URL as the path")
 
 
 def _watch(result: Any, progress: Callable | None) -> None:
@@ -382,23 +400,25 @@ class _WriteShard(beam.DoFn):
         chunks = [(piece.hashes, piece.records) for piece in pieces]
         if kept_shard(self.kept.get(file), file, count, key_range(chunks)) is not None:
             return  # a resumed build: this shard is already there, with these records
-        shard, first, last = write_shard(os.path.join(self.staging, file), chunks, count, spec.output.compression)
+        shard, first, last = write_shard(fs.join(self.staging, file), chunks, count, spec.output.compression)
         record_shard(self.staging, self.build_id, split, shard.to_dict(), first, last)
         self.written.inc()
         yield file
 
 
 def _save(value: Any, staging: str, name: str) -> None:
-    """Leaves a result of the pipeline in the staging folder, whole or not at all."""
-    path = os.path.join(staging, f"beam-{name}.pickle")
-    aside = f"{path}.tmp-{os.getpid()}"
-    with open(aside, "wb") as file:
+    """Leaves a result of the pipeline in the staging folder, whole or not at all (in an object
+    store, an object appears once its upload is complete)."""
+    path = fs.join(staging, f"beam-{name}.pickle")
+    aside = path if fs.is_url(path) else f"{path}.tmp-{os.getpid()}"
+    with fs.open_file(aside, "wb") as file:
         pickle.dump(value, file)
-    os.replace(aside, path)
+    if aside != path:
+        os.replace(aside, path)
 
 
 def _load(staging: str, name: str) -> Any:
-    with open(os.path.join(staging, f"beam-{name}.pickle"), "rb") as file:
+    with fs.open_file(fs.join(staging, f"beam-{name}.pickle"), "rb") as file:
         return pickle.load(file)
 
 
@@ -424,13 +444,13 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
             if entry is None:  # no records went there: written here, empty
                 if starts[index + 1] != starts[index]:
                     raise RuntimeError(f"{file}: not written (internal error: please report it)")
-                shard, _, _ = write_shard(os.path.join(staging, file), [], 0, spec.output.compression)
+                shard, _, _ = write_shard(fs.join(staging, file), [], 0, spec.output.compression)
             else:
                 shard = ShardInfo(file, entry["num_examples"], entry["num_bytes"], entry["sha256"])
             shards.append(shard.to_dict())
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
-        os.remove(os.path.join(staging, name))
+        fs.remove(fs.join(staging, name))
     return Written(splits, summary["statistics"], summary["skipped"],
                    {name: distinct.get(name, 0) for name in spec.splits} if spec.output.shuffle else
                    {name: None for name in spec.splits})

@@ -13,6 +13,8 @@ import json
 import os
 from typing import Any
 
+from .. import fs
+
 MANIFEST_FILE = "manifest.jsonl"
 SHARDS_FOLDER = "manifest"  # one file per shard, where shards are written by many workers at once
 
@@ -43,13 +45,17 @@ class Manifest:
 
 def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], first: str, last: str) -> None:
     """Records a finished shard in a file of its own (`manifest/FILE.json`), whole or not at all:
-    what a worker of a parallel build does once the shard is in place."""
-    entries = os.path.join(folder, SHARDS_FOLDER)
-    os.makedirs(entries, exist_ok=True)
-    path = os.path.join(entries, shard["file"] + ".json")
+    what a worker of a parallel build does once the shard is in place (`folder` may be a URL)."""
+    entry = json.dumps({"build": build, "split": split, **shard, "first_key_hash": first, "last_key_hash": last})
+    path = fs.join(folder, SHARDS_FOLDER, shard["file"] + ".json")
+    if fs.is_url(path):  # an object appears whole once written
+        with fs.open_file(path, "wb") as file:
+            file.write(entry.encode("utf-8"))
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     aside = f"{path}.tmp-{os.getpid()}"
     with open(aside, "w", encoding="utf-8") as file:
-        json.dump({"build": build, "split": split, **shard, "first_key_hash": first, "last_key_hash": last}, file)
+        file.write(entry)
         file.flush()
         os.fsync(file.fileno())
     os.replace(aside, path)
@@ -58,7 +64,7 @@ def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], fir
 def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
     """The shards of an earlier, unfinished run of the same build that are still intact, by file."""
     return {file: entry for file, entry in recorded_shards(folder, build).items()
-            if os.path.exists(os.path.join(folder, file)) and _sha256(os.path.join(folder, file)) == entry["sha256"]}
+            if fs.exists(fs.join(folder, file)) and _sha256(fs.join(folder, file)) == entry["sha256"]}
 
 
 def recorded_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
@@ -76,13 +82,13 @@ def recorded_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
 
 
 def _shard_entries(folder: str) -> list[dict[str, Any]]:
-    entries = os.path.join(folder, SHARDS_FOLDER)
+    entries = fs.join(folder, SHARDS_FOLDER)
     found = []
-    for name in sorted(os.listdir(entries)) if os.path.isdir(entries) else []:
+    for name in sorted(fs.listdir(entries)) if fs.isdir(entries) else []:
         if name.endswith(".json"):
             try:
-                with open(os.path.join(entries, name), encoding="utf-8") as file:
-                    found.append(json.load(file))
+                with fs.open_file(fs.join(entries, name)) as file:
+                    found.append(json.loads(file.read().decode("utf-8")))
             except (OSError, ValueError):
                 continue
     return found
@@ -101,7 +107,7 @@ def has_shards(folder: str) -> bool:
 
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as file:
+    with fs.open_file(path) as file:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

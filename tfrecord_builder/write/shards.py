@@ -10,6 +10,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from .. import fs
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
 from ..processes import can_fork, context, die_with_parent
@@ -170,12 +171,15 @@ def key_range(pieces: list[tuple[np.ndarray, ByteColumn]]) -> tuple[str, str]:
 
 def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int,
                  compression: str) -> tuple[ShardInfo, str, str]:
+    """Writes one shard at `path`, whole or not at all: on disk aside, fsynced, then renamed; in an
+    object store straight to its name (an object appears only once its upload is complete)."""
     digest = hashlib.sha256()
     compressor = Compressor(compression)
     size = 0
     first = last = ""
-    aside = temporary(path)
-    with open(aside, "wb") as file:
+    remote = fs.is_url(path)
+    aside = path if remote else temporary(path)
+    with fs.open_file(aside, "wb") as file:
         for hashes, chunk in pieces:
             first = first or _hex(hashes, 0)
             last = _hex(hashes, -1)
@@ -187,7 +191,9 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
         digest.update(tail)
         file.write(tail)
         size += len(tail)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(aside, path)
-    return ShardInfo(os.path.basename(path), count, size, digest.hexdigest()), first, last
+        if not remote:
+            file.flush()
+            os.fsync(file.fileno())
+    if not remote:
+        os.replace(aside, path)
+    return ShardInfo(fs.basename(path), count, size, digest.hexdigest()), first, last
