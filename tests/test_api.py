@@ -1,6 +1,7 @@
 """The public Python API: its surface, and the reading paths agreeing batch for batch."""
 from __future__ import annotations
 
+import os
 import shutil
 
 import numpy as np
@@ -110,6 +111,32 @@ def test_an_unfinished_copy_is_refused_not_swapped_for_the_original(tf, tmp_path
     module = import_module(copy / "reference_input.py", "reference_copy")
     with pytest.raises(FileNotFoundError, match=f"^{copy}: not a finished reference dataset"):
         module.input_fn("train")
+
+
+def test_a_dataset_in_a_tensorflow_filesystem_is_read_by_url(tf, tmp_path):
+    """Both readers take a URL that TensorFlow's own filesystems serve (gs://, or here ram://,
+    TensorFlow's in-memory one), give the batches a local folder gives, and name a cut shard."""
+    info, _ = _build_reference(tmp_path)
+    url = f"ram://{tmp_path.name}/reference/2.1.0"
+    tf.io.gfile.makedirs(url)
+    for name in os.listdir(info.path):
+        tf.io.gfile.copy(os.path.join(info.path, name), f"{url}/{name}")
+    module = import_module(f"{info.path}/reference_input.py")
+    local = batches_as_numpy(tb.input_fn(info.path, "test", shuffle=False))
+    for batches in (tb.input_fn(url, "test", shuffle=False), module.input_fn("test", shuffle=False, data_dir=url)):
+        assert repr(batches_as_numpy(batches)) == repr(local)
+    assert tb.load(url).path == url
+    shard = info.splits["test"].shards[0]["file"]
+    tf.io.gfile.remove(f"{url}/{shard}")  # (ram:// appends to a file opened for writing)
+    with tf.io.gfile.GFile(f"{url}/{shard}", "wb") as file:
+        file.write(b"cut")
+    with pytest.raises(tb.DatasetError, match=f"^{url}/{shard}: shard is 3 bytes, expected "):
+        tb.input_fn(url, "test")
+    with pytest.raises(IOError, match=f"^{url}/{shard}: shard is 3 bytes, expected "):
+        module.input_fn("test", data_dir=url)
+    tf.io.gfile.remove(f"{url}/dataset_info.json")
+    with pytest.raises(tb.DatasetError, match=f"^{url}: not a finished dataset"):
+        tb.load(url)
 
 
 def test_unknown_split(tf, tmp_path):

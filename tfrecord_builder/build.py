@@ -20,7 +20,6 @@ from .codegen.render import render_module, write_module
 from .errors import BuildWarning, UsageError
 from .processes import stderr_held
 from . import fs
-from .fs import url_problem
 from .runner.local import Encoding, StaleCheckpoint, collector_paused, write_shards
 from .runner.plan import ReadTask, Written, finish, read_tasks
 from .spec.load import load_spec, spec_from_dict
@@ -70,12 +69,10 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         raise UsageError("pipeline options are Beam's: give them with runner='beam' (--runner beam)")
     if runner == "beam":
         check_beam()
-    problem = url_problem(os.fspath(module) if module is not None else None)
-    if problem:
-        raise UsageError(problem)
-    problem = fs.place_problem(os.fspath(output) if output is not None else None)
-    if problem:
-        raise UsageError(problem)
+    for place in (module, output):
+        problem = fs.place_problem(os.fspath(place) if place is not None else None)
+        if problem:
+            raise UsageError(problem)
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = fs.absolute(fs.join(root, spec.name, spec.version))
     if runner == "beam":

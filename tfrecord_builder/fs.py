@@ -7,16 +7,18 @@ written last, is the commit: a folder without it is no dataset (every reader ref
 """
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
 import shutil
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator, TypeVar
 
 from .errors import UsageError
 
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # where a scheme's filesystem comes from, for the message when it is missing
+T = TypeVar("T")
 _PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
              "abfss": "adlfs", "hf": "huggingface_hub"}
 
@@ -69,6 +71,33 @@ def _fs(path: str) -> tuple[Any, str]:
     return filesystem, inner
 
 
+def _in_store(function: Callable[..., T]) -> Callable[..., T]:
+    """`function` of a path; at a URL, the store's own failures (refused credentials, an endpoint
+    that doesn't answer, botocore's and gcsfs's many kinds) become one UsageError naming the URL.
+    A missing file stays FileNotFoundError: callers say what was expected there."""
+
+    @functools.wraps(function)
+    def call(path: str, *args: Any, **kwargs: Any) -> T:
+        if not is_url(path):
+            return function(path, *args, **kwargs)
+        try:
+            return function(path, *args, **kwargs)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, UsageError):
+            raise
+        except PermissionError as error:
+            raise UsageError(f"{path}: access refused ({_first_line(error)})") from None
+        except Exception as error:
+            raise UsageError(f"{path}: can't reach the object store: {type(error).__name__}: "
+                             f"{_first_line(error)}") from None
+
+    return call
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def join(base: str, *parts: str) -> str:
     return posixpath.join(base, *parts) if is_url(base) else os.path.join(base, *parts)
 
@@ -85,6 +114,7 @@ def absolute(path: str) -> str:
     return path.rstrip("/") if is_url(path) else os.path.abspath(path)
 
 
+@_in_store
 def exists(path: str) -> bool:
     if not is_url(path):
         return os.path.exists(path)
@@ -92,6 +122,7 @@ def exists(path: str) -> bool:
     return fs.exists(inner)
 
 
+@_in_store
 def isdir(path: str) -> bool:
     if not is_url(path):
         return os.path.isdir(path)
@@ -99,6 +130,16 @@ def isdir(path: str) -> bool:
     return fs.isdir(inner)
 
 
+@_in_store
+def size(path: str) -> int:
+    """A file's size in bytes."""
+    if not is_url(path):
+        return os.path.getsize(path)
+    filesystem, inner = _fs(path)
+    return int(filesystem.size(inner))
+
+
+@_in_store
 def listdir(path: str) -> list[str]:
     """The names in a folder (an object store: below a prefix, one level)."""
     if not is_url(path):
@@ -107,6 +148,7 @@ def listdir(path: str) -> list[str]:
     return [posixpath.basename(entry.rstrip("/")) for entry in fs.ls(inner, detail=False)]
 
 
+@_in_store
 def open_file(path: str, mode: str = "rb") -> IO[Any]:
     if not is_url(path):
         return open(path, mode)

@@ -12,10 +12,12 @@ from typing import Any
 
 from ._tf import tensorflow
 from .errors import DatasetError, UsageError
-from .fs import url_problem
+from . import fs
+from .codec.tfrecord import open_records, read_records
 from .codegen.render import length_source
 from .features import Feature
-from .write.info import DatasetInfo, read_info
+from .write.info import DatasetInfo, info_from_json, read_info
+from .write.naming import INFO_FILE
 
 _COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
 
@@ -94,15 +96,36 @@ class Dataset:
             raise UsageError(f"unknown split {split!r}; expected one of: {', '.join(self.info.splits)}")
         paths = []
         for shard in self.info.splits[split].shards:
-            path = os.path.join(self.path, shard["file"])
+            path = fs.join(self.path, shard["file"])
             # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
-            size = os.path.getsize(path) if os.path.exists(path) else None
+            size = _size(path)
             if size != shard["num_bytes"]:
                 found = "missing" if size is None else f"{size} bytes"
                 raise DatasetError(f"{path}: shard is {found}, expected {shard['num_bytes']} bytes "
                                    "(run `tfrecord-builder verify`)")
             paths.append(path)
         return paths
+
+    def first(self, split: str, count: int) -> Any:
+        """The split's first `count` examples, in the order written, as one batch (like
+        `input_fn(split, count, shuffle=False)`'s first), or None if it has none. The records are
+        read through the package's own reader, so from any store fsspec reaches."""
+        if split not in self.info.splits:
+            raise UsageError(f"unknown split {split!r}; expected one of: {', '.join(self.info.splits)}")
+        records: list[bytes] = []
+        for shard in self.info.splits[split].shards:
+            with open_records(fs.join(self.path, shard["file"]), self.info.spec.output.compression) as stream:
+                for record in read_records(stream, shard["file"]):
+                    records.append(record)
+                    if len(records) == count:
+                        break
+            if len(records) == count:
+                break
+        if not records:
+            return None
+        features = self.parse_batch(tensorflow().constant(records))
+        label = self.info.spec.label
+        return (features, features.pop(label)) if label is not None else features
 
     def input_fn(self, split: str = "train", batch_size: int | None = None, shuffle: bool | None = None,
                  repeat: bool = False) -> Any:
@@ -138,10 +161,47 @@ def load(path: str | os.PathLike) -> Dataset:
     >>> dataset.info.splits["test"].num_examples
     31
     """
-    problem = url_problem(os.fspath(path))  # reading from object stores: not yet
-    if problem:
-        raise UsageError(problem)
-    return Dataset(read_info(os.fspath(path)))
+    path = os.fspath(path)
+    return Dataset(_tensorflow_info(path) if fs.is_url(path) else read_info(path))
+
+
+def _tensorflow_info(url: str) -> DatasetInfo:
+    """A dataset's info read through TensorFlow's filesystems, which its shards are read with
+    (gs:// is built in; s3:// is not, in TensorFlow 2.21)."""
+    tf = tensorflow()
+    folder = fs.dirname(url) if fs.basename(url) == INFO_FILE else url.rstrip("/")
+    info_path = fs.join(folder, INFO_FILE)
+    try:
+        if not tf.io.gfile.exists(info_path):  # in an object store, what a build writes last: the commit
+            raise DatasetError(f"{folder}: not a finished dataset (no {INFO_FILE}); build it, or finish it "
+                               "with --resume")
+        with tf.io.gfile.GFile(info_path, "rb") as file:
+            return info_from_json(file.read(), folder)
+    except tf.errors.UnimplementedError:
+        raise UsageError(unreadable_scheme(url)) from None
+    except tf.errors.OpError as error:  # refused credentials, an endpoint that doesn't answer
+        raise DatasetError(f"{info_path}: can't be read: {error.message.splitlines()[0]}") from None
+
+
+def unreadable_scheme(url: str) -> str:
+    """Why TensorFlow can't read `url`, and the ways around it."""
+    tf = tensorflow()
+    scheme = url.split("://", 1)[0]
+    return (f"{url}: TensorFlow {tf.__version__} has no filesystem for {scheme}:// (it reads local paths and gs://); "
+            f"copy the dataset to one of those, mount the bucket as a folder, or load a TensorFlow filesystem plugin "
+            f"for {scheme}:// first "
+            "(`tfrecord-builder inspect` and `verify` read it as it is)")
+
+
+def _size(path: str) -> int | None:
+    """A shard's size, through TensorFlow's filesystems for a URL (None: missing)."""
+    if not fs.is_url(path):
+        return os.path.getsize(path) if os.path.exists(path) else None
+    tf = tensorflow()
+    try:
+        return tf.io.gfile.stat(path).length
+    except tf.errors.NotFoundError:
+        return None
 
 
 def input_fn(path: str | os.PathLike, split: str = "train", batch_size: int | None = None,

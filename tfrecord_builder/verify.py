@@ -19,7 +19,7 @@ from typing import Any, Iterator, Literal, Mapping
 
 import numpy as np
 
-from . import processes
+from . import fs, processes
 from .codec.columns import Layout, RecordColumns, read_columns
 from .codec.example_reader import parse_record
 from .codec.frames import RecordBlock, ShardStream, Undecodable, record_blocks
@@ -27,7 +27,6 @@ from .codec.tfrecord import open_records, read_records
 from .errors import DatasetError, UsageError
 from .features import Feature
 from .spec.model import Spec
-from .fs import url_problem
 from .write.info import DatasetInfo, read_info
 
 MAX_FAULTS_PER_SHARD = 10
@@ -65,9 +64,6 @@ def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reade
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
     if reader not in ("columns", "records"):
         raise UsageError(f"reader: expected 'columns' or 'records', received {reader!r}")
-    problem = url_problem(os.fspath(path))  # shards are read with local files only, for now
-    if problem:
-        raise UsageError(problem)
     info = read_info(os.fspath(path))
     result = Verification(info)
     check = _ShardCheck(info.path, info.spec, reader)
@@ -131,8 +127,8 @@ class _ShardCheck:
 
     def __call__(self, shard: dict[str, Any]) -> ShardReport:
         name = shard["file"]
-        path = os.path.join(self.folder, name)
-        if not os.path.exists(path):
+        path = fs.join(self.folder, name)
+        if not fs.exists(path):
             return ShardReport([f"{name}: missing"], 0)
         if self.layout is not None:
             try:
@@ -165,7 +161,7 @@ class _ShardCheck:
         """The shard read a record at a time: what the columns fall back to."""
         faults = _ShardFaults(shard["file"])
         digest = hashlib.sha256()
-        with open(path, "rb") as file:
+        with fs.open_file(path) as file:
             for chunk in iter(lambda: file.read(1 << 20), b""):
                 digest.update(chunk)
         faults.check_file(shard, path, digest.hexdigest())
@@ -198,7 +194,7 @@ class _ShardFaults:
         if sha256 != shard["sha256"]:
             self.file.append(f"{self.name}: sha256 {sha256[:12]}... differs from dataset_info.json's "
                              f"{shard['sha256'][:12]}... (the file changed after the build)")
-        size = os.path.getsize(path)
+        size = fs.size(path)
         if size != shard["num_bytes"]:
             self.file.append(f"{self.name}: {size} bytes, dataset_info.json says {shard['num_bytes']}")
 

@@ -224,9 +224,10 @@ CASES = [
               [SPEC, SPEC_LINE("gs://bucket/out"), "output.dir", "gs:// needs gcsfs"], argv=BUILD[:2]),
     spec_case("source-path-is-a-url", HEADER.replace(f"path: {CSV}", "path: gs://bucket/rows.csv") + GOOD_FEATURES,
               [SPEC, SPEC_LINE("gs://bucket"), "source.path", "gs:// URLs are not supported yet"]),
-    Case("verify-a-url", None, {}, ("verify", "s3://bucket/ds/1.0.0"), 2, ["s3://bucket/ds/1.0.0", "not supported"]),
-    Case("generate-into-a-url", GOOD_SPEC, {CSV: GOOD_CSV}, ("generate", SPEC, "-o", "s3://b/m.py"), 2,
-         ["s3://b/m.py", "not supported"]),
+    Case("verify-a-url-without-its-filesystem", None, {}, ("verify", "gs://bucket/ds/1.0.0"), 2,
+         ["gs://bucket/ds/1.0.0", "needs gcsfs", "pip install gcsfs"]),
+    Case("generate-into-a-url-without-its-filesystem", GOOD_SPEC, {CSV: GOOD_CSV}, ("generate", SPEC, "-o", "gs://b/m.py"),
+         2, ["gs://b/m.py", "needs gcsfs"]),
     # ---- options are checked per builder ---------------------------------------------------------
     spec_case("unknown-option-did-you-mean", HEADER + "  options: {na_valuse: [NA]}\n" + GOOD_FEATURES,
               [SPEC, SPEC_LINE("na_valuse"), "source.options.na_valuse", "did you mean `na_values`"]),

@@ -139,3 +139,88 @@ def test_dataflow_is_refused_a_local_output_or_source_before_it_starts(s3, tmp_p
                                                            "workers can't read this machine's disk; copy the source to "
                                                            "a bucket and give its URL as the path\n")
     assert not (tmp_path / "out").exists() and not _objects("flow")
+
+
+def test_verify_and_inspect_read_a_dataset_in_a_bucket_as_on_disk(s3, tmp_path):
+    """verify and inspect read the shards through fsspec; a flipped byte in an object is found
+    and named as it is on disk."""
+    import boto3
+
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(400)})
+    for output in (str(tmp_path / "disk"), "s3://data/read"):
+        assert _cli(sys.executable, "build", str(spec), "--output", output).returncode == 0
+    disk, url = str(tmp_path / "disk" / "rows" / "1.0.0"), "s3://data/read/rows/1.0.0"
+    verified = [_cli(sys.executable, "verify", place) for place in (disk, url)]
+    assert [done.returncode for done in verified] == [0, 0], verified[1].stderr
+    assert verified[1].stdout == verified[0].stdout.replace(disk, url)
+    shown = [_cli(sys.executable, "inspect", place, "--show", "3", "--split", "test") for place in (disk, url)]
+    assert [done.returncode for done in shown] == [0, 0], shown[1].stderr
+    assert shown[1].stdout == shown[0].stdout.replace(disk, url) and "example 2: {" in shown[1].stdout
+    shard = "rows-test.tfrecord-00001-of-00003"
+    lone = [_cli(sys.executable, "inspect", f"{place}/{shard}", "--show", "1") for place in (disk, url)]
+    assert [done.returncode for done in lone] == [0, 0] and lone[1].stdout == lone[0].stdout.replace(disk, url)
+    client = boto3.client("s3")
+    data = bytearray(client.get_object(Bucket="data", Key=f"read/rows/1.0.0/{shard}")["Body"].read())
+    data[40] ^= 0xFF
+    client.put_object(Bucket="data", Key=f"read/rows/1.0.0/{shard}", Body=bytes(data))
+    damaged = _cli(sys.executable, "verify", url)
+    assert damaged.returncode == 1 and f"{shard}: sha256 " in damaged.stdout + damaged.stderr
+
+
+def test_tensorflow_readers_name_what_they_cannot_read_and_modules_go_to_the_bucket(s3, tmp_path):
+    """TensorFlow 2.21 has no s3:// filesystem: loading says so in one line and names the ways
+    around it; the generated module can still be written there (`-o`, `output.module`)."""
+    spec = write_spec(tmp_path, {**_tabular(), "output": {"shards": 1, "module": "s3://data/code/"}},
+                      {"rows.csv": _table(60)})
+    built = _cli(sys.executable, "build", str(spec), "--output", "s3://data/modules")
+    assert built.returncode == 0, built.stderr
+    in_dataset = _objects("modules/rows/1.0.0")["rows_input.py"]
+    assert _objects("code") == {"rows_input.py": in_dataset} and b"DATA_DIR = 's3://data/modules/rows/1.0.0'" in in_dataset
+    generated = _cli(sys.executable, "generate", str(spec), "-o", "s3://data/generated/input.py")
+    assert generated.returncode == 0 and generated.stdout == "wrote s3://data/generated/input.py\n", generated.stderr
+    assert list(_objects("generated")) == ["input.py"]
+    import tfrecord_builder as tb
+
+    with pytest.raises(tb.UsageError) as raised:
+        tb.load("s3://data/modules/rows/1.0.0")
+    assert str(raised.value).startswith("s3://data/modules/rows/1.0.0: TensorFlow ") and \
+        "has no filesystem for s3:// (it reads local paths and gs://)" in str(raised.value)
+
+
+def test_refused_credentials_are_one_line_and_nothing_is_written(tmp_path):
+    """A server that checks credentials (moto counts the requests it lets through unsigned: one,
+    to make the bucket) refuses the build's, its reads and the verify's: one line each, exit 2."""
+    import socket
+
+    import boto3
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "1"},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "nobody",
+               "AWS_SECRET_ACCESS_KEY": "wrong", "AWS_DEFAULT_REGION": "us-east-1"}
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "moto server did not start"
+                time.sleep(0.1)
+        boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="nobody",
+                     aws_secret_access_key="wrong", region_name="us-east-1").create_bucket(Bucket="locked")
+        spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
+        done = _cli(sys.executable, "build", str(spec), "--output", "s3://locked/out", env=env)
+        assert done.returncode == 2 and done.stderr.startswith("error: s3://locked/out/rows: access refused (") and \
+            done.stderr.count("\n") == 1, done.stderr
+        for command in (("verify", "s3://locked/out/rows/1.0.0"), ("inspect", "s3://locked/out/rows/1.0.0")):
+            read = _cli(sys.executable, *command, env=env)
+            assert read.returncode == 2 and read.stderr.startswith("error: s3://locked/out/rows/1.0.0") and \
+                "access refused (" in read.stderr and read.stderr.count("\n") == 1, read.stderr
+    finally:
+        server.terminate()
+        server.wait()

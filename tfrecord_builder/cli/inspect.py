@@ -15,7 +15,6 @@ from ..codec.tfrecord import open_records, read_records
 from ..errors import DatasetError, UsageError
 from ..features import ClassLabelFeature
 from .. import fs
-from ..fs import url_problem
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE
 from .format import size, table
@@ -33,15 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.show < 0:
         raise UsageError(f"--show: expected a number of examples (0 or more), received {args.show}")
-    if fs.is_url(args.path) and not args.show:  # a dataset's summary: its dataset_info.json
-        _dataset(read_info(args.path), 0, args.split)
-        return 0
-    problem = url_problem(args.path)  # reading records from object stores: not yet
-    if problem:
-        raise UsageError(problem)
-    if not os.path.exists(args.path):
+    if not fs.is_url(args.path) and not os.path.exists(args.path):
         raise UsageError(f"{args.path}: no such file or folder")
-    if os.path.isdir(args.path) or os.path.basename(args.path) == INFO_FILE:
+    # in an object store a folder is a prefix: what isn't a file is taken for a dataset's folder
+    if fs.basename(args.path) == INFO_FILE or (os.path.isdir(args.path) if not fs.is_url(args.path)
+                                                 else not _is_file(args.path)):
         _dataset(read_info(args.path), args.show, args.split)
     else:
         _file(args.path, args.show)
@@ -82,10 +77,13 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
         # one batch of `show` examples: bucketing would give the first bucket's batch only
         unbucketed = dataclasses.replace(spec, input=dataclasses.replace(spec.input, bucket_boundaries=None))
         dataset = Dataset(dataclasses.replace(info, spec=unbucketed))
-        try:
-            batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
-        except Exception as error:
-            raise _read_error(error, info.path, split) or error
+        if fs.is_url(info.path):  # read through fsspec: TensorFlow reads few stores (not s3://)
+            batch = dataset.first(split, show)
+        else:
+            try:
+                batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
+            except Exception as error:
+                raise _read_error(error, info.path, split) or error
         print()
         _show_batch(batch, spec.label, show, _class_names(spec))
 
@@ -187,7 +185,7 @@ def _file(path: str, show: int) -> None:
     shown = []
     kinds = {"Example": 0, "SequenceExample": 0}
     with open_records(path, compression) as stream:
-        for record in read_records(stream, os.path.basename(path)):
+        for record in read_records(stream, fs.basename(path)):
             features, lists = parse_record(record)
             kinds["SequenceExample" if lists is not None else "Example"] += 1
             flat = {key: (kind, values) for key, (kind, values) in features.items()}
@@ -203,7 +201,7 @@ def _file(path: str, show: int) -> None:
                 shown.append(example)
             count += 1
     kind = " and ".join(f"{name}s" for name, number in kinds.items() if number) or "records"
-    print(f"{path}: {count:,} records ({kind}), {size(os.path.getsize(path))}, compression: {compression}")
+    print(f"{path}: {count:,} records ({kind}), {size(fs.size(path))}, compression: {compression}")
     rows = [(key, kind, f"{low}" if low == high else f"{low}-{high}") for key, (kind, low, high) in sorted(keys.items())
             if not key.endswith("(number of steps)")]
     rows += [(key, "", f"{low}" if low == high else f"{low}-{high}") for key, (_, low, high) in sorted(keys.items())
@@ -213,8 +211,15 @@ def _file(path: str, show: int) -> None:
         print(f"record {index}: {json.dumps(example, ensure_ascii=False, default=str)}")
 
 
+def _is_file(url: str) -> bool:
+    try:
+        return fs.exists(url) and not fs.isdir(url)
+    except OSError as error:  # an endpoint that doesn't answer, refused credentials
+        raise UsageError(f"{url}: can't reach the object store: {str(error).splitlines()[0]}") from None
+
+
 def _compression(path: str) -> str:
-    with open(path, "rb") as file:
+    with fs.open_file(path) as file:
         head = file.read(2)
     if head == b"\x1f\x8b":
         return "gzip"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO, Iterator
 import google_crc32c
 import numpy as np
 
+from .. import fs
 from ..errors import DatasetError
 from .tfrecord import (DATA_MISMATCH, LENGTH_MISMATCH, WINDOW_BITS, masked_crc, masked_crcs, truncated_data,
                        truncated_header)
@@ -53,7 +54,7 @@ class ShardStream:
     file read also goes into `digest`, so the sha256 check needs no second pass."""
 
     def __init__(self, path: str, compression: str, digest: "hashlib._Hash", block_bytes: int | None = None):
-        self._file: BinaryIO = open(path, "rb")
+        self._file: BinaryIO = fs.open_file(path)
         self._digest = digest
         self._block_bytes = block_bytes or BLOCK_BYTES
         self._inflater = zlib.decompressobj(WINDOW_BITS[compression]) if compression != "none" else None

@@ -13,6 +13,7 @@ from typing import BinaryIO, Iterator, Sequence
 import google_crc32c
 import numpy as np
 
+from .. import fs
 from ..errors import DatasetError
 from .bytecolumn import ByteColumn, join, looked_up, row_lengths
 
@@ -99,10 +100,14 @@ class Compressor:
 def open_records(path: str, compression: str) -> BinaryIO:
     """Opens a shard for reading, decompressing if needed."""
     if compression == "gzip":
-        return gzip.open(path, "rb")
+        if not fs.is_url(path):
+            return gzip.open(path, "rb")
+        stream = gzip.GzipFile(fileobj=fs.open_file(path), mode="rb")
+        stream.myfileobj = stream.fileobj  # closed with the stream, as gzip.open's own file is
+        return stream  # type: ignore[return-value]
     if compression == "zlib":
         return _ZlibReader(path)
-    return open(path, "rb")
+    return fs.open_file(path)
 
 
 def read_records(stream: BinaryIO, name: str, check_crc: bool = True) -> Iterator[bytes]:
@@ -141,7 +146,7 @@ class _ZlibReader:
     """A minimal file-like reader of one zlib stream (Python has no `zlib.open`)."""
 
     def __init__(self, path: str):
-        self._file = open(path, "rb")
+        self._file = fs.open_file(path)
         self._inflater = zlib.decompressobj(15)
         self._buffer = b""
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 
 from ..errors import TFRecordBuilderError, UsageError
-from ..fs import is_url, url_problem
+from .. import fs
+from ..fs import is_url, place_problem
 from ..spec.load import load_spec
 from ..builders.sources import source_builders, with_source_classes
 from ..features import Feature
@@ -142,9 +143,15 @@ def _with_source_classes(spec: Spec) -> Spec:
 
 def write_module(text: str, path: str, name: str) -> str:
     """Writes module text to `path`, or into it as NAME_input.py when `path` is a folder."""
-    problem = url_problem(path)
+    problem = place_problem(path)
     if problem:
         raise UsageError(problem)
+    if is_url(path):  # an object store: the object appears whole once written
+        if path.endswith("/") or fs.isdir(path):
+            path = fs.join(path.rstrip("/"), module_name(name))
+        with fs.open_file(path, "wb") as file:
+            file.write(text.encode("utf-8"))
+        return path
     if os.path.isdir(path) or path.endswith(os.sep):
         path = os.path.join(path, module_name(name))
     folder = os.path.dirname(path)

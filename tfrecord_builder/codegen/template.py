@@ -45,13 +45,15 @@ def default_data_dir():
 
 
 def split_info(split, data_dir=None):
-    """The split's entry of dataset_info.json, with its shard paths made absolute."""
+    """The split's entry of dataset_info.json, with its shard paths made absolute.
+
+    `data_dir` may be a URL that TensorFlow's filesystems read (gs://... is built in)."""
     folder = data_dir or default_data_dir()
     info_path = os.path.join(folder, "dataset_info.json")
-    if not os.path.exists(info_path):
+    if not tf.io.gfile.exists(info_path):  # in an object store, written last: the commit
         raise FileNotFoundError(f"{{folder}}: not a finished {{NAME}} dataset (no dataset_info.json)")
-    with open(info_path, encoding="utf-8") as file:
-        info = json.load(file)
+    with tf.io.gfile.GFile(info_path, "rb") as file:
+        info = json.loads(file.read().decode("utf-8"))
     if info.get("name") != NAME:
         raise ValueError(f"{{folder}}: holds dataset {{info.get('name')!r}}, not {{NAME!r}}")
     if split not in info["splits"]:
@@ -60,7 +62,7 @@ def split_info(split, data_dir=None):
     entry["files"] = [os.path.join(folder, shard["file"]) for shard in entry["shards"]]
     for path, shard in zip(entry["files"], entry["shards"]):
         # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
-        size = os.path.getsize(path) if os.path.exists(path) else None
+        size = tf.io.gfile.stat(path).length if tf.io.gfile.exists(path) else None
         if size != shard["num_bytes"]:
             found = "missing" if size is None else f"{{size}} bytes"
             raise IOError(f"{{path}}: shard is {{found}}, expected {{shard['num_bytes']}} bytes (run `tfrecord-builder verify`)")

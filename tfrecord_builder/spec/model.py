@@ -151,7 +151,9 @@ class OutputSpec:
         problem = place_problem(self.dir)  # a dataset may be written to a URL (an object store)
         if problem:
             raise (at / "dir").error(problem)
-        _check_local(self.module, at / "module")
+        problem = place_problem(self.module)
+        if problem:
+            raise (at / "module").error(problem)
         if self.shards is not None and self.shard_size is not None:
             raise at.error("give `shards` or `shard_size`, not both")
         if self.shards is not None and not 1 <= self.shards <= 99999:

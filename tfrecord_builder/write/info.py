@@ -95,9 +95,15 @@ def read_info(path: str) -> DatasetInfo:
         raise DatasetError(f"{folder}: no such dataset folder")
     if not fs.exists(info_path):  # in an object store, what a build writes last: the commit
         raise DatasetError(f"{folder}: not a finished dataset (no {INFO_FILE}); build it, or finish it with --resume")
+    with fs.open_file(info_path, "rb") as file:
+        return info_from_json(file.read(), folder)
+
+
+def info_from_json(text: bytes, folder: str) -> DatasetInfo:
+    """A dataset's info from the text of its dataset_info.json (in `folder`)."""
+    info_path = fs.join(folder, INFO_FILE)
     try:
-        with fs.open_file(info_path, "rb") as file:
-            data = json.loads(file.read().decode("utf-8"))
+        data = json.loads(text.decode("utf-8"))
         spec = spec_from_dict(data["spec"], data.get("spec_file") or info_path)
         splits = {
             name: SplitInfo(name, split["num_examples"], split["num_bytes"], split["shards"])
