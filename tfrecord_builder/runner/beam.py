@@ -1,17 +1,20 @@
 """The Beam runner: the build's plan as an Apache Beam pipeline, with the local runner's bytes.
 
-    Create(read tasks) -> Reshuffle -> encode each task -+- ((split, bucket), records)
+    Create(read tasks) -> Reshuffle -> encode each task -+- ((split, bucket), run file)
                                                          +- the task's summary
     summaries -> in task order -> layout: shards per split, each bucket's first rank (side input)
-    records -> GroupByKey(split, bucket) -> sorted, cut at shard bounds -> ((split, shard), part)
-            -> GroupByKey(split, shard) -> our writer: temporary name, then rename; sha256
+    runs -> GroupByKey(split, bucket) -> sorted, cut at shard bounds -> ((split, shard), piece file)
+         -> GroupByKey(split, shard) -> our writer, a piece at a time: temporary name, then rename; sha256
 
-Only task descriptions go into the graph (`beam.Create` pickles what it is given), never rows.
-A bucket holds the records of one range of key hashes (shuffled builds) or of one task (in the
-source's order), so sorting buckets and cutting them by rank gives every shard exactly the
-records, in exactly the order, that the local runner writes. Shards are written by our writer,
-not `WriteToTFRecord` (whose shards start at a random place); a retried bundle writes the same
-bytes again, and each finished shard is recorded in `manifest/` so `--resume` keeps it.
+Only task descriptions go into the graph (`beam.Create` pickles what it is given), never rows,
+and only file names travel through Beam's shuffles: records wait between steps as files in the
+staging folder (`beam-runs/`; in the bucket, for a dataset bound for one), so a worker holds one
+task's or one bucket's records at a time, however large the dataset. A bucket holds the records
+of one range of key hashes (shuffled builds) or of one task (in the source's order), so sorting
+buckets and cutting them by rank gives every shard exactly the records, in exactly the order,
+that the local runner writes. Shards are written by our writer, not `WriteToTFRecord` (whose
+shards start at a random place); a retried bundle writes the same bytes again, and each finished
+shard is recorded in `manifest/` so `--resume` keeps it.
 
 The pipeline leaves its results in the staging folder (`beam-summary.pickle`: statistics,
 skipped records, errors), where the process that started it reads them.
@@ -52,6 +55,7 @@ from .local import check_not_empty
 from .plan import ReadTask, StatisticsTree, Written, source_order_keys, task_batches
 
 SUMMARY_FILE = "beam-summary.pickle"
+RUNS_FOLDER = "beam-runs"  # records between the job's steps
 _NAMESPACE = "tfrecord_builder"
 _POLL_SECONDS = 5.0
 TASKS_PER_BUCKET = 4
@@ -69,6 +73,9 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: di
     summary_path = fs.join(staging, SUMMARY_FILE)
     if fs.exists(summary_path):
         fs.remove(summary_path)
+    fs.rmtree(fs.join(staging, RUNS_FOLDER))  # a killed job's
+    if not fs.is_url(staging):
+        os.makedirs(fs.join(staging, RUNS_FOLDER))
     # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
     # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
     # buckets in one element each, so the elements grow as tasks x buckets
@@ -90,7 +97,7 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: di
 def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: str, build_id: str,
           kept: dict[str, dict], bits: int) -> None:
     """The plan's steps, as the module's docstring draws them."""
-    encode = _EncodeTask(spec, bits, builder_sources(spec))
+    encode = _EncodeTask(spec, bits, builder_sources(spec), staging)
     encoded = (pipeline
                | "Tasks" >> beam.Create(tasks)
                | "Spread" >> beam.Reshuffle()
@@ -101,7 +108,7 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
                                      | "Layout" >> beam.Map(_layout, spec, staging))
     parts = (encoded.records
              | "Buckets" >> beam.GroupByKey()
-             | "Sort" >> beam.ParDo(_SortBucket(spec), layout).with_output_types(_ANY_PAIR).with_outputs(
+             | "Sort" >> beam.ParDo(_SortBucket(spec, staging), layout).with_output_types(_ANY_PAIR).with_outputs(
                  "problems", "distinct", main="parts"))
     (parts.parts
      | "Shards" >> beam.GroupByKey()
@@ -226,10 +233,11 @@ class _TaskSummary:
 class _EncodeTask(beam.DoFn):
     """Reads and encodes one task; its records go out by (split, bucket)."""
 
-    def __init__(self, spec: Spec, bits: int, sources: dict[str, str]):
+    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], staging: str):
         self.spec = spec
         self.bits = bits
         self.sources = sources  # the spec's builder file: a worker elsewhere doesn't have it
+        self.staging = staging
         self.builders: dict[str | None, Builder] = {}
 
     def setup(self) -> None:
@@ -275,6 +283,7 @@ class _EncodeTask(beam.DoFn):
         else:  # the task's records of a split go out by bucket in one piece each: few, large elements
             for name, pieces in held.items():
                 yield from self._by_bucket(name, task.index, _joined(pieces), summary.buckets.setdefault(name, {}))
+                del pieces
         yield beam.pvalue.TaggedOutput("summary", summary)
 
     def _by_bucket(self, split: str, task: int, piece: _Piece, counts: dict[int, int]) -> Iterator[Any]:
@@ -287,7 +296,9 @@ class _EncodeTask(beam.DoFn):
         for bucket in np.unique(buckets).tolist():
             rows = np.flatnonzero(buckets == bucket)
             counts[bucket] = counts.get(bucket, 0) + len(rows)
-            yield (split, bucket), (piece if len(rows) == len(buckets) else piece.take(rows))
+            path = _run_path(self.staging, f"{split}-{bucket:05d}-{task:06d}")
+            _dump(piece if len(rows) == len(buckets) else piece.take(rows), path)
+            yield (split, bucket), path
 
 
 @dataclass
@@ -335,14 +346,15 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
 class _SortBucket(beam.DoFn):
     """Sorts one bucket's records into the order they are written, and cuts it at shard bounds."""
 
-    def __init__(self, spec: Spec):
+    def __init__(self, spec: Spec, staging: str):
         self.spec = spec
+        self.staging = staging
 
-    def process(self, item: tuple[tuple[str, int], Iterable[_Piece]], layout: _Layout) -> Iterator[Any]:
-        (split, bucket), pieces = item
+    def process(self, item: tuple[tuple[str, int], Iterable[str]], layout: _Layout) -> Iterator[Any]:
+        (split, bucket), runs = item
         if layout.failed:
             return
-        joined = _joined(list(pieces))
+        joined = _joined([_loaded(path) for path in sorted(runs)])
         hashes, places, records, labels = joined.hashes, joined.places, joined.records, joined.labels
         del joined
         if self.spec.output.shuffle:  # by hash; equal hashes in the source's order, as the local sort
@@ -363,7 +375,9 @@ class _SortBucket(beam.DoFn):
         shards = np.searchsorted(starts, ranks, side="right") - 1
         for shard in np.unique(shards).tolist():
             rows = np.flatnonzero(shards == shard)
-            yield (split, shard), (bucket, whole.take(rows) if len(rows) < len(order) else whole)
+            path = _run_path(self.staging, f"{split}-shard{shard:05d}-{bucket:05d}")
+            _dump(whole.take(rows) if len(rows) < len(order) else whole, path)
+            yield (split, shard), (bucket, path)
 
 
 def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]:
@@ -388,22 +402,57 @@ class _WriteShard(beam.DoFn):
     def setup(self) -> None:
         self.written = beam.metrics.Metrics.counter(_NAMESPACE, "shards written")
 
-    def process(self, item: tuple[tuple[str, int], Iterable[tuple[int, _Piece]]], layout: _Layout) -> Iterator[Any]:
+    def process(self, item: tuple[tuple[str, int], Iterable[tuple[int, str]]], layout: _Layout) -> Iterator[Any]:
         (split, index), parts = item
         starts = layout.shards[split]
         count = int(starts[index + 1] - starts[index])
-        pieces = [piece for _, piece in sorted(parts, key=lambda part: part[0])]
-        if sum(piece.records.num_rows for piece in pieces) != count:
-            raise RuntimeError(f"shard {index} of {split}: {count} records expected (internal error: please report it)")
+        paths = [path for _, path in sorted(parts)]
         spec = self.spec
         file = shard_name(spec.name, split, index, len(starts) - 1, spec.output.compression)
-        chunks = [(piece.hashes, piece.records) for piece in pieces]
-        if kept_shard(self.kept.get(file), file, count, key_range(chunks)) is not None:
-            return  # a resumed build: this shard is already there, with these records
-        shard, first, last = write_shard(fs.join(self.staging, file), chunks, count, spec.output.compression)
+        entry = self.kept.get(file)
+        if entry is not None and entry["num_examples"] == count:  # a resumed build: kept if its records are these
+            ends = [_loaded(path) for path in (paths[0], paths[-1])]
+            span = key_range([(ends[0].hashes, ends[0].records), (ends[-1].hashes, ends[-1].records)])
+            if kept_shard(entry, file, count, span) is not None:
+                return
+        written = [0]
+
+        def chunks() -> Iterator[tuple[np.ndarray, ByteColumn]]:  # a piece at a time: a shard needn't fit memory
+            for path in paths:
+                piece = _loaded(path)
+                written[0] += piece.records.num_rows
+                yield piece.hashes, piece.records
+
+        shard, first, last = write_shard(fs.join(self.staging, file), chunks(), count, spec.output.compression)
+        if written[0] != count:
+            raise RuntimeError(f"shard {index} of {split}: {count} records expected, {written[0]} found "
+                               "(internal error: please report it)")
         record_shard(self.staging, self.build_id, split, shard.to_dict(), first, last)
         self.written.inc()
         yield file
+
+
+def _run_path(staging: str, name: str) -> str:
+    return fs.join(staging, RUNS_FOLDER, f"{name}.pickle")
+
+
+def _dump(piece: _Piece, path: str) -> None:
+    """Leaves records between two steps of the job as a file, not as a Beam element: Beam's
+    DirectRunner hands a worker its whole share of a step's elements at once, so records carried
+    by Beam made a worker's memory grow with the dataset. A retried step writes the same bytes."""
+    if fs.is_url(path):  # an object appears whole once written
+        with fs.open_file(path, "wb") as file:
+            pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
+        return
+    aside = f"{path}.tmp-{os.getpid()}"
+    with open(aside, "wb") as file:
+        pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(aside, path)
+
+
+def _loaded(path: str) -> _Piece:
+    with fs.open_file(path, "rb") as file:
+        return pickle.load(file)
 
 
 def _save(value: Any, staging: str, name: str) -> None:
@@ -451,6 +500,7 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
+    fs.rmtree(fs.join(staging, RUNS_FOLDER))
     return Written(splits, summary["statistics"], summary["skipped"],
                    {name: distinct.get(name, 0) for name in spec.splits} if spec.output.shuffle else
                    {name: None for name in spec.splits})

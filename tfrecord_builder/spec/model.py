@@ -139,8 +139,8 @@ class OutputSpec:
 
     dir: str = meta("the output folder, relative to the spec file unless --output is given", "build")
     shards: int | None = meta("the number of shards per split", None)
-    shard_size: int | str | None = meta("a target shard size instead of a count, e.g. 128MiB (with --runner beam a worker "
-                                        "holds a whole shard in memory while it writes it)", None, convert=parse_size,
+    shard_size: int | str | None = meta("a target shard size instead of a count, e.g. 128MiB (with --runner beam a "
+                                        "worker writes a shard a piece at a time: it needn't fit in memory)", None, convert=parse_size,
                                         schema={"anyOf": [{"type": "integer"}, {"type": "string"}]})
     compression: Literal["none", "gzip", "zlib"] = meta("the shards' compression", "none")
     shuffle: bool = meta("shuffle each split's records (seeded) when writing", True)
