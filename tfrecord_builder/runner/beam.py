@@ -362,7 +362,9 @@ class _SortBucket(beam.DoFn):
         else:
             order = np.lexsort((places[:, 1], places[:, 0]))
         whole = _Piece(hashes, places, records, labels).take(order)
-        if self.spec.output.shuffle:
+        if not self.spec.output.shuffle:  # a task's different keys: a key in two tasks counts twice
+            yield beam.pvalue.TaggedOutput("distinct", (split, len(np.unique(whole.hashes, axis=0))))
+        else:
             same = np.flatnonzero((whole.hashes[1:] == whole.hashes[:-1]).all(axis=1))
             yield beam.pvalue.TaggedOutput("distinct", (split, len(whole.hashes) - len(same)))
             if whole.labels is not None and len(same):
@@ -480,7 +482,7 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
     if problems:
         raise DataError(min(problems)[1])
     check_not_empty(spec, summary["counts"], summary["skipped"])
-    distinct = dict(_load(staging, "distinct")) if spec.output.shuffle else {}
+    distinct = dict(_load(staging, "distinct"))
     entries = recorded_shards(staging, build_id)  # each was fsynced and recorded once whole
     splits: dict[str, SplitInfo] = {}
     for name, total in summary["counts"].items():
@@ -501,6 +503,4 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
     fs.rmtree(fs.join(staging, RUNS_FOLDER))
-    return Written(splits, summary["statistics"], summary["skipped"],
-                   {name: distinct.get(name, 0) for name in spec.splits} if spec.output.shuffle else
-                   {name: None for name in spec.splits})
+    return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits})
