@@ -129,7 +129,8 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         if runner == "beam":
-            written = _beam().run(spec, tasks, shards_at, build_id, kept, workers, pipeline_options or [], progress)
+            written = _beam().run(spec, tasks, shards_at, staging, build_id, kept, workers, pipeline_options or [],
+                                  progress)
         else:
             written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress)
         info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped,

@@ -1,15 +1,16 @@
 """The Beam runner: the build's plan as an Apache Beam pipeline, with the local runner's bytes.
 
-    Create(read tasks) -> Reshuffle -> encode each task -+- ((split, bucket), run file)
+    Create(read tasks) -> Reshuffle -> encode each task -+- ((split, bucket), records)
                                                          +- the task's summary
     summaries -> in task order -> layout: shards per split, each bucket's first rank (side input)
-    runs -> GroupByKey(split, bucket) -> sorted, cut at shard bounds -> ((split, shard), piece file)
-         -> GroupByKey(split, shard) -> our writer, a piece at a time: temporary name, then rename; sha256
+    records -> GroupByKey(split, bucket) -> sorted, cut at shard bounds -> ((split, shard), piece)
+            -> GroupByKey(split, shard) -> our writer, a piece at a time: temporary name, then rename; sha256
 
-Only task descriptions go into the graph (`beam.Create` pickles what it is given), never rows,
-and only file names travel through Beam's shuffles: records wait between steps as files in the
-staging folder (`beam-runs/`; in the bucket, for a dataset bound for one), so a worker holds one
-task's or one bucket's records at a time, however large the dataset. A bucket holds the records
+Only task descriptions go into the graph (`beam.Create` pickles what it is given), never rows.
+Records cross the shuffles as a few large elements (a task's for one bucket, a bucket's for one
+shard), or, on the DirectRunner, as files in the staging folder (`beam-runs/`) with only their
+names as elements, so a worker holds one task's or one bucket's records at a time however large
+the dataset (`_Carrier`). A bucket holds the records
 of one range of key hashes (shuffled builds) or of one task (in the source's order), so sorting
 buckets and cutting them by rank gives every shard exactly the records, in exactly the order,
 that the local runner writes. Shards are written by our writer, not `WriteToTFRecord` (whose
@@ -27,6 +28,7 @@ import logging
 import math
 import os
 import pickle
+import shutil
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
@@ -63,19 +65,18 @@ MIN_BUCKETS = 16
 _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
-def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: dict[str, dict], workers: int,
-        pipeline_options: list[str], progress: Callable | None) -> Written:
+def run(spec: Spec, tasks: list[ReadTask], staging: str, scratch: str, build_id: str, kept: dict[str, dict],
+        workers: int, pipeline_options: list[str], progress: Callable | None) -> Written:
     """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
-    `finished_shards` found them); returns what it wrote into `staging`."""
+    `finished_shards` found them); returns what it wrote into `staging` (a folder or a bucket's
+    prefix). `scratch` is a folder of this machine the DirectRunner's workers keep records in."""
     options = _options(pipeline_options, workers)
     local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
                                                          "SwitchingDirectRunner", "PrismRunner")
     summary_path = fs.join(staging, SUMMARY_FILE)
     if fs.exists(summary_path):
         fs.remove(summary_path)
-    fs.rmtree(fs.join(staging, RUNS_FOLDER))  # a killed job's
-    if not fs.is_url(staging):
-        os.makedirs(fs.join(staging, RUNS_FOLDER))
+    carrier = _carrier(local, os.path.join(scratch, RUNS_FOLDER))
     # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
     # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
     # buckets in one element each, so the elements grow as tasks x buckets
@@ -85,19 +86,35 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, build_id: str, kept: di
         pipeline = beam.Pipeline(options=options)
     except ValueError as error:  # e.g. an unknown --runner
         raise UsageError(f"--pipeline-options: {error}") from None
-    _plan(pipeline, spec, tasks, staging, build_id, kept, bits)
+    _plan(pipeline, spec, tasks, staging, build_id, kept, bits, carrier)
     # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
     # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
     held = stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local else contextlib.nullcontext()
     with held:
         _watch(pipeline.run(), progress)
-    return _results(spec, staging, build_id)
+    written = _results(spec, staging, build_id)
+    if carrier.folder is not None:
+        shutil.rmtree(carrier.folder)
+    return written
+
+
+def _carrier(local: bool, folder: str) -> "_Carrier":
+    """How records cross the job's steps: `TFRECORD_BUILDER_BEAM_RECORDS` (files or elements), else
+    files where the workers share this machine's disk (the DirectRunner), else Beam elements."""
+    chosen = os.environ.get("TFRECORD_BUILDER_BEAM_RECORDS") or ("files" if local else "elements")
+    if chosen not in ("files", "elements"):
+        raise UsageError(f"TFRECORD_BUILDER_BEAM_RECORDS: expected files or elements, received {chosen!r}")
+    if chosen == "elements":
+        return _Carrier(None)
+    shutil.rmtree(folder, ignore_errors=True)  # a killed job's
+    os.makedirs(folder)
+    return _Carrier(folder)
 
 
 def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: str, build_id: str,
-          kept: dict[str, dict], bits: int) -> None:
+          kept: dict[str, dict], bits: int, carrier: "_Carrier") -> None:
     """The plan's steps, as the module's docstring draws them."""
-    encode = _EncodeTask(spec, bits, builder_sources(spec), staging)
+    encode = _EncodeTask(spec, bits, builder_sources(spec), carrier)
     encoded = (pipeline
                | "Tasks" >> beam.Create(tasks)
                | "Spread" >> beam.Reshuffle()
@@ -108,11 +125,11 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
                                      | "Layout" >> beam.Map(_layout, spec, staging))
     parts = (encoded.records
              | "Buckets" >> beam.GroupByKey()
-             | "Sort" >> beam.ParDo(_SortBucket(spec, staging), layout).with_output_types(_ANY_PAIR).with_outputs(
+             | "Sort" >> beam.ParDo(_SortBucket(spec, carrier), layout).with_output_types(_ANY_PAIR).with_outputs(
                  "problems", "distinct", main="parts"))
     (parts.parts
      | "Shards" >> beam.GroupByKey()
-     | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept), layout))
+     | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept, carrier), layout))
     unique = encoded["keys"] | "Keys" >> beam.GroupByKey() | "Unique" >> beam.FlatMap(_unique_keys, spec)
     ((parts.problems, unique)
      | "Problems" >> beam.Flatten()
@@ -233,11 +250,11 @@ class _TaskSummary:
 class _EncodeTask(beam.DoFn):
     """Reads and encodes one task; its records go out by (split, bucket)."""
 
-    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], staging: str):
+    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], carrier: "_Carrier"):
         self.spec = spec
         self.bits = bits
         self.sources = sources  # the spec's builder file: a worker elsewhere doesn't have it
-        self.staging = staging
+        self.carrier = carrier
         self.builders: dict[str | None, Builder] = {}
 
     def setup(self) -> None:
@@ -296,9 +313,8 @@ class _EncodeTask(beam.DoFn):
         for bucket in np.unique(buckets).tolist():
             rows = np.flatnonzero(buckets == bucket)
             counts[bucket] = counts.get(bucket, 0) + len(rows)
-            path = _run_path(self.staging, f"{split}-{bucket:05d}-{task:06d}")
-            _dump(piece if len(rows) == len(buckets) else piece.take(rows), path)
-            yield (split, bucket), path
+            part = piece if len(rows) == len(buckets) else piece.take(rows)
+            yield (split, bucket), self.carrier.put(part, f"{split}-{bucket:05d}-{task:06d}")
 
 
 @dataclass
@@ -346,15 +362,15 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
 class _SortBucket(beam.DoFn):
     """Sorts one bucket's records into the order they are written, and cuts it at shard bounds."""
 
-    def __init__(self, spec: Spec, staging: str):
+    def __init__(self, spec: Spec, carrier: "_Carrier"):
         self.spec = spec
-        self.staging = staging
+        self.carrier = carrier
 
-    def process(self, item: tuple[tuple[str, int], Iterable[str]], layout: _Layout) -> Iterator[Any]:
+    def process(self, item: tuple[tuple[str, int], Iterable[Any]], layout: _Layout) -> Iterator[Any]:
         (split, bucket), runs = item
         if layout.failed:
             return
-        joined = _joined([_loaded(path) for path in sorted(runs)])
+        joined = _joined([self.carrier.get(run) for run in runs])  # in any order: the sort decides
         hashes, places, records, labels = joined.hashes, joined.places, joined.records, joined.labels
         del joined
         if self.spec.output.shuffle:  # by hash; equal hashes in the source's order, as the local sort
@@ -377,9 +393,8 @@ class _SortBucket(beam.DoFn):
         shards = np.searchsorted(starts, ranks, side="right") - 1
         for shard in np.unique(shards).tolist():
             rows = np.flatnonzero(shards == shard)
-            path = _run_path(self.staging, f"{split}-shard{shard:05d}-{bucket:05d}")
-            _dump(whole.take(rows) if len(rows) < len(order) else whole, path)
-            yield (split, shard), (bucket, path)
+            part = whole.take(rows) if len(rows) < len(order) else whole
+            yield (split, shard), (bucket, self.carrier.put(part, f"{split}-shard{shard:05d}-{bucket:05d}"))
 
 
 def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]:
@@ -398,8 +413,8 @@ def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]
 class _WriteShard(beam.DoFn):
     """Writes one shard from its parts, with our writer (temporary name, then rename)."""
 
-    def __init__(self, spec: Spec, staging: str, build_id: str, kept: dict[str, dict]):
-        self.spec, self.staging, self.build_id, self.kept = spec, staging, build_id, kept
+    def __init__(self, spec: Spec, staging: str, build_id: str, kept: dict[str, dict], carrier: "_Carrier"):
+        self.spec, self.staging, self.build_id, self.kept, self.carrier = spec, staging, build_id, kept, carrier
 
     def setup(self) -> None:
         self.written = beam.metrics.Metrics.counter(_NAMESPACE, "shards written")
@@ -408,20 +423,20 @@ class _WriteShard(beam.DoFn):
         (split, index), parts = item
         starts = layout.shards[split]
         count = int(starts[index + 1] - starts[index])
-        paths = [path for _, path in sorted(parts)]
+        handles = [handle for _, handle in sorted(parts, key=lambda part: part[0])]  # by bucket
         spec = self.spec
         file = shard_name(spec.name, split, index, len(starts) - 1, spec.output.compression)
         entry = self.kept.get(file)
         if entry is not None and entry["num_examples"] == count:  # a resumed build: kept if its records are these
-            ends = [_loaded(path) for path in (paths[0], paths[-1])]
+            ends = [self.carrier.get(handle) for handle in (handles[0], handles[-1])]
             span = key_range([(ends[0].hashes, ends[0].records), (ends[-1].hashes, ends[-1].records)])
             if kept_shard(entry, file, count, span) is not None:
                 return
         written = [0]
 
         def chunks() -> Iterator[tuple[np.ndarray, ByteColumn]]:  # a piece at a time: a shard needn't fit memory
-            for path in paths:
-                piece = _loaded(path)
+            for handle in handles:
+                piece = self.carrier.get(handle)
                 written[0] += piece.records.num_rows
                 yield piece.hashes, piece.records
 
@@ -434,27 +449,31 @@ class _WriteShard(beam.DoFn):
         yield file
 
 
-def _run_path(staging: str, name: str) -> str:
-    return fs.join(staging, RUNS_FOLDER, f"{name}.pickle")
+@dataclass(frozen=True)
+class _Carrier:
+    """Carries records from one step of the job to the next: as Beam elements (`folder` None: a
+    remote runner's shuffle pages them to disk), or as files in `folder`, with only their names as
+    elements. The DirectRunner hands a worker its whole share of a step's elements at once, so
+    records carried by Beam there made a worker's memory grow with the dataset; its workers share
+    this machine's disk. A retried step writes the same file again."""
 
+    folder: str | None
 
-def _dump(piece: _Piece, path: str) -> None:
-    """Leaves records between two steps of the job as a file, not as a Beam element: Beam's
-    DirectRunner hands a worker its whole share of a step's elements at once, so records carried
-    by Beam made a worker's memory grow with the dataset. A retried step writes the same bytes."""
-    if fs.is_url(path):  # an object appears whole once written
-        with fs.open_file(path, "wb") as file:
+    def put(self, piece: _Piece, name: str) -> Any:
+        if self.folder is None:
+            return piece
+        path = os.path.join(self.folder, f"{name}.pickle")
+        aside = f"{path}.tmp-{os.getpid()}"
+        with open(aside, "wb") as file:
             pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
-        return
-    aside = f"{path}.tmp-{os.getpid()}"
-    with open(aside, "wb") as file:
-        pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(aside, path)
+        os.replace(aside, path)
+        return path
 
-
-def _loaded(path: str) -> _Piece:
-    with fs.open_file(path, "rb") as file:
-        return pickle.load(file)
+    def get(self, handle: Any) -> _Piece:
+        if self.folder is None:
+            return handle
+        with open(handle, "rb") as file:
+            return pickle.load(file)
 
 
 def _save(value: Any, staging: str, name: str) -> None:
@@ -502,5 +521,4 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
-    fs.rmtree(fs.join(staging, RUNS_FOLDER))
     return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits})
