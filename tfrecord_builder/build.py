@@ -15,7 +15,7 @@ import tempfile
 import warnings
 from typing import Callable
 
-from .builders.sources import source_builders, with_source_classes
+from .builders.sources import check_sources, source_builders, with_source_classes
 from .codegen.render import render_module, write_module
 from .errors import BuildWarning, UsageError
 from .processes import stderr_held
@@ -73,6 +73,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
             raise UsageError(problem)
+    check_sources(spec)  # before anything is made on disk
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = fs.absolute(fs.join(root, spec.name, spec.version))
     if runner == "beam":

@@ -27,18 +27,6 @@ def is_url(path: object) -> bool:
     return isinstance(path, str) and bool(URL.match(path))
 
 
-def url_problem(path: object) -> str | None:
-    """What is wrong with `path` where only local paths are taken yet (a URL), or None.
-
-    A URL would otherwise be taken as a relative local path: a build once wrote into a folder
-    named `s3:` and said it was done."""
-    if is_url(path):
-        scheme = str(path).split("://", 1)[0]
-        return (f"{path}: {scheme}:// URLs are not supported yet; expected a local path "
-                "(copy the data to a local folder, or mount the bucket)")
-    return None
-
-
 def place_problem(path: object) -> str | None:
     """What is wrong with `path` as a place to read or write (a URL whose scheme no installed
     filesystem serves), or None."""
@@ -224,3 +212,22 @@ def store_problem(url: str) -> str | None:
     except Exception as error:  # botocore's own kinds: unreachable endpoint, refused credentials
         return f"{url}: can't write to the object store: {type(error).__name__}: {str(error).splitlines()[0]}"
     return None
+
+
+@_in_store
+def files_below(url: str) -> dict[str, int]:
+    """Every object below a URL's prefix, by its path relative to it (with `/`), with its size:
+    one listing of the store, where a folder's walk would ask once per folder."""
+    filesystem, inner = _fs(url)
+    prefix = inner.rstrip("/") + "/"
+    found = filesystem.find(inner, detail=True)
+    return {name[len(prefix):]: int(entry.get("size") or 0) for name, entry in found.items()
+            if name.startswith(prefix) and entry.get("type") != "directory"}
+
+
+@_in_store
+def subfolders(url: str) -> list[str]:
+    """The names of the sub-prefixes right below a URL's prefix ("folders"), sorted."""
+    filesystem, inner = _fs(url)
+    return sorted(posixpath.basename(entry["name"].rstrip("/")) for entry in filesystem.ls(inner, detail=True)
+                  if entry.get("type") == "directory")

@@ -222,8 +222,10 @@ CASES = [
          ("build", SPEC, "--output", "gs://bucket/x"), 2, ["gs://bucket/x", "needs gcsfs", "pip install gcsfs"]),
     spec_case("output-dir-is-a-url-without-its-filesystem", GOOD_SPEC + "output: {dir: 'gs://bucket/out'}\n",
               [SPEC, SPEC_LINE("gs://bucket/out"), "output.dir", "gs:// needs gcsfs"], argv=BUILD[:2]),
-    spec_case("source-path-is-a-url", HEADER.replace(f"path: {CSV}", "path: gs://bucket/rows.csv") + GOOD_FEATURES,
-              [SPEC, SPEC_LINE("gs://bucket"), "source.path", "gs:// URLs are not supported yet"]),
+    spec_case("source-path-is-a-url-without-its-filesystem",
+              HEADER.replace(f"path: {CSV}", "path: gs://bucket/rows.csv") + GOOD_FEATURES,
+              [SPEC, SPEC_LINE("gs://bucket"), "source.path", "gs://bucket/rows.csv: reading and writing gs:// needs "
+               "gcsfs: pip install gcsfs"]),
     Case("verify-a-url-without-its-filesystem", None, {}, ("verify", "gs://bucket/ds/1.0.0"), 2,
          ["gs://bucket/ds/1.0.0", "needs gcsfs", "pip install gcsfs"]),
     Case("generate-into-a-url-without-its-filesystem", GOOD_SPEC, {CSV: GOOD_CSV}, ("generate", SPEC, "-o", "gs://b/m.py"),

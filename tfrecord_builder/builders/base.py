@@ -6,12 +6,12 @@ tabular builders can hand over whole columns at once; the default groups `genera
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from .. import fs
 from ..errors import DataError, TFRecordBuilderError
 from ..features.shown import Language, shown
 
@@ -278,7 +278,7 @@ class PathOrigins:
     keys: list[Any]
 
     def __call__(self, index: int) -> str:
-        return os.path.join(self.folder, str(self.keys[index]))
+        return fs.join(self.folder, str(self.keys[index]))
 
 
 _KEY_TYPES = (str, bytes, int, float, np.integer, np.floating)

@@ -11,9 +11,11 @@ sub-folders, sorted, empty ones included, so a class keeps its index when anothe
 from __future__ import annotations
 
 import csv
+import io
 import os
 from typing import Any, Iterator
 
+from .. import fs
 from ..errors import DataError, SpecError
 from .base import Builder, PathOrigins
 from .opened import TASK_BYTES
@@ -34,7 +36,7 @@ class ImageFolderBuilder(Builder):
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
         folder = self._folder()
         for relative, label in self._labelled(folder):
-            yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
+            yield relative, {"image": fs.join(folder, relative), "label": label, "filename": relative}
 
     def tasks(self, split: str | None) -> list[tuple[tuple[str, str | None], ...]] | None:
         """The sorted images in runs of about `TASK_BYTES` of files, each image with its label."""
@@ -42,10 +44,11 @@ class ImageFolderBuilder(Builder):
         tasks: list[tuple[tuple[str, str | None], ...]] = []
         current: list[tuple[str, str | None]] = []
         size = 0
+        sizes = fs.files_below(folder) if fs.is_url(folder) else None  # a store: one listing
         for relative, label in self._labelled(folder):
             current.append((relative, label))
             try:
-                size += os.path.getsize(os.path.join(folder, relative))
+                size += sizes.get(relative, 0) if sizes is not None else os.path.getsize(os.path.join(folder, relative))
             except OSError:
                 pass  # read as the image is encoded, which says what is wrong
             if size >= TASK_BYTES:
@@ -58,7 +61,7 @@ class ImageFolderBuilder(Builder):
     def generate_task(self, split: str | None, task: tuple[tuple[str, str | None], ...]) -> Iterator[tuple[Any, dict[str, Any]]]:
         folder = self._folder()
         for relative, label in task:
-            yield relative, {"image": os.path.join(folder, relative), "label": label, "filename": relative}
+            yield relative, {"image": fs.join(folder, relative), "label": label, "filename": relative}
 
     def _labelled(self, folder: str) -> Iterator[tuple[str, str | None]]:
         """Each image's path below the folder, sorted, with its label (its class folder, or the
@@ -92,11 +95,13 @@ class ImageFolderBuilder(Builder):
         labels = self._labels_file(folder)
         if labels is not None:
             return sorted({label for _, label in labels.values()})
+        if fs.is_url(folder):  # a store has no empty folders: the classes are the prefixes with images
+            return [name for name in fs.subfolders(folder) if not name.startswith(".")] or None
         names = [name for name in os.listdir(folder) if os.path.isdir(os.path.join(folder, name))]
         return [name for name, _ in _followed(folder, names, _ancestors(folder))] or None
 
     def _folder(self) -> str:
-        if self.path is None or not os.path.isdir(self.path):
+        if self.path is None or not fs.isdir(self.path):
             raise DataError(f"{self.path}: expected a folder of images")
         return self.path
 
@@ -108,7 +113,7 @@ class ImageFolderBuilder(Builder):
         path = self.spec.resolve(name) if self.spec is not None else os.path.join(folder, name)
         labels: dict[str, tuple[str, str]] = {}
         try:
-            with open(path, newline="", encoding="utf-8") as file:
+            with io.TextIOWrapper(fs.open_file(path), encoding="utf-8", newline="") as file:
                 reader = csv.DictReader(file)
                 if reader.fieldnames is not None and not {"filename", "label"} <= set(reader.fieldnames):
                     raise DataError(f"{path}, line 1: expected columns `filename` and `label`, "
@@ -142,8 +147,8 @@ class ImageFolderBuilder(Builder):
         """Where the labels file was looked for, and where it may be instead (the image folder)."""
         message = (f"{path}: labels file not found (options.labels is relative to the spec's folder, "
                    f"{os.path.dirname(path) if self.spec is not None else folder}, not to the image folder)")
-        beside = os.path.join(folder, name)
-        if self.spec is not None and os.path.isfile(beside):
+        beside = fs.join(folder, name)
+        if self.spec is not None and not fs.is_url(beside) and os.path.isfile(beside):
             relative = os.path.relpath(beside, self.spec.base_dir).replace(os.sep, "/")
             message += f"; there is one in the image folder: write `labels: {relative}`"
         return message
@@ -151,6 +156,9 @@ class ImageFolderBuilder(Builder):
 
 def _images(folder: str) -> Iterator[str]:
     """Paths of the image files below `folder`, relative and with `/`, sorted; hidden ones skipped."""
+    if fs.is_url(folder):
+        yield from _stored_images(folder)
+        return
     above = {folder: _ancestors(folder)}  # each folder's real path and its parents'
     for root, folders, files in os.walk(folder, followlinks=True):
         chain = above.pop(root)
@@ -164,6 +172,18 @@ def _images(folder: str) -> Iterator[str]:
             if name.startswith(".") or os.path.splitext(name)[1].lower() not in EXTENSIONS:
                 continue
             yield prefix + name
+
+
+def _stored_images(url: str) -> list[str]:
+    """`_images` below a URL's prefix, in the order a folder's walk gives: a folder's files, then
+    its sub-folders, each sorted."""
+    found = []
+    for relative in fs.files_below(url):
+        parts = relative.split("/")
+        if any(part.startswith(".") for part in parts) or os.path.splitext(parts[-1])[1].lower() not in EXTENSIONS:
+            continue
+        found.append((tuple((1, part) for part in parts[:-1]) + ((0, parts[-1]),), relative))
+    return [relative for _, relative in sorted(found)]
 
 
 def _followed(root: str, folders: list[str], chain: set[str]) -> list[tuple[str, str]]:

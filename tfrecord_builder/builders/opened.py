@@ -13,8 +13,9 @@ import lzma
 import os
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+from .. import fs
 from ..errors import DataError
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
@@ -23,7 +24,7 @@ COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zstd")
 
 def compression(path: str) -> str | None:
     """The compression of the file at `path` (by its first bytes), or None for a plain file."""
-    with open(path, "rb") as file:
+    with fs.open_file(path) as file:
         head = file.read(6)
     return next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
 
@@ -33,18 +34,19 @@ def open_source(path: str) -> io.BufferedReader:
     raises DataError when read."""
     kind = compression(path)
     if kind is None:
-        return open(path, "rb")
+        return fs.open_file(path) if not fs.is_url(path) else io.BufferedReader(fs.open_file(path), 1 << 20)
+    source: Any = path if not fs.is_url(path) else fs.open_file(path)  # a URL: its file object, read as it streams
     if kind == "gzip":
-        stream: BinaryIO = gzip.open(path, "rb")
+        stream: BinaryIO = gzip.open(source, "rb")
     elif kind == "bzip2":
-        stream = bz2.open(path, "rb")
+        stream = bz2.open(source, "rb")
     elif kind == "xz":
-        stream = lzma.open(path, "rb")
+        stream = lzma.open(source, "rb")
     else:
         import pyarrow as pa  # Python has no Zstandard before 3.14; Arrow's C++ reads it
 
-        stream = io.BufferedReader(pa.input_stream(path, compression="zstd"))
-    return io.BufferedReader(_Checked(stream, os.path.basename(path), kind), 1 << 20)
+        stream = io.BufferedReader(pa.input_stream(source, compression="zstd"))
+    return io.BufferedReader(_Checked(stream, fs.basename(path), kind, source if source is not path else None), 1 << 20)
 
 
 def plain_name(path: str) -> str:
@@ -59,9 +61,10 @@ def plain_name(path: str) -> str:
 class _Checked(io.RawIOBase):
     """A decompressing stream whose failures (a cut or damaged file) are one DataError naming it."""
 
-    def __init__(self, stream: BinaryIO, name: str, kind: str):
+    def __init__(self, stream: BinaryIO, name: str, kind: str, raw: BinaryIO | None = None):
         super().__init__()
         self._stream, self._name, self._kind = stream, name, kind
+        self._raw = raw  # the compressed file object, when we opened it: closed with the stream
 
     def readable(self) -> bool:
         return True
@@ -74,6 +77,8 @@ class _Checked(io.RawIOBase):
 
     def close(self) -> None:
         self._stream.close()
+        if self._raw is not None:
+            self._raw.close()
         super().close()
 
 
@@ -102,11 +107,11 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
     quote character. Finding that reads the file once, at disk speed.
     """
     try:
-        size = os.path.getsize(path)
+        size = fs.size(path)
         if size <= TASK_BYTES or compression(path) is not None:
             return None
         windows: list[Window] = []
-        with open(path, "rb") as file:
+        with fs.open_file(path) as file:
             first = file.readline() if header else b""
             if (quotes and b'"' in first) or first.count(b"\r") != first.count(b"\r\n"):
                 return None
@@ -148,7 +153,7 @@ def open_window(path: str, window: Window | None, header: bool) -> io.BufferedRe
 class _WindowStream(io.RawIOBase):
     def __init__(self, path: str, window: Window, header: bool):
         super().__init__()
-        self._file = open(path, "rb")
+        self._file = fs.open_file(path)
         self._prefix = self._file.readline() if header else b""
         self._file.seek(window.start)
         self._left = window.stop - window.start

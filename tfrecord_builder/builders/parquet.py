@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from .. import fs
 from ..errors import DataError
 from .arrow_rows import python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
@@ -82,7 +83,7 @@ class ParquetBuilder(TableBuilder):
 def _opened(path: str) -> Any:
     """The Parquet file at `path` (its footer read), or a DataError naming it."""
     try:
-        return parquet.ParquetFile(path)
+        return parquet.ParquetFile(fs.open_file(path) if fs.is_url(path) else path)  # a URL: read by ranges
     except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
         raise DataError(f"{os.path.basename(path)}: not a readable Parquet file: {error}") from None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from .. import fs
 from ..errors import SpecError, TFRecordBuilderError
 from ..features import ClassLabelFeature
 from ..spec.fields import unknown_key_message
@@ -28,10 +29,10 @@ def check_sources(spec: Spec) -> None:
         if path is None:
             raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
         resolved = spec.resolve(path)
-        if not os.path.exists(resolved):
+        if not fs.exists(resolved):
             raise spec.error(key_path, f"{resolved} not found")
         wants_folder = spec.source.builder == "image_folder"
-        if os.path.isdir(resolved) != wants_folder:
+        if fs.isdir(resolved) != wants_folder:
             raise spec.error(key_path, f"{resolved} is a {'file' if wants_folder else 'folder'}; the "
                                        f"{spec.source.builder} builder reads a {'folder' if wants_folder else 'file'}")
 

@@ -10,6 +10,7 @@ import codecs
 import os
 from typing import Any, Iterator, Sequence
 
+from .. import fs
 from ..errors import DataError
 from .base import Batch, Builder, PendingBatch, check_split, column_list, loaded
 from . import csv_blocks, csv_rows, json_blocks, json_rows
@@ -40,9 +41,9 @@ class TableBuilder(Builder):
     def check_file(self) -> str:
         if self.path is None:
             raise DataError(f"{type(self).__name__}: the source needs a `path`")
-        if not os.path.exists(self.path):
+        if not fs.exists(self.path):
             raise DataError(f"{self.path}: file not found")
-        if os.path.isdir(self.path):
+        if fs.isdir(self.path):
             raise DataError(f"{self.path}: is a folder; expected a file")
         return self.path
 
@@ -90,7 +91,8 @@ class TableBuilder(Builder):
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
-        folder = os.path.dirname(os.path.abspath(self.path)) if self.path else None
+        folder = (fs.dirname(self.path) if fs.is_url(self.path) else os.path.dirname(os.path.abspath(self.path))) \
+            if self.path else None
         for batch in self.read_batches(needed, batch_size, task):
             if not pending or (split_column is not None and split is not None):
                 batch = loaded(batch)

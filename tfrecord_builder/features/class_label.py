@@ -7,6 +7,7 @@ accepted (2.0 is the name "2"), since a stray 0 taken as an index would silently
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 from dataclasses import dataclass
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..errors import SpecError
+from .. import fs
+from ..errors import SpecError, UsageError
 from ..spec.fields import At, meta
 from .base import register
 from .dtypes import Invalid
@@ -41,12 +43,15 @@ class ClassLabelFeature(TensorFeature):
         if len(given) > 1:
             raise at.error(f"give one of `names`, `names_file` or `num_classes`, not {' and '.join(given)}")
         if self.names_file is not None:
-            path = os.path.join(os.path.dirname(os.path.abspath(at.document.file)), self.names_file)
+            path = self.names_file if fs.is_url(self.names_file) else \
+                os.path.join(os.path.dirname(os.path.abspath(at.document.file)), self.names_file)
             try:
-                with open(path, encoding="utf-8") as file:
+                with io.TextIOWrapper(fs.open_file(path), encoding="utf-8") as file:
                     names = [line.strip() for line in file if line.strip()]
             except OSError as error:
-                raise (at / "names_file").error(f"can't read {path}: {error.strerror}") from None
+                raise (at / "names_file").error(f"can't read {path}: {error.strerror or error}") from None
+            except UsageError as error:  # a URL no filesystem serves, or a store that refuses us
+                raise (at / "names_file").error(str(error)) from None
             object.__setattr__(self, "names", names)
             object.__setattr__(self, "names_file", None)  # inlined: the built dataset needs no file
         if self.names is not None:

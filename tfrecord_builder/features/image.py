@@ -27,6 +27,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from .. import fs
 from .._tf import tensorflow
 from ..spec.fields import At, meta
 from .base import Feature, Origin, register
@@ -126,8 +127,8 @@ class ImageFeature(Feature):
         for row, value in enumerate(values):
             if value is None:
                 raise self.fail(origin, row, "missing image")
-            if base_dir is not None and isinstance(value, str) and not os.path.isabs(value):
-                value = os.path.join(base_dir, value)
+            if base_dir is not None and isinstance(value, str) and not os.path.isabs(value) and not fs.is_url(value):
+                value = fs.join(base_dir, value)
             try:
                 data, shape = self.prepare(value)
             except BadImage as error:
@@ -174,7 +175,7 @@ class ImageFeature(Feature):
         Pillow's parser); None for anything unusual (EXIF, 12-bit, another size or channel count,
         a malformed header), which Pillow then handles and explains."""
         try:
-            with open(path, "rb") as file:
+            with fs.open_file(os.fspath(path)) as file:
                 data = file.read()
         except OSError:
             return None
@@ -350,7 +351,7 @@ def _open(value: Any) -> tuple[bytes | None, Image.Image]:
         data = bytes(value)
     elif isinstance(value, (str, os.PathLike)):
         try:
-            with open(value, "rb") as file:
+            with fs.open_file(os.fspath(value)) as file:
                 data = file.read()
         except FileNotFoundError:
             raise BadImage("file not found") from None

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..builders.registry import check_name
 from ..features import ClassLabelFeature, Feature
 from ..errors import SpecError
-from ..fs import is_url, place_problem, url_problem
+from ..fs import is_url, place_problem
 from .fields import At, convert, describe, meta, spec_fields
 
 _TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
@@ -59,7 +59,7 @@ class SourceSpec:
         problem = check_name(self.builder)
         if problem:
             raise (at / "builder").error(problem)
-        _check_local(self.path, at / "path")
+        _check_place(self.path, at / "path")
         try:
             codecs.lookup(self.encoding)
         except LookupError:
@@ -79,7 +79,7 @@ class SplitSource:
     options: dict[str, Any] = meta("options passed to a custom builder for this split", {})
 
     def check(self, at: At) -> None:
-        _check_local(self.path, at / "path")
+        _check_place(self.path, at / "path")
 
 
 def convert_splits(value: Any, at: At) -> dict[str, float | SplitSource]:
@@ -151,9 +151,7 @@ class OutputSpec:
         problem = place_problem(self.dir)  # a dataset may be written to a URL (an object store)
         if problem:
             raise (at / "dir").error(problem)
-        problem = place_problem(self.module)
-        if problem:
-            raise (at / "module").error(problem)
+        _check_place(self.module, at / "module")
         if self.shards is not None and self.shard_size is not None:
             raise at.error("give `shards` or `shard_size`, not both")
         if self.shards is not None and not 1 <= self.shards <= 99999:
@@ -340,8 +338,9 @@ class Spec:
         return plain
 
 
-def _check_local(path: str | None, at: At) -> None:
-    problem = url_problem(path)
+def _check_place(path: str | None, at: At) -> None:
+    """A path may be a URL whose scheme an installed filesystem serves (`s3://...`)."""
+    problem = place_problem(path)
     if problem:
         raise at.error(problem)
 
