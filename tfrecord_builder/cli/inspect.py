@@ -212,10 +212,7 @@ def _file(path: str, show: int) -> None:
 
 
 def _is_file(url: str) -> bool:
-    try:
-        return fs.exists(url) and not fs.isdir(url)
-    except OSError as error:  # an endpoint that doesn't answer, refused credentials
-        raise UsageError(f"{url}: can't reach the object store: {str(error).splitlines()[0]}") from None
+    return fs.exists(url) and not fs.isdir(url)
 
 
 def _compression(path: str) -> str:
