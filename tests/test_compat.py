@@ -60,3 +60,25 @@ def test_every_record_reads_with_from_string(tf, tmp_path):
                                                        list(feature["point"].float_list.value))
             assert example.SerializeToString(deterministic=True) == record.numpy()
     assert seen == {1: ([b"red", b"big"], [0.5, 1.5]), 2: ([], [2.0, 4.0]), 3: ([b"blue"], [7.5, 8.0])}
+
+
+def test_the_tutorials_shard_glob_finds_only_shards(tf, tmp_path):
+    """`tf.io.gfile.glob` and `Dataset.list_files` match hidden files: nothing in the folder but
+    the shards has `.tfrecord` in its name."""
+    info = tb.build(write_spec(tmp_path, SPEC, {"shop.csv": DATA}), output=tmp_path / "out")
+    shards = sorted(f"{info.path}/{name}" for name in info.splits["train"].files)
+    assert sorted(tf.io.gfile.glob(f"{info.path}/*.tfrecord*")) == shards
+    listed = tf.data.Dataset.list_files(f"{info.path}/*.tfrecord*", shuffle=False)
+    assert sorted(path.decode() for path in listed.as_numpy_iterator()) == shards
+
+
+def test_a_dataset_with_the_old_marker_is_replaced_with_overwrite(tmp_path):
+    """Folders built before the marker's rename (`.tfrecord-builder`) are still ours to replace."""
+    spec = write_spec(tmp_path, SPEC, {"shop.csv": DATA})
+    info = tb.build(spec, output=tmp_path / "out")
+    folder = tmp_path / "out" / "shop" / "1.0.0"
+    (folder / ".made-by-tb").rename(folder / ".tfrecord-builder")
+    (folder / "dataset_info.json").unlink()  # an unfinished 0.2 build: not a dataset, but ours
+    again = tb.build(spec, output=tmp_path / "out", overwrite=True)
+    assert again.splits["train"].num_examples == info.splits["train"].num_examples
+    assert sorted(path.name for path in folder.iterdir() if path.name.startswith(".")) == [".made-by-tb"]

@@ -109,7 +109,7 @@ def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
         # what a kill while a shard was being written leaves (a shard moves into place when whole)
         (staging / f".big-train.tfrecord-00011-of-00012.tmp-{process.pid}").write_bytes(b"half a shard")
         resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
-        assert sorted(os.listdir(resumed.path)) == sorted([".tfrecord-builder", "big_input.py", "dataset_info.json",
+        assert sorted(os.listdir(resumed.path)) == sorted([".made-by-tb", "big_input.py", "dataset_info.json",
                                                            *expected]), "a stray file in the finished dataset"
         assert {shard["file"]: shard["sha256"] for shard in resumed.splits["train"].shards} == expected
         assert verify(resumed.path).ok

@@ -28,7 +28,7 @@ from .version import __version__
 from .write import checkpoint
 from .write.info import DatasetInfo, SplitInfo
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
-from .write.naming import INFO_FILE, MARKER_FILE
+from .write.naming import INFO_FILE, MARKER_FILE, is_ours
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
@@ -195,7 +195,7 @@ def _check_target(folder: str, overwrite: bool) -> None:
         return
     if os.path.exists(os.path.join(folder, INFO_FILE)) and not overwrite:
         raise UsageError(f"{folder}: a dataset is already built there; pass --overwrite to replace it")
-    if os.path.isdir(folder) and os.listdir(folder) and not os.path.exists(os.path.join(folder, MARKER_FILE)):
+    if os.path.isdir(folder) and os.listdir(folder) and not is_ours(os.listdir(folder)):
         raise UsageError(f"{folder}: the folder exists and was not made by tfrecord-builder; "
                          "refusing to write into it (choose another --output)")
     above = os.path.abspath(folder)
@@ -221,7 +221,7 @@ def _check_url_target(folder: str, overwrite: bool) -> None:
         raise UsageError(f"{folder}: can't reach the object store: {str(error).splitlines()[0]}") from None
     if built and not overwrite:
         raise UsageError(f"{folder}: a dataset is already built there; pass --overwrite to replace it")
-    if names and MARKER_FILE not in names:
+    if names and not is_ours(names):
         raise UsageError(f"{folder}: the folder exists and was not made by tfrecord-builder; "
                          "refusing to write into it (choose another --output)")
 

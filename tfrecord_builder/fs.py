@@ -195,7 +195,7 @@ def bucket(url: str) -> str:
 def store_problem(url: str) -> str | None:
     """What keeps us from writing below `url` (no such bucket, refused credentials, an endpoint
     that doesn't answer), found by writing and removing one small object; None if nothing does."""
-    probe = join(url, ".tfrecord-builder-probe")
+    probe = join(url, ".tb-write-probe")
     try:
         fs, inner = _fs(bucket(url))
         try:

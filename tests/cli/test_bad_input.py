@@ -246,7 +246,7 @@ CASES = [
                "write `labels: pics/labels.csv`"], argv=BUILD,
               files={"pics/labels.csv": "filename,label\na.png,cat\n", "pics/a.png": b"not read"}),
     Case("inspect-an-unfinished-dataset", None,
-         {"out/wines/1.0.0/wines-train.tfrecord-00000-of-00001": b"", "out/wines/1.0.0/.tfrecord-builder": b""},
+         {"out/wines/1.0.0/wines-train.tfrecord-00000-of-00001": b"", "out/wines/1.0.0/.made-by-tb": b""},
          ("inspect", "out/wines/1.0.0"), 1, ["out/wines/1.0.0", "dataset_info.json"]),
 ]
 

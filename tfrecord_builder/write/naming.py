@@ -6,7 +6,16 @@ import os
 from ..codec.tfrecord import SUFFIX
 
 INFO_FILE = "dataset_info.json"
-MARKER_FILE = ".tfrecord-builder"  # marks a folder this tool made (so --overwrite may clear it)
+# marks a folder this tool made (so --overwrite may clear it); its name has no ".tfrecord" in it,
+# which `*.tfrecord*` globs (tf.io.gfile.glob and Dataset.list_files match hidden files) would take
+# for a shard
+MARKER_FILE = ".made-by-tb"
+MARKER_FILES = (MARKER_FILE, ".tfrecord-builder")  # the name before 0.3 too, for --overwrite
+
+
+def is_ours(names: "list[str] | set[str]") -> bool:
+    """Whether a folder holding `names` was made by this tool (it holds a marker)."""
+    return any(marker in names for marker in MARKER_FILES)
 SKIPPED_FILE = "skipped.jsonl"
 
 

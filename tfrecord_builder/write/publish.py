@@ -15,7 +15,7 @@ from typing import Iterator
 
 from .. import fs
 from ..errors import UsageError
-from .naming import INFO_FILE, MARKER_FILE
+from .naming import INFO_FILE, is_ours
 
 
 def staging_folder(folder: str) -> str:
@@ -25,7 +25,7 @@ def staging_folder(folder: str) -> str:
     os.makedirs(parent, exist_ok=True)
     for name in os.listdir(parent):
         stale = os.path.join(parent, name)
-        if name.startswith(f".{version}.replaced-") and os.path.exists(os.path.join(stale, MARKER_FILE)):
+        if name.startswith(f".{version}.replaced-") and os.path.isdir(stale) and is_ours(os.listdir(stale)):
             shutil.rmtree(stale, ignore_errors=True)
         elif name.startswith(f".{version}.spill-") and name != f".{version}.spill-{os.getpid()}":
             shutil.rmtree(stale, ignore_errors=True)  # a killed build's sorted runs
