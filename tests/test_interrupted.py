@@ -158,7 +158,7 @@ def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypa
     state = _kill_after_checkpoint(command, tmp_path / "out" / "big" / ".1.0.0.building", 5)
     assert 0 < state["records"] < 60000 and any(split["runs"] for split in state["splits"].values())
 
-    from tfrecord_builder import encoding
+    from tfrecord_builder.runner import encoding
     encoded_rows = []
     original = encoding.encode_batch
     monkeypatch.setattr(encoding, "encode_batch",
@@ -201,7 +201,7 @@ def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeyp
     assert process.wait() == -signal.SIGKILL
     assert json.loads((staging / "checkpoint.json").read_text())["records"] == 60000
 
-    from tfrecord_builder import encoding
+    from tfrecord_builder.runner import encoding
     encoded_rows = []
     monkeypatch.setattr(encoding, "encode_batch", lambda *args, **kwargs: encoded_rows.append(1))
     resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder import processes
-from tfrecord_builder.codec.bytecolumn import ByteColumn, varint
+from tfrecord_builder.codec.bytecolumn import ByteColumn, join, varint
 from tfrecord_builder.codec.columns import read_columns
-from tfrecord_builder.codec.example import entry_column, map_order
+from tfrecord_builder.codec.example import entry_parts, map_order
 from tfrecord_builder.codec.example_reader import parse_record
 from tfrecord_builder.codec.sequence_example import sequence_examples
 from tfrecord_builder.codec.tfrecord import frame, read_records
@@ -270,7 +270,7 @@ def _encoded(stored, lists=None, order=None):
         sequence = {key: _values(steps[0][0] if steps else "int64", steps, per_step=True)
                     for key, steps in lists.items()}
         return sequence_examples(context, sequence).row(0)
-    body = b"".join(entry_column(key, _values(*stored[key])).row(0) for key in order or sorted(stored, key=map_order))
+    body = b"".join(join(entry_parts(key, _values(*stored[key]))).row(0) for key in order or sorted(stored, key=map_order))
     return b"\x0a" + varint(len(body)) + body
 
 

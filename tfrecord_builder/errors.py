@@ -68,8 +68,3 @@ class BuildWarning(UserWarning):
     ...     warnings.simplefilter("error", tb.BuildWarning)   # a skewed split fails a CI job
     ...     tb.build("specs/wine.yaml")
     """
-
-
-def where(*parts: object) -> str:
-    """Joins the non-empty parts of a location: `where("a.csv", "line 3")` is "a.csv, line 3"."""
-    return ", ".join(str(part) for part in parts if part not in (None, ""))

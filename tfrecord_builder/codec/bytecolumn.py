@@ -226,27 +226,13 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-def field(tag: int, payload: ByteColumn, *, omit_empty: bool = False) -> ByteColumn:
-    """A length-delimited protobuf field per row: tag byte, varint length, payload.
-
-    With `omit_empty`, rows whose payload is empty become empty (as protobuf writes an empty
-    packed list: not at all).
-    """
-    return nest(payload, [(tag, b"", omit_empty)])
-
-
-def nest(payload: ByteColumn, levels: Sequence[tuple[int, bytes, bool]]) -> ByteColumn:
-    """Wraps each row in nested length-delimited fields with one final join.
+def nest_parts(parts: Sequence[ByteColumn], levels: Sequence[tuple[int, bytes, bool]]) -> list[ByteColumn]:
+    """Wraps each row of a payload, given as parts whose row-wise join it is, in nested
+    length-delimited fields, left unjoined: a record built level by level is joined once, at the
+    end, so each byte is moved once.
 
     `levels` go from the innermost out; each is (tag, constant bytes that come before the inner
-    field inside this field's content, omit the field when its content is empty).
-    """
-    return join(nest_parts([payload], levels))
-
-
-def nest_parts(parts: Sequence[ByteColumn], levels: Sequence[tuple[int, bytes, bool]]) -> list[ByteColumn]:
-    """Like `nest`, for a payload given as parts whose row-wise join it is, and left unjoined:
-    a record built level by level is joined once, at the end, so each byte is moved once."""
+    field inside this field's content, omit the field when its content is empty)."""
     lengths = row_lengths(parts)
     stacked = _stacked_headers(lengths, levels)
     if stacked is not None:

@@ -31,13 +31,9 @@ def feature_column(values: Values) -> ByteColumn:
     return join(nest_parts(payload, levels))
 
 
-def entry_column(key: str, values: Values) -> ByteColumn:
-    """Each row's `Features.feature` map entry for `key`: the Feature wrapped with its key, in one pass."""
-    return join(entry_parts(key, values))
-
-
 def entry_parts(key: str, values: Values) -> list[ByteColumn]:
-    """`entry_column`, as parts not yet joined."""
+    """Each row's `Features.feature` map entry for `key` (the Feature wrapped with its key, in one
+    pass), as parts not yet joined."""
     payload, levels = feature_levels(values)
     return nest_parts(payload, levels + [(_MAP_VALUE_TAG, b"", False), (_VALUE_TAG, key_field(key), False)])
 

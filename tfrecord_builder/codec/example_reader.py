@@ -17,12 +17,6 @@ _ITEM_WIRES = {"bytes": {2}, "float": {2, 5}, "int64": {2, 0}}  # packed, or one
 Stored = dict[str, tuple[str, list[Any]]]  # key -> (list kind, values)
 
 
-def parse_example(data: bytes) -> Stored:
-    """`{key: (kind, values)}` of one serialised Example; raises DatasetError if malformed."""
-    features, _ = parse_record(data)
-    return features
-
-
 def parse_record(data: bytes) -> tuple[Stored, dict[str, list[tuple[str, list[Any]]]] | None]:
     """An Example's features, or a SequenceExample's context and its feature lists (each a list of
     steps); the feature lists are None for an Example (the two share field 1)."""

@@ -43,7 +43,7 @@ from .. import fs
 from ..builders.base import Builder
 from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
-from ..encoding import encode_for_build
+from .encoding import encode_for_build
 from ..errors import DataError, TFRecordBuilderError, UsageError
 from ..processes import stderr_held
 from ..spec.model import Spec

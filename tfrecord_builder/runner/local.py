@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..builders.base import Batch, Builder, PendingBatch, loaded
-from ..encoding import encode_batches, keys_digest
+from .encoding import encode_batches, keys_digest
 from ..errors import DataError
 from ..spec.model import Spec
 from ..write import checkpoint

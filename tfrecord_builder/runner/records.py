@@ -1,6 +1,7 @@
-"""Encodes a batch of raw records into serialised `tf.train.Example`s.
+"""Encodes a builder's batch into serialised `tf.train.Example`s or `SequenceExample`s.
 
-The feature types turn raw values into storage values; `example.py` turns those into bytes.
+The feature types turn raw values into storage values; the codec (`codec/example.py`,
+`codec/sequence_example.py`) turns those into bytes.
 """
 from __future__ import annotations
 
@@ -10,24 +11,24 @@ from typing import Mapping
 import numpy as np
 
 from ..builders.base import Batch, no_column
+from ..codec.bytecolumn import ByteColumn
+from ..codec.example import examples, features_entries
+from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
 from ..features import Feature
 from ..features.values import Values
-from .bytecolumn import ByteColumn
-from .example import examples, features_entries
-from .sequence_example import sequence_examples
 
 
 @dataclass
-class EncodedBatch:
-    """A batch's records and the storage values they were made from (for statistics)."""
+class BatchRecords:
+    """A batch's serialised records and the storage values they were made from (for statistics)."""
 
     records: ByteColumn
     values: dict[str, dict[str, Values]]  # feature name -> record key -> values
 
 
 def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
-                 framed: bool = False) -> EncodedBatch:
+                 framed: bool = False) -> BatchRecords:
     """Serialised records of every record in `batch`; raises DataError naming a bad value.
 
     Examples, or SequenceExamples when some features are per step (then, with `equal_lengths`,
@@ -44,14 +45,14 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
         values[name] = feature.encode(column, batch.origin, batch.base_dir, batch.language)
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
-        return EncodedBatch(examples(features_entries(by_key), framed), values)
+        return BatchRecords(examples(features_entries(by_key), framed), values)
     context = {key: item for name, encoded in values.items() if not features[name].sequence
                for key, item in encoded.items()}
     sequence = {key: item for name, encoded in values.items() if features[name].sequence
                 for key, item in encoded.items()}
     if equal_lengths:
         _check_lengths(features, values, batch)
-    return EncodedBatch(sequence_examples(context, sequence, framed), values)
+    return BatchRecords(sequence_examples(context, sequence, framed), values)
 
 
 def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], batch: Batch) -> None:

@@ -1,4 +1,5 @@
-"""Turns source batches into per-split parts: encoded records, key hashes and statistics.
+"""The build's encoding stage: source batches into per-split parts (records, key hashes,
+statistics).
 
 Runs in the build's process or in worker processes (`workers` > 1); either way the parts come
 back in source order, so the output is byte-identical whatever the worker count.
@@ -15,16 +16,16 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from . import processes
-from .builders.base import Batch, PendingBatch, loaded
-from .codec.bytecolumn import ByteColumn
-from .codec.encode import encode_batch
-from .errors import DataError
-from .features.values import Values
-from .spec.model import Spec
-from .write.collect import key_label
-from .write.keys import assign_splits, hash_keys
-from .write.stats import SplitStatistics
+from .. import processes
+from ..builders.base import Batch, PendingBatch, loaded
+from ..codec.bytecolumn import ByteColumn
+from ..errors import DataError
+from ..features.values import Values
+from ..spec.model import Spec
+from ..write.collect import key_label
+from ..write.keys import assign_splits, hash_keys
+from ..write.stats import SplitStatistics
+from .records import encode_batch
 
 
 @dataclass
@@ -38,8 +39,8 @@ class SplitPart:
 
 
 @dataclass
-class EncodedBatch:
-    """A batch after encoding: its parts by split, its keys (for duplicate checks) and its skips."""
+class DividedBatch:
+    """A batch after encoding, divided among the splits: its parts by split, its keys (for duplicate checks) and its skips."""
 
     batch: Batch | None  # keys and origins, for the duplicate check of unsorted builds; else None
     split: str | None  # the split the source gave (None: divided by fraction)
@@ -51,7 +52,7 @@ class EncodedBatch:
 
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
-                   workers: int = 1) -> Iterator[EncodedBatch]:
+                   workers: int = 1) -> Iterator[DividedBatch]:
     """Encodes every `(split or None, batch)`, in `workers` processes when > 1, in source order
     (a pending batch is parsed there too)."""
     batches = _failure_in_turn(batches)
@@ -93,7 +94,7 @@ def _failure_in_turn(batches: Iterable[tuple[str | None, Batch | PendingBatch]])
         yield None, _ReadFailure(error)
 
 
-def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch) -> EncodedBatch:
+def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
     """Parses a pending batch, encodes it, hashes its keys and divides it among the splits.
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
@@ -102,7 +103,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
     skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     if not len(batch):
-        return EncodedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=skipped)
+        return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=skipped)
     good = None
     try:
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True)
@@ -121,7 +122,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
     hashes = all_hashes if good is None else all_hashes[good]
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
-    result = EncodedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped)
+    result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped)
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
@@ -162,7 +163,7 @@ def _start_worker(spec: Spec, parent: int) -> None:
     _WORKER_SPEC = spec
 
 
-def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> EncodedBatch:
+def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
     return encode_for_build(_WORKER_SPEC, split, batch)
 
 
