@@ -7,7 +7,7 @@
 """
 from .build import build
 from .builders.base import Builder
-from .codegen.render import generate_module
+from .generate import generate_module
 from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
 from .read import Dataset, input_fn, load
 from .spec.load import load_spec

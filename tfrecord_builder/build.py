@@ -16,7 +16,8 @@ import warnings
 from typing import Callable
 
 from .builders.sources import check_sources, source_builders, with_source_classes
-from .codegen.render import render_module, write_module
+from .codegen.render import render_module
+from .generate import write_module
 from .errors import BuildWarning, UsageError
 from .processes import stderr_held
 from . import fs

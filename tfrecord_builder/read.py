@@ -14,12 +14,10 @@ from ._tf import tensorflow
 from .errors import DatasetError, UsageError
 from . import fs
 from .codec.tfrecord import open_records, read_records
-from .codegen.render import length_source
 from .features import Feature
 from .write.info import DatasetInfo, info_from_json, read_info
 from .write.naming import INFO_FILE
 
-_COMPRESSION = {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}
 
 
 def _reading() -> Any:
@@ -75,8 +73,9 @@ class Dataset:
         return features
 
     def _length_feature(self) -> Feature:
-        return length_source([feature for feature in self.features.values() if feature.sequence],
-                             self.info.spec.label)
+        feature = self.info.spec.length_source
+        assert feature is not None  # only SequenceExample datasets ask
+        return feature
 
     def _lengths(self, sequence: dict[str, Any], lengths: dict[str, Any]) -> Any:
         feature = self._length_feature()
@@ -143,7 +142,7 @@ class Dataset:
         bucketing = None
         if boundaries is not None:
             bucketing = (tf.autograph.experimental.do_not_convert(self._record_length), boundaries)
-        dataset = _reading().batched_records(files, counts, _COMPRESSION[spec.output.compression],
+        dataset = _reading().batched_records(files, counts, spec.output.reader_compression,
                                              batch_size, shuffle, spec.input.shuffle_buffer, repeat, bucketing)
         # parse_batch is plain graph code: autograph has nothing to convert in it
         parse = tf.autograph.experimental.do_not_convert(self.parse_batch)

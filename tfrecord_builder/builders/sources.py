@@ -14,7 +14,7 @@ from ..features import ClassLabelFeature
 from ..spec.fields import unknown_key_message
 from ..spec.model import Spec
 from .base import Builder, no_column
-from .registry import BUILTIN, SHIPPED, builder_class, builder_file
+from ..registry import BUILTIN, SHIPPED, builder_class, builder_file
 
 
 def check_sources(spec: Spec) -> None:

@@ -23,7 +23,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..builders.base import Batch, Builder, PendingBatch
-from ..codegen.render import render_module, write_module
+from ..codegen.render import render_module
+from ..generate import write_module
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.info import DatasetInfo, SplitInfo

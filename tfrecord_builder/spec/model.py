@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..builders.registry import check_name
+from ..registry import check_name
 from ..features import ClassLabelFeature, Feature
 from ..errors import SpecError
 from ..fs import is_url, place_problem
@@ -160,6 +160,11 @@ class OutputSpec:
     @property
     def target_shard_bytes(self) -> int:
         return self.shard_size if self.shard_size is not None else 128 * 1024**2
+
+    @property
+    def reader_compression(self) -> str | None:
+        """The shards' compression as `tf.data.TFRecordDataset` names it (None, "GZIP", "ZLIB")."""
+        return {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}[self.compression]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,6 +326,19 @@ class Spec:
         if is_url(path):
             return path
         return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
+
+    @property
+    def length_source(self) -> Feature | None:
+        """The sequence feature whose lengths are the records' lengths (and the mask's): the label if
+        it is a sequence feature (with `sequence_lengths: free` the mask must cover the label), else
+        a fixed per-step shape if any (the parser reports their lengths), else a variable one (its
+        ragged row lengths). None for an Example dataset."""
+        sequence = [feature for feature in self.features.values() if feature.sequence]
+        if not sequence:
+            return None
+        labelled = [feature for feature in sequence if feature.name == self.label]
+        return next(iter(labelled), None) or next((feature for feature in sequence if not feature.is_variable),
+                                                  sequence[0])
 
     @property
     def fraction_splits(self) -> bool:

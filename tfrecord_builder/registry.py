@@ -18,7 +18,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from ..errors import SpecError
+from .errors import SpecError
 
 BUILTIN = {
     "csv": "tfrecord_builder.builders.tabular:CsvBuilder",
