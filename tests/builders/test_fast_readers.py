@@ -213,7 +213,7 @@ def test_numbers_arrow_reads_are_the_numbers_python_reads(cells, kind):
 
     import pyarrow as pa
 
-    from tfrecord_builder.builders.text_cells import TextCells
+    from tfrecord_builder.features.cells import TextCells
 
     converted = TextCells(pa.array(cells)).scalars(kind)
     if converted is None:

@@ -2,7 +2,7 @@
 
 Python's csv module makes a list of strings per row and the encoder then converts each value
 (together, about 10 µs a row of 16 columns). Arrow's parser splits a block of lines into string
-columns in C++, and the tensor features convert those columns at once (text_cells.py).
+columns in C++, and the tensor features convert those columns at once (features/cells.py).
 
 It takes only what it reads exactly as the csv module would: UTF-8 blocks with no quote
 character, no blank line, no lone carriage return and no NUL, where row k of a block is line k.
@@ -28,7 +28,7 @@ from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
 from .lines import BOM, blank_lines, line_batches, line_blocks
 from .opened import Window, open_window
-from .text_cells import TextCells
+from ..features.cells import TextCells
 
 BLOCK_BYTES = 4 * 1024**2
 _UTF8 = {"utf-8", "utf-8-sig"}

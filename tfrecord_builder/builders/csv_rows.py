@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, Iterator, Sequence
 from ..errors import DataError
 from .base import Batch, RowOrigins, column_list
 from .lines import line_blocks
-from .text_cells import missing_as_none
+from ..features.cells import missing_as_none
 
 KEY_SEPARATOR = "\x1f"  # joins a row's cells into its content key (both CSV readers)
 LINE_SAFE_ENCODINGS = {"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252", "iso8859-15"}

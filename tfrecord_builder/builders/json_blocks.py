@@ -2,7 +2,7 @@
 
 `json.loads` builds a Python object per value (a sequence of 200 steps of two floats is 600 of
 them) and the encoder walks them again; Arrow's parser puts each field straight into typed
-columns, which the tensor features convert at once (text_cells.JsonValues).
+columns, which the tensor features convert at once (features/cells.py: JsonValues).
 
 It runs only where it reads exactly what `json.loads` would accept and mean: every field the
 spec needs feeds tensor features of one Arrow type, the text is UTF-8, and the block has no
@@ -26,7 +26,7 @@ from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .lines import BOM, blank_lines, line_batches, line_blocks
 from .opened import Window, open_window
-from .text_cells import JsonValues
+from ..features.cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
 _UTF8 = {"utf-8", "utf-8-sig"}

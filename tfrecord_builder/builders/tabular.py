@@ -16,7 +16,7 @@ from .base import Batch, Builder, PendingBatch, check_split, column_list, loaded
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import group_steps
 from .opened import Window, open_source, open_window, plain_name, text_windows
-from .text_cells import na_value_set, na_values_problem
+from ..features.cells import na_value_set, na_values_problem
 
 
 class TableBuilder(Builder):

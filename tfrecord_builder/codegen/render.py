@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from ..fs import is_url
-from ..features import Feature
+from ..features import ClassLabelFeature, Feature
 from ..spec.model import Spec
 from ..version import __version__
 from .helpers import helper_functions
@@ -22,7 +22,8 @@ def render_module(spec: Spec, data_dir: str) -> str:
     """The module's source text; `data_dir` is recorded as its default dataset folder."""
     features = list(spec.features.values())
     class_names = {
-        feature.name: tuple(feature.names) for feature in features if getattr(feature, "names", None) is not None
+        feature.name: tuple(feature.names) for feature in features
+        if isinstance(feature, ClassLabelFeature) and feature.names is not None
     }
     splits = tuple(spec.splits)
     label = spec.label

@@ -45,7 +45,7 @@ class Feature:
     default_variant: ClassVar[str] = "tensor"
     type_name: ClassVar[str] = ""
     batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
-    reads_text_cells: ClassVar[bool] = False  # takes builders.text_cells.TextCells as they are
+    reads_text_cells: ClassVar[bool] = False  # takes features.cells.ArrowCells columns as they are
 
     name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
@@ -60,6 +60,16 @@ class Feature:
 
     def named(self, name: str) -> "Feature":
         return dataclasses.replace(self, name=name)
+
+    @property
+    def is_variable(self) -> bool:
+        """Whether records hold different numbers of values (parsed as a ragged or sparse list)."""
+        return False
+
+    @property
+    def fills_absent(self) -> bool:
+        """Whether a record may lack a value (a default fills it, or its length may be 0)."""
+        return False
 
     @property
     def record_key(self) -> str:

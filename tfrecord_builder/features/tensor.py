@@ -20,6 +20,7 @@ import numpy as np
 
 from .._tf import tensorflow
 from ..spec.fields import At, meta
+from .cells import ArrowCells
 from .base import Feature, Origin, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
@@ -120,6 +121,10 @@ class TensorFeature(Feature):
         return bool(self.shape) and self.shape[0] is None
 
     @property
+    def fills_absent(self) -> bool:
+        return self.default is not None or self.is_variable
+
+    @property
     def inner_size(self) -> int:
         """Values per element of the outermost dimension (per row, for a fixed shape)."""
         dims = self.shape[1:] if self.is_variable else self.shape
@@ -134,7 +139,7 @@ class TensorFeature(Feature):
 
     def encode_steps(self, values: Sequence[Any], origin: Origin, language: Language = "python") -> Values:
         """A batch of sequences (each a list of per-step values; None is an empty sequence)."""
-        if getattr(values, "cells_kind", None) == "json":
+        if isinstance(values, ArrowCells) and values.cells_kind == "json":
             fast = self._json_steps_at_once(values)
             if fast is not None:
                 return fast
@@ -164,7 +169,7 @@ class TensorFeature(Feature):
 
     def encode_values(self, values: Sequence[Any], origin: Origin, language: Language = "python") -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
-        if getattr(values, "cells_kind", None):  # an Arrow column (builders/text_cells.py)
+        if isinstance(values, ArrowCells):  # an Arrow column (features/cells.py)
             fast = self._cells_at_once(values)
             if fast is not None:
                 return fast
@@ -219,7 +224,7 @@ class TensorFeature(Feature):
         return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
 
     def _cells_at_once(self, cells: Any) -> Values | None:
-        """A column of CSV cells or JSON values held by Arrow (builders/text_cells.py), converted
+        """A column of CSV cells or JSON values held by Arrow (features/cells.py), converted
         at once; None when any needs the careful path, which then converts them all (or says what
         is wrong)."""
         dtype = self.dtype_info

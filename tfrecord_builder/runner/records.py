@@ -16,6 +16,7 @@ from ..codec.example import examples, features_entries
 from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
 from ..features import Feature
+from ..features.cells import ArrowCells
 from ..features.values import Values
 
 
@@ -40,7 +41,7 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
         column = batch.columns.get(feature.source_name)
         if column is None:
             column = _absent(feature, batch)
-        elif getattr(column, "cells_kind", None) and not feature.reads_text_cells:
+        elif isinstance(column, ArrowCells) and not feature.reads_text_cells:
             column = column.cells()
         values[name] = feature.encode(column, batch.origin, batch.base_dir, batch.language)
     if not any(feature.sequence for feature in features.values()):
@@ -72,8 +73,7 @@ def _absent(feature: Feature, batch: Batch) -> list[None]:
     """A column the source lacks: an error where the source has a header (a CSV, a Parquet file:
     most likely a misspelt name, which a default would hide); elsewhere (JSON records, which may
     leave a field out) all missing values, fine with a default or a variable length."""
-    if batch.available is not None or (getattr(feature, "default", None) is None
-                                       and not getattr(feature, "is_variable", False)):
+    if batch.available is not None or not feature.fills_absent:
         raise no_column(batch.source or batch.origin(0), f"feature `{feature.name}`", feature.source_name,
                         batch.available)
     return [None] * len(batch)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..registry import check_name
-from ..features import ClassLabelFeature, Feature
+from ..features import ClassLabelFeature, Feature, TensorFeature
 from ..errors import SpecError
 from ..fs import is_url, place_problem
 from .fields import At, convert, describe, meta, spec_fields
@@ -121,7 +121,7 @@ def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bo
         features[name] = dataclasses.replace(feature, name=name, sequence=sequence)
         if sequence:
             features[name].check_sequence(at / name)
-        elif getattr(feature, "pad", None) is not None:
+        elif isinstance(feature, TensorFeature) and feature.pad is not None:
             raise (at / name / "pad").error("`pad` applies to sequence features only")
     keys: dict[str, str] = {}
     for name, feature in features.items():

@@ -49,7 +49,7 @@ class FeatureStatistics:
             return
         if values.steps is not None:
             self.steps.add(values.steps)
-        if getattr(feature, "is_variable", False):
+        if feature.is_variable:
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
         if isinstance(feature, ClassLabelFeature):
