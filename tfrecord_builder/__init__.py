@@ -2,7 +2,7 @@
 
 >>> import tfrecord_builder as tb
 >>> spec = tb.load_spec("specs/wine.yaml")
->>> info = tb.build(spec, output="build")
+>>> info = tb.build(spec, output="build", overwrite=True)
 >>> train = tb.input_fn(info.path, "train", batch_size=32)
 """
 from .build import build

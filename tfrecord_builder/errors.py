@@ -11,9 +11,10 @@ class TFRecordBuilderError(Exception):
     """Base class of every error this package raises on purpose.
 
     >>> try:
-    ...     tb.build("specs/wine.yaml")
+    ...     tb.load_spec("bad.yaml")
     ... except tb.TFRecordBuilderError as error:
     ...     print(error)          # one line: what, where, what was expected
+    bad.yaml, line 13: features.alcohol.shpe: unknown key `shpe` (did you mean `shape`?); expected one of: ...
     """
 
     exit_code = 1
@@ -23,7 +24,8 @@ class SpecError(TFRecordBuilderError, ValueError):
     """The spec (or a value taken from it) is invalid: exit status 2.
 
     >>> tb.load_spec("bad.yaml")
-    SpecError: bad.yaml, line 4: features.x.shpe: unknown key `shpe` (did you mean `shape`?); ...
+    Traceback (most recent call last):
+    tfrecord_builder.errors.SpecError: bad.yaml, line 13: features.alcohol.shpe: unknown key `shpe` (did you mean ...
     """
 
     exit_code = 2
@@ -33,7 +35,8 @@ class UsageError(TFRecordBuilderError, ValueError):
     """The command line or an API call is used wrongly: exit status 2.
 
     >>> tb.input_fn("build/wine/1.0.0", "validation")
-    UsageError: unknown split 'validation'; expected one of: train, test
+    Traceback (most recent call last):
+    tfrecord_builder.errors.UsageError: unknown split 'validation'; expected one of: train, test
     """
 
     exit_code = 2
@@ -42,8 +45,9 @@ class UsageError(TFRecordBuilderError, ValueError):
 class DataError(TFRecordBuilderError, ValueError):
     """The raw data does not fit the spec: exit status 1.
 
-    >>> tb.build("specs/wine.yaml")
-    DataError: wine.csv, line 17: feature `alcohol`: expected a number (float32), received 'n/a'
+    >>> tb.build("broken.yaml")
+    Traceback (most recent call last):
+    tfrecord_builder.errors.DataError: broken.csv, line 16: feature `alcohol`: expected a number (float32), received 'n/a'
     """
 
     exit_code = 1
@@ -52,8 +56,9 @@ class DataError(TFRecordBuilderError, ValueError):
 class DatasetError(TFRecordBuilderError, OSError):
     """A built dataset is missing, unfinished or corrupt: exit status 1.
 
-    >>> tb.load("build/wine/1.0.0")     # a folder without dataset_info.json
-    DatasetError: build/wine/1.0.0: not a finished dataset (no dataset_info.json); ...
+    >>> tb.load("unfinished/wine/1.0.0")     # a folder without dataset_info.json
+    Traceback (most recent call last):
+    tfrecord_builder.errors.DatasetError: unfinished/wine/1.0.0: not a finished dataset (no dataset_info.json); ...
     """
 
     exit_code = 1
@@ -66,5 +71,5 @@ class BuildWarning(UserWarning):
 
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("error", tb.BuildWarning)   # a skewed split fails a CI job
-    ...     tb.build("specs/wine.yaml")
+    ...     info = tb.build("specs/wine.yaml", overwrite=True)
     """

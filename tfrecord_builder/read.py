@@ -207,6 +207,7 @@ def input_fn(path: str | os.PathLike, split: str = "train", batch_size: int | No
              shuffle: bool | None = None, repeat: bool = False) -> Any:
     """The input pipeline of the built dataset at `path`; the same batches as its generated module.
 
-    >>> model.fit(input_fn("build/wine/1.0.0", "train"), validation_data=input_fn("build/wine/1.0.0", "test"))
+    >>> train, test = input_fn("build/wine/1.0.0", "train"), input_fn("build/wine/1.0.0", "test")
+    >>> # model.fit(train, validation_data=test, epochs=10)
     """
     return load(path).input_fn(split, batch_size=batch_size, shuffle=shuffle, repeat=repeat)

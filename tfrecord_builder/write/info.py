@@ -35,9 +35,9 @@ class SplitInfo:
 class DatasetInfo:
     """A built dataset: its folder, normalised spec, splits, statistics and provenance.
 
-    >>> info = tb.build("specs/wine.yaml")
+    >>> info = tb.build("specs/wine.yaml", overwrite=True)
     >>> info.path, info.splits["train"].num_examples, info.statistics["train"]["alcohol"]["mean"]
-    ('/.../build/wine/1.0.0', 147, 13.04)
+    ('.../build/wine/1.0.0', 147, 13.04115...)
     """
 
     path: str
