@@ -14,9 +14,9 @@ from conftest import ROOT, batches_as_numpy, import_module
 
 def test_the_public_surface_is_pinned():
     assert sorted(tb.__all__) == sorted([
-        "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
-        "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn", "load",
-        "load_spec",
+        "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError",
+        "Spec", "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module",
+        "input_fn", "load", "load_spec", "register_feature", "spec_field",
     ])
     for name in tb.__all__:
         assert getattr(tb, name) is not None

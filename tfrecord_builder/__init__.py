@@ -9,7 +9,10 @@ from .build import build
 from .builders.base import Builder
 from .generate import generate_module
 from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
+from .features import Feature, TensorFeature
+from .features.base import register as register_feature
 from .read import Dataset, input_fn, load
+from .spec.fields import meta as spec_field
 from .spec.load import load_spec
 from .spec.model import Spec
 from .version import __version__
@@ -17,7 +20,7 @@ from .write.info import DatasetInfo
 
 
 __all__ = [
-    "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "SpecError", "Spec",
-    "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn", "load",
-    "load_spec",
+    "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError", "Spec",
+    "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn",
+    "load", "load_spec", "register_feature", "spec_field",
 ]

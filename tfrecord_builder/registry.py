@@ -68,29 +68,40 @@ def builder_class(name: str, search_dirs: list[str]) -> type:
     problem = check_name(name)
     if problem:
         raise SpecError(f"source.builder: {problem}")
-    target = BUILTIN.get(name) or available().get(name, name)
+    return load_class(BUILTIN.get(name) or available().get(name, name), search_dirs, "source.builder")
+
+
+def is_reference(name: str) -> bool:
+    """Whether `name` is `module:Class` or `path/to/file.py:Class` (checked as a builder name is)."""
+    return ":" in name and check_name(name) is None
+
+
+def load_class(target: str, search_dirs: list[str], key: str) -> type:
+    """The class `module:Class` or `path/to/file.py:Class` names (relative to the first of
+    `search_dirs`); a SpecError (its text after `key: `, if a key is given) if it can't be loaded."""
+    at = f"{key}: " if key else ""
     module_name, _, class_name = target.rpartition(":")
     added = [folder for folder in search_dirs if folder not in sys.path]
     sys.path[:0] = added
     try:
-        local = _local_file(module_name, search_dirs[:1])
+        local = _local_file(module_name, search_dirs[:1], at)
         if local is not None:
             module = _load_file(local)  # always this file's current code, never a cached namesake
         else:
             module = importlib.import_module(module_name)
     except ImportError as error:
-        raise SpecError(f"source.builder: can't import {module_name!r}: {error}") from None
+        raise SpecError(f"{at}can't import {module_name!r}: {error}") from None
     except SpecError:
         raise
     except Exception as error:  # the module's own code failed while it was imported
-        raise SpecError(f"source.builder: importing {module_name!r} failed: "
+        raise SpecError(f"{at}importing {module_name!r} failed: "
                         f"{type(error).__name__}: {error}") from None
     finally:
         for folder in added:
             sys.path.remove(folder)
     cls: Any = getattr(module, class_name, None)
     if cls is None:
-        raise SpecError(f"source.builder: module {module_name!r} has no class {class_name!r}")
+        raise SpecError(f"{at}module {module_name!r} has no class {class_name!r}")
     return cls
 
 
@@ -112,12 +123,12 @@ def _exists(path: str) -> bool:
     return os.path.isfile(path) or os.path.abspath(path) in SHIPPED
 
 
-def _local_file(module_name: str, folders: list[str]) -> str | None:
+def _local_file(module_name: str, folders: list[str], at: str = "source.builder: ") -> str | None:
     """The file a module name means inside the spec's folder: `x.py:C`, or `pkg.x:C` as pkg/x.py."""
     if module_name.endswith(".py"):
         path = os.path.join(folders[0], module_name) if folders else module_name
         if not _exists(path):
-            raise SpecError(f"source.builder: {os.path.abspath(path)} not found")
+            raise SpecError(f"{at}{os.path.abspath(path)} not found")
         return path
     for folder in folders:
         path = os.path.join(folder, *module_name.split(".")) + ".py"

@@ -9,25 +9,59 @@ can't drift apart, and a test runs both on the same records.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, SpecError
+from ..registry import is_reference, load_class
 from ..spec.fields import At, meta
 from .dtypes import Invalid
 from .shown import Language
 from .values import ListKind, Values
 
 FEATURE_TYPES: dict[str, type["Feature"]] = {}
+ENTRY_POINT_GROUP = "tfrecord_builder.features"  # installed packages' feature types
 
 # Describes row i of a batch for error messages, e.g. "wine.csv, line 17".
 Origin = Callable[[int], str]
 
 
+_INSTALLED: list[bool] = []  # whether the installed packages' feature types are loaded
+
+
+def _load_installed() -> None:
+    if _INSTALLED:
+        return
+    _INSTALLED.append(True)
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name in FEATURE_TYPES:
+            continue
+        try:
+            cls = entry.load()
+        except Exception as error:  # the package's own code failed while it was imported
+            raise SpecError(f"feature type {entry.name} ({entry.value}, an installed entry point): can't be "
+                            f"loaded: {type(error).__name__}: {error}") from None
+        if not (isinstance(cls, type) and issubclass(cls, Feature)):
+            raise SpecError(f"feature type {entry.name} ({entry.value}, an installed entry point): not a "
+                            "tfrecord_builder.Feature subclass")
+        register(entry.name)(cls)
+
+
 def register(name: str) -> Callable[[type], type]:
-    """Class decorator: makes a feature type available to specs as `type: name`."""
+    """Class decorator: makes a feature type available to specs as `type: name` (in the process
+    that imported it; an installed package declares it in the entry-point group
+    `tfrecord_builder.features` instead, so every process finds it).
+
+    >>> @tb.register_feature("percent")
+    ... class Percent(tb.TensorFeature):
+    ...     pass  # e.g. a float32 share in [0, 100], checked in encode_values
+    >>> tb.load_spec("specs/wine.yaml").features["alcohol"].type_name
+    'tensor'
+    """
 
     def add(cls: type) -> type:
         cls.type_name = name
@@ -39,7 +73,14 @@ def register(name: str) -> Callable[[type], type]:
 
 @dataclass(frozen=True, kw_only=True)
 class Feature:
-    """A declared feature. Subclasses add their own spec keys."""
+    """A declared feature. Subclasses add their own spec keys (`tb.spec_field`) and own their
+    values' encoding, parse spec and decoding; `tb.TensorFeature` is the one to extend.
+
+    >>> spec = tb.load_spec("specs/wine.yaml")
+    >>> feature = spec.features["alcohol"]
+    >>> feature.type_name, feature.record_key, feature.is_variable
+    ('tensor', 'alcohol', False)
+    """
 
     discriminator: ClassVar[str] = "type"
     default_variant: ClassVar[str] = "tensor"
@@ -56,7 +97,26 @@ class Feature:
 
     @staticmethod
     def variants() -> dict[str, type["Feature"]]:
+        """The feature types specs may name: the registered ones, and those installed packages
+        declare in the entry-point group `tfrecord_builder.features` (loaded once, when first asked)."""
+        _load_installed()
         return FEATURE_TYPES
+
+    @staticmethod
+    def variant(name: str, at: At) -> type["Feature"] | None:
+        """The feature type a spec names as a class, `module:Class` or `path/to/file.py:Class`
+        (relative to the spec's folder); None for a name that isn't such a reference."""
+        if not is_reference(name):
+            return None
+        folder = os.path.dirname(os.path.abspath(at.document.file)) if at.document is not None else os.getcwd()
+        try:
+            cls = load_class(name, [folder, os.getcwd()], "")
+        except SpecError as error:
+            raise (at / "type").error(str(error)) from None
+        if not (isinstance(cls, type) and issubclass(cls, Feature)):
+            raise (at / "type").error(f"{name} is not a tfrecord_builder.Feature subclass")
+        cls.type_name = name  # what dataset_info.json calls it: a reader finds the class again by it
+        return cls
 
     def named(self, name: str) -> "Feature":
         return dataclasses.replace(self, name=name)

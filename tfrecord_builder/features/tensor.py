@@ -40,7 +40,11 @@ class _BadRow(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class TensorFeature(Feature):
-    """A tensor of a dtype and shape: `{dtype: float32, shape: [3]}`."""
+    """A tensor of a dtype and shape: `{dtype: float32, shape: [3]}`.
+
+    >>> tb.load_spec("specs/wine.yaml").features["alcohol"].parse_specs()["alcohol"]
+    FixedLenFeature(shape=[], dtype=tf.float32, default_value=None)
+    """
 
     dtype: DTypeName = meta("the values' dtype")
     shape: list[int | None] = meta("dimensions; [] scalar, [k] fixed, [null] variable, [null, k] ragged", [])

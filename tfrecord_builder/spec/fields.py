@@ -59,7 +59,15 @@ def describe(value: Any) -> str:
 
 
 def meta(doc: str, default: Any = dataclasses.MISSING, **extra: Any) -> Any:
-    """A dataclass field with a schema description (and optionally a converter)."""
+    """A dataclass field a spec may set: its description (for the JSON Schema and error messages)
+    and its default (and optionally a converter). `tb.spec_field` declares a custom feature
+    type's own keys.
+
+    >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+    ... class Percent(tb.TensorFeature):
+    ...     dtype: str = tb.spec_field("always float32", "float32")
+    ...     decimals: int = tb.spec_field("digits kept after the point", 1)
+    """
     metadata = {"doc": doc, **extra}
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=metadata)
@@ -158,6 +166,9 @@ def _convert_variant(base: type, variants: dict[str, type], value: Any, at: At) 
         raise at.error(f"expected a mapping, received {describe(value)}")
     key = base.discriminator
     name = value.get(key, base.default_variant)
+    found = base.variant(name, at) if isinstance(name, str) else None  # e.g. one a plug-in declares
+    if found is not None:
+        variants = {**variants, name: found}
     if name not in variants:
         choices = ", ".join(sorted(variants))
         hint = difflib.get_close_matches(str(name), variants, n=1)
@@ -220,7 +231,13 @@ def _schema(hint: Any) -> dict[str, Any]:
     if dataclasses.is_dataclass(hint):
         if "variants" in hint.__dict__:
             variants = sorted(hint.variants().items())
-            return {"oneOf": [_variant_schema(hint, name, cls) for name, cls in variants]}
+            # a class of one's own (`module:Class`, `file.py:Class`) declares its own keys
+            own = {"type": "object", "required": [hint.discriminator],
+                   "properties": {hint.discriminator: {"type": "string", "pattern": ":",
+                                                       "description": "a type of one's own: module:Class or "
+                                                                      "path/to/file.py:Class"}}}
+            return {"oneOf": [_variant_schema(hint, name, cls) for name, cls in variants
+                              if ":" not in name] + [own]}
         return _object_schema(hint)
     if origin is Literal:
         return {"enum": list(typing.get_args(hint))}
