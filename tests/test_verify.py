@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder import processes
-from tfrecord_builder.codec.bytecolumn import ByteColumn, join, varint
+from tfrecord_builder.codec.bytecolumn import ByteColumn, join
+from tfrecord_builder.codec.wire import varint
 from tfrecord_builder.codec.columns import read_columns
 from tfrecord_builder.codec.example import entry_parts, map_order
 from tfrecord_builder.codec.example_reader import parse_record

@@ -5,7 +5,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfrecord_builder.codec.bytecolumn import ByteColumn, join, varint, varints
+from tfrecord_builder.codec.bytecolumn import ByteColumn, join
+from tfrecord_builder.codec.wire import varint, varints
 from tfrecord_builder.codec.example import examples, feature_column, features_entries
 from tfrecord_builder.features.values import Values
 

@@ -12,10 +12,6 @@ from typing import Sequence
 
 import numpy as np
 
-_SEVEN_BIT_SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
-_THRESHOLDS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
-
-
 @dataclass
 class ByteColumn:
     """`num_rows` byte strings: row i is `data[offsets[i]:offsets[i + 1]]`."""
@@ -59,12 +55,12 @@ class ByteColumn:
     def from_rows(cls, rows: Sequence[bytes]) -> "ByteColumn":
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         data = np.frombuffer(b"".join(rows), dtype=np.uint8)
-        return cls(data, _offsets(lengths))
+        return cls(data, offsets_of(lengths))
 
     @classmethod
     def from_lengths(cls, data: np.ndarray, lengths: np.ndarray) -> "ByteColumn":
         """`data` cut into consecutive rows of these lengths."""
-        return cls(data, _offsets(lengths))
+        return cls(data, offsets_of(lengths))
 
     @classmethod
     def constant(cls, value: bytes, num_rows: int) -> "ByteColumn":
@@ -81,7 +77,7 @@ class ByteColumn:
         ends = (self.offsets[1:][order] - base).tolist()
         rows = [buffer[start:end] for start, end in zip(starts, ends)]
         lengths = self.lengths[order]
-        return ByteColumn(np.frombuffer(b"".join(rows), dtype=np.uint8), _offsets(lengths))
+        return ByteColumn(np.frombuffer(b"".join(rows), dtype=np.uint8), offsets_of(lengths))
 
 
 def concat(columns: Sequence[ByteColumn]) -> ByteColumn:
@@ -90,7 +86,7 @@ def concat(columns: Sequence[ByteColumn]) -> ByteColumn:
         return columns[0]
     data = np.concatenate([column.data for column in columns])
     lengths = np.concatenate([column.lengths for column in columns])
-    return ByteColumn(data, _offsets(lengths))
+    return ByteColumn(data, offsets_of(lengths))
 
 
 def join(columns: Sequence[ByteColumn]) -> ByteColumn:
@@ -112,7 +108,7 @@ def join(columns: Sequence[ByteColumn]) -> ByteColumn:
             return columns[0]
     if all(width is not None for width in widths):
         return _join_fixed(columns, widths, num_rows)
-    offsets = _offsets(row_lengths(columns))
+    offsets = offsets_of(row_lengths(columns))
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
     # rows a slice at a time: the scatter's int64 index per byte stays a few MiB
     step = max(1, _SCATTER_BYTES * num_rows // max(1, int(offsets[-1])))
@@ -170,7 +166,7 @@ def _join_slices(columns: list[ByteColumn]) -> ByteColumn:
     pieces = [buffer[offsets[row] : offsets[row + 1]]
               for row in range(columns[0].num_rows) for buffer, offsets in zip(buffers, bounds)]
     lengths = sum(column.lengths for column in columns)
-    return ByteColumn(np.frombuffer(b"".join(pieces), dtype=np.uint8), _offsets(lengths))
+    return ByteColumn(np.frombuffer(b"".join(pieces), dtype=np.uint8), offsets_of(lengths))
 
 
 def _merge_fixed(columns: list[ByteColumn], widths: list[int | None]) -> tuple[list[ByteColumn], list[int | None]]:
@@ -193,82 +189,6 @@ def _merge_fixed(columns: list[ByteColumn], widths: list[int | None]) -> tuple[l
     return merged, merged_widths
 
 
-def varints(values: np.ndarray) -> ByteColumn:
-    """Protobuf base-128 varints of `values`, one row each (negatives as 10-byte two's complement)."""
-    signed = np.asarray(values).astype(np.int64, copy=False)
-    if not len(signed) or (signed.min() >= 0 and signed.max() < 0x80):
-        return ByteColumn(signed.astype(np.uint8), np.arange(len(signed) + 1, dtype=np.int64))
-    unsigned = signed.view(np.uint64)
-    sizes = varint_sizes(unsigned)
-    widest = int(sizes.max())  # only as many 7-bit groups as the longest varint has
-    groups = ((unsigned[:, None] >> _SEVEN_BIT_SHIFTS[None, :widest]) & np.uint64(0x7F)).astype(np.uint8)
-    steps = np.arange(widest, dtype=np.int64)[None, :]
-    groups |= np.where(steps < (sizes[:, None] - 1), np.uint8(0x80), np.uint8(0))
-    if widest == int(sizes.min()):
-        return ByteColumn(groups.reshape(-1), np.arange(len(sizes) + 1, dtype=np.int64) * widest)
-    return ByteColumn(groups[steps < sizes[:, None]], _offsets(sizes))
-
-
-def varint_sizes(values: np.ndarray) -> np.ndarray:
-    """Bytes in the varint of each value."""
-    unsigned = np.asarray(values).astype(np.int64, copy=False).view(np.uint64)
-    return 1 + np.searchsorted(_THRESHOLDS, unsigned, side="right").astype(np.int64)
-
-
-def varint(value: int) -> bytes:
-    """One varint, for constant headers."""
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def nest_parts(parts: Sequence[ByteColumn], levels: Sequence[tuple[int, bytes, bool]]) -> list[ByteColumn]:
-    """Wraps each row of a payload, given as parts whose row-wise join it is, in nested
-    length-delimited fields, left unjoined: a record built level by level is joined once, at the
-    end, so each byte is moved once.
-
-    `levels` go from the innermost out; each is (tag, constant bytes that come before the inner
-    field inside this field's content, omit the field when its content is empty)."""
-    lengths = row_lengths(parts)
-    stacked = _stacked_headers(lengths, levels)
-    if stacked is not None:
-        return [stacked, *parts]
-    headers = []
-    for tag, before, omit_empty in levels:
-        content = lengths + len(before)
-        headers.append(_header(tag, content, before, omit_empty))
-        lengths = np.where(content > 0, content + 1 + varint_sizes(content), 0) if omit_empty else (
-            content + 1 + varint_sizes(content))
-    return headers[::-1] + list(parts)
-
-
-_TABLE_LENGTHS = 1 << 16  # payloads shorter than this get their headers from a table
-_TABLE_ROWS = 256  # ... if they have at most this many distinct lengths
-
-
-def _stacked_headers(lengths: np.ndarray, levels: Sequence[tuple[int, bytes, bool]]) -> ByteColumn | None:
-    """Every level's header of each row as one column, looked up by the row's payload length.
-
-    A batch's payloads have few distinct lengths (a scalar's varint takes 1 to 10 bytes), so the
-    headers of each are made once, in Python, and the rows take theirs with one NumPy gather.
-    None where there are too many distinct or too long lengths: `nest_parts` then builds each
-    level's column with NumPy.
-    """
-    num_rows = len(lengths)
-    if not num_rows or int(lengths.max()) >= _TABLE_LENGTHS:
-        return None
-    distinct = np.flatnonzero(np.bincount(lengths))
-    if len(distinct) > _TABLE_ROWS:
-        return None
-    position = np.zeros(int(distinct[-1]) + 1, dtype=np.int64)
-    position[distinct] = np.arange(len(distinct))
-    return looked_up([_header_stack(length, levels) for length in distinct.tolist()], position[lengths])
-
-
 def looked_up(table: Sequence[bytes], which: np.ndarray) -> ByteColumn:
     """Row i is `table[which[i]]`: bytes made once per distinct value (in Python), gathered for
     every row with one NumPy index."""
@@ -285,21 +205,7 @@ def looked_up(table: Sequence[bytes], which: np.ndarray) -> ByteColumn:
     if (widths == widths[0]).all():
         return ByteColumn(rows.reshape(-1), np.arange(num_rows + 1, dtype=np.int64) * int(widths[0]))
     row_widths = widths[which]
-    return ByteColumn(rows[np.arange(padded.shape[1]) < row_widths[:, None]], _offsets(row_widths))
-
-
-def _header_stack(length: int, levels: Sequence[tuple[int, bytes, bool]]) -> bytes:
-    """The headers of every level (outermost first) around a payload of `length` bytes."""
-    headers = []
-    for tag, before, omit_empty in levels:
-        content = length + len(before)
-        if omit_empty and content == 0:
-            length = 0
-            continue
-        size = varint(content)
-        headers.append(bytes([tag]) + size + before)
-        length = content + 1 + len(size)
-    return b"".join(reversed(headers))
+    return ByteColumn(rows[np.arange(padded.shape[1]) < row_widths[:, None]], offsets_of(row_widths))
 
 
 def row_lengths(parts: Sequence[ByteColumn]) -> np.ndarray:
@@ -310,23 +216,8 @@ def row_lengths(parts: Sequence[ByteColumn]) -> np.ndarray:
     return lengths
 
 
-def _header(tag: int, content: np.ndarray, before: bytes, omit_empty: bool) -> ByteColumn:
-    """Per row: tag, varint(content length), the constant bytes; empty where omitted."""
-    num_rows = len(content)
-    if num_rows and content.min() == content.max():
-        value = int(content[0])
-        if omit_empty and value == 0:
-            return ByteColumn(np.zeros(0, np.uint8), np.zeros(num_rows + 1, np.int64))
-        return ByteColumn.constant(bytes([tag]) + varint(value) + before, num_rows)
-    header = join([ByteColumn.constant(bytes([tag]), num_rows), varints(content),
-                   ByteColumn.constant(before, num_rows)])
-    if omit_empty and (content == 0).any():
-        keep = np.repeat(content > 0, header.lengths)
-        header = ByteColumn(header.data[keep], _offsets(np.where(content > 0, header.lengths, 0)))
-    return header
-
-
-def _offsets(lengths: np.ndarray) -> np.ndarray:
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """Where each row starts (and the total at the end), from the rows' lengths."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..features.values import ListKind
 from .example import key_field, map_order
+from .wire import LIST_TAG
 
-_LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}  # Feature.bytes_list = 1, float_list = 2, int64_list = 3
 _FIELD_1, _FIELD_2 = 0x0A, 0x12  # length-delimited fields 1 and 2: every message field here is one of them
 _LENGTH_BYTES = 5  # a length varint our encoder writes (under 2^35); longer ones are set aside
 _OUT_OF_REACH = 1 << 62  # the length given to one that isn't: past every field's limit
@@ -245,7 +245,7 @@ def _feature_lists(cursor: _Cursor, keys: tuple[tuple[str, ListKind], ...], end:
 
 def _feature(cursor: _Cursor, kind: ListKind, end: np.ndarray) -> _Located:
     """A Feature filling the bytes up to `end` with a list of `kind`."""
-    list_end = cursor.field(_LIST_TAG[kind], end, fills=True)
+    list_end = cursor.field(LIST_TAG[kind], end, fills=True)
     if kind != "bytes":
         cursor.optional_field(_FIELD_1, list_end)  # the packed values
     return _Located(kind, cursor.pos.copy(), cursor.parked_at(list_end), cursor.record)

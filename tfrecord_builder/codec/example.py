@@ -15,10 +15,10 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, join, nest_parts, varint, varints
+from .bytecolumn import ByteColumn, join
+from .wire import LIST_TAG, nest_parts, varint, varints
 from .tfrecord import framed_join
 
-_LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}
 _VALUE_TAG = 0x0A  # the lists' `value`, and Example.features / Features.feature / FeatureList.feature
 _MAP_KEY_TAG, _MAP_VALUE_TAG = 0x0A, 0x12
 
@@ -74,9 +74,9 @@ def feature_levels(values: Values) -> tuple[list[ByteColumn], list[Level]]:
     if values.kind == "bytes":
         items = nest_parts([ByteColumn.from_rows(values.values)], [(_VALUE_TAG, b"", False)])
         if len(values.values) == values.num_rows and (values.counts == 1).all():
-            return items, [(_LIST_TAG["bytes"], b"", False)]  # one value a row: joined only once, at the end
+            return items, [(LIST_TAG["bytes"], b"", False)]  # one value a row: joined only once, at the end
         joined = join(items)
-        return [ByteColumn(joined.data, joined.offsets[boundaries])], [(_LIST_TAG["bytes"], b"", False)]
+        return [ByteColumn(joined.data, joined.offsets[boundaries])], [(LIST_TAG["bytes"], b"", False)]
     if values.kind == "float":
         flat = np.ascontiguousarray(values.values, dtype="<f4").reshape(-1)
         payload = ByteColumn(flat.view(np.uint8), boundaries * 4)
@@ -84,7 +84,7 @@ def feature_levels(values: Values) -> tuple[list[ByteColumn], list[Level]]:
         items = varints(np.asarray(values.values, dtype=np.int64))
         payload = ByteColumn(items.data, items.offsets[boundaries])
     # packed values are left out entirely when a list is empty, as protobuf does
-    return [payload], [(_VALUE_TAG, b"", True), (_LIST_TAG[values.kind], b"", False)]
+    return [payload], [(_VALUE_TAG, b"", True), (LIST_TAG[values.kind], b"", False)]
 
 
 def features_entries(values: Mapping[str, Values]) -> dict[str, list[ByteColumn]]:

@@ -13,7 +13,8 @@ from typing import Mapping
 import numpy as np
 
 from ..features.values import Values
-from .bytecolumn import ByteColumn, join, nest_parts
+from .bytecolumn import ByteColumn, join
+from .wire import nest_parts
 from .example import entry_parts, feature_levels, join_records, key_field, map_order
 
 _CONTEXT_TAG, _FEATURE_LISTS_TAG = 0x0A, 0x12
