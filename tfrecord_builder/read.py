@@ -97,11 +97,7 @@ class Dataset:
         for shard in self.info.splits[split].shards:
             path = fs.join(self.path, shard["file"])
             # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
-            size = _size(path)
-            if size != shard["num_bytes"]:
-                found = "missing" if size is None else f"{size} bytes"
-                raise DatasetError(f"{path}: shard is {found}, expected {shard['num_bytes']} bytes "
-                                   "(run `tfrecord-builder verify`)")
+            _check_size(path, _size(path), shard["num_bytes"])
             paths.append(path)
         return paths
 
@@ -113,11 +109,17 @@ class Dataset:
             raise UsageError(f"unknown split {split!r}; expected one of: {', '.join(self.info.splits)}")
         records: list[bytes] = []
         for shard in self.info.splits[split].shards:
-            with open_records(fs.join(self.path, shard["file"]), self.info.spec.output.compression) as stream:
-                for record in read_records(stream, shard["file"]):
-                    records.append(record)
-                    if len(records) == count:
-                        break
+            path = fs.join(self.path, shard["file"])
+            _check_size(path, fs.size(path) if fs.exists(path) else None, shard["num_bytes"])
+            try:
+                with open_records(path, self.info.spec.output.compression) as stream:
+                    for record in read_records(stream, shard["file"]):
+                        records.append(record)
+                        if len(records) == count:
+                            break
+            except DatasetError:
+                raise DatasetError(f"{path}: a record that cannot be read (corrupt or cut); "
+                                   "`tfrecord-builder verify` lists every fault") from None
             if len(records) == count:
                 break
         if not records:
@@ -190,6 +192,12 @@ def unreadable_scheme(url: str) -> str:
             f"copy the dataset to one of those, mount the bucket as a folder, or load a TensorFlow filesystem plugin "
             f"for {scheme}:// first "
             "(`tfrecord-builder inspect` and `verify` read it as it is)")
+
+
+def _check_size(path: str, size: int | None, expected: int) -> None:
+    if size != expected:
+        found = "missing" if size is None else f"{size} bytes"
+        raise DatasetError(f"{path}: shard is {found}, expected {expected} bytes (run `tfrecord-builder verify`)")
 
 
 def _size(path: str) -> int | None:

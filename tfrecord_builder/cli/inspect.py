@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
-import re
 from typing import Any
 
 import numpy as np
 
 from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
-from ..errors import DatasetError, UsageError
+from ..errors import UsageError
 from ..features import ClassLabelFeature
+from ..read import Dataset
 from .. import fs
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE
@@ -71,19 +70,9 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
         for name, stats in statistics.items():
             print(f"  {name}: {_summary(stats)}")
     if show:
-        from ..read import Dataset  # deferred: reading examples needs TensorFlow, the summary doesn't
-
-        split = split or next(iter(info.splits))
-        # one batch of `show` examples: bucketing would give the first bucket's batch only
-        unbucketed = dataclasses.replace(spec, input=dataclasses.replace(spec.input, bucket_boundaries=None))
-        dataset = Dataset(dataclasses.replace(info, spec=unbucketed))
-        if fs.is_url(info.path):  # read through fsspec: TensorFlow reads few stores (not s3://)
-            batch = dataset.first(split, show)
-        else:
-            try:
-                batch = next(iter(dataset.input_fn(split, batch_size=show, shuffle=False)), None)
-            except Exception as error:
-                raise _read_error(error, info.path, split) or error
+        # the records through our own reader (any store fsspec reaches; a damaged one named), decoded
+        # by TensorFlow, which only this imports
+        batch = Dataset(info).first(split or next(iter(info.splits)), show)
         print()
         _show_batch(batch, spec.label, show, _class_names(spec))
 
@@ -92,21 +81,6 @@ def _class_names(spec: Any) -> dict[str, list[str]]:
     """The names of each class label feature's classes (by feature name), where it has names."""
     return {name: feature.names for name, feature in spec.features.items()
             if isinstance(feature, ClassLabelFeature) and feature.names is not None}
-
-
-def _read_error(error: Exception, folder: str, split: str) -> DatasetError | None:
-    """TensorFlow's error for a damaged shard as one line: the reading side's count check names
-    the shard in an assertion; a DataLossError names no file."""
-    kind = type(error).__name__
-    message = getattr(error, "message", str(error))
-    shard = re.search(r"cannot be read \(corrupt or cut\) in shard\] \[(.*?)\]", message)
-    if kind == "InvalidArgumentError" and shard:
-        return DatasetError(f"{shard.group(1)}: a record that cannot be read (corrupt or cut); "
-                            "`tfrecord-builder verify` lists every fault")
-    if kind == "DataLossError":
-        return DatasetError(f"{folder}: a corrupt record in split {split} ({message.splitlines()[0]}); "
-                            "`tfrecord-builder verify` names the shard")
-    return None
 
 
 def _show_batch(batch: Any, label: str | None, count: int, class_names: dict[str, list[str]]) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 from .._tf import tensorflow
 from ..spec.fields import At, meta
 from .cells import ArrowCells
-from .base import Feature, Origin, locate, register
+from .base import BadValue, Feature, Origin, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
 from .shown import Language, shown
@@ -80,9 +80,8 @@ class TensorFeature(Feature):
         if self.default is not None:
             try:
                 self.encode([None], lambda row: "")  # a missing value takes the default
-            except Exception as error:  # the DataError text says what is wrong with the value
-                problem = str(error).split("feature `", 1)[-1].split("`: ", 1)[-1]
-                raise (at / "default").error(f"invalid default: {problem}") from None
+            except BadValue as error:
+                raise (at / "default").error(f"invalid default: {error.problem}") from None
 
     def check_sequence(self, at: At) -> None:
         if self.is_variable and len(self.shape) > 1:
