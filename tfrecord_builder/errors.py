@@ -48,9 +48,18 @@ class DataError(TFRecordBuilderError, ValueError):
     >>> tb.build("broken.yaml")
     Traceback (most recent call last):
     tfrecord_builder.errors.DataError: broken.csv, line 16: feature `alcohol`: expected a number (float32), received 'n/a'
+
+    `problem` is what is wrong with a bad value alone, without its place (None for other faults).
     """
 
     exit_code = 1
+
+    def __init__(self, message: str, problem: str | None = None):
+        super().__init__(message)
+        self.problem = problem
+
+    def __reduce__(self) -> tuple:  # whole across processes: a worker's error reaches the build
+        return type(self), (str(self), self.problem)
 
 
 class DatasetError(TFRecordBuilderError, OSError):

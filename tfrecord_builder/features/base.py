@@ -23,15 +23,6 @@ from .dtypes import Invalid
 from .shown import Language
 from .values import ListKind, Values
 
-class BadValue(DataError):
-    """A value a feature can't take, in a row of the raw data; `problem` says what is wrong with
-    it, without the row and the feature (what a spec's `default` is told)."""
-
-    def __init__(self, message: str, problem: str):
-        super().__init__(message)
-        self.problem = problem
-
-
 FEATURE_TYPES: dict[str, type["Feature"]] = {}
 ENTRY_POINT_GROUP = "tfrecord_builder.features"  # installed packages' feature types
 
@@ -166,9 +157,9 @@ class Feature:
         """
         raise NotImplementedError
 
-    def fail(self, origin: Origin, row: int, problem: str) -> "BadValue":
-        """The one-line error for a bad value in row `row`."""
-        return BadValue(f"{origin(row)}: feature `{self.name}`: {problem}", problem)
+    def fail(self, origin: Origin, row: int, problem: str) -> DataError:
+        """The one-line error for a bad value in row `row` (its `problem` alone, too)."""
+        return DataError(f"{origin(row)}: feature `{self.name}`: {problem}", problem=problem)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         """What is wrong with this feature's values as read back from a record (None: nothing).

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Sequence
 import numpy as np
 
 from .._tf import tensorflow
+from ..errors import DataError
 from ..spec.fields import At, meta
 from .cells import ArrowCells
-from .base import BadValue, Feature, Origin, locate, register
+from .base import Feature, Origin, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
 from .shown import Language, shown
@@ -80,8 +81,8 @@ class TensorFeature(Feature):
         if self.default is not None:
             try:
                 self.encode([None], lambda row: "")  # a missing value takes the default
-            except BadValue as error:
-                raise (at / "default").error(f"invalid default: {error.problem}") from None
+            except DataError as error:
+                raise (at / "default").error(f"invalid default: {error.problem or error}") from None
 
     def check_sequence(self, at: At) -> None:
         if self.is_variable and len(self.shape) > 1:
