@@ -13,6 +13,7 @@ import warnings
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.features import base as FEATURE_TYPES_MODULE
 
 from conftest import ROOT
 
@@ -45,6 +46,8 @@ def examples_folder(tmp_path_factory):
 @pytest.mark.parametrize("name", MODULES)
 def test_the_examples_in_docstrings_run(examples_folder, monkeypatch, name):
     monkeypatch.chdir(examples_folder)
+    # an example registers a feature type: the process's registry (and the schema) stay as they were
+    monkeypatch.setattr(FEATURE_TYPES_MODULE, "FEATURE_TYPES", dict(FEATURE_TYPES_MODULE.FEATURE_TYPES))
     module = importlib.import_module(name)
     globs = {**vars(module), "tb": tb, "warnings": warnings, "dataclasses": dataclasses}
     result = doctest.testmod(module, globs=globs, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,

@@ -225,7 +225,7 @@ def _layout_of(features: Mapping[str, Feature]) -> Layout | None:
     kinds: dict[bool, dict[str, Any]] = {False: {}, True: {}}
     for feature in features.values():
         stored = feature.stored_kinds()
-        if stored is None or set(stored) != set(feature.parse_specs_source()):  # the keys check_record expects
+        if stored is None or set(stored) != set(feature.parsing()):  # the keys check_record expects
             return None
         kinds[feature.sequence].update(stored)
     sequence = any(feature.sequence for feature in features.values())
@@ -262,7 +262,7 @@ def _check_record(record: bytes, features: Mapping[str, Feature]) -> list[str]:
     problems = []
     expected: dict[bool, set[str]] = {False: set(), True: set()}
     for name, feature in features.items():
-        expected[feature.sequence].update(feature.parse_specs_source())
+        expected[feature.sequence].update(feature.parsing())
         if feature.sequence:
             problem = _check_steps(feature, (lists or {}).get(feature.record_key))
         else:

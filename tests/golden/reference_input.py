@@ -6,6 +6,9 @@ be copied next to a training script:
 
     import reference_input
     model.fit(reference_input.input_fn("train"), validation_data=reference_input.input_fn("test"))
+
+READING describes how the dataset is read; the functions after it (the same code as
+tfrecord_builder's own reader, copied verbatim) follow that description.
 """
 import json
 import os
@@ -18,24 +21,205 @@ DESCRIPTION = 'Every kind of feature; a "quoted" description with a newline\nand
 SPEC_FILE = 'reference.yaml'
 DATA_DIR = '/data/reference/2.1.0'
 SPLITS = ('train', 'test')
-COMPRESSION = 'GZIP'
-LABEL = 'grade'
-BATCH_SIZE = 8
-SHUFFLE_BUFFER = 100
 CLASS_NAMES = {'grade': ('low', "mid'dle", 'high')}
-
-# Parse specs, by the features' keys inside the records.
-FEATURES = {
-    'id': tf.io.FixedLenFeature([], tf.int64),
-    'score': tf.io.FixedLenFeature([], tf.float32),
-    'scores': tf.io.FixedLenFeature([3], tf.float32),
-    'grid': tf.io.FixedLenFeature([2, 2], tf.int64),
-    'flag': tf.io.FixedLenFeature([], tf.int64),
-    'tags': tf.io.VarLenFeature(tf.string),
-    'boxes': tf.io.RaggedFeature(tf.float32, partitions=[tf.io.RaggedFeature.UniformRowLength(4)], row_splits_dtype=tf.int64),
-    'image/caption': tf.io.FixedLenFeature([], tf.string),
-    'grade': tf.io.FixedLenFeature([], tf.int64),
+READING = {
+    'format': 'example',
+    'compression': 'GZIP',
+    'label': 'grade',
+    'batch_size': 8,
+    'shuffle_buffer': 100,
+    'features': {
+        'id': {'sequence': False, 'parse': {'id': ('fixed', 'int64', [])}, 'decode': []},
+        'score': {'sequence': False, 'parse': {'score': ('fixed', 'float32', [])}, 'decode': []},
+        'scores': {'sequence': False, 'parse': {'scores': ('fixed', 'float32', [3])}, 'decode': [('exact_float64', {})]},
+        'grid': {
+            'sequence': False,
+            'parse': {'grid': ('fixed', 'int64', [2, 2])},
+            'decode': [('cast', {'dtype': 'uint8'})],
+        },
+        'flag': {'sequence': False, 'parse': {'flag': ('fixed', 'int64', [])}, 'decode': [('cast', {'dtype': 'bool'})]},
+        'tags': {'sequence': False, 'parse': {'tags': ('var', 'string', [None])}, 'decode': [('to_ragged', {})]},
+        'boxes': {'sequence': False, 'parse': {'boxes': ('ragged', 'float32', [None, 4])}, 'decode': []},
+        'caption': {'sequence': False, 'parse': {'image/caption': ('fixed', 'string', [])}, 'decode': []},
+        'grade': {'sequence': False, 'parse': {'grade': ('fixed', 'int64', [])}, 'decode': []},
+    },
 }
+
+
+# ---- reading: tfrecord_builder's reading functions (features/reading.py), as written there ----
+DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
+                "fixed_images", "padded_images", "resized_images", "scaled_images")
+
+
+def parse_spec(kind, dtype, shape):
+    """A `tf.io` parse spec from its literal description."""
+    dtype = tf.as_dtype(dtype)
+    if kind == "fixed":
+        return tf.io.FixedLenFeature(shape, dtype)
+    if kind == "fixed_steps":
+        return tf.io.FixedLenSequenceFeature(shape, dtype)
+    if kind == "var":
+        return tf.io.VarLenFeature(dtype)
+    if kind == "ragged":  # a variable first dimension, then uniform ones
+        partitions = [tf.io.RaggedFeature.UniformRowLength(dim) for dim in shape[1:]]
+        return tf.io.RaggedFeature(dtype, partitions=partitions, row_splits_dtype=tf.int64)
+    raise ValueError(f"unknown parse kind {kind!r}")
+
+
+def parse_specs(reading, sequence=False):
+    """The parse specs by record key of the features parsed per record (or, with `sequence`, per
+    step): what `tf.io.parse_example` / `parse_sequence_example` take."""
+    return {key: parse_spec(*parse) for feature in reading["features"].values() if feature["sequence"] == sequence
+            for key, parse in feature["parse"].items()}
+
+
+def decoded(feature, parsed, lengths=None):
+    """One feature's batch tensor from the parser's output, by its decode steps."""
+    def argument(value):
+        if isinstance(value, dict):  # {"parsed": KEY} or {"lengths": KEY}
+            (source, key), = value.items()
+            return (parsed if source == "parsed" else lengths)[key]
+        return value
+
+    value = parsed[next(iter(feature["parse"]))]
+    for step, arguments in feature["decode"]:
+        if step not in DECODE_STEPS:
+            raise ValueError(f"unknown decode step {step!r}")
+        value = globals()[step](value, **{name: argument(item) for name, item in arguments.items()})
+    return value
+
+
+def parse_records(serialized, reading):
+    """Parses and decodes a batch of serialised records (a 1-D string tensor) at once.
+
+    A SequenceExample's sequence features come padded to the longest sequence of the batch (or
+    cut to its max_length), with their lengths under its length_feature (and a boolean mask under
+    its mask_feature)."""
+    features = reading["features"]
+    if reading["format"] == "example":
+        parsed = tf.io.parse_example(serialized, parse_specs(reading))
+        return {name: decoded(feature, parsed) for name, feature in features.items()}
+    context, sequence, lengths = tf.io.parse_sequence_example(
+        serialized, context_features=parse_specs(reading) or None, sequence_features=parse_specs(reading, True))
+    length = sequence_lengths(reading, sequence, lengths)
+    batch = {name: decoded(feature, sequence if feature["sequence"] else context, lengths)
+             for name, feature in features.items()}
+    if reading["max_length"] is not None:
+        for name, feature in features.items():
+            if feature["sequence"]:
+                batch[name] = batch[name][:, :reading["max_length"]]
+        length = tf.minimum(length, reading["max_length"])
+    if reading["length_feature"] is not None:
+        batch[reading["length_feature"]] = length
+    if reading["mask_feature"] is not None:
+        batch[reading["mask_feature"]] = tf.sequence_mask(length)  # as wide as the padded length feature
+    return batch
+
+
+def sequence_lengths(reading, sequence, lengths):
+    """Each record's number of steps: the parser's count of the length key's steps, or the row
+    lengths of a ragged one."""
+    key, ragged = reading["length_key"], reading["length_is_ragged"]
+    return sequence[key].row_lengths() if ragged else lengths[key]
+
+
+def record_length(serialized, reading):
+    """One serialised SequenceExample's number of steps (for bucketing by length)."""
+    key = reading["length_key"]
+    spec = next(feature["parse"][key] for feature in reading["features"].values()
+                if feature["sequence"] and key in feature["parse"])
+    _, sequence, lengths = tf.io.parse_sequence_example(serialized[tf.newaxis],
+                                                        sequence_features={key: parse_spec(*spec)})
+    return tf.cast(sequence_lengths(reading, sequence, lengths)[0], tf.int32)  # bucketing wants int32
+
+
+# ---- decode steps ------------------------------------------------------------------------------
+def cast(values, dtype):
+    """Stored values in the declared dtype (uint8, int32, bool, float16 are stored wider)."""
+    return tf.cast(values, tf.as_dtype(dtype))
+
+
+def to_ragged(values):
+    """A VarLenFeature's sparse batch as a RaggedTensor."""
+    return tf.RaggedTensor.from_sparse(values)
+
+
+def to_padded(values, pad):
+    """Variable-length steps as a dense batch, padded with `pad` to the longest sequence."""
+    return values.to_tensor(default_value=pad)
+
+
+
+def decode_image(encoded, shape, encoding, channels):
+    """One stored image as uint8 [height, width, channels]."""
+    if encoding == "raw":
+        return tf.reshape(tf.io.decode_raw(encoded, tf.uint8), shape)
+    if encoding == "jpeg":
+        # the accurate inverse DCT, as Pillow decodes: the pixels trained on are those the build saw
+        return tf.io.decode_jpeg(encoded, channels=channels, dct_method="INTEGER_ACCURATE")
+    return tf.io.decode_png(encoded, channels=channels)
+
+
+def fixed_images(encoded, encoding, shape):
+    """A batch of images that all have the declared `shape`: uint8 [batch, *shape]."""
+    if encoding == "raw":
+        return tf.reshape(tf.io.decode_raw(encoded, tf.uint8), [-1, *shape])
+    # map_fn runs its function through AutoGraph, which can't read the source of a module loaded
+    # from its path (it warned on every batch): plain graph code has nothing to convert
+    images = tf.map_fn(
+        tf.autograph.experimental.do_not_convert(lambda image: decode_image(image, shape, encoding, shape[-1])),
+        encoded,
+        fn_output_signature=tf.TensorSpec(shape, tf.uint8),
+    )
+    return tf.ensure_shape(images, [None, *shape])
+
+
+def padded_images(encoded, shapes, encoding, channels):
+    """A batch of images of different sizes, zero-padded at the bottom and right to the largest."""
+    shapes = tf.cast(shapes, tf.int32)
+    height = tf.reduce_max(shapes[:, 0])
+    width = tf.reduce_max(shapes[:, 1])
+    return tf.map_fn(
+        tf.autograph.experimental.do_not_convert(lambda pair: tf.image.pad_to_bounding_box(
+            decode_image(pair[0], pair[1], encoding, channels), 0, 0, height, width)),
+        (encoded, shapes),
+        fn_output_signature=tf.TensorSpec([None, None, channels], tf.uint8),
+    )
+
+
+def resized_images(encoded, shapes, encoding, channels, size):
+    """A batch of images of different sizes, each resized (bilinear, antialiased) to `size`."""
+    def resize(pair):
+        image = decode_image(pair[0], pair[1], encoding, channels)
+        resized = tf.image.resize(image, size, method="bilinear", antialias=True)
+        return tf.cast(tf.clip_by_value(tf.round(resized), 0, 255), tf.uint8)
+
+    return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
+                     fn_output_signature=tf.TensorSpec([*size, channels], tf.uint8))
+
+
+def scaled_images(images):
+    """uint8 pixels as float32 in [0, 1]."""
+    return tf.cast(images, tf.float32) / 255.0
+
+
+def pad_steps(values, length, pad):
+    """Sets the steps past each sequence's `length` to `pad` (the parser pads with 0 or "")."""
+    mask = tf.sequence_mask(length, tf.shape(values)[1])
+    inner = tf.ones([tf.rank(values) - 2], tf.int32)
+    mask = tf.reshape(mask, tf.concat([tf.shape(mask), inner], 0))
+    return tf.where(mask, values, tf.cast(pad, values.dtype))
+
+
+def exact_float64(values):
+    """Stored float32 values as float64, subnormal ones included: TensorFlow's CPU cast flushes
+    those to zero, so they are rebuilt from their bits (mantissa * 2^-149, exact in float64)."""
+    if isinstance(values, tf.RaggedTensor):
+        return tf.ragged.map_flat_values(exact_float64, values)
+    bits = tf.bitcast(values, tf.int32)
+    subnormal = tf.equal(tf.bitwise.bitwise_and(bits, 0x7F800000), 0)
+    magnitude = tf.cast(tf.bitwise.bitwise_and(bits, 0x007FFFFF), tf.float64) * 2.0**-149
+    return tf.where(subnormal, tf.where(bits < 0, -magnitude, magnitude), tf.cast(values, tf.float64))
 
 
 def read_shard(path, index, compression, chunk):
@@ -121,41 +305,85 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     return dataset
 
 
-def exact_float64(values):
-    """Stored float32 values as float64, subnormal ones included: TensorFlow's CPU cast flushes
-    those to zero, so they are rebuilt from their bits (mantissa * 2^-149, exact in float64)."""
-    if isinstance(values, tf.RaggedTensor):
-        return tf.ragged.map_flat_values(exact_float64, values)
-    bits = tf.bitcast(values, tf.int32)
-    subnormal = tf.equal(tf.bitwise.bitwise_and(bits, 0x7F800000), 0)
-    magnitude = tf.cast(tf.bitwise.bitwise_and(bits, 0x007FFFFF), tf.float64) * 2.0**-149
-    return tf.where(subnormal, tf.where(bits < 0, -magnitude, magnitude), tf.cast(values, tf.float64))
+def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, repeat=False):
+    """A `tf.data.Dataset` of batches of the split's decoded features, or of `(features, label)`
+    pairs for Keras, from its shards `files` (holding `counts` records): what `input_fn` returns.
+
+    `batch_size` defaults to the spec's; `shuffle` to True for the "train" split only."""
+    batch_size = positive_batch_size(reading["batch_size"] if batch_size is None else batch_size)
+    shuffle = split == "train" if shuffle is None else shuffle
+    bucketing = None
+    if reading["format"] == "sequence_example" and reading["bucket_boundaries"] is not None:
+        # records of similar length share a batch: less padding
+        bucketing = (tf.autograph.experimental.do_not_convert(lambda record: record_length(record, reading)),
+                     reading["bucket_boundaries"])
+    dataset = batched_records(files, counts, reading["compression"], batch_size, shuffle, reading["shuffle_buffer"],
+                              repeat, bucketing)
+    # plain graph code: nothing for autograph to convert
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
+                          num_parallel_calls=tf.data.AUTOTUNE)
+    if reading["label"] is not None:
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+            lambda features: split_label(features, reading["label"])))
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
-def decode(parsed):
-    """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""
-    return {
-        'id': parsed['id'],
-        'score': parsed['score'],
-        'scores': exact_float64(parsed['scores']),
-        'grid': tf.cast(parsed['grid'], tf.uint8),
-        'flag': tf.cast(parsed['flag'], tf.bool),
-        'tags': tf.RaggedTensor.from_sparse(parsed['tags']),
-        'boxes': parsed['boxes'],
-        'caption': parsed['image/caption'],
-        'grade': parsed['grade'],
-    }
+def split_label(features, label):
+    """`(features, label)` from a batch of features, for Keras."""
+    features = dict(features)
+    return features, features.pop(label)
+
+
+def known_split(split, names):
+    """`split`, or ValueError if the dataset has no such split."""
+    if split not in names:
+        raise ValueError(f"unknown split {split!r}; expected one of: {', '.join(names)}")
+    return split
+
+
+def shard_files(folder, shards, size=None):
+    """The paths of the shards listed in dataset_info.json, each checked to have its listed size:
+    a missing or cut shard fails here, by name, not as an anonymous error mid-epoch. `size(path)`
+    (None: missing) reads through TensorFlow's filesystems unless given."""
+    paths = []
+    for shard in shards:
+        path = os.path.join(folder, shard["file"])
+        found = (size or stored_size)(path)
+        if found != shard["num_bytes"]:
+            described = "missing" if found is None else f"{found} bytes"
+            raise OSError(f"{path}: shard is {described}, expected {shard['num_bytes']} bytes "
+                          "(run `tfrecord-builder verify`)")
+        paths.append(path)
+    return paths
+
+
+def stored_size(path):
+    """A file's size through TensorFlow's filesystems (local, gs://, ...), or None if missing."""
+    return tf.io.gfile.stat(path).length if tf.io.gfile.exists(path) else None
+
+
+def info_text(folder, name=None):
+    """The bytes of the dataset_info.json in `folder` (of the dataset `name`, if known), read
+    through TensorFlow's filesystems."""
+    path = os.path.join(folder, "dataset_info.json")
+    if not tf.io.gfile.exists(path):  # in an object store, what a build writes last: the commit
+        raise FileNotFoundError(f"{folder}: not a finished {name + ' ' if name else ''}dataset (no dataset_info.json); "
+                                "build it, or finish it with --resume")
+    with tf.io.gfile.GFile(path, "rb") as file:
+        return file.read()
+
+
+# The parse specs by record key, as tf.io features (what tf.io.parse_example takes).
+FEATURES = parse_specs(READING)
+LABEL = READING["label"]
+COMPRESSION = READING["compression"]
+BATCH_SIZE = READING["batch_size"]
+SHUFFLE_BUFFER = READING["shuffle_buffer"]
 
 
 def parse_batch(serialized):
     """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
-    return decode(tf.io.parse_example(serialized, FEATURES))
-
-
-def split_label(features):
-    """`(features, label)` from a batch of features, for Keras."""
-    label = features.pop(LABEL)
-    return features, label
+    return parse_records(serialized, READING)
 
 
 def default_data_dir():
@@ -169,27 +397,15 @@ def default_data_dir():
 
 
 def split_info(split, data_dir=None):
-    """The split's entry of dataset_info.json, with its shard paths made absolute.
+    """The split's entry of dataset_info.json, with its shards' checked paths under "files".
 
     `data_dir` may be a URL that TensorFlow's filesystems read (gs://... is built in)."""
     folder = data_dir or default_data_dir()
-    info_path = os.path.join(folder, "dataset_info.json")
-    if not tf.io.gfile.exists(info_path):  # in an object store, written last: the commit
-        raise FileNotFoundError(f"{folder}: not a finished {NAME} dataset (no dataset_info.json)")
-    with tf.io.gfile.GFile(info_path, "rb") as file:
-        info = json.loads(file.read().decode("utf-8"))
+    info = json.loads(info_text(folder, NAME).decode("utf-8"))
     if info.get("name") != NAME:
         raise ValueError(f"{folder}: holds dataset {info.get('name')!r}, not {NAME!r}")
-    if split not in info["splits"]:
-        raise ValueError(f"unknown split {split!r}; expected one of: {', '.join(info['splits'])}")
-    entry = dict(info["splits"][split])
-    entry["files"] = [os.path.join(folder, shard["file"]) for shard in entry["shards"]]
-    for path, shard in zip(entry["files"], entry["shards"]):
-        # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
-        size = tf.io.gfile.stat(path).length if tf.io.gfile.exists(path) else None
-        if size != shard["num_bytes"]:
-            found = "missing" if size is None else f"{size} bytes"
-            raise IOError(f"{path}: shard is {found}, expected {shard['num_bytes']} bytes (run `tfrecord-builder verify`)")
+    entry = dict(info["splits"][known_split(split, list(info["splits"]))])
+    entry["files"] = shard_files(folder, entry["shards"])
     return entry
 
 
@@ -200,15 +416,6 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     parses each batch at once and prefetches. With `repeat=False` one pass yields every example
     once, in ceil(n / batch_size) batches.
     """
-    batch_size = BATCH_SIZE if batch_size is None else batch_size
-    shuffle = split == "train" if shuffle is None else shuffle
-    split_entry = split_info(split, data_dir)
-    counts = [shard["num_examples"] for shard in split_entry["shards"]]
-    bucketing = None
-    dataset = batched_records(split_entry["files"], counts, COMPRESSION, batch_size, shuffle, SHUFFLE_BUFFER,
-                              repeat, bucketing)
-    # plain graph code: nothing for autograph to convert
-    dataset = dataset.map(tf.autograph.experimental.do_not_convert(parse_batch), num_parallel_calls=tf.data.AUTOTUNE)
-    if LABEL is not None:
-        dataset = dataset.map(tf.autograph.experimental.do_not_convert(split_label))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    entry = split_info(split, data_dir)
+    counts = [shard["num_examples"] for shard in entry["shards"]]
+    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat)

@@ -52,7 +52,7 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
     print()
     rows = []
     for name, feature in spec.features.items():
-        parse = "; ".join(f"{key}: {text}" for key, text in feature.parse_specs_source().items())
+        parse = "; ".join(f"{key}: {parse_spec_text(*spec)}" for key, spec in feature.parsing().items())
         rows.append((name, feature.describe(), parse))
     print(table(["feature", "decoded", "parse spec (key: spec)"], rows))
     print()
@@ -197,3 +197,15 @@ def _compression(path: str) -> str:
     if path.endswith(".zz") or (len(head) == 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0):
         return "zlib"
     return "none"
+
+
+def parse_spec_text(kind: str, dtype: str, shape: list[int | None]) -> str:
+    """The `tf.io` parse spec that features/reading.py's parse_spec makes of a description, as text."""
+    if kind == "var":
+        return f"tf.io.VarLenFeature(tf.{dtype})"
+    if kind == "ragged":
+        partitions = ", ".join(f"tf.io.RaggedFeature.UniformRowLength({dim})" for dim in shape[1:])
+        return f"tf.io.RaggedFeature(tf.{dtype}, {f'partitions=[{partitions}], ' if partitions else ''}" \
+               "row_splits_dtype=tf.int64)"
+    name = "FixedLenSequenceFeature" if kind == "fixed_steps" else "FixedLenFeature"
+    return f"tf.io.{name}({shape}, tf.{dtype})"

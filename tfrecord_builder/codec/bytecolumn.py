@@ -12,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..features.values import offsets_of
+
 @dataclass
 class ByteColumn:
     """`num_rows` byte strings: row i is `data[offsets[i]:offsets[i + 1]]`."""
@@ -214,10 +216,3 @@ def row_lengths(parts: Sequence[ByteColumn]) -> np.ndarray:
     for part in parts[1:]:
         lengths = lengths + part.lengths
     return lengths
-
-
-def offsets_of(lengths: np.ndarray) -> np.ndarray:
-    """Where each row starts (and the total at the end), from the rows' lengths."""
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return offsets

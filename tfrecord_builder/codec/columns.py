@@ -20,7 +20,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..features.values import ListKind
+from ..features.values import ListKind, StoredColumn, offsets_of
 from .example import key_field, map_order
 from .wire import LIST_TAG
 
@@ -46,37 +46,6 @@ class Layout:
             return tuple(sorted(kinds.items(), key=lambda item: map_order(item[0])))
 
         return cls(ordered(context), None if sequence is None else ordered(sequence))
-
-
-@dataclass
-class StoredColumn:
-    """One record key's stored values over rows: records, or for a feature list the steps of
-    every record (record r has `steps[r]` of them). Row i holds `counts[i]` values, flattened in
-    row order: int64 or float32 numbers, or for a bytes list each value's length in bytes (all a
-    check looks at)."""
-
-    kind: ListKind
-    counts: np.ndarray  # int64, per row
-    values: np.ndarray
-    steps: np.ndarray | None = None  # int64, per record (feature lists only)
-
-    @property
-    def offsets(self) -> np.ndarray:
-        """Where each row's values start in `values` (and, last, where they end)."""
-        return _offsets(self.counts)
-
-    def rows_where(self, flags: np.ndarray) -> np.ndarray:
-        """Per row: whether any of its values is flagged."""
-        return _any_per_group(flags, self.counts)
-
-    def records_where(self, rows: np.ndarray) -> np.ndarray:
-        """Per record: whether any of its rows is flagged (for a feature list, any of its steps)."""
-        return rows if self.steps is None else _any_per_group(rows, self.steps)
-
-    def select(self, rows: np.ndarray, records: np.ndarray) -> "StoredColumn":
-        """The column of the rows and records kept (boolean masks)."""
-        values = self.values[np.repeat(rows, self.counts)]
-        return StoredColumn(self.kind, self.counts[rows], values, None if self.steps is None else self.steps[records])
 
 
 @dataclass
@@ -293,13 +262,13 @@ def _int64s(block: _Bytes, starts: np.ndarray, ends: np.ndarray, owner: np.ndarr
             return np.ones(len(lengths), dtype=np.int64), values
     packed = _gather(block.data, starts, lengths)
     last = packed < 0x80  # a varint's last byte
-    offsets = _offsets(lengths)
+    offsets = offsets_of(lengths)
     # a list must end with a varint's last byte, or its varint would run on into the next list's
     cut = (lengths > 0) & ~last[np.maximum(offsets[1:] - 1, 0)] if len(packed) else np.zeros(len(lengths), bool)
     if cut.any():
         irregular[owner[cut]] = True
         return _int64s(block, starts, np.where(cut, starts, ends), owner, irregular)
-    seen = _offsets(last)
+    seen = offsets_of(last)
     counts = seen[offsets[1:]] - seen[offsets[:-1]]
     if last.all():  # every value under 128: its byte is its value
         return counts, packed.astype(np.int64)
@@ -367,18 +336,5 @@ def _gather(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nda
     width = int(lengths[0])
     if (lengths == width).all():  # one 2-D gather, no index per byte to build
         return data[starts[:, None] + np.arange(width)].reshape(-1)
-    offsets = _offsets(lengths)
+    offsets = offsets_of(lengths)
     return data[np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])]
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
-
-
-def _any_per_group(flags: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Per group of consecutive items (`sizes[i]` items each): whether any is flagged."""
-    seen = _offsets(flags)
-    offsets = _offsets(sizes)
-    return seen[offsets[1:]] > seen[offsets[:-1]]

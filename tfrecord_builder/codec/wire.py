@@ -9,7 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .bytecolumn import ByteColumn, join, looked_up, offsets_of, row_lengths
+from ..features.values import offsets_of
+from .bytecolumn import ByteColumn, join, looked_up, row_lengths
 
 # tf.train.Feature's lists: bytes_list = 1, float_list = 2, int64_list = 3, each length-delimited
 LIST_TAG = {"bytes": 0x0A, "float": 0x12, "int64": 0x1A}

@@ -1,7 +1,7 @@
-"""Copies reading helpers from `features/reading.py` into generated modules, verbatim.
+"""Copies the reading functions of `features/reading.py` into generated modules, verbatim.
 
-Both reading paths then run the very same function text. The source is read with `ast`, not
-imported, because importing it would import TensorFlow.
+Both reading paths then run the very same text. The source is read with `ast`, not imported,
+because importing it would import TensorFlow.
 """
 from __future__ import annotations
 
@@ -15,21 +15,12 @@ _SOURCE = os.path.join(os.path.dirname(os.path.abspath(features.__file__)), "rea
 
 
 @lru_cache(maxsize=1)
-def _functions() -> dict[str, str]:
+def helper_source() -> str:
+    """reading.py after its docstring and imports: its constants and functions, as written."""
     with open(_SOURCE, encoding="utf-8") as file:
         text = file.read()
     tree = ast.parse(text)
-    return {node.name: ast.get_source_segment(text, node) for node in tree.body if isinstance(node, ast.FunctionDef)}
-
-
-ALWAYS = ["read_shard", "counted_batches", "positive_batch_size", "batched_records"]  # every module reads (and checks) shards the same way
-
-
-def helper_functions(names: list[str]) -> str:
-    """The source of the shard readers and the named helpers (and `decode_image`, which the image
-    helpers use)."""
-    functions = _functions()
-    needs_decoder = any(name.endswith("_images") for name in names)
-    ordered = ALWAYS + (["decode_image"] if needs_decoder else []) + [
-        name for name in names if name not in ALWAYS and name != "decode_image"]
-    return "\n\n" + "\n\n\n".join(functions[name] for name in ordered) + "\n"
+    body = [node for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom))
+            and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[body[0].lineno - 1:]).rstrip("\n") + "\n"

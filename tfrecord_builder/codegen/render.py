@@ -1,97 +1,85 @@
-"""Renders the generated input module (`NAME_input.py`) from a spec.
+"""Renders the generated input module (`NAME_input.py`) from a spec: pure, spec in, text out.
 
-Every value taken from the spec enters the text as a Python literal made by `repr` of a str,
-int or tuple (never pasted raw), and feature names are identifiers by then, so no spec can put
-code into the module.
+The module is the reading functions of features/reading.py, copied verbatim, plus data: every
+value taken from the spec enters the text as a Python literal (`repr` of str, int, float, bool,
+None, bytes, lists, tuples and dicts of them, checked by reading it back with
+`ast.literal_eval`), never as code, so no spec can put code into the module and no Python
+expression is assembled from spec strings.
 """
 from __future__ import annotations
 
+import ast
+import math
 import os
+from typing import Any
 
 from ..fs import is_url
-from ..features import ClassLabelFeature, Feature
+from ..features import ClassLabelFeature
 from ..spec.model import Spec
 from ..version import __version__
-from .helpers import helper_functions
-from .template import (EXAMPLE_BATCHING, EXAMPLE_PARSING, SEQUENCE_BATCHING, SEQUENCE_CONSTANTS, SEQUENCE_PARSING,
-                       TEMPLATE)
-
+from .helpers import helper_source
+from .template import EXAMPLE_SPECS, SEQUENCE_SPECS, TEMPLATE
 
 
 def render_module(spec: Spec, data_dir: str) -> str:
     """The module's source text; `data_dir` is recorded as its default dataset folder."""
-    features = list(spec.features.values())
     class_names = {
-        feature.name: tuple(feature.names) for feature in features
+        feature.name: tuple(feature.names) for feature in spec.features.values()
         if isinstance(feature, ClassLabelFeature) and feature.names is not None
     }
     splits = tuple(spec.splits)
-    label = spec.label
-    yields = "`(features, label)` pairs" if label else "feature dicts"
-    if spec.is_sequence:
-        format_constants, parsing, batching = _sequence_parts(spec)
-    else:
-        format_constants, parsing, batching = "", _example_parsing(spec), EXAMPLE_BATCHING
     return TEMPLATE.format(
         name=spec.name,
         version=spec.version,
         tool_version=__version__,
         other_split=next((split for split in splits if split != "train"), splits[0]),
-        name_literal=repr(spec.name),
-        version_literal=repr(spec.version),
-        description=repr(spec.description),
-        spec_file=repr(os.path.basename(spec.file)),
-        data_dir=repr(data_dir if is_url(data_dir) else os.path.abspath(data_dir)),
-        splits=repr(splits),
-        compression=repr(spec.output.reader_compression),
-        label=repr(label),
-        batch_size=int(spec.input.batch_size),
-        shuffle_buffer=int(spec.input.shuffle_buffer),
-        class_names=repr(class_names),
-        format_constants=format_constants,
-        parsing=parsing,
-        batching=batching,
-        yields=yields,
+        name_literal=literal(spec.name),
+        version_literal=literal(spec.version),
+        description=literal(spec.description),
+        spec_file=literal(os.path.basename(spec.file)),
+        data_dir=literal(data_dir if is_url(data_dir) else os.path.abspath(data_dir)),
+        splits=literal(splits),
+        class_names=literal(class_names),
+        reading=literal(spec.reading()),
+        helpers=helper_source(),
+        parse_specs=SEQUENCE_SPECS if spec.is_sequence else EXAMPLE_SPECS,
+        yields="`(features, label)` pairs" if spec.label else "feature dicts",
     )
 
 
-def _parse_specs(features: list[Feature]) -> str:
-    return "\n".join(f"    {key!r}: {source}," for feature in features
-                     for key, source in feature.parse_specs_source().items())
+WIDTH = 120
 
 
-def _helpers(features: list[Feature]) -> str:
-    return helper_functions(sorted({name for feature in features for name in feature.helpers_source()}))
+def literal(value: Any) -> str:
+    """`value` as Python literal text (a dict or list too long for a line is laid out one item
+    per line), or AssertionError if it isn't one: the one way spec values enter the module."""
+    text = _laid_out(value, 0, 10)  # after `READING = `
+    assert _same(ast.literal_eval(text), value), f"not a literal: {value!r}"
+    return text
 
 
-def _example_parsing(spec: Spec) -> str:
-    features = list(spec.features.values())
-    decoders = "\n".join(f"        {feature.name!r}: {feature.decode_source('parsed', spec.input)},"
-                         for feature in features)
-    return EXAMPLE_PARSING.format(parse_specs=_parse_specs(features), helpers=_helpers(features), decoders=decoders)
-
-
-def _sequence_parts(spec: Spec) -> tuple[str, str, str]:
-    features = list(spec.features.values())
-    context = [feature for feature in features if not feature.sequence]
-    sequence = [feature for feature in features if feature.sequence]
-    decoders = "\n".join(
-        f"        {feature.name!r}: {feature.decode_source('sequence' if feature.sequence else 'context', spec.input)},"
-        for feature in features)
-    length_feature = spec.length_source
-    assert length_feature is not None  # a SequenceExample spec has sequence features
-    constants = SEQUENCE_CONSTANTS.format(
-        length_feature=repr(spec.input.length_feature),
-        mask_feature=repr(spec.input.mask_feature),
-        max_length=repr(spec.input.max_length),
-        bucket_boundaries=repr(spec.input.bucket_boundaries),
-        sequence_names=repr(tuple(feature.name for feature in sequence)),
-        length_key=repr(length_feature.record_key),
-    )
-    if length_feature.is_variable:
-        expression = "return sequence[LENGTH_KEY].row_lengths()"
+def _laid_out(value: Any, indent: int, before: int = 0) -> str:
+    """`value`'s text at `indent`, with `before` characters ahead of it on its first line."""
+    flat = repr(value)
+    if indent + before + len(flat) <= WIDTH or not isinstance(value, (dict, list, tuple)) or not value:
+        return flat
+    inner = " " * (indent + 4)
+    if isinstance(value, dict):
+        items = [f"{inner}{key!r}: {_laid_out(item, indent + 4, len(repr(key)) + 2)}" for key, item in value.items()]
     else:
-        expression = "return lengths[LENGTH_KEY]"
-    parsing = SEQUENCE_PARSING.format(context_specs=_parse_specs(context), sequence_specs=_parse_specs(sequence),
-                                      helpers=_helpers(features), decoders=decoders, length_expression=expression)
-    return constants, parsing, SEQUENCE_BATCHING
+        items = [f"{inner}{_laid_out(item, indent + 4)}" for item in value]
+    opening, closing = {dict: "{}", list: "[]", tuple: "()"}[type(value)]
+    return opening + "\n" + ",\n".join(items) + ",\n" + " " * indent + closing
+
+
+def _same(read: Any, value: Any) -> bool:
+    """Equal, and of the same types throughout (NaN equals NaN)."""
+    if type(read) is not type(value):
+        return False
+    if isinstance(value, dict):
+        return list(read) == list(value) and all(_same(read[key], value[key]) for key in value)
+    if isinstance(value, (list, tuple)):
+        return len(read) == len(value) and all(map(_same, read, value))
+    if isinstance(value, float) and math.isnan(value):
+        return math.isnan(read)
+    return read == value

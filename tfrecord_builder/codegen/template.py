@@ -1,4 +1,5 @@
-"""The generated input module's text. `{...}` slots are filled by render.py with escaped literals."""
+"""The generated input module's text. `{...}` slots are filled by render.py with literals only;
+the reading itself is the verbatim copy of features/reading.py's functions, in {helpers}."""
 
 TEMPLATE = '''\
 """Input pipeline for the `{name}` dataset, version {version}.
@@ -9,6 +10,9 @@ be copied next to a training script:
 
     import {name}_input
     model.fit({name}_input.input_fn("train"), validation_data={name}_input.input_fn("{other_split}"))
+
+READING describes how the dataset is read; the functions after it (the same code as
+tfrecord_builder's own reader, copied verbatim) follow that description.
 """
 import json
 import os
@@ -21,17 +25,23 @@ DESCRIPTION = {description}
 SPEC_FILE = {spec_file}
 DATA_DIR = {data_dir}
 SPLITS = {splits}
-COMPRESSION = {compression}
-LABEL = {label}
-BATCH_SIZE = {batch_size}
-SHUFFLE_BUFFER = {shuffle_buffer}
 CLASS_NAMES = {class_names}
-{format_constants}
-{parsing}
-def split_label(features):
-    """`(features, label)` from a batch of features, for Keras."""
-    label = features.pop(LABEL)
-    return features, label
+READING = {reading}
+
+
+# ---- reading: tfrecord_builder's reading functions (features/reading.py), as written there ----
+{helpers}
+
+{parse_specs}
+LABEL = READING["label"]
+COMPRESSION = READING["compression"]
+BATCH_SIZE = READING["batch_size"]
+SHUFFLE_BUFFER = READING["shuffle_buffer"]
+
+
+def parse_batch(serialized):
+    """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
+    return parse_records(serialized, READING)
 
 
 def default_data_dir():
@@ -45,27 +55,15 @@ def default_data_dir():
 
 
 def split_info(split, data_dir=None):
-    """The split's entry of dataset_info.json, with its shard paths made absolute.
+    """The split's entry of dataset_info.json, with its shards' checked paths under "files".
 
     `data_dir` may be a URL that TensorFlow's filesystems read (gs://... is built in)."""
     folder = data_dir or default_data_dir()
-    info_path = os.path.join(folder, "dataset_info.json")
-    if not tf.io.gfile.exists(info_path):  # in an object store, written last: the commit
-        raise FileNotFoundError(f"{{folder}}: not a finished {{NAME}} dataset (no dataset_info.json)")
-    with tf.io.gfile.GFile(info_path, "rb") as file:
-        info = json.loads(file.read().decode("utf-8"))
+    info = json.loads(info_text(folder, NAME).decode("utf-8"))
     if info.get("name") != NAME:
         raise ValueError(f"{{folder}}: holds dataset {{info.get('name')!r}}, not {{NAME!r}}")
-    if split not in info["splits"]:
-        raise ValueError(f"unknown split {{split!r}}; expected one of: {{', '.join(info['splits'])}}")
-    entry = dict(info["splits"][split])
-    entry["files"] = [os.path.join(folder, shard["file"]) for shard in entry["shards"]]
-    for path, shard in zip(entry["files"], entry["shards"]):
-        # a missing or cut shard fails here, by name, not as an anonymous error mid-epoch
-        size = tf.io.gfile.stat(path).length if tf.io.gfile.exists(path) else None
-        if size != shard["num_bytes"]:
-            found = "missing" if size is None else f"{{size}} bytes"
-            raise IOError(f"{{path}}: shard is {{found}}, expected {{shard['num_bytes']}} bytes (run `tfrecord-builder verify`)")
+    entry = dict(info["splits"][known_split(split, list(info["splits"]))])
+    entry["files"] = shard_files(folder, entry["shards"])
     return entry
 
 
@@ -76,106 +74,22 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     parses each batch at once and prefetches. With `repeat=False` one pass yields every example
     once, in ceil(n / batch_size) batches.
     """
-    batch_size = BATCH_SIZE if batch_size is None else batch_size
-    shuffle = split == "train" if shuffle is None else shuffle
-    split_entry = split_info(split, data_dir)
-    counts = [shard["num_examples"] for shard in split_entry["shards"]]
-{batching}
-    dataset = batched_records(split_entry["files"], counts, COMPRESSION, batch_size, shuffle, SHUFFLE_BUFFER,
-                              repeat, bucketing)
-    # plain graph code: nothing for autograph to convert
-    dataset = dataset.map(tf.autograph.experimental.do_not_convert(parse_batch), num_parallel_calls=tf.data.AUTOTUNE)
-    if LABEL is not None:
-        dataset = dataset.map(tf.autograph.experimental.do_not_convert(split_label))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    entry = split_info(split, data_dir)
+    counts = [shard["num_examples"] for shard in entry["shards"]]
+    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat)
 '''
 
+EXAMPLE_SPECS = '''\
+# The parse specs by record key, as tf.io features (what tf.io.parse_example takes).
+FEATURES = parse_specs(READING)'''
 
-EXAMPLE_PARSING = '''\
-# Parse specs, by the features' keys inside the records.
-FEATURES = {{
-{parse_specs}
-}}
-{helpers}
-
-def decode(parsed):
-    """Turns `tf.io.parse_example` output (by record key) into the features (by name)."""
-    return {{
-{decoders}
-    }}
-
-
-def parse_batch(serialized):
-    """Parses and decodes a batch of serialised records (a 1-D string tensor) at once."""
-    return decode(tf.io.parse_example(serialized, FEATURES))
-
-'''
-
-EXAMPLE_BATCHING = '''\
-    bucketing = None'''
-
-SEQUENCE_CONSTANTS = '''\
-LENGTH_FEATURE = {length_feature}
-MASK_FEATURE = {mask_feature}
-MAX_LENGTH = {max_length}
-BUCKET_BOUNDARIES = {bucket_boundaries}
-SEQUENCE_NAMES = {sequence_names}
-LENGTH_KEY = {length_key}
-'''
-
-SEQUENCE_PARSING = '''\
-# Parse specs, by the features' keys inside the records: per record, and per step.
-CONTEXT_FEATURES = {{
-{context_specs}
-}}
-SEQUENCE_FEATURES = {{
-{sequence_specs}
-}}
-{helpers}
-
-def decode(context, sequence, lengths):
-    """Turns `tf.io.parse_sequence_example` output (by record key) into the features (by name)."""
-    return {{
-{decoders}
-    }}
-
-
-def sequence_lengths(sequence, lengths):
-    """Each record's number of steps."""
-    {length_expression}
-
-
-def parse_batch(serialized):
-    """Parses and decodes a batch of serialised SequenceExamples at once.
-
-    Sequence features come padded to the longest sequence of the batch (or cut to MAX_LENGTH),
-    with their lengths under LENGTH_FEATURE (and a boolean mask under MASK_FEATURE).
-    """
-    context, sequence, lengths = tf.io.parse_sequence_example(
-        serialized, context_features=CONTEXT_FEATURES or None,
-        sequence_features=SEQUENCE_FEATURES)
-    length = sequence_lengths(sequence, lengths)
-    features = decode(context, sequence, lengths)
-    if MAX_LENGTH is not None:
-        for name in SEQUENCE_NAMES:
-            features[name] = features[name][:, :MAX_LENGTH]
-        length = tf.minimum(length, MAX_LENGTH)
-    if LENGTH_FEATURE is not None:
-        features[LENGTH_FEATURE] = length
-    if MASK_FEATURE is not None:
-        features[MASK_FEATURE] = tf.sequence_mask(length)  # as wide as the padded length feature
-    return features
-
-
-def record_length(serialized):
-    """One serialised record's number of steps (for bucketing by length)."""
-    _, sequence, lengths = tf.io.parse_sequence_example(
-        serialized[tf.newaxis], sequence_features={{LENGTH_KEY: SEQUENCE_FEATURES[LENGTH_KEY]}})
-    return tf.cast(sequence_lengths(sequence, lengths)[0], tf.int32)  # bucketing wants int32
-
-'''
-
-SEQUENCE_BATCHING = '''\
-    # with BUCKET_BOUNDARIES, records of similar length share a batch: less padding
-    bucketing = ((tf.autograph.experimental.do_not_convert(record_length), BUCKET_BOUNDARIES)
-                 if BUCKET_BOUNDARIES is not None else None)'''
+SEQUENCE_SPECS = '''\
+# The parse specs by record key, as tf.io features: per record, and per step.
+CONTEXT_FEATURES = parse_specs(READING)
+SEQUENCE_FEATURES = parse_specs(READING, sequence=True)
+SEQUENCE_NAMES = tuple(name for name, feature in READING["features"].items() if feature["sequence"])
+LENGTH_KEY = READING["length_key"]  # the sequence key whose steps count each record's length
+LENGTH_FEATURE = READING["length_feature"]
+MASK_FEATURE = READING["mask_feature"]
+MAX_LENGTH = READING["max_length"]
+BUCKET_BOUNDARIES = READING["bucket_boundaries"]'''

@@ -18,10 +18,13 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..registry import is_reference, load_class
-from ..spec.fields import At, meta
+from ..spec.fields import At, Section, meta
 from .dtypes import Invalid
 from .shown import Language
 from .values import ListKind, Values
+
+ParseSpec = tuple[str, str, list[int | None]]  # (kind, dtype, shape): see Feature.parsing
+DecodeStep = tuple[str, dict[str, Any]]  # (function, arguments): see Feature.decoding
 
 FEATURE_TYPES: dict[str, type["Feature"]] = {}
 ENTRY_POINT_GROUP = "tfrecord_builder.features"  # installed packages' feature types
@@ -72,7 +75,7 @@ def register(name: str) -> Callable[[type], type]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Feature:
+class Feature(Section):
     """A declared feature. Subclasses add their own spec keys (`tb.spec_field`) and own their
     values' encoding, parse spec and decoding; `tb.TensorFeature` is the one to extend.
 
@@ -180,30 +183,23 @@ class Feature:
         raise NotImplementedError
 
     # --- reading side -------------------------------------------------------------------------
-    def parse_specs(self) -> dict[str, Any]:
-        """`tf.io` parse specs per record key."""
+    # A feature describes its reading as literal data that features/reading.py's functions follow,
+    # in the library and in the generated module alike (which holds it as a `repr`).
+    def parsing(self) -> dict[str, ParseSpec]:
+        """How each record key is parsed: (kind, stored dtype, shape), kind one of `fixed`,
+        `var`, `ragged` or `fixed_steps` (reading.parse_spec makes the `tf.io` spec)."""
         raise NotImplementedError
 
-    def parse_specs_source(self) -> dict[str, str]:
-        """The same parse specs as source text (for the generated module)."""
-        raise NotImplementedError
-
-    def decode(self, parsed: dict[str, Any], options: Any, lengths: Any = None) -> Any:
-        """The feature's tensor from the parsed batch (a dict by record key).
-
-        `options` is the spec's `input:` section (reading-side choices such as image dtype);
-        `lengths` maps a sequence feature's key to each record's number of steps.
-        """
-        raise NotImplementedError
-
-    def decode_source(self, parsed: str, options: Any) -> str:
-        """The same decoding as a source expression over the dict named `parsed` (and, for
-        sequence features, the parser's lengths by key, named `lengths`)."""
-        raise NotImplementedError
-
-    def helpers_source(self) -> list[str]:
-        """Names of the reading helpers (in `features/reading.py`) the generated module needs."""
+    def decoding(self, options: Any) -> list[DecodeStep]:
+        """The decode steps from the first key's parsed tensor to the feature's tensor: (function
+        of reading.DECODE_STEPS, its arguments as literals; {"parsed": KEY} / {"lengths": KEY}
+        name a parsed tensor / a sequence key's step counts). `options` is the spec's `input:`
+        section (reading-side choices such as the images' dtype)."""
         return []
+
+    def reading(self, options: Any) -> dict[str, Any]:
+        """The feature's whole reading description, as literals."""
+        return {"sequence": self.sequence, "parse": self.parsing(), "decode": self.decoding(options)}
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """The values statistics are gathered over (by default the first record key's)."""

@@ -7,11 +7,12 @@ accepted (2.0 is the name "2"), since a stray 0 taken as an index would silently
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -21,9 +22,8 @@ from ..spec.fields import At, meta
 from .base import register
 from .dtypes import Invalid
 from .tensor import TensorFeature
+from .values import StoredColumn
 
-if TYPE_CHECKING:
-    from ..codec.columns import StoredColumn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,13 +35,12 @@ class ClassLabelFeature(TensorFeature):
     names_file: str | None = meta("a text file with one class name per line (relative to the spec)", None)
     num_classes: int | None = meta("the number of classes, when the data gives indices and no names", None)
 
-    def check(self, at: At) -> None:
-        for key in ("format", "time_unit"):
-            if getattr(self, key) is not None:
-                raise (at / key).error("a class_label reads names or indices, not dates and times")
+    def normalised(self, at: At) -> "ClassLabelFeature":
+        """The names as text, those of a `names_file` read in (the built dataset needs no file)."""
         given = [key for key in ("names", "names_file", "num_classes") if getattr(self, key) is not None]
         if len(given) > 1:
             raise at.error(f"give one of `names`, `names_file` or `num_classes`, not {' and '.join(given)}")
+        names = self.names
         if self.names_file is not None:
             path = self.names_file if fs.is_url(self.names_file) else \
                 os.path.join(os.path.dirname(os.path.abspath(at.document.file)), self.names_file)
@@ -52,14 +51,18 @@ class ClassLabelFeature(TensorFeature):
                 raise (at / "names_file").error(f"can't read {path}: {error.strerror or error}") from None
             except UsageError as error:  # a URL no filesystem serves, or a store that refuses us
                 raise (at / "names_file").error(str(error)) from None
-            object.__setattr__(self, "names", names)
-            object.__setattr__(self, "names_file", None)  # inlined: the built dataset needs no file
+        if names is None:
+            return self
+        return dataclasses.replace(self, names=[str(name) for name in names], names_file=None)
+
+    def check(self, at: At) -> None:
+        for key in ("format", "time_unit"):
+            if getattr(self, key) is not None:
+                raise (at / key).error("a class_label reads names or indices, not dates and times")
         if self.names is not None:
-            names = [str(name) for name in self.names]
-            object.__setattr__(self, "names", names)
-            if not names:
+            if not self.names:
                 raise (at / "names").error("expected at least one class name")
-            duplicates = sorted({name for name in names if names.count(name) > 1})
+            duplicates = sorted({name for name in self.names if self.names.count(name) > 1})
             if duplicates:
                 raise (at / "names").error(f"duplicate class names: {', '.join(duplicates)}")
         elif self.num_classes is not None and self.num_classes < 1:

@@ -15,29 +15,25 @@ channels]) for images kept at their own size and for raw pixels; decoded by `rea
 """
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import io
 import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 import simplejpeg
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .. import fs
-from .._tf import tensorflow
 from ..spec.fields import At, meta
-from .base import Feature, Origin, register
+from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
 from .tensor import format_shape
-from .values import Values
+from .values import ListKind, StoredColumn, Values
 
-if TYPE_CHECKING:
-    from ..codec.columns import StoredColumn
-    from .values import ListKind
 
 FORMATS = {"jpeg": "JPEG", "png": "PNG"}
 FILTERS = {"nearest": Image.Resampling.NEAREST, "bilinear": Image.Resampling.BILINEAR,
@@ -78,19 +74,23 @@ class ImageFeature(Feature):
         "catches truncated files) or decode (every byte, several times slower; a JPEG's corrupt data, "
         "which Pillow decodes in silence, is an error)", "structure")
 
-    def check(self, at: At) -> None:
+    def normalised(self, at: At) -> "ImageFeature":
+        """`channels: 3` spelt out as `shape: [null, null, 3]`: the shape says it all."""
         shape = self.shape if self.shape is not None else [None, None, self.channels or 3]
         if len(shape) != 3:
             raise (at / "shape").error(f"expected [height, width, channels], received {format_shape(shape)}")
-        height, width, channels = shape
+        if self.channels is not None and self.channels != shape[2] and shape[2] in MODES:
+            raise (at / "channels").error(f"{self.channels} channels disagree with shape {format_shape(shape)}")
+        return dataclasses.replace(self, shape=list(shape), channels=None)
+
+    def check(self, at: At) -> None:
+        height, width, channels = self.shape
         if (height is None) != (width is None):
             raise (at / "shape").error("give both height and width, or neither (null keeps each image's size)")
         if any(dim is not None and dim < 1 for dim in (height, width)):
-            raise (at / "shape").error(f"expected positive dimensions, received {format_shape(shape)}")
+            raise (at / "shape").error(f"expected positive dimensions, received {format_shape(self.shape)}")
         if channels not in MODES:
             raise (at / "shape").error(f"expected 1, 3 or 4 channels, received {channels}")
-        if self.channels is not None and self.channels != channels:
-            raise (at / "channels").error(f"{self.channels} channels disagree with shape {format_shape(shape)}")
         if height is None and self.resize != "stretch":
             raise (at / "resize").error(f"`resize: {self.resize}` needs a fixed height and width; with null ones "
                                         "each image keeps its own size")
@@ -98,8 +98,6 @@ class ImageFeature(Feature):
             raise (at / "encoding").error("JPEG has no alpha channel: use png or raw for 4 channels")
         if not 1 <= self.quality <= 100:
             raise (at / "quality").error(f"expected a JPEG quality in [1, 100], received {self.quality}")
-        object.__setattr__(self, "shape", list(shape))
-        object.__setattr__(self, "channels", None)  # normalised into `shape`
 
     @property
     def num_channels(self) -> int:
@@ -288,47 +286,22 @@ class ImageFeature(Feature):
         return wrong
 
     # ---- reading side ----------------------------------------------------------------------------
-    def parse_specs(self) -> dict[str, Any]:
-        tf = tensorflow()
-        specs = {self.record_key: tf.io.FixedLenFeature([], tf.string)}
+    def parsing(self) -> dict[str, ParseSpec]:
+        specs: dict[str, ParseSpec] = {self.record_key: ("fixed", "string", [])}
         if self.stores_shape:
-            specs[self.shape_key] = tf.io.FixedLenFeature([3], tf.int64)
+            specs[self.shape_key] = ("fixed", "int64", [3])
         return specs
 
-    def parse_specs_source(self) -> dict[str, str]:
-        specs = {self.record_key: "tf.io.FixedLenFeature([], tf.string)"}
-        if self.stores_shape:
-            specs[self.shape_key] = "tf.io.FixedLenFeature([3], tf.int64)"
-        return specs
-
-    def decode(self, parsed: dict[str, Any], options: Any, lengths: Any = None) -> Any:
-        # the same calls as decode_source writes into the generated module
-        reading = importlib.import_module(f"{__package__}.reading")  # imports TensorFlow: reading side only
-        encoded = parsed[self.record_key]
+    def decoding(self, options: Any) -> list[DecodeStep]:
         if self.size is not None:
-            images = reading.fixed_images(encoded, self.encoding, self.shape)
-        elif options.image_size is not None:
-            images = reading.resized_images(encoded, parsed[self.shape_key], self.encoding, self.num_channels,
-                                            list(options.image_size))
+            steps: list[DecodeStep] = [("fixed_images", {"encoding": self.encoding, "shape": list(self.shape)})]
         else:
-            images = reading.padded_images(encoded, parsed[self.shape_key], self.encoding, self.num_channels)
-        return reading.scaled_images(images) if options.image_dtype == "float32" else images
-
-    def decode_source(self, parsed: str, options: Any) -> str:
-        encoded = f"{parsed}[{self.record_key!r}]"
-        if self.size is not None:
-            images = f"fixed_images({encoded}, {self.encoding!r}, {self.shape})"
-        else:
-            shapes = f"{parsed}[{self.shape_key!r}]"
+            images = {"shapes": {"parsed": self.shape_key}, "encoding": self.encoding, "channels": self.num_channels}
             if options.image_size is not None:
-                images = (f"resized_images({encoded}, {shapes}, {self.encoding!r}, {self.num_channels}, "
-                          f"{list(options.image_size)})")
+                steps = [("resized_images", {**images, "size": list(options.image_size)})]
             else:
-                images = f"padded_images({encoded}, {shapes}, {self.encoding!r}, {self.num_channels})"
-        return f"scaled_images({images})" if options.image_dtype == "float32" else images
-
-    def helpers_source(self) -> list[str]:
-        return ["fixed_images", "padded_images", "resized_images", "scaled_images"]
+                steps = [("padded_images", images)]
+        return steps + [("scaled_images", {})] if options.image_dtype == "float32" else steps
 
     def describe(self) -> str:
         height, width, channels = ("null" if dim is None else dim for dim in self.shape)

@@ -1,10 +1,129 @@
-"""Reading-side helpers for shards, images and sequences, in TensorFlow.
+"""Reading shards into batches, in TensorFlow: the one implementation of reading.
 
-`tb.input_fn` calls these functions, and the generated module carries a verbatim copy of them
-(codegen/helpers.py copies their source), so both reading paths decode images with the same code.
-Keep them self-contained: they may use only `tf` and each other.
+`tb.input_fn` / `tb.load` call these functions, and every generated module carries a verbatim
+copy of them (codegen/helpers.py copies this file's functions), plus one literal, READING, that
+describes the dataset: its compression, label and sequence options, and per feature how its
+record keys are parsed and which decode steps turn them into the tensors trained on. The
+library makes the same description from the spec (`Spec.reading()`), so both paths run the very
+same code on the very same data.
+
+A feature's description:
+    {"sequence": False,                       # parsed per step (SequenceExample) or per record
+     "parse": {KEY: (KIND, DTYPE, SHAPE)},    # KIND: fixed, var, ragged or fixed_steps
+     "decode": [(STEP, {ARG: VALUE})]}        # STEP: a function below named in DECODE_STEPS
+The first step gets the parsed tensor of the first key; each later step the one before's
+result. An argument written {"parsed": KEY} is that parsed tensor, {"lengths": KEY} the
+parser's step counts of a sequence key; any other value is passed as it is.
+
+Keep this file self-contained: its functions may use only `tf`, `os` and each other. They raise
+ValueError (bad arguments) and OSError (a dataset that can't be read); the library turns those
+into its UsageError and DatasetError, with the same words.
 """
+import os
+
 import tensorflow as tf
+
+DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
+                "fixed_images", "padded_images", "resized_images", "scaled_images")
+
+
+def parse_spec(kind, dtype, shape):
+    """A `tf.io` parse spec from its literal description."""
+    dtype = tf.as_dtype(dtype)
+    if kind == "fixed":
+        return tf.io.FixedLenFeature(shape, dtype)
+    if kind == "fixed_steps":
+        return tf.io.FixedLenSequenceFeature(shape, dtype)
+    if kind == "var":
+        return tf.io.VarLenFeature(dtype)
+    if kind == "ragged":  # a variable first dimension, then uniform ones
+        partitions = [tf.io.RaggedFeature.UniformRowLength(dim) for dim in shape[1:]]
+        return tf.io.RaggedFeature(dtype, partitions=partitions, row_splits_dtype=tf.int64)
+    raise ValueError(f"unknown parse kind {kind!r}")
+
+
+def parse_specs(reading, sequence=False):
+    """The parse specs by record key of the features parsed per record (or, with `sequence`, per
+    step): what `tf.io.parse_example` / `parse_sequence_example` take."""
+    return {key: parse_spec(*parse) for feature in reading["features"].values() if feature["sequence"] == sequence
+            for key, parse in feature["parse"].items()}
+
+
+def decoded(feature, parsed, lengths=None):
+    """One feature's batch tensor from the parser's output, by its decode steps."""
+    def argument(value):
+        if isinstance(value, dict):  # {"parsed": KEY} or {"lengths": KEY}
+            (source, key), = value.items()
+            return (parsed if source == "parsed" else lengths)[key]
+        return value
+
+    value = parsed[next(iter(feature["parse"]))]
+    for step, arguments in feature["decode"]:
+        if step not in DECODE_STEPS:
+            raise ValueError(f"unknown decode step {step!r}")
+        value = globals()[step](value, **{name: argument(item) for name, item in arguments.items()})
+    return value
+
+
+def parse_records(serialized, reading):
+    """Parses and decodes a batch of serialised records (a 1-D string tensor) at once.
+
+    A SequenceExample's sequence features come padded to the longest sequence of the batch (or
+    cut to its max_length), with their lengths under its length_feature (and a boolean mask under
+    its mask_feature)."""
+    features = reading["features"]
+    if reading["format"] == "example":
+        parsed = tf.io.parse_example(serialized, parse_specs(reading))
+        return {name: decoded(feature, parsed) for name, feature in features.items()}
+    context, sequence, lengths = tf.io.parse_sequence_example(
+        serialized, context_features=parse_specs(reading) or None, sequence_features=parse_specs(reading, True))
+    length = sequence_lengths(reading, sequence, lengths)
+    batch = {name: decoded(feature, sequence if feature["sequence"] else context, lengths)
+             for name, feature in features.items()}
+    if reading["max_length"] is not None:
+        for name, feature in features.items():
+            if feature["sequence"]:
+                batch[name] = batch[name][:, :reading["max_length"]]
+        length = tf.minimum(length, reading["max_length"])
+    if reading["length_feature"] is not None:
+        batch[reading["length_feature"]] = length
+    if reading["mask_feature"] is not None:
+        batch[reading["mask_feature"]] = tf.sequence_mask(length)  # as wide as the padded length feature
+    return batch
+
+
+def sequence_lengths(reading, sequence, lengths):
+    """Each record's number of steps: the parser's count of the length key's steps, or the row
+    lengths of a ragged one."""
+    key, ragged = reading["length_key"], reading["length_is_ragged"]
+    return sequence[key].row_lengths() if ragged else lengths[key]
+
+
+def record_length(serialized, reading):
+    """One serialised SequenceExample's number of steps (for bucketing by length)."""
+    key = reading["length_key"]
+    spec = next(feature["parse"][key] for feature in reading["features"].values()
+                if feature["sequence"] and key in feature["parse"])
+    _, sequence, lengths = tf.io.parse_sequence_example(serialized[tf.newaxis],
+                                                        sequence_features={key: parse_spec(*spec)})
+    return tf.cast(sequence_lengths(reading, sequence, lengths)[0], tf.int32)  # bucketing wants int32
+
+
+# ---- decode steps ------------------------------------------------------------------------------
+def cast(values, dtype):
+    """Stored values in the declared dtype (uint8, int32, bool, float16 are stored wider)."""
+    return tf.cast(values, tf.as_dtype(dtype))
+
+
+def to_ragged(values):
+    """A VarLenFeature's sparse batch as a RaggedTensor."""
+    return tf.RaggedTensor.from_sparse(values)
+
+
+def to_padded(values, pad):
+    """Variable-length steps as a dense batch, padded with `pad` to the longest sequence."""
+    return values.to_tensor(default_value=pad)
+
 
 
 def decode_image(encoded, shape, encoding, channels):
@@ -61,7 +180,7 @@ def scaled_images(images):
 
 
 def pad_steps(values, length, pad):
-    """Sets the steps past each sequence's length to `pad` (the parser pads with 0 or "")."""
+    """Sets the steps past each sequence's `length` to `pad` (the parser pads with 0 or "")."""
     mask = tf.sequence_mask(length, tf.shape(values)[1])
     inner = tf.ones([tf.rank(values) - 2], tf.int32)
     mask = tf.reshape(mask, tf.concat([tf.shape(mask), inner], 0))
@@ -160,3 +279,71 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
         # warning; reading a different number of records than the info lists is then an error
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(-(-num_examples // batch_size)))
     return dataset
+
+
+def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, repeat=False):
+    """A `tf.data.Dataset` of batches of the split's decoded features, or of `(features, label)`
+    pairs for Keras, from its shards `files` (holding `counts` records): what `input_fn` returns.
+
+    `batch_size` defaults to the spec's; `shuffle` to True for the "train" split only."""
+    batch_size = positive_batch_size(reading["batch_size"] if batch_size is None else batch_size)
+    shuffle = split == "train" if shuffle is None else shuffle
+    bucketing = None
+    if reading["format"] == "sequence_example" and reading["bucket_boundaries"] is not None:
+        # records of similar length share a batch: less padding
+        bucketing = (tf.autograph.experimental.do_not_convert(lambda record: record_length(record, reading)),
+                     reading["bucket_boundaries"])
+    dataset = batched_records(files, counts, reading["compression"], batch_size, shuffle, reading["shuffle_buffer"],
+                              repeat, bucketing)
+    # plain graph code: nothing for autograph to convert
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
+                          num_parallel_calls=tf.data.AUTOTUNE)
+    if reading["label"] is not None:
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+            lambda features: split_label(features, reading["label"])))
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def split_label(features, label):
+    """`(features, label)` from a batch of features, for Keras."""
+    features = dict(features)
+    return features, features.pop(label)
+
+
+def known_split(split, names):
+    """`split`, or ValueError if the dataset has no such split."""
+    if split not in names:
+        raise ValueError(f"unknown split {split!r}; expected one of: {', '.join(names)}")
+    return split
+
+
+def shard_files(folder, shards, size=None):
+    """The paths of the shards listed in dataset_info.json, each checked to have its listed size:
+    a missing or cut shard fails here, by name, not as an anonymous error mid-epoch. `size(path)`
+    (None: missing) reads through TensorFlow's filesystems unless given."""
+    paths = []
+    for shard in shards:
+        path = os.path.join(folder, shard["file"])
+        found = (size or stored_size)(path)
+        if found != shard["num_bytes"]:
+            described = "missing" if found is None else f"{found} bytes"
+            raise OSError(f"{path}: shard is {described}, expected {shard['num_bytes']} bytes "
+                          "(run `tfrecord-builder verify`)")
+        paths.append(path)
+    return paths
+
+
+def stored_size(path):
+    """A file's size through TensorFlow's filesystems (local, gs://, ...), or None if missing."""
+    return tf.io.gfile.stat(path).length if tf.io.gfile.exists(path) else None
+
+
+def info_text(folder, name=None):
+    """The bytes of the dataset_info.json in `folder` (of the dataset `name`, if known), read
+    through TensorFlow's filesystems."""
+    path = os.path.join(folder, "dataset_info.json")
+    if not tf.io.gfile.exists(path):  # in an object store, what a build writes last: the commit
+        raise FileNotFoundError(f"{folder}: not a finished {name + ' ' if name else ''}dataset (no dataset_info.json); "
+                                "build it, or finish it with --resume")
+    with tf.io.gfile.GFile(path, "rb") as file:
+        return file.read()

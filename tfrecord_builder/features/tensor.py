@@ -9,28 +9,23 @@ A list in a CSV cell is written as whitespace-separated values (`0.5 1 2.5`, or 
 """
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Sequence
+from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from .._tf import tensorflow
 from ..errors import DataError
 from ..spec.fields import At, meta
 from .cells import ArrowCells
-from .base import Feature, Origin, locate, register
+from .base import DecodeStep, Feature, Origin, ParseSpec, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
 from .shown import Language, shown
-from .values import Values
+from .values import ListKind, StoredColumn, Values
 
-if TYPE_CHECKING:
-    from ..codec.columns import StoredColumn
-    from .values import ListKind
 
 DTypeName = Literal["int64", "float32", "string", "bytes", "bool", "uint8", "int32", "float16", "float64"]
 
@@ -43,8 +38,9 @@ class _BadRow(ValueError):
 class TensorFeature(Feature):
     """A tensor of a dtype and shape: `{dtype: float32, shape: [3]}`.
 
-    >>> tb.load_spec("specs/wine.yaml").features["alcohol"].parse_specs()["alcohol"]
-    FixedLenFeature(shape=[], dtype=tf.float32, default_value=None)
+    >>> alcohol = tb.load_spec("specs/wine.yaml").features["alcohol"]
+    >>> alcohol.parsing(), alcohol.decoding()
+    ({'alcohol': ('fixed', 'float32', [])}, [])
     """
 
     dtype: DTypeName = meta("the values' dtype")
@@ -105,10 +101,6 @@ class TensorFeature(Feature):
         """The parser pads steps with 0 or "": another pad value (-0.0 too) is set after parsing."""
         pad = self._pad_storage
         return pad not in (0, b"") or (isinstance(pad, float) and math.copysign(1.0, pad) < 0)
-
-    def helpers_source(self) -> list[str]:
-        names = ["pad_steps"] if self.sequence and not self.is_variable and self._pads_specially else []
-        return names + (["exact_float64"] if self.dtype == "float64" else [])
 
     @property
     def _pad_storage(self) -> Any:
@@ -373,65 +365,27 @@ class TensorFeature(Feature):
         return wrong
 
     # ---- reading side -----------------------------------------------------------------------------
-    def parse_specs(self) -> dict[str, Any]:
-        tf = tensorflow()
-        storage = tf.as_dtype(self.dtype_info.storage_tf)
-        if self.sequence:
-            if self.is_variable:
-                return {self.record_key: tf.io.RaggedFeature(storage, row_splits_dtype=tf.int64)}
-            return {self.record_key: tf.io.FixedLenSequenceFeature(self.shape, storage)}
+    def parsing(self) -> dict[str, ParseSpec]:
+        storage = self.dtype_info.storage_tf
+        if self.sequence:  # a per-step shape is fixed, or [null] (check_sequence)
+            return {self.record_key: ("ragged" if self.is_variable else "fixed_steps", storage, list(self.shape))}
         if not self.is_variable:
-            return {self.record_key: tf.io.FixedLenFeature(self.shape, storage)}
-        if len(self.shape) == 1:
-            return {self.record_key: tf.io.VarLenFeature(storage)}
-        partitions = [tf.io.RaggedFeature.UniformRowLength(dim) for dim in self.shape[1:]]
-        return {
-            self.record_key: tf.io.RaggedFeature(storage, partitions=partitions, row_splits_dtype=tf.int64)
-        }
+            return {self.record_key: ("fixed", storage, list(self.shape))}
+        return {self.record_key: ("var" if len(self.shape) == 1 else "ragged", storage, list(self.shape))}
 
-    def parse_specs_source(self) -> dict[str, str]:
-        storage = f"tf.{self.dtype_info.storage_tf}"
-        if self.sequence:
-            if self.is_variable:
-                return {self.record_key: f"tf.io.RaggedFeature({storage}, row_splits_dtype=tf.int64)"}
-            return {self.record_key: f"tf.io.FixedLenSequenceFeature({self.shape}, {storage})"}
-        if not self.is_variable:
-            return {self.record_key: f"tf.io.FixedLenFeature({self.shape}, {storage})"}
-        if len(self.shape) == 1:
-            return {self.record_key: f"tf.io.VarLenFeature({storage})"}
-        partitions = ", ".join(f"tf.io.RaggedFeature.UniformRowLength({dim})" for dim in self.shape[1:])
-        return {
-            self.record_key: f"tf.io.RaggedFeature({storage}, partitions=[{partitions}], row_splits_dtype=tf.int64)"
-        }
-
-    def decode(self, parsed: dict[str, Any], options: Any = None, lengths: Any = None) -> Any:
-        tf = tensorflow()
-        value = parsed[self.record_key]
+    def decoding(self, options: Any = None) -> list[DecodeStep]:
+        steps: list[DecodeStep] = []
         if self.sequence and self.is_variable:
-            value = value.to_tensor(default_value=self._pad_storage)
+            steps.append(("to_padded", {"pad": self._pad_storage}))
         elif self.sequence and self._pads_specially:
-            value = importlib.import_module(f"{__package__}.reading").pad_steps(value, lengths[self.record_key], self._pad_storage)
+            steps.append(("pad_steps", {"length": {"lengths": self.record_key}, "pad": self._pad_storage}))
         elif self.is_variable and len(self.shape) == 1:
-            value = tf.RaggedTensor.from_sparse(value)
+            steps.append(("to_ragged", {}))
         if self.dtype == "float64":
-            value = importlib.import_module(f"{__package__}.reading").exact_float64(value)
+            steps.append(("exact_float64", {}))
         elif self.dtype_info.is_cast:
-            value = tf.cast(value, tf.as_dtype(self.dtype_info.tf))
-        return value
-
-    def decode_source(self, parsed: str, options: Any = None) -> str:
-        value = f"{parsed}[{self.record_key!r}]"
-        if self.sequence and self.is_variable:
-            value = f"{value}.to_tensor(default_value={self._pad_storage!r})"
-        elif self.sequence and self._pads_specially:
-            value = f"pad_steps({value}, lengths[{self.record_key!r}], {self._pad_storage!r})"
-        elif self.is_variable and len(self.shape) == 1:
-            value = f"tf.RaggedTensor.from_sparse({value})"
-        if self.dtype == "float64":
-            value = f"exact_float64({value})"
-        elif self.dtype_info.is_cast:
-            value = f"tf.cast({value}, tf.{self.dtype_info.tf})"
-        return value
+            steps.append(("cast", {"dtype": self.dtype_info.tf}))
+        return steps
 
     def describe(self) -> str:
         if self.sequence:

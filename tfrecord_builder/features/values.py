@@ -1,4 +1,5 @@
-"""`Values`: what a feature type hands to the record encoder for a batch of rows."""
+"""What a feature type hands to the record encoder for a batch of rows (`Values`), and what it is
+handed back to check from a shard read as columns (`StoredColumn`, codec/columns.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,3 +28,48 @@ class Values:
     def num_rows(self) -> int:
         """Records (for a sequence: steps)."""
         return len(self.counts)
+
+
+@dataclass
+class StoredColumn:
+    """One record key's stored values over rows: records, or for a feature list the steps of
+    every record (record r has `steps[r]` of them). Row i holds `counts[i]` values, flattened in
+    row order: int64 or float32 numbers, or for a bytes list each value's length in bytes (all a
+    check looks at)."""
+
+    kind: ListKind
+    counts: np.ndarray  # int64, per row
+    values: np.ndarray
+    steps: np.ndarray | None = None  # int64, per record (feature lists only)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Where each row's values start in `values` (and, last, where they end)."""
+        return offsets_of(self.counts)
+
+    def rows_where(self, flags: np.ndarray) -> np.ndarray:
+        """Per row: whether any of its values is flagged."""
+        return any_per_group(flags, self.counts)
+
+    def records_where(self, rows: np.ndarray) -> np.ndarray:
+        """Per record: whether any of its rows is flagged (for a feature list, any of its steps)."""
+        return rows if self.steps is None else any_per_group(rows, self.steps)
+
+    def select(self, rows: np.ndarray, records: np.ndarray) -> "StoredColumn":
+        """The column of the rows and records kept (boolean masks)."""
+        values = self.values[np.repeat(rows, self.counts)]
+        return StoredColumn(self.kind, self.counts[rows], values, None if self.steps is None else self.steps[records])
+
+
+def offsets_of(counts: np.ndarray) -> np.ndarray:
+    """Where each of consecutive groups of `counts[i]` items starts (and, last, where they end)."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def any_per_group(flags: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per group of consecutive items (`sizes[i]` items each): whether any is flagged."""
+    seen = offsets_of(flags)
+    offsets = offsets_of(sizes)
+    return seen[offsets[1:]] > seen[offsets[:-1]]

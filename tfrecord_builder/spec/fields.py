@@ -44,6 +44,19 @@ class At:
         return SpecError(f"{place}: {format_path(self.path)}: {message}")
 
 
+class Section:
+    """A spec section's dataclass (frozen). The loader converts its keys, then asks it for its
+    normalised form (a new instance: values read from files, shorthand spelled out) and checks
+    that; both raise SpecError at `at`."""
+
+    def normalised(self, at: At) -> Any:
+        """This section as it is kept: by default itself; else a `dataclasses.replace` of it."""
+        return self
+
+    def check(self, at: At) -> None:
+        """Rules across this section's keys."""
+
+
 def describe(value: Any) -> str:
     """A short description of a received value for error messages."""
     if value is None:
@@ -155,9 +168,9 @@ def _convert_dataclass(cls: type, value: Any, at: At) -> Any:
         elif spec_field.default is dataclasses.MISSING and spec_field.default_factory is dataclasses.MISSING:
             raise at.error(f"missing required key `{key}` ({spec_field.metadata.get('doc', '')})")
     instance = cls(**kwargs)
-    check = getattr(instance, "check", None)
-    if check is not None:
-        check(at)
+    if isinstance(instance, Section):
+        instance = instance.normalised(at)
+        instance.check(at)
     return instance
 
 

@@ -18,7 +18,7 @@ from ..registry import check_name
 from ..features import ClassLabelFeature, Feature, TensorFeature
 from ..errors import SpecError
 from ..fs import is_url, place_problem
-from .fields import At, convert, describe, meta, spec_fields
+from .fields import At, Section, convert, describe, meta, spec_fields
 
 _TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
@@ -41,7 +41,7 @@ def parse_size(value: Any, at: At) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SourceSpec:
+class SourceSpec(Section):
     """Where the raw data is and which builder reads it."""
 
     builder: str = meta("csv | jsonl | parquet | module:Class (a custom builder)")
@@ -72,7 +72,7 @@ class SourceSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SplitSource:
+class SplitSource(Section):
     """A split with a source of its own."""
 
     path: str | None = meta("the split's file or folder", None)
@@ -134,7 +134,7 @@ def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bo
 
 
 @dataclass(frozen=True, kw_only=True)
-class OutputSpec:
+class OutputSpec(Section):
     """Where and how the shards are written."""
 
     dir: str = meta("the output folder, relative to the spec file unless --output is given", "build")
@@ -168,7 +168,7 @@ class OutputSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class InputSpec:
+class InputSpec(Section):
     """Defaults baked into the generated input_fn."""
 
     batch_size: int = meta("examples per batch", 32)
@@ -205,7 +205,7 @@ class InputSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Spec:
+class Spec(Section):
     """A dataset spec: what the records hold, where the raw data is, how it is split and written.
 
     >>> spec = tb.load_spec("specs/wine.yaml")
@@ -245,7 +245,6 @@ class Spec:
     def check(self, at: At) -> None:
         if not IDENTIFIER.match(self.name):
             raise (at / "name").error(f"expected an identifier ([A-Za-z_][A-Za-z0-9_]*), received {self.name!r}")
-        self._check_format(at)
         if self.source.split_column is not None and self.fraction_splits:
             raise (at / "splits").error(f"with source.split_column the rows choose their split: list the splits "
                                         f"without fractions, e.g. {{{', '.join(f'{name}: {{}}' for name in self.splits)}}}")
@@ -274,7 +273,7 @@ class Spec:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")
 
-    def _check_format(self, at: At) -> None:
+    def normalised(self, at: At) -> "Spec":
         """Example specs declare `features`; SequenceExample specs `context` and `sequence`, which
         are merged into `features` here (each feature knows whether it is per step)."""
         if self.format == "example":
@@ -284,7 +283,7 @@ class Spec:
                                            "an example spec lists `features`")
             if not self.features:
                 raise at.error("missing required key `features` (the record's features, by name)")
-            return
+            return self
         if self.features:
             raise (at / "features").error("a sequence_example spec lists `context` and `sequence`, not `features`")
         if not self.sequence:
@@ -292,14 +291,15 @@ class Spec:
         for name in self.sequence:
             if name in self.context:
                 raise (at / "sequence" / name).error(f"`{name}` is also a context feature; names must be unique")
-        object.__setattr__(self, "features", {**self.context, **self.sequence})
-        if self.input.length_feature in self.features:
+        features = {**self.context, **self.sequence}
+        if self.input.length_feature in features:
             raise (at / "input" / "length_feature").error(
                 f"`{self.input.length_feature}` is already a feature's name; choose another (or null)")
         mask = self.input.mask_feature
-        if mask is not None and (mask in self.features or mask == self.input.length_feature):
-            taken = "a feature's name" if mask in self.features else "the length_feature's name"
+        if mask is not None and (mask in features or mask == self.input.length_feature):
+            taken = "a feature's name" if mask in features else "the length_feature's name"
             raise (at / "input" / "mask_feature").error(f"`{mask}` is already {taken}; choose another (or null)")
+        return dataclasses.replace(self, features=features)
 
     @property
     def is_sequence(self) -> bool:
@@ -339,6 +339,30 @@ class Spec:
         labelled = [feature for feature in sequence if feature.name == self.label]
         return next(iter(labelled), None) or next((feature for feature in sequence if not feature.is_variable),
                                                   sequence[0])
+
+    def reading(self) -> dict[str, Any]:
+        """How the dataset is read, as literals only: what features/reading.py's functions follow
+        in `tb.input_fn` and, held as READING, in the generated module.
+
+        >>> reading = tb.load_spec("specs/wine.yaml").reading()
+        >>> reading["compression"], reading["label"], reading["features"]["cultivar"]
+        (None, 'cultivar', {'sequence': False, 'parse': {'cultivar': ('fixed', 'int64', [])}, 'decode': []})
+        """
+        options = self.input
+        reading: dict[str, Any] = {
+            "format": self.format, "compression": self.output.reader_compression, "label": self.label,
+            "batch_size": options.batch_size, "shuffle_buffer": options.shuffle_buffer,
+        }
+        if self.is_sequence:
+            length = self.length_source
+            assert length is not None  # a SequenceExample spec has sequence features
+            reading.update({
+                "length_key": length.record_key, "length_is_ragged": length.is_variable,
+                "max_length": options.max_length, "bucket_boundaries": options.bucket_boundaries,
+                "length_feature": options.length_feature, "mask_feature": options.mask_feature,
+            })
+        reading["features"] = {name: feature.reading(options) for name, feature in self.features.items()}
+        return reading
 
     @property
     def fraction_splits(self) -> bool:
