@@ -1,1 +1,2 @@
-"""Example custom builders: each is named by a spec in specs/ as `builders.MODULE:CLASS`."""
+"""Example custom builders and feature types. A spec names each by its file, relative to the
+spec: `builder: ../builders/captions.py:Captions`, `type: ../builders/boxes.py:Boxes`."""

@@ -1,7 +1,7 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (fs, processes, registry, version, _tf)
+    errors  <- base (fs, processes, registry, version, _tf)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
     <- codec (the wire format)  <- write (the on-disk layout)  <- read / verify / codegen
     <- builders  <- generate (the module as a file)  <- runner  <- build  <- cli
@@ -20,6 +20,7 @@ PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
     {"fs", "processes", "registry", "version", "_tf"},
+    {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
     {"spec"},

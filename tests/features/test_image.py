@@ -581,7 +581,7 @@ def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
     as the Pillow path: grey and colour, baseline and progressive, with EXIF (turned), other sizes."""
     import io
 
-    from tfrecord_builder.features import image as image_module
+    from tfrecord_builder.images import jpeg as jpeg_module
 
     rng = np.random.default_rng(8)
     pics = tmp_path / "pics"
@@ -603,13 +603,13 @@ def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
                              "label": {"type": "class_label"}}}
         fast = build(tmp_path / "fast", spec)
         with monkeypatch.context() as patch:
-            patch.setattr(image_module, "jpeg_header", lambda data: None)
+            patch.setattr(jpeg_module, "jpeg_header", lambda data: None)
             slow = build(tmp_path / "slow", spec)
         assert fast.to_dict()["splits"] == slow.to_dict()["splits"]  # every shard's sha256
-    assert image_module.jpeg_header(variants["v0.jpg"])[:3] == (16, 16, 3)
-    assert image_module.jpeg_header(variants["v1.jpg"])[:3] == (16, 16, 3)  # progressive
-    assert image_module.jpeg_header(variants["v2.jpg"])[:3] == (16, 16, 1)
-    assert image_module.jpeg_header(variants["v4.jpg"]) is None  # EXIF: Pillow reads it
+    assert jpeg_module.jpeg_header(variants["v0.jpg"])[:3] == (16, 16, 3)
+    assert jpeg_module.jpeg_header(variants["v1.jpg"])[:3] == (16, 16, 3)  # progressive
+    assert jpeg_module.jpeg_header(variants["v2.jpg"])[:3] == (16, 16, 1)
+    assert jpeg_module.jpeg_header(variants["v4.jpg"]) is None  # EXIF: Pillow reads it
 
 
 def _exif_orientation(value: int) -> bytes:

@@ -1,6 +1,6 @@
 """`image`: a picture stored as JPEG, PNG or raw uint8 pixels, decoded on the reading side.
 
-Writing (Pillow): the image is decoded (which also catches corrupt and truncated files), turned
+Writing (Pillow, through images/pillow.py): the image is decoded (which also catches corrupt and truncated files), turned
 upright by its EXIF orientation, converted to the declared channels, resized if the shape is
 fixed, and encoded. When the source file already is what the spec asks for (same format, same
 channels, same size, upright), its own bytes are stored instead: no second lossy JPEG pass.
@@ -16,35 +16,22 @@ channels]) for images kept at their own size and for raw pixels; decoded by `rea
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 import numpy as np
-import simplejpeg
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image
 
 from .. import fs
+from ..images import BadImage, jpeg, pillow
+from ..images.pillow import MODES
 from ..spec.fields import At, meta
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
-from .tensor import format_shape
+from .rows import format_shape
 from .values import ListKind, StoredColumn, Values
-
-
-FORMATS = {"jpeg": "JPEG", "png": "PNG"}
-FILTERS = {"nearest": Image.Resampling.NEAREST, "bilinear": Image.Resampling.BILINEAR,
-           "bicubic": Image.Resampling.BICUBIC, "lanczos": Image.Resampling.LANCZOS,
-           "box": Image.Resampling.BOX}
-MODES = {1: "L", 3: "RGB", 4: "RGBA"}
-_EXIF_ORIENTATION = 0x0112
-
-
-class BadImage(ValueError):
-    """An image that can't be stored as declared; the message says why."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,25 +135,22 @@ class ImageFeature(Feature):
             fast = self._plain_jpeg(value)
             if fast is not None:
                 return fast
-        source, image = _open(value)
-        tile = getattr(image, "tile", None)  # only images opened from a file have one (Pillow 13)
-        raw_mode = tile[0][3] if tile and len(tile[0]) > 3 else ""
-        passthrough = source is not None and self._can_pass_through(image, raw_mode)
-        size = (image.height, image.width)
-        if passthrough and self.validate == "structure":
-            _check_structure(source, image)
-            return source, (*size, self.num_channels)
+        source, image = pillow.opened(value)
+        as_it_is = source is not None and pillow.fits_as_it_is(image, self.encoding, self.num_channels, self.size)
+        size = (image.height, image.width, self.num_channels)
+        if as_it_is and self.validate == "structure":
+            pillow.check_structure(source, image)
+            return source, size
         if source is not None and image.format == "JPEG" and self.validate == "decode":
-            _check_jpeg_data(source)  # Pillow decodes corrupt data in silence
-            if passthrough:
-                return source, (*size, self.num_channels)
-        _load(image)
-        if passthrough:
-            return source, (*size, self.num_channels)
-        image = _upright(image)
-        image = self._convert(image)
-        image = self._resize(image)
-        return self._encode_pixels(image), (image.height, image.width, self.num_channels)
+            jpeg.check_jpeg_data(source)  # Pillow decodes corrupt data in silence
+            if as_it_is:
+                return source, size
+        pillow.load(image)
+        if as_it_is:
+            return source, size
+        image = pillow.converted(pillow.upright(image), self.num_channels)
+        image = pillow.resized(image, self.size, self.resize, self.filter)
+        return pillow.encoded(image, self.encoding, self.quality), (image.height, image.width, self.num_channels)
 
     def _plain_jpeg(self, path: Any) -> tuple[bytes, tuple[int, int, int]] | None:
         """A JPEG file stored as it is, checked from its markers alone (several times faster than
@@ -177,67 +161,15 @@ class ImageFeature(Feature):
                 data = file.read()
         except OSError:
             return None
-        header = jpeg_header(data)
+        header = jpeg.jpeg_header(data)
         if header is None:
             return None
         height, width, channels, scan = header
         if channels != self.num_channels or (self.size is not None and self.size != (height, width)):
             return None
-        if height * width > (Image.MAX_IMAGE_PIXELS or float("inf")) or not _jpeg_ends(data, scan):
+        if height * width > (Image.MAX_IMAGE_PIXELS or float("inf")) or not jpeg.jpeg_ends(data, scan):
             return None
         return data, (height, width, channels)
-
-    def _can_pass_through(self, image: Image.Image, raw_mode: Any) -> bool:
-        return (
-            image.format == FORMATS.get(self.encoding)
-            and image.mode == MODES[self.num_channels]
-            and ";16" not in str(raw_mode)
-            and (self.size is None or self.size == (image.height, image.width))
-            and ("exif" not in image.info or image.getexif().get(_EXIF_ORIENTATION, 1) == 1)  # parsing EXIF is slow
-        )
-
-    def _convert(self, image: Image.Image) -> Image.Image:
-        target = MODES[self.num_channels]
-        mode = image.mode
-        if mode.startswith("I"):  # 16- or 32-bit grey: keep the high byte of 16-bit values
-            pixels = np.asarray(image).astype(np.int64)
-            image = Image.fromarray((np.clip(pixels, 0, 65535) >> 8).astype(np.uint8), "L")
-        elif mode in ("P", "PA"):
-            image = image.convert("RGBA" if target == "RGBA" or "transparency" in image.info else "RGB")
-        elif mode == "1":
-            image = image.convert("L")
-        elif mode not in ("L", "LA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "La", "RGBa"):
-            raise BadImage(f"can't convert colour mode {mode} to {self.num_channels} channels")
-        return image if image.mode == target else image.convert(target)
-
-    def _resize(self, image: Image.Image) -> Image.Image:
-        if self.size is None or self.size == (image.height, image.width):
-            return image
-        height, width = self.size
-        resample = FILTERS[self.filter]
-        if self.resize == "stretch":
-            return image.resize((width, height), resample)
-        scale = (min if self.resize == "pad" else max)(width / image.width, height / image.height)
-        scaled = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-        image = image.resize(scaled, resample)
-        if self.resize == "crop":
-            left, top = (scaled[0] - width) // 2, (scaled[1] - height) // 2
-            return image.crop((left, top, left + width, top + height))
-        canvas = Image.new(image.mode, (width, height))
-        canvas.paste(image, ((width - scaled[0]) // 2, (height - scaled[1]) // 2))
-        return canvas
-
-    def _encode_pixels(self, image: Image.Image) -> bytes:
-        if self.encoding == "raw":
-            if image.mode in ("L", "RGB", "RGBA"):  # 8 bits a channel: Pillow's own bytes, one copy
-                return image.tobytes()
-            return np.asarray(image, dtype=np.uint8).tobytes()
-        buffer = io.BytesIO()
-        if self.encoding == "jpeg":
-            image.save(buffer, "JPEG", quality=self.quality)
-        else:
-            image.save(buffer, "PNG", compress_level=6)
-        return buffer.getvalue()
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         kind, values = stored.get(self.record_key, ("bytes", []))
@@ -309,136 +241,6 @@ class ImageFeature(Feature):
 
 
 register("image")(ImageFeature)
-
-
-def _open(value: Any) -> tuple[bytes | None, Image.Image]:
-    """(the source file's bytes if there is a file, the opened image)."""
-    if isinstance(value, Image.Image):
-        return None, value
-    if isinstance(value, np.ndarray):
-        if value.dtype != np.uint8 or value.ndim not in (2, 3):
-            raise BadImage(f"expected a uint8 array [height, width(, channels)], received {value.dtype} "
-                           f"{list(value.shape)}")
-        return None, Image.fromarray(value[:, :, 0] if value.ndim == 3 and value.shape[2] == 1 else value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-    elif isinstance(value, (str, os.PathLike)):
-        try:
-            with fs.open_file(os.fspath(value)) as file:
-                data = file.read()
-        except FileNotFoundError:
-            raise BadImage("file not found") from None
-        except IsADirectoryError:
-            raise BadImage("is a folder, not an image file") from None
-        except OSError as error:
-            raise BadImage(f"can't read the file ({error.strerror})") from None
-    else:
-        raise BadImage(f"expected a file path, encoded bytes, a PIL image or a uint8 array, "
-                       f"received {type(value).__name__}")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            return data, Image.open(io.BytesIO(data))
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-        raise BadImage(f"over Pillow's decompression-bomb limit ({error})") from None
-    except UnidentifiedImageError:
-        raise BadImage("not an image Pillow can read (unsupported format or corrupt header)") from None
-    except (OSError, SyntaxError, ValueError) as error:
-        raise BadImage(f"corrupt image ({error})") from None
-
-
-_SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
-
-
-def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
-    """(height, width, components, offset of the compressed data) of a baseline or progressive
-    8-bit JPEG without EXIF, read from its markers; None if the file is anything else."""
-    if not data.startswith(b"\xff\xd8"):
-        return None
-    position, size, frame = 2, len(data), None
-    while position + 4 <= size:
-        if data[position] != 0xFF:
-            return None
-        marker = data[position + 1]
-        if marker == 0xFF:  # fill byte
-            position += 1
-            continue
-        length = (data[position + 2] << 8) | data[position + 3]
-        if length < 2 or position + 2 + length > size:
-            return None
-        if marker == 0xE1 and data[position + 4 : position + 8] == b"Exif":
-            return None  # it may turn the image: Pillow reads the orientation
-        if marker in _SOF_MARKERS:
-            if frame is not None or length < 8 or data[position + 4] != 8:
-                return None
-            frame = ((data[position + 5] << 8) | data[position + 6], (data[position + 7] << 8) | data[position + 8],
-                     data[position + 9])
-        elif marker == 0xDA:  # start of scan: the compressed data follows the header
-            if frame is None or not frame[0] or not frame[1] or frame[2] not in (1, 3):
-                return None
-            return (*frame, position + 2 + length)
-        elif marker in (0xD9, 0xD8) or 0xD0 <= marker <= 0xD7:
-            return None
-        position += 2 + length
-    return None
-
-
-def _jpeg_ends(data: bytes, scan: int) -> bool:
-    """The JPEG's end-of-image marker comes after its compressed data starts (at `scan`)."""
-    return data.rfind(b"\xff\xd9") >= scan
-
-
-def _check_structure(data: bytes, image: Image.Image) -> None:
-    """A file kept as it is ends where its format says it does: a JPEG has its end-of-image
-    marker after the start of its compressed data, a PNG ends with its IEND chunk. Pillow has
-    already read the header; this catches truncated files without decoding a pixel."""
-    if image.format == "JPEG":
-        if not _jpeg_ends(data, image.tile[0][2] if getattr(image, "tile", None) else 0):
-            raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
-    elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
-        raise BadImage("truncated PNG (it doesn't end with an IEND chunk)")
-
-
-def _check_jpeg_data(data: bytes) -> None:
-    """Decodes a JPEG with libjpeg-turbo strictly: what libjpeg only warns about (corrupt data,
-    such as bytes zeroed mid-scan, "premature end of data segment", extraneous bytes) is an error.
-    Pillow discards those warnings and decodes shifted or grey blocks. At 1/8 scale the entropy
-    decoder still reads every byte, but most of the inverse DCT is skipped."""
-    try:
-        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
-        simplejpeg.decode_jpeg(data, colorspace=_JPEG_COLORSPACES.get(colorspace, "RGB"), strict=True,
-                               min_height=max(1, height // 8), min_width=max(1, width // 8))
-    except ValueError as error:  # libjpeg's own words: "Corrupt JPEG data: premature end of data segment"
-        text = str(error)
-        text = text[:1].lower() + text[1:]
-        if text.startswith("premature end of JPEG file"):
-            raise BadImage(f"truncated JPEG ({text})") from None
-        raise BadImage(text if text.startswith("corrupt JPEG") else f"corrupt JPEG ({text})") from None
-
-
-_JPEG_COLORSPACES = {"Gray": "GRAY", "CMYK": "CMYK", "YCCK": "CMYK"}  # simplejpeg's names -> what it decodes to
-
-
-def _load(image: Image.Image) -> None:
-    """Decodes the pixels; a bad file raises BadImage saying why."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        try:
-            image.load()
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-            raise BadImage(f"over Pillow's decompression-bomb limit ({error})") from None
-        except (OSError, SyntaxError, ValueError, EOFError) as error:
-            raise BadImage(f"corrupt or truncated image ({error})") from None
-
-
-def _upright(image: Image.Image) -> Image.Image:
-    """The image turned as its EXIF orientation says (a no-op without one)."""
-    if "exif" not in image.info and not hasattr(image, "tag_v2"):
-        return image  # no EXIF block (TIFFs keep theirs in tags): nothing to parse
-    try:
-        return ImageOps.exif_transpose(image)
-    except (OSError, ValueError, SyntaxError) as error:
-        raise BadImage(f"unreadable EXIF orientation ({error})") from None
 
 
 def _describe(value: Any) -> str:

@@ -9,11 +9,9 @@ A list in a CSV cell is written as whitespace-separated values (`0.5 1 2.5`, or 
 """
 from __future__ import annotations
 
-import itertools
-import json
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Sequence
+from typing import Any, Callable, ClassVar, Literal, Sequence
 
 import numpy as np
 
@@ -23,15 +21,13 @@ from .cells import ArrowCells
 from .base import DecodeStep, Feature, Origin, ParseSpec, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
-from .shown import Language, shown
+from . import rows
+from .rows import BadRow, Rows, format_shape
+from .shown import Language
 from .values import ListKind, StoredColumn, Values
 
 
 DTypeName = Literal["int64", "float32", "string", "bytes", "bool", "uint8", "int32", "float16", "float64"]
-
-
-class _BadRow(ValueError):
-    """A row's value has the wrong structure (shape or list syntax)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,12 +105,17 @@ class TensorFeature(Feature):
         return value if isinstance(value, bytes) else value.item()
 
     @property
+    def rows(self) -> Rows:
+        """How a batch of raw values is checked against the shape and flattened (features/rows.py)."""
+        return Rows(self.shape, self.dtype, self.dtype_info.kind, self.default)
+
+    @property
     def dtype_info(self) -> DType:
         return DTYPES[self.dtype]
 
     @property
     def is_variable(self) -> bool:
-        return bool(self.shape) and self.shape[0] is None
+        return self.rows.is_variable
 
     @property
     def fills_absent(self) -> bool:
@@ -123,8 +124,7 @@ class TensorFeature(Feature):
     @property
     def inner_size(self) -> int:
         """Values per element of the outermost dimension (per row, for a fixed shape)."""
-        dims = self.shape[1:] if self.is_variable else self.shape
-        return math.prod(dims)
+        return self.rows.inner_size
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
@@ -140,28 +140,26 @@ class TensorFeature(Feature):
             if fast is not None:
                 return fast
             values = values.cells()
-        steps = [self._steps(value, row, origin, language) for row, value in enumerate(values)]
-        lengths = np.fromiter((len(record) for record in steps), dtype=np.int64, count=len(steps))
-        records = np.repeat(np.arange(len(steps)), lengths)
+        flat, lengths = self._per_row(values, origin, lambda value: rows.steps(value, language))
+        records = np.repeat(np.arange(len(lengths)), lengths)
         positions = np.arange(len(records)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        encoded = self.encode_values([step for record in steps for step in record],
-                                     StepOrigins(origin, records.tolist(), positions.tolist()), language)
+        encoded = self.encode_values(flat, StepOrigins(origin, records.tolist(), positions.tolist()), language)
         encoded.steps = lengths
         return encoded
 
-    def _steps(self, value: Any, row: int, origin: Origin, language: Language) -> list[Any]:
-        if value is None:
-            return []
-        if isinstance(value, str) and language != "json":
+    def _per_row(self, values: Sequence[Any], origin: Origin,
+                 items: Callable[[Any], list[Any]]) -> tuple[list[Any], np.ndarray]:
+        """Each row's `items` laid end to end, and their counts; a BadRow as the row's error."""
+        flat: list[Any] = []
+        counts = np.zeros(len(values), dtype=np.int64)
+        for row, value in enumerate(values):
             try:
-                value = parse_list_text(value)
-            except _BadRow as error:
+                found = items(value)
+            except BadRow as error:
                 raise self.fail(origin, row, str(error)) from None
-        if isinstance(value, np.ndarray):
-            return list(value) if value.ndim else [value.item()]
-        if not isinstance(value, (list, tuple)):
-            raise self.fail(origin, row, f"expected a list of steps, received {shown(value, language)}")
-        return list(value)
+            flat.extend(found)
+            counts[row] = len(found)
+        return flat, counts
 
     def encode_values(self, values: Sequence[Any], origin: Origin, language: Language = "python") -> Values:
         """Converts a batch of raw values to flat storage values with per-row counts."""
@@ -174,13 +172,12 @@ class TensorFeature(Feature):
             flat = self._fill_missing(values, origin)
             counts = np.ones(len(values), dtype=np.int64)
         else:
-            fast = self._lists_at_once(values)
+            shaped = self.rows
+            fast = shaped.at_once(values)
             if fast is not None:
                 flat, counts = fast
             else:
-                rows = [self._row_items(value, row, origin, language) for row, value in enumerate(values)]
-                counts = np.fromiter((len(items) for items in rows), dtype=np.int64, count=len(rows))
-                flat = [item for items in rows for item in items]
+                flat, counts = self._per_row(values, origin, lambda value: shaped.items(value, language))
         try:
             converted = self.convert(flat)
         except Invalid as invalid:
@@ -194,30 +191,6 @@ class TensorFeature(Feature):
         if self.format is not None or times.holds_times(flat):
             flat = times.converted(flat, self.dtype, self.format, self.time_unit)
         return self.dtype_info.convert(flat, self.allow_nan)
-
-    def _lists_at_once(self, values: Sequence[Any]) -> tuple[Any, np.ndarray] | None:
-        """Flattens a batch of lists (as JSON and builders give them) in one NumPy call instead of
-        one per row; None when anything needs the careful row-by-row path (text cells, missing
-        values, a wrong shape), which then also explains what is wrong."""
-        if not values or not all(type(value) in (list, tuple) for value in values):
-            return None
-        if self.shape == [None]:
-            if any(type(item) in (list, tuple, dict) for value in values for item in value[:1]):
-                return None  # nested lists: let the row path say which row is ragged
-            counts = np.fromiter((len(value) for value in values), dtype=np.int64, count=len(values))
-            return list(itertools.chain.from_iterable(values)), counts
-        if self.is_variable:
-            return None
-        try:
-            array = np.asarray(values)
-        except (ValueError, TypeError):
-            return None
-        # numbers only: NumPy's fixed-width strings would drop trailing NUL characters
-        if array.shape != (len(values), *self.shape) or array.dtype.kind not in "iufb":
-            return None
-        if array.dtype.kind == "f" and self.dtype_info.kind == "int64":
-            return None  # ints beside a float (2.0) became floats, which round from 2^53 on
-        return array.reshape(-1), np.full(len(values), self.inner_size, dtype=np.int64)
 
     def _cells_at_once(self, cells: Any) -> Values | None:
         """A column of CSV cells or JSON values held by Arrow (features/cells.py), converted
@@ -273,62 +246,6 @@ class TensorFeature(Feature):
             row = list(values).index(None)
             raise self.fail(origin, row, "missing value (the spec gives no `default`)")
         return [self.default if value is None else value for value in values]
-
-    def _row_items(self, value: Any, row: int, origin: Origin, language: Language) -> list[Any]:
-        if isinstance(value, str) and language == "json":  # JSON and Parquet give lists as lists
-            raise self.fail(origin, row, f"expected a list of shape {format_shape(self.shape)}, "
-                                         f"received the string {value!r:.40}")
-        if value is None:
-            if self.default is None:
-                if self.is_variable:
-                    return []
-                raise self.fail(origin, row, "missing value (the spec gives no `default`)")
-            if not self.is_variable and np.ndim(self.default) == 0:
-                return [self.default] * self.inner_size  # a scalar default fills a fixed shape
-            value = self.default
-        if isinstance(value, str) and self.shape == [None] and not value.lstrip().startswith("["):
-            return value.split()  # the common case of a list cell, without NumPy per row
-        try:
-            return self._structure(value, language)
-        except _BadRow as error:
-            raise self.fail(origin, row, str(error)) from None
-
-    def _structure(self, value: Any, language: Language) -> list[Any]:
-        """Flattens one row's value after checking it against the declared shape."""
-        if isinstance(value, str):
-            value = parse_list_text(value)
-        elif isinstance(value, (bytes, bytearray)) and self.dtype_info.kind != "bytes":
-            raise _BadRow(f"expected a list of {self.dtype}, received bytes")
-        if isinstance(value, np.ndarray):
-            array = value
-        elif isinstance(value, (list, tuple)):
-            try:
-                array = np.asarray(value, dtype=object)
-            except ValueError:
-                raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received a ragged list") from None
-        elif self.shape == [None] and self.dtype_info.kind == "bytes" and isinstance(value, bytes):
-            array = np.asarray([value], dtype=object)
-        else:
-            raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received {shown(value, language)}")
-        if array.dtype == object and array.size and any(isinstance(item, (list, tuple)) for item in array.flat):
-            raise _BadRow(f"expected a list of shape {format_shape(self.shape)}, received a ragged list")
-        return self._check_shape(array)
-
-    def _check_shape(self, array: np.ndarray) -> list[Any]:
-        shape = list(array.shape)
-        inner = self.inner_size
-        if self.is_variable:
-            fits = shape[1:] == self.shape[1:] or (array.ndim == 1 and array.size % inner == 0)
-            if array.ndim == 0:
-                fits = False
-        else:
-            fits = shape == self.shape or (array.ndim == 1 and array.size == inner)
-        if not fits:
-            raise _BadRow(
-                f"expected shape {format_shape(self.shape)}, received shape {format_shape(shape)}"
-                f" ({array.size} values)"
-            )
-        return array.reshape(-1).tolist() if array.dtype == object else list(array.reshape(-1))
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         if self.record_key not in stored:
@@ -416,18 +333,3 @@ def check_shape(shape: list[int | None], at: At) -> None:
             raise (at / index).error("only the first dimension may be variable (null); expected an integer here")
         if dim is not None and dim < 1:
             raise (at / index).error(f"expected a positive dimension, received {dim}")
-
-
-def format_shape(shape: Sequence[int | None]) -> str:
-    return "[" + ", ".join("null" if dim is None else str(dim) for dim in shape) + "]"
-
-
-def parse_list_text(text: str) -> list[Any]:
-    """A list written in a text cell: a JSON array, or whitespace-separated values."""
-    stripped = text.strip()
-    if stripped.startswith("["):
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError as error:
-            raise _BadRow(f"a list cell starting with `[` must be a JSON array: {error.msg} at column {error.pos + 1}") from None
-    return stripped.split()
