@@ -683,3 +683,23 @@ def test_masked_gru_learns_japanese_vowels_from_input_fn(tmp_path):
     assert features["mask"].dtype.name == "bool"
     accuracy = train.train_sequences(module.input_fn, info, epochs=8)
     assert accuracy >= 0.85
+
+
+def test_nan_and_infinite_pads_fill_steps_through_both_readers(tf, tmp_path):
+    """Non-finite pads have no Python literal: the module's READING spells them as text, and
+    the one reading implementation turns them back into floats."""
+    sequence = {
+        "x": {"dtype": "float32", "pad": float("nan"), "allow_nan": True},
+        "v": {"dtype": "float32", "pad": float("-inf"), "allow_nan": True, "shape": [None]},
+    }
+    rows = [{"id": 0, "x": [1.5, 2.5], "v": [[1.0], [2.0, 3.0]]}, {"id": 1, "x": [4.0], "v": [[]]}]
+    info = build_sequences(tmp_path, {"id": {"dtype": "int64"}}, sequence, rows)
+    module = import_module(f"{info.path}/{info.spec.name}_input.py")
+    for dataset in (tb.input_fn(info.path, "train", batch_size=2, shuffle=False),
+                    module.input_fn("train", batch_size=2, shuffle=False)):
+        (batch,) = batches_as_numpy(dataset)
+        order = list(batch["id"])
+        x, v = batch["x"][order.index(1)], batch["v"]
+        assert x[0] == 4.0 and math.isnan(x[1])
+        assert v[order.index(0)].tolist() == [[1.0, float("-inf")], [2.0, 3.0]]
+        assert v[order.index(1)].tolist() == [[float("-inf"), float("-inf")], [float("-inf"), float("-inf")]]

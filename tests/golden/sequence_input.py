@@ -158,7 +158,13 @@ def to_ragged(values):
 
 def to_padded(values, pad):
     """Variable-length steps as a dense batch, padded with `pad` to the longest sequence."""
-    return values.to_tensor(default_value=pad)
+    return values.to_tensor(default_value=pad_value(pad))
+
+
+def pad_value(pad):
+    """A pad as a description holds it: a NaN or infinite float is written as text ("nan",
+    "inf", "-inf"), since those have no literal."""
+    return float(pad) if isinstance(pad, str) else pad
 
 
 
@@ -220,7 +226,7 @@ def pad_steps(values, length, pad):
     mask = tf.sequence_mask(length, tf.shape(values)[1])
     inner = tf.ones([tf.rank(values) - 2], tf.int32)
     mask = tf.reshape(mask, tf.concat([tf.shape(mask), inner], 0))
-    return tf.where(mask, values, tf.cast(pad, values.dtype))
+    return tf.where(mask, values, tf.cast(pad_value(pad), values.dtype))
 
 
 def exact_float64(values):

@@ -26,6 +26,7 @@ from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .lines import BOM, blank_lines, line_batches, line_blocks
 from .opened import Window, open_window
+from ..features import TensorFeature
 from ..features.cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -125,8 +126,6 @@ def _blank_column(table: Any) -> bool:
 
 def _schema(spec: Any, needed: Sequence[str]) -> Any:
     """The Arrow type of every needed field, or None if some field isn't only for tensor features."""
-    from ..features import TensorFeature
-
     types: dict[str, Any] = {}
     for feature in spec.features.values():
         if feature.source_name not in needed:

@@ -292,10 +292,13 @@ class TensorFeature(Feature):
 
     def decoding(self, options: Any = None) -> list[DecodeStep]:
         steps: list[DecodeStep] = []
+        pad = self._pad_storage if self.sequence else None
+        if isinstance(pad, float) and not math.isfinite(pad):
+            pad = repr(pad)  # "nan", "inf", "-inf": no literal spells them (reading.pad_value)
         if self.sequence and self.is_variable:
-            steps.append(("to_padded", {"pad": self._pad_storage}))
+            steps.append(("to_padded", {"pad": pad}))
         elif self.sequence and self._pads_specially:
-            steps.append(("pad_steps", {"length": {"lengths": self.record_key}, "pad": self._pad_storage}))
+            steps.append(("pad_steps", {"length": {"lengths": self.record_key}, "pad": pad}))
         elif self.is_variable and len(self.shape) == 1:
             steps.append(("to_ragged", {}))
         if self.dtype == "float64":
