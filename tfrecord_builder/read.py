@@ -23,7 +23,9 @@ from .write.naming import INFO_FILE
 
 
 def _reading() -> Any:
-    """The reading functions the generated module copies (importing them imports TensorFlow)."""
+    """The reading functions the generated module copies (importing them imports TensorFlow,
+    which `tensorflow()` does first, holding back its native start-up lines)."""
+    tensorflow()
     return importlib.import_module(f"{__package__}.features.reading")
 
 

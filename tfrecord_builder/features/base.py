@@ -1,10 +1,9 @@
 """The base of every feature type, and the registry that names them.
 
 A feature type owns three things for its values: encoding (raw Python/NumPy values of a batch of
-rows to `Values` per record key), its parse spec (`tf.io.*Feature` per record key) and its
-decoding (parsed tensors to what `input_fn` yields). The reading side exists twice, as objects
-for `tb.input_fn` and as source text for the generated module; both sit side by side here so they
-can't drift apart, and a test runs both on the same records.
+rows to `Values` per record key), its parse spec and its decoding. The last two are a literal
+description (`Feature.parsing`, `Feature.decoding`) that the reading functions of
+features/reading.py follow, in `tb.input_fn` and in the generated module alike.
 """
 from __future__ import annotations
 
