@@ -110,7 +110,10 @@ def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
         (staging / f".big-train.tfrecord-00011-of-00012.tmp-{process.pid}").write_bytes(b"half a shard")
         resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
         assert sorted(os.listdir(resumed.path)) == sorted([".made-by-tb", "big_input.py", "dataset_info.json",
+                                                           "tfrecord_builder.json", "features.json", "index",
                                                            *expected]), "a stray file in the finished dataset"
+        assert sorted(os.listdir(os.path.join(resumed.path, "index"))) == sorted(
+            f"{name.replace('.tfrecord-', '-')}.idx" for name in expected), "a stray index file"
         assert {shard["file"]: shard["sha256"] for shard in resumed.splits["train"].shards} == expected
         assert verify(resumed.path).ok
         for file, mtime in times.items():  # the finished shards were kept, not written again

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder import processes
+from tfrecord_builder.write.index import index_lines
 from tfrecord_builder.codec.bytecolumn import ByteColumn, join
 from tfrecord_builder.codec.wire import varint
 from tfrecord_builder.codec.columns import read_columns
@@ -79,13 +80,13 @@ def test_damage_is_named(clean, tmp_path):
     first, second, third = (target / name for name in clean.splits["train"].files)
     first.write_bytes(first.read_bytes()[:-7])                       # truncated
     second.unlink()                                                  # deleted
-    info = json.loads((target / "dataset_info.json").read_text())
+    info = json.loads((target / "tfrecord_builder.json").read_text())
     info["splits"]["train"]["shards"][2]["num_examples"] += 1        # edited metadata
-    (target / "dataset_info.json").write_text(json.dumps(info))
+    (target / "tfrecord_builder.json").write_text(json.dumps(info))
     faults = verify(target).faults
     assert any(first.name in fault and "truncated" in fault for fault in faults)
     assert any(f"{second.name}: missing" == fault for fault in faults)
-    assert any(third.name in fault and "dataset_info.json says" in fault for fault in faults)
+    assert any(third.name in fault and "tfrecord_builder.json says" in fault for fault in faults)
     run = _cli(target)
     assert run.returncode == 1 and run.stderr.startswith("error: ") and run.stderr.count("\n") == 1
 
@@ -282,14 +283,18 @@ def _shard_records(info, shard=0):
 
 
 def _rewrite(target, shard, records):
-    """Replaces a shard's records (framed, CRCs and all) and its checksum and size in dataset_info.json,
-    so that only the records' content can be at fault."""
-    info = json.loads((target / "dataset_info.json").read_text())
+    """Replaces a shard's records (framed, CRCs and all), its index, and their checksums and sizes in
+    tfrecord_builder.json, so that only the records' content can be at fault."""
+    info = json.loads((target / "tfrecord_builder.json").read_text())
     entry = info["splits"]["train"]["shards"][shard]
-    data = frame(ByteColumn.from_rows(records))
+    column = ByteColumn.from_rows(records)
+    data = frame(column)
     (target / entry["file"]).write_bytes(data)
     entry["sha256"], entry["num_bytes"] = hashlib.sha256(data).hexdigest(), len(data)
-    (target / "dataset_info.json").write_text(json.dumps(info))
+    index = index_lines(np.cumsum([0] + [len(record) + 16 for record in records]), 0)
+    (target / entry["index"]["file"]).write_bytes(index)
+    entry["index"].update(sha256=hashlib.sha256(index).hexdigest(), num_bytes=len(index))
+    (target / "tfrecord_builder.json").write_text(json.dumps(info))
 
 
 def _faults(target, workers=1):
@@ -532,14 +537,14 @@ def test_one_and_two_workers_give_the_same_faults(wide, tmp_path, monkeypatch):
     assert one.faults == two.faults == _faults(target)
     assert (one.num_records, one.num_shards) == (two.num_records, two.num_shards) == (39, 2)
     first, cut = wide.splits["train"].files
-    assert [re.sub(r"sha256 \w+\.\.\. differs from dataset_info.json's \w+\.\.\.", "sha256 differs", fault)
+    assert [re.sub(r"sha256 \w+\.\.\. differs from tfrecord_builder.json's \w+\.\.\.", "sha256 differs", fault)
             for fault in one.faults] == [
         f"{first}: record 1: feature `flag`: a value is out of range for bool",
         f"{cut}: sha256 differs (the file changed after the build)",
-        f"{cut}: {second.stat().st_size} bytes, dataset_info.json says {second.stat().st_size + 9}",
+        f"{cut}: {second.stat().st_size} bytes, tfrecord_builder.json says {second.stat().st_size + 9}",
         f"{cut}: record 19: truncated (expected {len(_shard_records(wide, 1)[19])} bytes of data)",
-        f"{cut}: 19 records, dataset_info.json says 20",
-        "split train: 39 records, dataset_info.json says 40",
+        f"{cut}: 19 records, tfrecord_builder.json says 20",
+        "split train: 39 records, tfrecord_builder.json says 40",
     ]
     assert verify(wide.path, workers=1).ok and verify(wide.path, workers=2).ok
 

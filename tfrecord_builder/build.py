@@ -29,7 +29,7 @@ from .version import __version__
 from .write import checkpoint
 from .write.info import DatasetInfo, SplitInfo
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
-from .write.naming import INFO_FILE, MARKER_FILE, is_ours
+from .write.naming import INDEX_FOLDER, INFO_FILE, MARKER_FILE, is_ours
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
@@ -125,9 +125,10 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     if remote is not None and not kept:
         fs.rmtree(remote)  # an upload cut short, or a Beam job's shards of another build
     os.makedirs(staging, exist_ok=True)
-    for name in os.listdir(staging):
-        if name.startswith(".") and ".tmp-" in name:  # a file a killed build was writing
-            os.remove(os.path.join(staging, name))
+    for place in (staging, os.path.join(staging, INDEX_FOLDER)):
+        for name in os.listdir(place) if os.path.isdir(place) else []:
+            if name.startswith(".") and ".tmp-" in name:  # a file a killed build was writing
+                os.remove(os.path.join(place, name))
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         if runner == "beam":

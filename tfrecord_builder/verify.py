@@ -27,7 +27,9 @@ from .codec.tfrecord import open_records, read_records
 from .errors import DatasetError, UsageError
 from .features import Feature
 from .spec.model import Spec
+from .write.index import FRAME_BYTES, index_problem
 from .write.info import DatasetInfo, read_info
+from .write.naming import METADATA_FILE
 
 MAX_FAULTS_PER_SHARD = 10
 IN_PROCESS_BYTES = 4 << 20  # datasets smaller than this are checked without worker processes
@@ -66,7 +68,7 @@ def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reade
         raise UsageError(f"reader: expected 'columns' or 'records', received {reader!r}")
     info = read_info(os.fspath(path))
     result = Verification(info)
-    check = _ShardCheck(info.path, info.spec, reader)
+    check = _ShardCheck(info.path, info.spec, reader, info.metadata_file)
     shards = [shard for split in info.splits.values() for shard in split.shards]
     if sum(shard.get("num_bytes", 0) for shard in shards) < IN_PROCESS_BYTES:
         workers = 1  # a small dataset: starting processes would take longer than checking it
@@ -80,7 +82,8 @@ def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reade
             result.num_shards += 1
             counted += report.count
         if counted != split.num_examples:
-            result.faults.append(f"split {split.name}: {counted} records, dataset_info.json says {split.num_examples}")
+            result.faults.append(f"split {split.name}: {counted} records, {info.metadata_file} says "
+                                 f"{split.num_examples}")
     return result
 
 
@@ -119,9 +122,10 @@ def _check_in_worker(shard: dict[str, Any]) -> ShardReport:
 class _ShardCheck:
     """Checks one shard of the dataset in `folder` (a callable, so a worker process gets it once)."""
 
-    def __init__(self, folder: str, spec: Spec, reader: Reader = "columns"):
+    def __init__(self, folder: str, spec: Spec, reader: Reader = "columns", listed_in: str = METADATA_FILE):
         self.folder = folder
         self.spec = spec
+        self.listed_in = listed_in  # the metadata file that lists the shards
         self.features = spec.features
         self.layout = _layout_of(spec.features) if reader == "columns" else None
 
@@ -139,14 +143,16 @@ class _ShardCheck:
 
     def _by_columns(self, shard: dict[str, Any], path: str) -> ShardReport:
         """The shard read a block of records at a time, as columns, and hashed in the same pass."""
-        faults = _ShardFaults(shard["file"])
+        faults = _ShardFaults(shard["file"], self.listed_in)
         compression = self.spec.output.compression
         digest = hashlib.sha256()
         count = 0
+        framed: list[np.ndarray] = []  # each record's framed length, for the index
         with ShardStream(path, compression, digest) as stream:
             try:
                 for block in record_blocks(stream, faults.name):
                     count += len(block)
+                    framed.append(block.ends - block.starts + FRAME_BYTES)
                     for index, problems in _block_problems(block, self.features, self.layout):
                         faults.add(index, problems)
             except DatasetError as error:  # a broken frame, worded as read_records words it
@@ -155,26 +161,31 @@ class _ShardCheck:
                 faults.stream = _stream_fault(faults.name, error)
                 stream.finish()
         faults.check_file(shard, path, digest.hexdigest())
+        faults.check_index(shard, self.folder, np.concatenate(framed) if framed else np.zeros(0, np.int64),
+                           faults.stream is None)
         return faults.report(count, shard["num_examples"])
 
     def _by_records(self, shard: dict[str, Any], path: str) -> ShardReport:
         """The shard read a record at a time: what the columns fall back to."""
-        faults = _ShardFaults(shard["file"])
+        faults = _ShardFaults(shard["file"], self.listed_in)
         digest = hashlib.sha256()
         with fs.open_file(path) as file:
             for chunk in iter(lambda: file.read(1 << 20), b""):
                 digest.update(chunk)
         faults.check_file(shard, path, digest.hexdigest())
         count = 0
+        framed: list[int] = []
         try:
             with open_records(path, self.spec.output.compression) as stream:
                 for index, record in enumerate(read_records(stream, faults.name)):
                     count += 1
+                    framed.append(len(record) + FRAME_BYTES)
                     faults.add(index, _check_record(record, self.features))
         except (DatasetError, OSError, EOFError) as error:
             faults.stream = _stream_fault(faults.name, error)
         except Exception as error:  # zlib.error and other decompression failures
             faults.stream = f"{faults.name}: can't decompress ({type(error).__name__}: {error})"
+        faults.check_index(shard, self.folder, np.array(framed, dtype=np.int64), faults.stream is None)
         return faults.report(count, shard["num_examples"])
 
 
@@ -183,8 +194,9 @@ class _ShardFaults:
     (at most MAX_FAULTS_PER_SHARD), the fault that ended the reading, how many more records were
     faulty, the record count."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, listed_in: str):
         self.name = name
+        self.listed_in = listed_in
         self.file: list[str] = []
         self.records: list[str] = []
         self.problems = 0
@@ -192,11 +204,31 @@ class _ShardFaults:
 
     def check_file(self, shard: dict[str, Any], path: str, sha256: str) -> None:
         if sha256 != shard["sha256"]:
-            self.file.append(f"{self.name}: sha256 {sha256[:12]}... differs from dataset_info.json's "
+            self.file.append(f"{self.name}: sha256 {sha256[:12]}... differs from {self.listed_in}'s "
                              f"{shard['sha256'][:12]}... (the file changed after the build)")
         size = fs.size(path)
         if size != shard["num_bytes"]:
-            self.file.append(f"{self.name}: {size} bytes, dataset_info.json says {shard['num_bytes']}")
+            self.file.append(f"{self.name}: {size} bytes, {self.listed_in} says {shard['num_bytes']}")
+
+    def check_index(self, shard: dict[str, Any], folder: str, framed: np.ndarray, whole: bool) -> None:
+        """Checks the shard's index file, if it has one, against the framed lengths of the records
+        read (`whole`: every record of the shard was read)."""
+        entry = shard.get("index")
+        if entry is None:
+            return
+        path = fs.join(folder, entry["file"])
+        if not fs.exists(path):
+            self.file.append(f"{entry['file']}: missing (the index of {self.name})")
+            return
+        with fs.open_file(path) as file:
+            text = file.read()
+        sha256 = hashlib.sha256(text).hexdigest()
+        if sha256 != entry["sha256"]:
+            self.file.append(f"{entry['file']}: sha256 {sha256[:12]}... differs from {self.listed_in}'s "
+                             f"{entry['sha256'][:12]}... (the file changed after the build)")
+        problem = index_problem(text, framed, whole)
+        if problem:
+            self.file.append(f"{entry['file']}: {problem} (the index of {self.name})")
 
     def add(self, index: int, problems: list[str]) -> None:
         for problem in problems:
@@ -209,7 +241,7 @@ class _ShardFaults:
         if self.problems > MAX_FAULTS_PER_SHARD:
             faults.append(f"{self.name}: {self.problems - MAX_FAULTS_PER_SHARD} more faulty records")
         if count != expected:
-            faults.append(f"{self.name}: {count} records, dataset_info.json says {expected}")
+            faults.append(f"{self.name}: {count} records, {self.listed_in} says {expected}")
         return ShardReport(faults, count)
 
 

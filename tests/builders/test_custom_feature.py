@@ -39,7 +39,7 @@ def test_the_example_feature_type_builds_verifies_and_reads_back(tf, tmp_path):
                 assert labels[index] == ["cat", "dog"].index(ROWS[identifier]["label"])
                 seen[identifier] = seen.get(identifier, 0) + 1
     assert len(seen) == 44 and set(seen.values()) == {2}  # every train record, from both readers
-    info = json.loads((folder / "dataset_info.json").read_text(encoding="utf-8"))
+    info = json.loads((folder / "tfrecord_builder.json").read_text(encoding="utf-8"))
     assert info["spec"]["features"]["boxes"]["type"] == "../builders/boxes.py:Boxes"
     assert info["spec"]["features"]["boxes"]["min_size"] == 0.01
 

@@ -408,7 +408,7 @@ def test_every_kind_of_bad_image_is_skipped_in_one_build(tf, tmp_path, monkeypat
     spec, pixels, bad = _bad_manifest(tmp_path, sorted(REASONS), "skip")
     info = tb.build(spec, output=tmp_path / "out", workers=1)
     _check_skipped(tmp_path, info, pixels, bad)
-    assert json.loads((Path(info.path) / "dataset_info.json").read_text())["num_skipped"] == len(REASONS)
+    assert json.loads((Path(info.path) / "tfrecord_builder.json").read_text())["num_skipped"] == len(REASONS)
 
 
 @pytest.mark.parametrize("on_error", ["fail", "skip"])

@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence, Union
 TIMEOUT = 180  # seconds; a command that hangs fails its test instead of the whole run
 CONSOLE_SCRIPT = Path(sys.executable).parent / "tfrecord-builder"
 SHARD_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)-(?P<split>[A-Za-z_][A-Za-z0-9_]*)"
-                        r"\.tfrecord-(?P<index>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gz|\.zz)?")
+                        r"\.tfrecord-(?P<index>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gz|\.deflate)?")
 
 
 def run_cli(*args: str | os.PathLike, cwd: str | os.PathLike, script: bool = False) -> subprocess.CompletedProcess:
@@ -114,11 +114,11 @@ def sha256(path: Path) -> str:
 
 
 def read_shard_bytes(path: Path) -> bytes:
-    """A shard's TFRecord stream, decompressed by its suffix (.gz gzip, .zz zlib)."""
+    """A shard's TFRecord stream, decompressed by its suffix (.gz gzip, .deflate zlib; .zz before 0.3)."""
     raw = path.read_bytes()
     if path.name.endswith(".gz"):
         return gzip.decompress(raw)
-    if path.name.endswith(".zz"):
+    if path.name.endswith((".deflate", ".zz")):
         return zlib.decompress(raw)
     return raw
 

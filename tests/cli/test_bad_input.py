@@ -291,7 +291,7 @@ def test_skip_bad_records(tmp_path: Path) -> None:
     assert_ok(result)
     assert re.search(r"\b2\b.*\bskipped\b|\bskipped\b.*\b2\b", result.stdout, re.IGNORECASE), show(result)
     dataset = tmp_path / "out" / "wines" / "1.0.0"
-    info = json.loads((dataset / "dataset_info.json").read_text(encoding="utf-8"))
+    info = json.loads((dataset / "tfrecord_builder.json").read_text(encoding="utf-8"))
     assert info["num_skipped"] == 2
     assert sum(split["num_examples"] for split in info["splits"].values()) == 8
     entries = [json.loads(line) for line in (dataset / "skipped.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -330,8 +330,8 @@ def test_a_failed_build_leaves_an_existing_dataset_alone(tmp_path: Path) -> None
     write_files(tmp_path, {SPEC: GOOD_SPEC, CSV: GOOD_CSV})
     assert_ok(run_cli(*BUILD, cwd=tmp_path))
     dataset = tmp_path / "out" / "wines" / "1.0.0"
-    before = {path.name: path.read_bytes() for path in dataset.iterdir()}
+    before = {path: path.read_bytes() for path in dataset.rglob("*") if path.is_file()}
     write_files(tmp_path, {CSV: BAD_DATA})
     result = run_cli(*BUILD, "--overwrite", cwd=tmp_path)
     assert_error(result, 1, [CSV, CSV_LINE("2,abc"), "alcohol", "abc"], tmp_path)
-    assert {path.name: path.read_bytes() for path in dataset.iterdir()} == before
+    assert {path: path.read_bytes() for path in dataset.rglob("*") if path.is_file()} == before

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import importlib.metadata
 import json
+import os
 import re
 from pathlib import Path
 
@@ -75,7 +76,7 @@ def write_toy(folder: Path, spec: str = TOY_SPEC) -> Path:
 
 
 def load_info(dataset: Path) -> dict:
-    return json.loads((dataset / "dataset_info.json").read_text(encoding="utf-8"))
+    return json.loads((dataset / "tfrecord_builder.json").read_text(encoding="utf-8"))
 
 
 def visible_files(folder: Path) -> set[str]:
@@ -101,7 +102,12 @@ def test_build_writes_the_dataset_layout_info_and_module(tmp_path: Path) -> None
     info = load_info(dataset)
 
     shards = {name for name in visible_files(dataset) if SHARD_NAME.fullmatch(name)}
-    assert visible_files(dataset) == shards | {"dataset_info.json", "wine_input.py"}
+    # ours, what TensorFlow Datasets reads (its info, features, class names), the index files' folder
+    assert visible_files(dataset) == shards | {"tfrecord_builder.json", "dataset_info.json", "features.json",
+                                               "cultivar.labels.txt", "index", "wine_input.py"}
+    indexes = {f"index/{name.replace('.tfrecord-', '-')}.idx" for name in shards}
+    assert {f"index/{name}" for name in os.listdir(dataset / "index")} == indexes
+    assert {shard["index"]["file"] for split in info["splits"].values() for shard in split["shards"]} == indexes
     assert set(info["splits"]) == {"train", "test"}
     for split, split_info in info["splits"].items():
         count = split_info["num_shards"]
@@ -399,14 +405,15 @@ def test_top_level_help_lists_every_command(tmp_path: Path) -> None:
 
 # ---- compression -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("compression, suffix", [("gzip", ".gz"), ("zlib", ".zz")])
+@pytest.mark.parametrize("compression, suffix", [("gzip", ".gz"), ("zlib", ".deflate")])
 def test_compressed_shards(tmp_path: Path, compression: str, suffix: str) -> None:
     write_toy(tmp_path, TOY_SPEC.replace("output:\n", f"output:\n  compression: {compression}\n"))
     assert_ok(run_cli("build", "toy.yaml", "--output", "out", cwd=tmp_path))
     dataset = tmp_path / "out" / "toy" / "2.1.0"
     info = load_info(dataset)
     assert info["compression"] == compression
-    names = {name for name in visible_files(dataset) if name not in ("dataset_info.json", "toy_input.py")}
+    metadata = ("tfrecord_builder.json", "dataset_info.json", "features.json", "toy_input.py")
+    names = {name for name in visible_files(dataset) if name not in metadata and not name.endswith(".labels.txt")}
     assert names and all(name.endswith(suffix) and SHARD_NAME.fullmatch(name) for name in names), names
     total = 0
     for split in info["splits"].values():

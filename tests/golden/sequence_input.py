@@ -381,13 +381,15 @@ def stored_size(path):
 
 
 def info_text(folder, name=None):
-    """The bytes of the dataset_info.json in `folder` (of the dataset `name`, if known), read
-    through TensorFlow's filesystems."""
-    path = os.path.join(folder, "dataset_info.json")
-    if not tf.io.gfile.exists(path):  # in an object store, what a build writes last: the commit
+    """The bytes of the metadata of the dataset in `folder` (`name`, if known), read through
+    TensorFlow's filesystems: its tfrecord_builder.json, or the dataset_info.json of a dataset built
+    before 0.3. A folder without dataset_info.json, which a build writes last, is unfinished."""
+    commit = os.path.join(folder, "dataset_info.json")
+    if not tf.io.gfile.exists(commit):  # in an object store, what a build writes last: the commit
         raise FileNotFoundError(f"{folder}: not a finished {name + ' ' if name else ''}dataset (no dataset_info.json); "
                                 "build it, or finish it with --resume")
-    with tf.io.gfile.GFile(path, "rb") as file:
+    path = os.path.join(folder, "tfrecord_builder.json")
+    with tf.io.gfile.GFile(path if tf.io.gfile.exists(path) else commit, "rb") as file:
         return file.read()
 
 
@@ -422,7 +424,7 @@ def default_data_dir():
 
 
 def split_info(split, data_dir=None):
-    """The split's entry of dataset_info.json, with its shards' checked paths under "files".
+    """The split's entry of the dataset's metadata, with its shards' checked paths under "files".
 
     `data_dir` may be a URL that TensorFlow's filesystems read (gs://... is built in)."""
     folder = data_dir or default_data_dir()

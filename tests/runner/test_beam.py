@@ -97,7 +97,7 @@ def test_a_table_builds_the_same_bytes_on_beam(tmp_path, output, records):
     skipped = beam["rows/1.0.0/skipped.jsonl"].decode().splitlines()
     assert [json.loads(line)["record"] for line in skipped] == ["rows.csv, line 7", "rows.csv, line 1236",
                                                                   "rows.csv, line 3001", "rows.csv, line 3007"]
-    info = json.loads(beam["rows/1.0.0/dataset_info.json"])
+    info = json.loads(beam["rows/1.0.0/tfrecord_builder.json"])
     assert sum(split["num_examples"] for split in info["splits"].values()) == 3000 + 39 - 4
 
 
@@ -123,7 +123,7 @@ def test_a_keyed_table_in_source_order_with_more_shards_than_records(tmp_path):
     spec_path = write_spec(tmp_path, spec, {"rows.csv": unique, "test.csv": test})
     local, beam = _both(spec_path, tmp_path, SMALL_TASKS)
     _same(local, beam)
-    info = json.loads(beam["rows/1.0.0/dataset_info.json"])
+    info = json.loads(beam["rows/1.0.0/tfrecord_builder.json"])
     assert [shard["num_examples"] for shard in info["splits"]["test"]["shards"]] == [0, 0, 1, 0, 1]
 
 

@@ -66,7 +66,7 @@ def test_a_dataset_in_a_bucket_is_replaced_only_with_overwrite(s3, tmp_path):
     assert replaced.returncode == 0, replaced.stderr
     import json
 
-    info = json.loads(_objects("again/rows/1.0.0")["dataset_info.json"])
+    info = json.loads(_objects("again/rows/1.0.0")["tfrecord_builder.json"])
     assert sum(split["num_examples"] for split in info["splits"].values()) == 200 + 39
 
 

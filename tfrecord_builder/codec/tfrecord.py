@@ -21,7 +21,9 @@ _MASK_DELTA = 0xA282EAD8
 # what a broken frame is called, by `read_records` and by verify's block reader (frames.py) alike
 LENGTH_MISMATCH = "length checksum mismatch (corrupt frame)"
 DATA_MISMATCH = "data checksum mismatch (corrupt record)"
-SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".zz"}
+# the suffixes Beam's ReadFromTFRecord detects compression by (zlib shards of 0.2 and before
+# were named .zz: datasets list their shards' names, so those still read)
+SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".deflate"}
 # zlib window bits: 31 writes a gzip stream (TensorFlow's "GZIP"), 15 a zlib stream ("ZLIB").
 WINDOW_BITS = {"gzip": 31, "zlib": 15}
 

@@ -55,7 +55,7 @@ def default_data_dir():
 
 
 def split_info(split, data_dir=None):
-    """The split's entry of dataset_info.json, with its shards' checked paths under "files".
+    """The split's entry of the dataset's metadata, with its shards' checked paths under "files".
 
     `data_dir` may be a URL that TensorFlow's filesystems read (gs://... is built in)."""
     folder = data_dir or default_data_dir()

@@ -440,7 +440,8 @@ class _WriteShard(beam.DoFn):
                 written[0] += piece.records.num_rows
                 yield piece.hashes, piece.records
 
-        shard, first, last = write_shard(fs.join(self.staging, file), chunks(), count, spec.output.compression)
+        shard, first, last = write_shard(fs.join(self.staging, file), chunks(), count, spec.output.compression,
+                                         spec.output.writes_index)
         if written[0] != count:
             raise RuntimeError(f"shard {index} of {split}: {count} records expected, {written[0]} found "
                                "(internal error: please report it)")
@@ -514,9 +515,10 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
             if entry is None:  # no records went there: written here, empty
                 if starts[index + 1] != starts[index]:
                     raise RuntimeError(f"{file}: not written (internal error: please report it)")
-                shard, _, _ = write_shard(fs.join(staging, file), [], 0, spec.output.compression)
+                shard, _, _ = write_shard(fs.join(staging, file), [], 0, spec.output.compression,
+                                          spec.output.writes_index)
             else:
-                shard = ShardInfo(file, entry["num_examples"], entry["num_bytes"], entry["sha256"])
+                shard = ShardInfo.from_dict(entry)
             shards.append(shard.to_dict())
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):

@@ -185,7 +185,7 @@ def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kep
         counted = DistinctKeys(split_records.ordered()) if held is None and spec.output.shuffle else None
         source = held if held is not None else counted if counted is not None else split_records.ordered()
         shards = write_split(staging, spec.name, name, source, split_records.num_examples, num_shards,
-                             spec.output.compression, kept, manifest, processes)
+                             spec.output.compression, kept, manifest, processes, spec.output.writes_index)
         distinct[name] = held.distinct_keys() if held is not None else counted.count if counted else None
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])

@@ -28,6 +28,7 @@ from ..generate import write_module
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.info import DatasetInfo, SplitInfo
+from ..write.tfds import write_metadata
 from ..write.naming import SKIPPED_FILE, module_name
 from ..write.stats import SplitStatistics
 
@@ -124,12 +125,13 @@ def source_order_keys(task: int, first: int, count: int) -> np.ndarray:
 
 def finish(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo], statistics: dict[str, Any],
            skipped: list[dict[str, str]], warnings: list[str]) -> DatasetInfo:
-    """Writes the skipped records, the module and, last, `dataset_info.json` into the staging folder."""
+    """Writes the skipped records, the module, the metadata and, last, `dataset_info.json` into the
+    staging folder."""
     if skipped:
         with open(os.path.join(staging, SKIPPED_FILE), "w", encoding="utf-8") as file:
             for entry in skipped:
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
     info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings)
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
-    info.write(staging)  # last: only now is the staging folder a whole dataset
+    write_metadata(info, staging)  # dataset_info.json last: only now is the staging folder a whole dataset
     return info

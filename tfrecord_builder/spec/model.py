@@ -146,8 +146,13 @@ class OutputSpec(Section):
     shuffle: bool = meta("shuffle each split's records (seeded) when writing", True)
     seed: int = meta("the seed of split assignment and shuffling", 42)
     module: str | None = meta("a second copy of the generated input module, e.g. beside a training script", None)
+    index: bool | None = meta("an index file per shard (index/SHARD.idx: `offset length` per record, what NVIDIA DALI "
+                              "and the tfrecord package read); default: for uncompressed shards", None)
 
     def check(self, at: At) -> None:
+        if self.index and self.compression != "none":
+            raise (at / "index").error(f"index files locate records in uncompressed shards; with compression: "
+                                       f"{self.compression} there are none (drop `index`, or compression: none)")
         problem = place_problem(self.dir)  # a dataset may be written to a URL (an object store)
         if problem:
             raise (at / "dir").error(problem)
@@ -160,6 +165,11 @@ class OutputSpec(Section):
     @property
     def target_shard_bytes(self) -> int:
         return self.shard_size if self.shard_size is not None else 128 * 1024**2
+
+    @property
+    def writes_index(self) -> bool:
+        """Whether each shard gets an index file: by default, when shards are uncompressed."""
+        return self.compression == "none" if self.index is None else self.index
 
     @property
     def reader_compression(self) -> str | None:

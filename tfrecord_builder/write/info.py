@@ -1,4 +1,10 @@
-"""`dataset_info.json`: what a built dataset is, written last; its presence marks a finished build."""
+"""A built dataset's own metadata (`tfrecord_builder.json`): the normalised spec, splits, shards with
+their sizes, sha256 and index files, statistics.
+
+A build writes it just before `dataset_info.json` (what TensorFlow Datasets reads, write/tfds.py),
+whose presence marks a finished build. Datasets built before 0.3 hold this metadata as their
+`dataset_info.json`: every reader here takes both.
+"""
 from __future__ import annotations
 
 import json
@@ -10,7 +16,7 @@ from ..errors import DatasetError, UsageError
 from .. import fs
 from ..spec.model import Spec
 from ..spec.load import spec_from_dict
-from .naming import INFO_FILE, temporary
+from .naming import INFO_FILE, METADATA_FILE, temporary
 
 
 @dataclass
@@ -47,6 +53,7 @@ class DatasetInfo:
     tool_version: str = ""
     skipped: int = 0
     warnings: list[str] = field(default_factory=list)  # what the build found worth saying (not stored)
+    metadata_file: str = METADATA_FILE  # the file it was read from (dataset_info.json before 0.3)
 
     @property
     def name(self) -> str:
@@ -72,38 +79,60 @@ class DatasetInfo:
         }
 
     def write(self, folder: str | None = None) -> str:
-        """Writes dataset_info.json into `folder` (default: the dataset's own), atomically."""
-        path = os.path.join(folder or self.path, INFO_FILE)
-        aside = temporary(path)
-        with open(aside, "w", encoding="utf-8") as file:
-            json.dump(self.to_dict(), file, indent=2, ensure_ascii=False)
-            file.write("\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(aside, path)
-        return path
+        """Writes tfrecord_builder.json into `folder` (default: the dataset's own), atomically."""
+        return write_json(os.path.join(folder or self.path, METADATA_FILE), self.to_dict())
+
+
+def write_json(path: str, value: Any) -> str:
+    """Writes `value` as indented JSON at `path`, whole or not at all."""
+    return write_file(path, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def write_file(path: str, data: bytes) -> str:
+    """Writes `data` at `path` (its folder made if needed), whole or not at all."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    aside = temporary(path)
+    with open(aside, "wb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(aside, path)
+    return path
+
+
+def dataset_folder(path: str) -> str:
+    """The dataset folder `path` names: the folder itself, or one of its metadata files."""
+    return fs.dirname(path) if fs.basename(path) in (INFO_FILE, METADATA_FILE) else path.rstrip("/")
 
 
 def read_info(path: str) -> DatasetInfo:
-    """Opens a built dataset's info; refuses a folder without it (an unfinished build)."""
+    """Opens a built dataset's info; refuses a folder without `dataset_info.json` (an unfinished
+    build) or one that isn't ours."""
     problem = fs.place_problem(path)
     if problem:
         raise UsageError(problem)
-    folder = fs.dirname(path) if fs.basename(path) == INFO_FILE else path
-    info_path = fs.join(folder, INFO_FILE)
+    folder = dataset_folder(path)
     if not fs.is_url(folder) and not os.path.isdir(folder):
         raise DatasetError(f"{folder}: no such dataset folder")
-    if not fs.exists(info_path):  # in an object store, what a build writes last: the commit
+    if not fs.exists(fs.join(folder, INFO_FILE)):  # in an object store, what a build writes last: the commit
         raise DatasetError(f"{folder}: not a finished dataset (no {INFO_FILE}); build it, or finish it with --resume")
-    with fs.open_file(info_path, "rb") as file:
-        return info_from_json(file.read(), folder)
+    name = METADATA_FILE if fs.exists(fs.join(folder, METADATA_FILE)) else INFO_FILE  # INFO_FILE: before 0.3
+    with fs.open_file(fs.join(folder, name), "rb") as file:
+        return info_from_json(file.read(), folder, name)
 
 
-def info_from_json(text: bytes, folder: str) -> DatasetInfo:
-    """A dataset's info from the text of its dataset_info.json (in `folder`)."""
-    info_path = fs.join(folder, INFO_FILE)
+def info_from_json(text: bytes, folder: str, name: str = METADATA_FILE) -> DatasetInfo:
+    """A dataset's info from the text of its metadata file `name` in `folder`: tfrecord_builder.json,
+    or the dataset_info.json of a dataset built before 0.3."""
+    info_path = fs.join(folder, name)
     try:
         data = json.loads(text.decode("utf-8"))
+    except ValueError as error:
+        raise DatasetError(f"{info_path}: unreadable dataset info: {error}") from None
+    if not isinstance(data, dict) or "spec" not in data:
+        raise DatasetError(f"{folder}: not a dataset built by tfrecord-builder (no {METADATA_FILE}; a TensorFlow "
+                           "Datasets folder? open it with tfds.builder_from_directory)")
+    try:
         spec = spec_from_dict(data["spec"], data.get("spec_file") or info_path)
         splits = {
             name: SplitInfo(name, split["num_examples"], split["num_bytes"], split["shards"])
@@ -112,4 +141,4 @@ def info_from_json(text: bytes, folder: str) -> DatasetInfo:
     except (ValueError, KeyError, TypeError) as error:
         raise DatasetError(f"{info_path}: unreadable dataset info: {error}") from None
     return DatasetInfo(fs.absolute(folder), spec, splits, data.get("statistics", {}),
-                       data.get("tool", {}).get("version", ""), data.get("num_skipped", 0))
+                       data.get("tool", {}).get("version", ""), data.get("num_skipped", 0), metadata_file=name)

@@ -64,7 +64,12 @@ def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], fir
 def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:
     """The shards of an earlier, unfinished run of the same build that are still intact, by file."""
     return {file: entry for file, entry in recorded_shards(folder, build).items()
-            if fs.exists(fs.join(folder, file)) and _sha256(fs.join(folder, file)) == entry["sha256"]}
+            if _intact(fs.join(folder, file), entry["sha256"])
+            and (entry.get("index") is None or _intact(fs.join(folder, entry["index"]["file"]), entry["index"]["sha256"]))}
+
+
+def _intact(path: str, sha256: str) -> bool:
+    return fs.exists(path) and _sha256(path) == sha256
 
 
 def recorded_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:

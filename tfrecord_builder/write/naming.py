@@ -5,7 +5,14 @@ import os
 
 from ..codec.tfrecord import SUFFIX
 
+# What TensorFlow Datasets reads (its DatasetInfo as protobuf JSON, write/tfds.py), written last:
+# the commit of a build, for every reader
 INFO_FILE = "dataset_info.json"
+FEATURES_FILE = "features.json"  # TensorFlow Datasets' FeaturesDict
+# ours: the normalised spec, each shard's size, sha256 and index file, statistics (write/info.py).
+# Datasets built before 0.3 hold it as dataset_info.json
+METADATA_FILE = "tfrecord_builder.json"
+INDEX_FOLDER = "index"  # the shards' index files: a folder, and names without ".tfrecord"
 # marks a folder this tool made (so --overwrite may clear it); its name has no ".tfrecord" in it,
 # which `*.tfrecord*` globs (tf.io.gfile.glob and Dataset.list_files match hidden files) would take
 # for a shard
@@ -24,8 +31,20 @@ def dataset_dir(output: str, name: str, version: str) -> str:
 
 
 def shard_name(name: str, split: str, index: int, num_shards: int, compression: str = "none") -> str:
-    """`wine-train.tfrecord-00000-of-00004` (+ .gz / .zz when compressed)."""
+    """`wine-train.tfrecord-00000-of-00004` (+ .gz / .deflate when compressed)."""
     return f"{name}-{split}.tfrecord-{index:05d}-of-{num_shards:05d}{SUFFIX[compression]}"
+
+
+def index_name(shard: str) -> str:
+    """A shard's index file, relative to the dataset folder: `index/wine-train-00000-of-00004.idx`
+    for `wine-train.tfrecord-00000-of-00004`. Neither its folder nor its name is picked up by a
+    shard glob (`*.tfrecord*`)."""
+    return f"{INDEX_FOLDER}/{shard.replace('.tfrecord-', '-', 1)}.idx"
+
+
+def labels_name(key: str) -> str:
+    """The class names file TensorFlow Datasets reads for a class label stored under `key`."""
+    return f"{key}.labels.txt"
 
 
 def module_name(name: str) -> str:

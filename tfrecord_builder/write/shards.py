@@ -16,23 +16,31 @@ from ..codec.tfrecord import Compressor
 from ..processes import can_fork, context, die_with_parent
 from .collect import HeldRecords
 from .manifest import Manifest
-from .naming import shard_name, temporary
+from .index import index_lines
+from .naming import index_name, shard_name, temporary
 
 _CHUNK_RECORDS = 4096  # records framed per step: bounds the extra memory of framing
 
 
 @dataclass
 class ShardInfo:
-    """A written shard, as dataset_info.json lists it."""
+    """A written shard, as the dataset's metadata lists it: with its index file (`{"file",
+    "num_bytes", "sha256"}`, the file relative to the dataset folder), where it has one."""
 
     file: str
     num_examples: int
     num_bytes: int
     sha256: str
+    index: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"file": self.file, "num_examples": self.num_examples, "num_bytes": self.num_bytes,
-                "sha256": self.sha256}
+        entry = {"file": self.file, "num_examples": self.num_examples, "num_bytes": self.num_bytes,
+                 "sha256": self.sha256}
+        return {**entry, "index": self.index} if self.index is not None else entry
+
+    @classmethod
+    def from_dict(cls, entry: dict) -> "ShardInfo":
+        return cls(entry["file"], entry["num_examples"], entry["num_bytes"], entry["sha256"], entry.get("index"))
 
 
 def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_bytes: int) -> int:
@@ -44,7 +52,7 @@ def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_b
 
 def write_split(folder: str, name: str, split: str, records: HeldRecords | Iterable[tuple[np.ndarray, ByteColumn]],
                 total: int, num_shards: int, compression: str, kept: dict[str, dict] | None = None,
-                manifest: Manifest | None = None, processes: int = 1) -> list[ShardInfo]:
+                manifest: Manifest | None = None, processes: int = 1, index: bool = False) -> list[ShardInfo]:
     """Writes `total` records into `num_shards` shards of near-equal example counts.
 
     The records are held in memory (`HeldRecords`: then up to `processes` forked processes write
@@ -53,12 +61,13 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Itera
     kept as it is; every shard written is added to `manifest`.
     """
     if isinstance(records, HeldRecords):
-        return _write_held(folder, name, split, records, num_shards, compression, kept or {}, manifest, processes)
+        return _write_held(folder, name, split, records, num_shards, compression, kept or {}, manifest, processes,
+                           index)
     stream = _Pieces(iter(records))
     shards = []
-    for index in range(num_shards):
-        count = _shard_count(index, total, num_shards)
-        file = shard_name(name, split, index, num_shards, compression)
+    for number in range(num_shards):
+        count = _shard_count(number, total, num_shards)
+        file = shard_name(name, split, number, num_shards, compression)
         pieces: Iterable[tuple[np.ndarray, ByteColumn]] = stream.take(count)
         entry = (kept or {}).get(file)
         if entry is not None and entry["num_examples"] == count:
@@ -67,7 +76,7 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Itera
             if same is not None:
                 shards.append(same)
                 continue
-        shard, first, last = write_shard(os.path.join(folder, file), pieces, count, compression)
+        shard, first, last = write_shard(os.path.join(folder, file), pieces, count, compression, index)
         if manifest is not None:
             manifest.add(split, shard.to_dict(), first, last)
         shards.append(shard)
@@ -80,7 +89,7 @@ def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, 
         return None
     if key_range != (entry["first_key_hash"], entry["last_key_hash"]):
         return None
-    return ShardInfo(file, count, entry["num_bytes"], entry["sha256"])
+    return ShardInfo.from_dict(entry)
 
 
 def _shard_count(index: int, total: int, num_shards: int) -> int:
@@ -97,7 +106,7 @@ _HELD: HeldRecords | None = None  # what forked shard writers read (they share t
 
 
 def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_shards: int, compression: str,
-                kept: dict[str, dict], manifest: Manifest | None, processes: int) -> list[ShardInfo]:
+                kept: dict[str, dict], manifest: Manifest | None, processes: int, index: bool) -> list[ShardInfo]:
     """Writes held records' shards, in forked processes when more than one may run: each shard
     gathers its own records from the parent's memory, compresses, hashes and fsyncs them."""
     global _HELD
@@ -105,13 +114,13 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
     shards: list[ShardInfo | None] = [None] * num_shards
     jobs = []
     start = 0
-    for index in range(num_shards):
-        count = _shard_count(index, total, num_shards)
-        file = shard_name(name, split, index, num_shards, compression)
+    for number in range(num_shards):
+        count = _shard_count(number, total, num_shards)
+        file = shard_name(name, split, number, num_shards, compression)
         span = (_hex(records.hashes, start), _hex(records.hashes, start + count - 1)) if count else ("", "")
-        shards[index] = kept_shard(kept.get(file), file, count, span)
-        if shards[index] is None:
-            jobs.append((index, os.path.join(folder, file), start, start + count, compression))
+        shards[number] = kept_shard(kept.get(file), file, count, span)
+        if shards[number] is None:
+            jobs.append((number, os.path.join(folder, file), start, start + count, compression, index))
         start += count
     processes = min(processes, len(jobs)) if can_fork() else 1
     _HELD = records
@@ -122,19 +131,19 @@ def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_sh
                 written = pool.imap(_write_held_shard, jobs)  # in order, each as soon as it is done
             else:
                 written = map(_write_held_shard, jobs)
-            for (index, *_), (shard, first, last) in zip(jobs, written):
+            for (number, *_), (shard, first, last) in zip(jobs, written):
                 if manifest is not None:  # recorded at once: a resumed build keeps it
                     manifest.add(split, shard.to_dict(), first, last)
-                shards[index] = shard
+                shards[number] = shard
     finally:
         _HELD = None
     return [shard for shard in shards if shard is not None]
 
 
-def _write_held_shard(job: tuple[int, str, int, int, str]) -> tuple[ShardInfo, str, str]:
-    _, path, start, stop, compression = job
+def _write_held_shard(job: tuple[int, str, int, int, str, bool]) -> tuple[ShardInfo, str, str]:
+    _, path, start, stop, compression, index = job
     assert _HELD is not None
-    return write_shard(path, _HELD.chunks(start, stop), stop - start, compression)
+    return write_shard(path, _HELD.chunks(start, stop), stop - start, compression, index)
 
 
 class _Pieces:
@@ -169,12 +178,17 @@ def key_range(pieces: list[tuple[np.ndarray, ByteColumn]]) -> tuple[str, str]:
     return _hex(pieces[0][0], 0), _hex(pieces[-1][0], -1)
 
 
-def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int,
-                 compression: str) -> tuple[ShardInfo, str, str]:
+def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int, compression: str,
+                index: bool = False) -> tuple[ShardInfo, str, str]:
     """Writes one shard at `path`, whole or not at all: on disk aside, fsynced, then renamed; in an
-    object store straight to its name (an object appears only once its upload is complete)."""
+    object store straight to its name (an object appears only once its upload is complete).
+
+    With `index` (uncompressed shards only), its index file too, written first: a line per record,
+    `offset length`, the offset of the record's 8-byte length header and the length of the whole
+    framed record (8 + 4 + data + 4), the format NVIDIA DALI and the `tfrecord` package read."""
     digest = hashlib.sha256()
     compressor = Compressor(compression)
+    lines: list[bytes] = []
     size = 0
     first = last = ""
     remote = fs.is_url(path)
@@ -183,6 +197,8 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
         for hashes, chunk in pieces:
             first = first or _hex(hashes, 0)
             last = _hex(hashes, -1)
+            if index:
+                lines.append(index_lines(chunk.offsets, size))
             data = compressor.compress(memoryview(chunk.data[chunk.offsets[0] : chunk.offsets[-1]]))
             digest.update(data)
             file.write(data)
@@ -194,6 +210,25 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
         if not remote:
             file.flush()
             os.fsync(file.fileno())
+    entry = _write_index(path, b"".join(lines)) if index else None
     if not remote:
         os.replace(aside, path)
-    return ShardInfo(fs.basename(path), count, size, digest.hexdigest()), first, last
+    return ShardInfo(fs.basename(path), count, size, digest.hexdigest(), entry), first, last
+
+
+def _write_index(path: str, text: bytes) -> dict:
+    """Writes the index file of the shard at `path` (whole or not at all) and returns its entry."""
+    relative = index_name(fs.basename(path))
+    target = fs.join(fs.dirname(path), relative)
+    if fs.is_url(target):
+        with fs.open_file(target, "wb") as file:
+            file.write(text)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        aside = temporary(target)
+        with open(aside, "wb") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(aside, target)
+    return {"file": relative, "num_bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}

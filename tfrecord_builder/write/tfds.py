@@ -1,0 +1,174 @@
+"""What TensorFlow Datasets reads in a dataset folder, so `tfds.builder_from_directory` opens ours.
+
+TFDS reads `dataset_info.json` (its DatasetInfo protobuf as JSON: name, version, splits with
+their shard lengths and a file name template that matches our shard names), `features.json`
+(its FeaturesDict) and a `KEY.labels.txt` per class label with names. Each feature is described
+from its reading description (features/reading.py), so TFDS parses the keys our records hold:
+a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor` of bytes),
+everything else a `Tensor` of the feature's dtype and shape, variable length as `-1`.
+
+TFDS reads `tf.train.Example`s from uncompressed shards only. A SequenceExample dataset, or one
+with compressed shards, gets a `features.json` that TFDS refuses with the reason in one line
+(tfrecord_builder/tfds_refusal.py), never a dataset that reads back empty.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..features import ClassLabelFeature, Feature
+from ..features.image import ImageFeature
+from .info import write_file
+from .naming import INFO_FILE, labels_name
+
+_FEATURES = "tensorflow_datasets.core.features."
+TENSOR = _FEATURES + "tensor_feature.Tensor"
+CLASS_LABEL = _FEATURES + "class_label_feature.ClassLabel"
+IMAGE = _FEATURES + "image_feature.Image"
+SEQUENCE = _FEATURES + "sequence_feature.Sequence"
+FEATURES_DICT = _FEATURES + "features_dict.FeaturesDict"
+REFUSAL = "tfrecord_builder.tfds_refusal.Unreadable"
+# TFDS's own name for a shard: ours, `NAME-SPLIT.tfrecord-00000-of-00004`
+FILEPATH_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
+
+
+def unreadable_reason(info: Any) -> str | None:
+    """Why TFDS can't read the dataset (None: it can)."""
+    spec = info.spec
+    if spec.is_sequence:
+        return (f"{spec.name} {spec.version} holds tf.train.SequenceExample records, which TensorFlow Datasets "
+                f"does not read (it would see their sequence features as empty); read it with {spec.name}_input.py, "
+                "tb.input_fn or tb.read")
+    if spec.output.compression != "none":
+        return (f"{spec.name} {spec.version} has {spec.output.compression}-compressed shards, which TensorFlow "
+                f"Datasets does not read; read it with {spec.name}_input.py, tb.input_fn or tb.read, or build it "
+                "with compression: none")
+    return None
+
+
+def dataset_info(info: Any) -> dict[str, Any]:
+    """TFDS's DatasetInfo of the dataset, as the protobuf JSON it reads (int64s are strings)."""
+    spec = info.spec
+    reason = unreadable_reason(info)
+    described = spec.description or ""
+    if reason is not None:
+        described = f"{described}\n\n{reason}".strip()
+    value: dict[str, Any] = {
+        "name": spec.name,
+        "version": spec.version,
+        "description": described,
+        "fileFormat": "tfrecord",
+        "moduleName": "tfrecord_builder",
+        "disableShuffling": not spec.output.shuffle,
+        "splits": [{
+            "name": name,
+            "numBytes": str(split.num_bytes),
+            "shardLengths": [str(shard["num_examples"]) for shard in split.shards],
+            "filepathTemplate": FILEPATH_TEMPLATE,
+        } for name, split in info.splits.items()],
+    }
+    if reason is None and spec.label is not None:
+        label = spec.features[spec.label].record_key
+        inputs = {feature.record_key: {"featureKey": feature.record_key}
+                  for name, feature in spec.features.items() if name != spec.label}
+        # as_supervised=True gives (features, label), as input_fn does
+        value["supervisedKeys"] = {"tuple": {"items": [{"dict": {"dict": inputs}}, {"featureKey": label}]}}
+    return value
+
+
+def features_file(info: Any) -> dict[str, Any]:
+    """TFDS's features.json: a FeaturesDict by record key (keys with `/` nest, as TFDS nests them)."""
+    reason = unreadable_reason(info)
+    if reason is not None:
+        return {"type": REFUSAL, "content": {"reason": reason}, "proto_cls": ""}
+    options = info.spec.input
+    nested: dict[str, Any] = {}
+    for feature in info.spec.features.values():
+        *parents, leaf = feature.record_key.split("/")
+        place = nested
+        for parent in parents:
+            place = place.setdefault(parent, {})
+        place[leaf] = tfds_feature(feature, options)
+    return {"pythonClassName": FEATURES_DICT, "featuresDict": {"features": _dicts(nested)}}
+
+
+def _dicts(nested: dict[str, Any]) -> dict[str, Any]:
+    return {key: value if "pythonClassName" in value
+            else {"pythonClassName": FEATURES_DICT, "featuresDict": {"features": _dicts(value)}}
+            for key, value in nested.items()}
+
+
+def label_files(info: Any) -> dict[str, str]:
+    """The class names of each class label with names, as TFDS reads them (`KEY.labels.txt`)."""
+    if unreadable_reason(info) is not None:
+        return {}
+    return {labels_name(feature.record_key): "".join(f"{name}\n" for name in feature.names)
+            for feature in info.spec.features.values()
+            if isinstance(feature, ClassLabelFeature) and feature.names is not None}
+
+
+def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
+    """The TFDS feature that parses and decodes what `feature` stores under its record key."""
+    kind, stored, shape = next(iter(feature.parsing().values()))
+    if isinstance(feature, ImageFeature):
+        dimensions = _dimensions(feature.shape)
+        if feature.encoding == "raw":  # the pixels' bytes
+            return _tensor(dimensions, "uint8", "bytes")
+        return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": "uint8",
+                                                     "encodingFormat": feature.encoding}}
+    dimensions = _dimensions([None] if kind == "var" else shape)
+    if isinstance(feature, ClassLabelFeature):
+        count = len(feature.names) if feature.names is not None else feature.num_classes
+        label = {"pythonClassName": CLASS_LABEL, "classLabel": {"numClasses": str(count)} if count else {}}
+        if not dimensions:
+            return label
+        if len(dimensions) > 1:  # TFDS's Sequence of labels is one-dimensional
+            return _tensor(dimensions, "int64")
+        return {"pythonClassName": SEQUENCE, "sequence": {"feature": label, "length": dimensions[0]}}
+    return _tensor(dimensions, _decoded_dtype(feature, stored, options))
+
+
+def _decoded_dtype(feature: Feature, stored: str, options: Any) -> str:
+    """The dtype the decode steps end in: the last cast's, float64's, or the stored one."""
+    dtype = stored
+    for step, arguments in feature.decoding(options):
+        if step == "cast":
+            dtype = arguments["dtype"]
+        elif step == "exact_float64":
+            dtype = "float64"
+    return dtype
+
+
+def _tensor(dimensions: list[str], dtype: str, encoding: str = "none") -> dict[str, Any]:
+    return {"pythonClassName": TENSOR, "tensor": {"shape": {"dimensions": dimensions} if dimensions else {},
+                                                   "dtype": dtype, "encoding": encoding}}
+
+
+def _dimensions(shape: list[int | None]) -> list[str]:
+    return [str(-1 if dim is None else dim) for dim in shape]
+
+
+def tfds_files(info: Any) -> dict[str, bytes]:
+    """Every file TFDS reads but dataset_info.json (written last, by the build), by name."""
+    files = {name: text.encode("utf-8") for name, text in label_files(info).items()}
+    files["features.json"] = _json(features_file(info))
+    return files
+
+
+def info_json(info: Any) -> bytes:
+    """The text of dataset_info.json."""
+    return _json(dataset_info(info))
+
+
+def _json(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_metadata(info: Any, folder: str) -> None:
+    """Writes the dataset's metadata into `folder`: ours (tfrecord_builder.json), TFDS's features and
+    class names, and last dataset_info.json, the commit: only then is the folder a whole dataset."""
+    info.write(folder)
+    for name, data in tfds_files(info).items():
+        write_file(os.path.join(folder, name), data)
+    write_file(os.path.join(folder, INFO_FILE), info_json(info))
