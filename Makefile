@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed-stamp
 BEAM_VENV := .venv-beam
 BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
 EXTRAS ?= cpu,parquet,test
+# the tests read datasets through PyTorch DataLoaders: a CPU build (this machine's pip finds one on
+# disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
+TORCH ?= torch==2.13.0
 
 .PHONY: setup demo test bench schema clean
 
@@ -16,6 +19,7 @@ setup: $(STAMP)
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	$(PY) -m pip install --quiet --disable-pip-version-check $(TORCH)
 	touch $(STAMP)
 
 $(BEAM_STAMP): setup.cfg pyproject.toml

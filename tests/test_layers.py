@@ -1,9 +1,10 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (fs, processes, registry, version, _tf)  <- images (Pillow, libjpeg-turbo)
+    errors  <- base (fs, processes, registry, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
-    <- codec (the wire format)  <- write (the on-disk layout)  <- read / verify / codegen
+    <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data
+    <- read / verify / codegen
     <- builders  <- generate (the module as a file)  <- runner  <- build  <- cli
 
 Imports under `if TYPE_CHECKING:` are left out: they name types for annotations and import
@@ -19,13 +20,14 @@ from conftest import ROOT
 PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
-    {"fs", "processes", "registry", "version", "_tf"},
+    {"fs", "processes", "registry", "version", "_tf", "tfds_refusal"},
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
     {"spec"},
     {"codec"},
     {"write"},
+    {"records", "torch_data"},  # records as NumPy, no TensorFlow; as a torch Dataset
     {"read", "verify", "codegen"},  # side by side: none imports another
     {"builders"},
     {"generate"},

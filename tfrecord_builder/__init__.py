@@ -11,7 +11,7 @@ from .generate import generate_module
 from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
 from .features import Feature, TensorFeature
 from .features.base import register as register_feature
-from .read import Dataset, input_fn, load
+from .read import Dataset, input_fn, load, read
 from .spec.fields import meta as spec_field
 from .spec.load import load_spec
 from .spec.model import Spec
@@ -22,5 +22,5 @@ from .write.info import DatasetInfo
 __all__ = [
     "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError", "Spec",
     "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn",
-    "load", "load_spec", "register_feature", "spec_field",
+    "load", "load_spec", "read", "register_feature", "spec_field",
 ]

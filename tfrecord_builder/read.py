@@ -1,8 +1,10 @@
-"""The library's reading path: `input_fn` and `load` from a built dataset's info, no generated code.
+"""The library's reading path: `load`, `input_fn` and `read` from a built dataset's info, no
+generated code.
 
-Reading is implemented once, in features/reading.py: the generated module carries a copy of its
-functions and the spec's reading description as a literal; this module calls the same
-functions with the same description (`Spec.reading()`).
+Reading is described once, by the spec (`Spec.reading()`): features/reading.py's functions follow
+that description in TensorFlow (the generated module carries a copy of them and the description
+as a literal; this module calls the same functions), and records.py follows it with NumPy, for
+`read` and `Dataset.record`, which never import TensorFlow.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from .errors import DatasetError, UsageError
 from . import fs
 from .codec.tfrecord import open_records, read_records
 from .features import Feature
-from .write.info import DatasetInfo, info_from_json, read_info
-from .write.naming import INFO_FILE
+from .records import RecordReader
+from .write.info import DatasetInfo, dataset_folder, info_from_json, read_info
 
 
 def _reading() -> Any:
@@ -76,38 +78,56 @@ class Dataset:
         return _reading().parse_records(serialized, self.reading)
 
     def files(self, split: str) -> list[str]:
-        """The split's shard paths, each checked to have the size dataset_info.json lists."""
-        with _library_errors():
-            return _reading().shard_files(self.path, self._shards(split))
+        """The split's shard paths, each checked to have the size the metadata lists (a URL's
+        through TensorFlow's filesystems, which input_fn reads it with)."""
+        if fs.is_url(self.path):
+            with _library_errors():
+                return _reading().shard_files(self.path, self._shards(split))
+        return [self._reader.checked_path(shard) for shard in self._shards(split)]
+
+    def index_files(self, split: str) -> list[str | None]:
+        """The paths of the split's index files, one per shard in `files(split)`'s order (None for
+        a shard without one: compressed shards have none): what DALI's `index_path` and the
+        tfrecord package's `index_path` take."""
+        return [fs.join(self.path, shard["index"]["file"]) if shard.get("index") else None
+                for shard in self._shards(split)]
 
     def _shards(self, split: str) -> list[dict[str, Any]]:
-        with _library_errors():
-            return self.info.splits[_reading().known_split(split, list(self.info.splits))].shards
+        return self._reader.split(split).shards
 
-    def first(self, split: str, count: int) -> Any:
-        """The split's first `count` examples, in the order written, as one batch (like
-        `input_fn(split, count, shuffle=False)`'s first), or None if it has none. The records are
-        read through the package's own reader, so from any store fsspec reaches."""
-        records: list[bytes] = []
-        for shard in self._shards(split):
-            with _library_errors():  # checked as input_fn checks, through fsspec
-                path, = _reading().shard_files(self.path, [shard], _fs_size)
-            try:
-                with open_records(path, self.info.spec.output.compression) as stream:
-                    for record in read_records(stream, shard["file"]):
-                        records.append(record)
-                        if len(records) == count:
-                            break
-            except DatasetError:
-                raise DatasetError(f"{path}: a record that cannot be read (corrupt or cut); "
-                                   "`tfrecord-builder verify` lists every fault") from None
-            if len(records) == count:
-                break
-        if not records:
-            return None
-        features = self.parse_batch(tensorflow().constant(records))
-        label = self.info.spec.label
-        return (features, features.pop(label)) if label is not None else features
+    @cached_property
+    def _reader(self) -> RecordReader:
+        return RecordReader(self.info)
+
+    def read(self, split: str = "train") -> Iterator[dict[str, Any]]:
+        """The split's records in the order written, each a dict of NumPy values, decoded as
+        `input_fn` decodes them (without TensorFlow): what `input_fn(split, batch_size=1,
+        shuffle=False)` yields for each, without the batch dimension.
+
+        >>> record = next(load("build/wine/1.0.0").read("test"))
+        >>> record["cultivar"], record["alcohol"].dtype
+        (np.int64(1), dtype('float32'))
+        """
+        return self._reader.records(split)
+
+    def record(self, split: str, index: int) -> dict[str, Any]:
+        """Record `index` of the split (in `read`'s order), read through its shard's index file.
+
+        >>> load("build/wine/1.0.0").record("test", 30)["cultivar"]
+        np.int64(2)
+        """
+        return self._reader.record(split, index)
+
+    def num_examples(self, split: str) -> int:
+        return self._reader.split(split).num_examples
+
+    def torch(self, split: str = "train") -> Any:
+        """The split as a `torch.utils.data.Dataset` of `record`s (map-style: a DataLoader with
+        several workers and `shuffle=True` reads each record once per epoch). Needs torch, which
+        tfrecord_builder does not depend on. A dataset without index files (compressed shards)
+        gives an IterableDataset whose workers read different shards."""
+        from .torch_data import torch_dataset  # imports torch: only when asked for
+        return torch_dataset(self, split)
 
     def input_fn(self, split: str = "train", batch_size: int | None = None, shuffle: bool | None = None,
                  repeat: bool = False) -> Any:
@@ -133,14 +153,14 @@ def _tensorflow_info(url: str) -> DatasetInfo:
     """A dataset's info read through TensorFlow's filesystems, which its shards are read with
     (gs:// is built in; s3:// is not, in TensorFlow 2.21)."""
     tf = tensorflow()
-    folder = fs.dirname(url) if fs.basename(url) == INFO_FILE else url.rstrip("/")
+    folder = dataset_folder(url)
     try:
         with _library_errors():  # the generated module's own reading of it
             return info_from_json(_reading().info_text(folder), folder)
     except tf.errors.UnimplementedError:
         raise UsageError(unreadable_scheme(url)) from None
     except tf.errors.OpError as error:  # refused credentials, an endpoint that doesn't answer
-        raise DatasetError(f"{fs.join(folder, INFO_FILE)}: can't be read: {error.message.splitlines()[0]}") from None
+        raise DatasetError(f"{folder}: its metadata can't be read: {error.message.splitlines()[0]}") from None
 
 
 def unreadable_scheme(url: str) -> str:
@@ -156,6 +176,16 @@ def unreadable_scheme(url: str) -> str:
 def _fs_size(path: str) -> int | None:
     """A shard's size through fsspec (None: missing), for reading beside TensorFlow."""
     return fs.size(path) if fs.exists(path) else None
+
+
+def read(path: str | os.PathLike, split: str = "train") -> Iterator[dict[str, Any]]:
+    """The records of a built dataset's split as dicts of NumPy values, without TensorFlow
+    (`Dataset.read`); the dataset may be in any store fsspec reaches.
+
+    >>> [record["cultivar"] for record in read("build/wine/1.0.0", "test")][:3]
+    [np.int64(1), np.int64(0), np.int64(1)]
+    """
+    return Dataset(read_info(os.fspath(path))).read(split)
 
 
 def input_fn(path: str | os.PathLike, split: str = "train", batch_size: int | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from ..features import ClassLabelFeature
 from ..read import Dataset
 from .. import fs
 from ..write.info import DatasetInfo, read_info
-from ..write.naming import INFO_FILE
+from ..write.naming import INFO_FILE, METADATA_FILE
 from .format import size, table
 
 NAME = "inspect"
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if not fs.is_url(args.path) and not os.path.exists(args.path):
         raise UsageError(f"{args.path}: no such file or folder")
     # in an object store a folder is a prefix: what isn't a file is taken for a dataset's folder
-    if fs.basename(args.path) == INFO_FILE or (os.path.isdir(args.path) if not fs.is_url(args.path)
+    if fs.basename(args.path) in (INFO_FILE, METADATA_FILE) or (os.path.isdir(args.path) if not fs.is_url(args.path)
                                                  else not _is_file(args.path)):
         _dataset(read_info(args.path), args.show, args.split)
     else:
@@ -70,11 +71,10 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
         for name, stats in statistics.items():
             print(f"  {name}: {_summary(stats)}")
     if show:
-        # the records through our own reader (any store fsspec reaches; a damaged one named), decoded
-        # by TensorFlow, which only this imports
-        batch = Dataset(info).first(split or next(iter(info.splits)), show)
+        # the records through our own reader and decoder, no TensorFlow (a damaged one is named)
+        records = list(islice(Dataset(info).read(split or next(iter(info.splits))), show))
         print()
-        _show_batch(batch, spec.label, show, _class_names(spec))
+        _show_records(records, spec.label, _class_names(spec))
 
 
 def _class_names(spec: Any) -> dict[str, list[str]]:
@@ -83,16 +83,14 @@ def _class_names(spec: Any) -> dict[str, list[str]]:
             if isinstance(feature, ClassLabelFeature) and feature.names is not None}
 
 
-def _show_batch(batch: Any, label: str | None, count: int, class_names: dict[str, list[str]]) -> None:
-    if batch is None:
+def _show_records(records: list[dict[str, Any]], label: str | None, class_names: dict[str, list[str]]) -> None:
+    if not records:
         print("(no examples)")
         return
-    features, labels = batch if label else (batch, None)
-    if label:
-        features = {**features, label: labels}
-    size_ = next(iter(features.values())).shape[0]
-    for index in range(min(count, size_)):
-        values = {name: _named(_plain(tensor[index]), class_names.get(name)) for name, tensor in features.items()}
+    for index, record in enumerate(records):
+        if label:  # the label last, as input_fn's (features, label) pairs put it
+            record = {**{name: value for name, value in record.items() if name != label}, label: record[label]}
+        values = {name: _named(_plain(value), class_names.get(name)) for name, value in record.items()}
         print(f"example {index}: {json.dumps(values, ensure_ascii=False)}")
 
 
@@ -105,16 +103,13 @@ def _named(value: Any, names: list[str] | None) -> Any:
     return f"{value} ({names[value]})" if isinstance(value, int) and 0 <= value < len(names) else value
 
 
-def _plain(tensor: Any) -> Any:
-    if len(tensor.shape) == 3 and not hasattr(tensor, "to_list"):  # an image: its summary, not its pixels
-        pixels = tensor.numpy()
-        return f"<image {pixels.dtype} {list(pixels.shape)}, min {pixels.min():.3g}, max {pixels.max():.3g}>"
-    value = tensor.to_list() if hasattr(tensor, "to_list") else tensor.numpy()
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+def _plain(value: Any) -> Any:
+    """A decoded value as JSON shows it: an image as its summary, floats as their shortest text."""
+    if isinstance(value, np.ndarray) and value.ndim == 3:  # an image: its summary, not its pixels
+        return f"<image {value.dtype} {list(value.shape)}, min {value.min():.3g}, max {value.max():.3g}>"
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind == "f":
         # shortest text that reads back as the same float32/float16, not its float64 expansion
         return np.vectorize(lambda item: float(str(item)), otypes=[object])(value).tolist()
-    if isinstance(value, np.generic) and value.dtype.kind == "f":
-        return float(str(value))
     value = value.tolist() if hasattr(value, "tolist") else value
     return _text(value)
 
@@ -194,7 +189,7 @@ def _compression(path: str) -> str:
         head = file.read(2)
     if head == b"\x1f\x8b":
         return "gzip"
-    if path.endswith(".zz") or (len(head) == 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0):
+    if path.endswith((".deflate", ".zz")) or (len(head) == 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0):
         return "zlib"
     return "none"
 

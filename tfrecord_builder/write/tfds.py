@@ -68,11 +68,12 @@ def dataset_info(info: Any) -> dict[str, Any]:
             "filepathTemplate": FILEPATH_TEMPLATE,
         } for name, split in info.splits.items()],
     }
-    if reason is None and spec.label is not None:
-        label = spec.features[spec.label].record_key
-        inputs = {feature.record_key: {"featureKey": feature.record_key}
-                  for name, feature in spec.features.items() if name != spec.label}
-        # as_supervised=True gives (features, label), as input_fn does
+    label = spec.features[spec.label].record_key if spec.label is not None else None
+    if reason is None and label is not None and "/" not in label:
+        # as_supervised=True gives (features, label), as input_fn does; TFDS looks a key up among the
+        # top-level features, so a key with "/" is reached through its first part (a nested dict)
+        tops = [feature.record_key.split("/")[0] for name, feature in spec.features.items() if name != spec.label]
+        inputs = {top: {"featureKey": top} for top in tops}
         value["supervisedKeys"] = {"tuple": {"items": [{"dict": {"dict": inputs}}, {"featureKey": label}]}}
     return value
 

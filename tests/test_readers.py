@@ -1,0 +1,362 @@
+"""Every reader reads one dataset of every feature kind, with the same values: `input_fn`,
+`tb.read` (no TensorFlow), `Dataset.record` (random access through the index files), TensorFlow
+Datasets (`builder_from_directory`), the `tfrecord` package (with the index files, also through a
+PyTorch DataLoader of several workers), and our own torch Dataset.
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import tfrecord_builder as tb
+from tfrecord_builder.codec.arrays import parse_arrays
+from tfrecord_builder.codec.tfrecord import read_records
+from tfrecord_builder.verify import verify
+
+from conftest import write_spec
+
+NUM_ROWS = 40
+
+
+def _image(seed: int, size: tuple[int, int], mode: str, fmt: str) -> bytes:
+    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], len(mode)), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels.squeeze(), mode).save(buffer, fmt)
+    return buffer.getvalue()
+
+
+def _rows() -> tuple[str, dict[str, bytes]]:
+    rows, files = [], {}
+    rng = np.random.default_rng(7)
+    for row in range(NUM_ROWS):
+        files[f"img/{row}.jpg"] = _image(row, (8, 8), "RGB", "JPEG")
+        files[f"img/{row}.png"] = _image(row, (3 + row % 4, 2 + row % 3), "RGB", "PNG")
+        rows.append({
+            "id": row,
+            "x": float(np.float32(rng.normal())),
+            "v": [float(value) for value in rng.normal(size=3).astype(np.float32)],
+            "tags": [f"t{index}" for index in range(row % 3)],
+            "pts": [[float(row), 0.5]] * (row % 4),
+            "flag": bool(row % 2),
+            "small": row % 256,
+            "n": -row * 1000,
+            "half": 0.5 * row,
+            "dbl": float(np.float32(row / 7)),
+            "word": "zwölf" if row % 5 else "",
+            "cat": "abc"[row % 3],
+            "num": row % 5,
+            "labels": ["a", "c"][: row % 3],
+            "photo": f"img/{row}.jpg",
+            "icon": f"img/{row}.png",
+            "raw": f"img/{row}.png",
+        })
+    return "".join(json.dumps(row) + "\n" for row in rows), files
+
+
+KINDS = {
+    "name": "kinds",
+    "source": {"builder": "jsonl", "path": "rows.jsonl"},
+    "splits": {"train": 0.75, "test": 0.25},
+    "features": {
+        "id": {"dtype": "int64"},
+        "x": {"dtype": "float32"},
+        "v": {"dtype": "float32", "shape": [3]},
+        "tags": {"dtype": "string", "shape": [None]},
+        "pts": {"dtype": "float32", "shape": [None, 2]},
+        "flag": {"dtype": "bool"},
+        "small": {"dtype": "uint8"},
+        "n": {"dtype": "int32"},
+        "half": {"dtype": "float16"},
+        "dbl": {"dtype": "float64"},
+        "word": {"dtype": "string", "key": "text/word"},
+        "cat": {"type": "class_label", "names": ["a", "b", "c"]},
+        "num": {"type": "class_label", "num_classes": 5},
+        "labels": {"type": "class_label", "names": ["a", "b", "c"], "shape": [None]},
+        "photo": {"type": "image", "encoding": "jpeg", "shape": [8, 8, 3]},
+        "icon": {"type": "image", "encoding": "png", "shape": [None, None, 3]},
+        "raw": {"type": "image", "encoding": "raw", "shape": [4, 4, 3]},
+    },
+    "label": "cat",
+    "output": {"shards": 3},
+}
+
+SEQUENCES = {
+    "name": "steps",
+    "format": "sequence_example",
+    "source": {"builder": "sequence_jsonl", "path": "steps.jsonl"},
+    "context": {"id": {"dtype": "int64"}, "who": {"type": "class_label", "names": ["x", "y"]}},
+    "sequence": {
+        "tok": {"dtype": "int64"},
+        "frame": {"dtype": "float32", "shape": [2]},
+        "chars": {"dtype": "string", "shape": [None]},
+    },
+    "label": "who",
+    "output": {"shards": 2},
+}
+
+
+def _sequence_rows() -> str:
+    rows = []
+    for row in range(NUM_ROWS):
+        steps = 1 + row % 5
+        rows.append({"id": row, "who": "xy"[row % 2], "tok": list(range(row, row + steps)),
+                     "frame": [[row * 0.5, step * 0.25] for step in range(steps)],
+                     "chars": [["a"] * (step % 3) for step in range(steps)]})
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory) -> tb.Dataset:
+    folder = tmp_path_factory.mktemp("kinds")
+    data, files = _rows()
+    info = tb.build(write_spec(folder, KINDS, {"rows.jsonl": data, **files}), output=folder / "out")
+    return tb.load(info.path)
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory) -> tb.Dataset:
+    folder = tmp_path_factory.mktemp("steps")
+    info = tb.build(write_spec(folder, SEQUENCES, {"steps.jsonl": _sequence_rows()}), output=folder / "out")
+    return tb.load(info.path)
+
+
+def _same(left, right) -> bool:
+    """Equal values of the same dtype (NaN equal to NaN)."""
+    left, right = np.asarray(left), np.asarray(right)
+    if left.dtype != right.dtype or left.shape != right.shape:
+        return False
+    if left.dtype.kind == "f":
+        return bool(np.array_equal(left, right, equal_nan=True))
+    return left.tolist() == right.tolist()
+
+
+def _input_fn_records(dataset: tb.Dataset, split: str) -> list[dict]:
+    """input_fn's batches of one, without the batch dimension, as NumPy (a ragged row as an array)."""
+    records = []
+    label = dataset.info.spec.label
+    for features, labels in dataset.input_fn(split, batch_size=1, shuffle=False):
+        record = {**features, label: labels}
+        records.append({name: (value[0].numpy() if not hasattr(value, "to_list") else value[0].numpy())
+                        for name, value in record.items()})
+    return records
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_tb_read_gives_input_fns_values_record_by_record(tf, kinds, split):
+    read = list(tb.read(kinds.path, split))
+    through_tf = _input_fn_records(kinds, split)
+    assert len(read) == len(through_tf) == kinds.info.splits[split].num_examples
+    for ours, theirs in zip(read, through_tf):
+        assert list(ours) == list(kinds.info.spec.features)
+        for name in ours:
+            assert _same(ours[name], theirs[name]), (name, ours[name], theirs[name])
+    assert isinstance(read[0]["word"], bytes) and read[0]["x"].dtype == np.float32
+
+
+def test_tb_read_gives_input_fns_sequences(tf, steps):
+    read = list(steps.read("train"))
+    through_tf = _input_fn_records(steps, "train")
+    assert len(read) == len(through_tf)
+    for ours, theirs in zip(read, through_tf):
+        assert set(ours) == set(theirs) == {"id", "who", "tok", "frame", "chars", "sequence_length"}
+        length = int(ours["sequence_length"])
+        assert ours["tok"].shape == (length,) and ours["frame"].shape == (length, 2)
+        for name in ours:
+            assert _same(ours[name], theirs[name]), (name, ours[name], theirs[name])
+
+
+def test_record_i_is_the_ith_record_read(kinds, steps):
+    for dataset in (kinds, steps):
+        read = list(dataset.read("train"))
+        for index in [0, 1, len(read) // 2, len(read) - 1, -1]:
+            got = dataset.record("train", index)
+            assert all(_same(got[name], read[index][name]) for name in got)
+
+
+def test_record_past_the_end_names_the_split_and_its_count(kinds):
+    count = kinds.info.splits["test"].num_examples
+    with pytest.raises(IndexError, match=rf"^record {count} of split 'test': the split has {count} records$"):
+        kinds.record("test", count)
+    with pytest.raises(tb.UsageError, match=r"unknown split 'valid'; expected one of: train, test"):
+        kinds.record("valid", 0)
+
+
+def test_tensorflow_datasets_opens_the_folder_as_it_is(tf, kinds):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    builder = tfds.builder_from_directory(kinds.path)
+    features = builder.info.features
+    assert features["cat"].names == ["a", "b", "c"] and features["num"].num_classes == 5
+    assert builder.info.splits["train"].num_examples == kinds.info.splits["train"].num_examples
+    for split in ("train", "test"):
+        examples = list(tfds.as_numpy(builder.as_dataset(split=split, shuffle_files=False)))
+        read = list(kinds.read(split))
+        assert len(examples) == len(read)
+        for theirs, ours in zip(examples, read):
+            theirs = {**theirs, "word": theirs["text"]["word"]}  # a key with "/" nests, as TFDS nests it
+            for name, value in ours.items():
+                if name != "photo":  # a JPEG: below
+                    assert _same(theirs[name], value), (name, theirs[name], value)
+            # TFDS decodes JPEG with TensorFlow's default (fast) DCT; ours, the accurate one that Pillow
+            # decoded with at build time: a few levels apart at most
+            stored = tf.io.decode_jpeg(_stored_photo(kinds, split, int(ours["id"])))
+            assert _same(theirs["photo"], stored.numpy())
+            assert np.abs(theirs["photo"].astype(int) - ours["photo"]).max() <= 8
+    features_and_label = next(iter(builder.as_dataset(split="test", as_supervised=True, shuffle_files=False)))
+    assert set(features_and_label[0]) == set(KINDS["features"]) - {"cat", "word"} | {"text"}
+    assert int(features_and_label[1]) == next(kinds.read("test"))["cat"]
+
+
+def _stored_photo(dataset: tb.Dataset, split: str, wanted: int) -> bytes:
+    """The JPEG bytes stored for record `wanted` (by id), read by our wire decoder."""
+    for shard in dataset.info.splits[split].shards:
+        with open(os.path.join(dataset.path, shard["file"]), "rb") as file:
+            for record in read_records(file, shard["file"]):
+                lists, _ = parse_arrays(record)
+                if lists["id"][0] == wanted:
+                    return lists["photo"][0]
+    raise KeyError(wanted)
+
+
+def test_tensorflow_datasets_refuses_a_sequence_example_dataset_in_one_line(steps):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    with pytest.raises(ValueError, match="holds tf.train.SequenceExample records, which TensorFlow Datasets does not "
+                                         "read"):
+        tfds.builder_from_directory(steps.path)
+
+
+def _tfrecord_description(dataset: tb.Dataset) -> dict[str, str]:
+    kinds = {"int64": "int", "float32": "float", "string": "byte"}
+    return {key: kinds[dtype] for feature in dataset.reading["features"].values()
+            for key, (_, dtype, _) in feature["parse"].items()}
+
+
+# The tfrecord package can't be imported beside TensorFlow (both register tensorflow.BytesList with
+# protobuf): it runs in a process of its own, as it does for its users, who have no TensorFlow
+TFRECORD_PACKAGE = """
+import io, json, sys
+import numpy as np
+import torch.utils.data
+from PIL import Image
+from tfrecord.reader import tfrecord_loader
+from tfrecord.torch.dataset import TFRecordDataset
+files, indexes, description = json.loads(sys.argv[1])
+out = {"records": [], "loader_ids": []}
+def first_bytes(value):  # a bytes list as the package gives it: its first value
+    value = value[0] if isinstance(value, list) else value
+    return bytes(value) if isinstance(value, (bytes, bytearray)) else value.tobytes()
+for shard, index in zip(files, indexes):
+    for stored in tfrecord_loader(shard, index, description):
+        out["records"].append({"id": stored["id"].tolist(), "x": stored["x"].tolist(), "v": stored["v"].tolist(),
+                               "n": stored["n"].tolist(), "pts": stored["pts"].tolist(),
+                               "word": first_bytes(stored["text/word"]).decode("utf-8"),
+                               "photo": np.asarray(Image.open(io.BytesIO(first_bytes(stored["photo"])))).tolist()})
+    # with the index, the package's workers split the shard: every record once (without it, twice)
+    loader = torch.utils.data.DataLoader(TFRecordDataset(shard, index, {"id": "int"}), batch_size=8, num_workers=2)
+    out["loader_ids"] += [value for batch in loader for value in batch["id"].reshape(-1).tolist()]
+print(json.dumps(out))
+"""
+
+
+def test_the_tfrecord_package_reads_each_shard_with_its_index(kinds):
+    if importlib.util.find_spec("tfrecord") is None or importlib.util.find_spec("torch") is None:
+        pytest.skip("the tfrecord package and torch are test dependencies (make test installs them)")
+    kinds_of = {"int64": "int", "float32": "float", "string": "byte"}
+    description = {key: kinds_of[dtype] for feature in kinds.reading["features"].values()
+                   for key, (_, dtype, _) in feature["parse"].items()}
+    arguments = json.dumps([kinds.files("train"), kinds.index_files("train"), description])
+    run = subprocess.run([sys.executable, "-c", TFRECORD_PACKAGE, arguments], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    theirs = json.loads(run.stdout)
+    ours = sorted(kinds.read("train"), key=lambda record: record["id"])
+    assert len(theirs["records"]) == len(ours)
+    # given an index, the package starts each file at a random record (and wraps around)
+    for stored, decoded in zip(sorted(theirs["records"], key=lambda record: record["id"]), ours):
+        assert stored["id"] == [decoded["id"]] and stored["x"] == [decoded["x"]] and stored["n"] == [decoded["n"]]
+        assert stored["v"] == decoded["v"].tolist()
+        assert np.array_equal(np.reshape(stored["pts"], (-1, 2)), decoded["pts"])
+        assert stored["word"].encode("utf-8") == decoded["word"]  # the package keeps a list's first bytes only
+        assert np.array_equal(stored["photo"], decoded["photo"])  # Pillow's pixels are ours
+    assert sorted(theirs["loader_ids"]) == sorted(int(record["id"]) for record in ours)
+
+
+def test_our_torch_dataset_reads_every_record_once_with_two_workers(kinds):
+    torch_data = pytest.importorskip("torch.utils.data")
+    expected = [int(record["id"]) for record in kinds.read("train")]
+    loader = torch_data.DataLoader(kinds.torch("train"), batch_size=8, num_workers=2, shuffle=True,
+                                   collate_fn=lambda records: records)
+    seen = [int(record["id"]) for batch in loader for record in batch]
+    assert sorted(seen) == sorted(expected)
+    assert len(kinds.torch("train")) == len(expected)
+    assert _same(kinds.torch("train")[3]["photo"], kinds.record("train", 3)["photo"])
+
+
+def test_a_damaged_index_is_found_by_verify_and_refused_by_record(kinds, tmp_path):
+    target = tmp_path / "copy"
+    shutil.copytree(kinds.path, target)
+    dataset = tb.load(target)
+    index = Path(dataset.index_files("train")[1])
+    shard = os.path.basename(dataset.files("train")[1])
+    original = index.read_text().splitlines()
+    offset, length = original[2].split()
+    lines = [*original[:2], f"{int(offset) + 1} {length}", *original[3:]]
+    index.write_text("\n".join(lines) + "\n")
+    faults = verify(target).faults
+    assert f"index/{index.name}: line 3: `{int(offset) + 1} {length}`, but record 2 is at offset {offset}, " \
+           f"{length} bytes framed (the index of {shard})" in faults
+    first = dataset.info.splits["train"].shards[0]["num_examples"]
+    with pytest.raises(tb.DatasetError, match=rf"{shard}: record 2: the index \(index/{index.name}\) points at byte "
+                                              rf"{int(offset) + 1}, {length} bytes, where no such record is"):
+        tb.load(target).record("train", first + 2)
+    index.write_text("\n".join(original[:-1]) + "\n")  # a line too few
+    faults = verify(target).faults
+    count = dataset.info.splits["train"].shards[1]["num_examples"]
+    assert f"index/{index.name}: {count - 1} lines, the shard has {count} records (the index of {shard})" in faults
+    with pytest.raises(tb.DatasetError, match=rf"index/{index.name}: {count - 1} lines, but {shard} holds {count} "
+                                              "records"):
+        tb.load(target).record("train", first + count - 1)
+
+
+def test_compressed_shards_have_no_index_and_still_read_by_number(tmp_path):
+    spec = {**SEQUENCES, "output": {"shards": 2, "compression": "zlib"}}
+    info = tb.build(write_spec(tmp_path, spec, {"steps.jsonl": _sequence_rows()}), output=tmp_path / "out")
+    dataset = tb.load(info.path)
+    assert not (Path(info.path) / "index").exists()
+    assert dataset.index_files("train") == [None, None]
+    assert all(name.endswith(".deflate") for name in info.splits["train"].files)
+    read = list(dataset.read("train"))
+    assert all(_same(dataset.record("train", 7)[name], read[7][name]) for name in read[7])
+
+
+NO_TENSORFLOW = """
+import sys
+sys.modules["tensorflow"] = None  # `import tensorflow` now fails
+import tfrecord_builder as tb
+from tfrecord_builder.cli.main import main
+dataset = tb.load(sys.argv[1])
+records = list(tb.read(sys.argv[1], "train"))
+print(len(records), dataset.record("train", 3)["id"] == records[3]["id"])
+for command in (["inspect", sys.argv[1], "--show", "2"], ["verify", sys.argv[1]]):
+    code = main(command)
+    print("exit", code)
+"""
+
+
+def test_inspect_verify_and_read_need_no_tensorflow(kinds, steps):
+    for dataset in (kinds, steps):
+        run = subprocess.run([sys.executable, "-c", NO_TENSORFLOW, dataset.path], capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr
+        lines = run.stdout.splitlines()
+        assert lines[0] == f"{dataset.info.splits['train'].num_examples} True"
+        assert "example 1: " in run.stdout and lines.count("exit 0") == 2, run.stdout
