@@ -1,6 +1,7 @@
 """Property: any value of any dtype and shape kind comes back exactly, through both reading paths.
 
-Raw value -> JSONL -> `tb.build` -> shards -> the generated module's `input_fn` and `tb.input_fn`.
+Raw value -> JSONL -> `tb.build` -> shards -> the generated module's `input_fn`, `tb.input_fn` and
+`tb.read` (NumPy, no TensorFlow).
 float64 is stored as float32 (tf.train.Example has no double list), so its values are drawn
 from the float32-representable ones, subnormal ones included: TensorFlow's CPU cast would
 flush those to zero, so float64 is rebuilt from the stored bits (features/reading.py,
@@ -64,7 +65,7 @@ def _map(value, function):
 
 
 def _as_list(value):
-    return value.tolist() if isinstance(value, np.ndarray) else value
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
 
 
 def _examples(batches, label=None):
@@ -98,6 +99,9 @@ def test_every_value_round_trips_exactly(tf, tmp_path_factory, drawn):
     through_module = _examples(batches_as_numpy(module.input_fn("train", batch_size=3, shuffle=False)))
     through_library = _examples(batches_as_numpy(tb.input_fn(info.path, "train", batch_size=3, shuffle=False)))
     assert through_module == through_library
+    through_numpy = sorted(({name: _as_list(value) for name, value in record.items()}
+                            for record in tb.read(info.path, "train")), key=lambda example: example["id"])
+    assert through_numpy == through_library  # no TensorFlow: the same values
     assert len(through_module) == len(rows)
     for example, row in zip(through_module, rows):
         for name, declaration in features.items():

@@ -204,7 +204,8 @@ def _resample(image: np.ndarray, out_size: int, axis: int) -> np.ndarray:
         first = max(0, int(math.ceil(centre - kernel_scale - np.float32(0.5))))
         last = min(in_size, int(math.floor(centre + kernel_scale - np.float32(0.5))) + 1)
         taps = np.arange(first, last, dtype=np.float32)
-        weight = np.maximum(np.float32(0), np.float32(1) - np.abs((taps + np.float32(0.5) - centre) / kernel_scale))
+        weight = np.maximum(np.float32(0), np.float32(1) - np.abs((taps + np.float32(0.5) - centre)
+                                                                  * (np.float32(1) / kernel_scale)))
         weight = weight.astype(np.float32)
         total = np.float32(weight.sum(dtype=np.float32))
         if abs(total) >= 1000 * np.finfo(np.float32).tiny:
