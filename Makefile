@@ -44,6 +44,7 @@ bench: setup $(BEAM_STAMP)
 	$(PY) bench/images.py
 	$(PY) bench/sequences.py
 	$(PY) bench/memory.py
+	$(PY) bench/reading.py
 	$(PY) bench/beam.py
 
 schema: setup

@@ -350,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                              "differ_table": same_records(table_path), "differ_sequences": same_records(sequence_path)}
     table = bench_read(table_path, args.repeats, args.per_record_cap)
     sequences = bench_read(sequence_path, args.repeats, args.per_record_cap)
-    lookups = {"table": bench_lookups(table_path, args.lookups), "sequences": bench_lookups(sequence_path, args.lookups)}
+    lookups = {"table": bench_lookups(table_path, args.lookups),
+               "sequences": bench_lookups(sequence_path, args.lookups)}
 
     print(report(args, table, sequences, lookups, extra))
     if args.profile:

@@ -129,6 +129,31 @@ class Dataset:
         from .torch_data import torch_dataset  # imports torch: only when asked for
         return torch_dataset(self, split)
 
+    def first(self, split: str, count: int) -> Any:
+        """The split's first `count` examples, in the order written, as one batch (like
+        `input_fn(split, count, shuffle=False)`'s first), or None if it has none. The records are
+        read through the package's own reader, so from any store fsspec reaches."""
+        records: list[bytes] = []
+        for shard in self._shards(split):
+            with _library_errors():  # checked as input_fn checks, through fsspec
+                path, = _reading().shard_files(self.path, [shard], _fs_size)
+            try:
+                with open_records(path, self.info.spec.output.compression) as stream:
+                    for record in read_records(stream, shard["file"]):
+                        records.append(record)
+                        if len(records) == count:
+                            break
+            except DatasetError:
+                raise DatasetError(f"{path}: a record that cannot be read (corrupt or cut); "
+                                   "`tfrecord-builder verify` lists every fault") from None
+            if len(records) == count:
+                break
+        if not records:
+            return None
+        features = self.parse_batch(tensorflow().constant(records))
+        label = self.info.spec.label
+        return (features, features.pop(label)) if label is not None else features
+
     def input_fn(self, split: str = "train", batch_size: int | None = None, shuffle: bool | None = None,
                  repeat: bool = False) -> Any:
         """A `tf.data.Dataset` of batches, exactly as the generated module's `input_fn` gives them."""
