@@ -360,3 +360,26 @@ def test_inspect_verify_and_read_need_no_tensorflow(kinds, steps):
         lines = run.stdout.splitlines()
         assert lines[0] == f"{dataset.info.splits['train'].num_examples} True"
         assert "example 1: " in run.stdout and lines.count("exit 0") == 2, run.stdout
+
+
+def test_a_dataset_built_before_0_3_still_reads_everywhere(tf, kinds, tmp_path):
+    """Before 0.3 our metadata was dataset_info.json itself (and there were no index files)."""
+    target = tmp_path / "old"
+    shutil.copytree(kinds.path, target)
+    old = json.loads((target / "tfrecord_builder.json").read_text())
+    for split in old["splits"].values():
+        for shard in split["shards"]:
+            del shard["index"]
+    shutil.rmtree(target / "index")
+    for name in ("tfrecord_builder.json", "features.json", "cat.labels.txt", "labels.labels.txt"):
+        (target / name).unlink()
+    (target / "dataset_info.json").write_text(json.dumps(old))
+    dataset = tb.load(target)
+    assert dataset.info.metadata_file == "dataset_info.json"
+    read = list(dataset.read("test"))
+    assert all(_same(read[4][name], value) for name, value in dataset.record("test", 4).items())
+    assert len(list(dataset.input_fn("test", batch_size=4))) == -(-len(read) // 4)
+    assert verify(target).ok
+    run = subprocess.run([sys.executable, "-m", "tfrecord_builder", "inspect", str(target), "--show", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "example 0: " in run.stdout, run.stderr
