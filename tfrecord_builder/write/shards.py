@@ -17,6 +17,7 @@ from ..processes import can_fork, context, die_with_parent
 from .collect import HeldRecords
 from .manifest import Manifest
 from .index import index_lines
+from .info import write_file
 from .naming import index_name, shard_name, temporary
 
 _CHUNK_RECORDS = 4096  # records framed per step: bounds the extra memory of framing
@@ -224,11 +225,5 @@ def _write_index(path: str, text: bytes) -> dict:
         with fs.open_file(target, "wb") as file:
             file.write(text)
     else:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        aside = temporary(target)
-        with open(aside, "wb") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(aside, target)
+        write_file(target, text)
     return {"file": relative, "num_bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
