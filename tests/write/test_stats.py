@@ -42,3 +42,50 @@ def test_top_values_break_ties_by_value_not_by_arrival():
     backwards = _stats(feature, ("bytes", words[::-1])).to_dict()["top_values"]
     assert forwards == backwards == [{"value": "apple", "count": 2}, {"value": "fig", "count": 2},
                                      {"value": "kiwi", "count": 1}, {"value": "pear", "count": 1}]
+
+
+def test_lengths_have_an_exact_std_whatever_the_merge_order():
+    feature = _feature({"dtype": "int64", "shape": [None]})
+
+    def lengths(*batches):
+        total = FeatureStatistics(feature)
+        for counts in batches:
+            part = FeatureStatistics(feature)
+            counts = np.array(counts, np.int64)
+            part.add(Values("int64", np.zeros(int(counts.sum()), np.int64), counts))
+            total.merge(part)
+        return total.to_dict()["length"]
+
+    assert lengths([0, 2], [2, 4]) == lengths([4], [2, 0, 2]) == {"min": 0, "max": 4, "mean": 2.0, "std": np.sqrt(2.0)}
+    restored = FeatureStatistics(feature)
+    restored.restore({**FeatureStatistics(feature).state(), "lengths": [2, 6, 2, 4]})  # a checkpoint of before 0.3
+    assert restored.to_dict()["length"] == {"min": 2, "max": 4, "mean": 3.0}  # no std rather than a wrong one
+
+
+def test_missing_values_are_counted_per_split_on_every_source_path(tmp_path):
+    """An empty CSV cell, an `na_values` text, a JSON null and an absent key are missing: counted
+    before the default fills them, the same through Arrow's readers and the plain ones."""
+    import json
+
+    import tfrecord_builder as tb
+    from conftest import write_spec
+
+    rows = [(str(i) if i % 3 else "", "NA" if i % 5 == 0 else f"{i / 2}", "" if i % 4 == 0 else f"w{i % 3} x")
+            for i in range(40)]
+    csv = "a,b,t\n" + "".join(",".join(row) + "\n" for row in rows)
+    records = [{k: v for k, v in {"a": int(a) if a else None, "b": None if b == "NA" else float(b),
+                                  "t": t.split() if t else None}.items() if k != "t" or t} for a, b, t in rows]
+    jsonl = "".join(json.dumps(record) + "\n" for record in records)
+    features = {"a": {"dtype": "int64", "default": -1}, "b": {"dtype": "float32", "default": 0.0},
+                "t": {"dtype": "string", "shape": [None]}}
+    expected = {"a": sum(1 for a, _, _ in rows if not a), "b": sum(1 for _, b, _ in rows if b == "NA"),
+                "t": sum(1 for _, _, t in rows if not t)}
+    for builder, name, text in (("csv", "rows.csv", csv), ("jsonl", "rows.jsonl", jsonl)):
+        spec = write_spec(tmp_path / builder, {
+            "name": "m", "source": {"builder": builder, "path": name, "options": {"na_values": ["NA"]}},
+            "splits": {"train": 0.5, "test": 0.5}, "features": features}, {name: text})
+        info = tb.build(str(spec), output=str(tmp_path / builder / "out"))
+        statistics = info.statistics
+        for feature, count in expected.items():
+            assert statistics["train"][feature].get("num_missing", 0) + statistics["test"][feature].get("num_missing", 0) == count
+        assert statistics["train"]["t"]["length"]["std"] > 0

@@ -51,6 +51,21 @@ def missing_as_none(cells: Sequence[str], na_values: frozenset[str] = frozenset(
     return [cell or None for cell in cells] if "" in cells else cells
 
 
+def missing_rows(column: Sequence[Any]) -> np.ndarray:
+    """Per row of a batch's column: whether its value is missing (null, None, an empty CSV cell),
+    as the feature types see it before a `default:` fills it. For statistics."""
+    if isinstance(column, ArrowCells):
+        import pyarrow.compute as pc
+
+        missing = pc.is_null(column.array)
+        if isinstance(column, TextCells):
+            missing = pc.or_(missing, pc.equal(column.array, ""))
+        return pc.fill_null(missing, True).to_numpy(zero_copy_only=False).astype(bool)
+    if isinstance(column, np.ndarray) and column.dtype != object:
+        return np.zeros(len(column), dtype=bool)
+    return np.fromiter((value is None for value in column), dtype=bool, count=len(column))
+
+
 class ArrowCells:
     """A batch's column as one Arrow array; as a sequence, its values as Python objects."""
 

@@ -16,7 +16,7 @@ from ..codec.example import examples, features_entries
 from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
 from ..features import Feature
-from ..features.cells import ArrowCells
+from ..features.cells import ArrowCells, missing_rows
 from ..features.values import Values
 
 
@@ -26,6 +26,7 @@ class BatchRecords:
 
     records: ByteColumn
     values: dict[str, dict[str, Values]]  # feature name -> record key -> values
+    missing: dict[str, np.ndarray]  # feature name -> per row, whether the source had no value
 
 
 def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
@@ -36,24 +37,25 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
     a record's sequence features must have the same number of steps). With `framed`, each record
     comes framed as a TFRecord.
     """
-    values = {}
+    values, missing = {}, {}
     for name, feature in features.items():
         column = batch.columns.get(feature.source_name)
         if column is None:
             column = _absent(feature, batch)
-        elif isinstance(column, ArrowCells) and not feature.reads_text_cells:
+        missing[name] = missing_rows(column)
+        if isinstance(column, ArrowCells) and not feature.reads_text_cells:
             column = column.cells()
         values[name] = feature.encode(column, batch.origin, batch.base_dir, batch.language)
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
-        return BatchRecords(examples(features_entries(by_key), framed), values)
+        return BatchRecords(examples(features_entries(by_key), framed), values, missing)
     context = {key: item for name, encoded in values.items() if not features[name].sequence
                for key, item in encoded.items()}
     sequence = {key: item for name, encoded in values.items() if features[name].sequence
                 for key, item in encoded.items()}
     if equal_lengths:
         _check_lengths(features, values, batch)
-    return BatchRecords(sequence_examples(context, sequence, framed), values)
+    return BatchRecords(sequence_examples(context, sequence, framed), values, missing)
 
 
 def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], batch: Batch) -> None:

@@ -3,7 +3,8 @@
 Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel formula).
 Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
 values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
-Class labels: examples per class. Images: height and width.
+Class labels: examples per class. Images: height and width. Every feature: how many records
+had no value in the source (`num_missing`, filled by the `default:` or left empty), when any had.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class FeatureStatistics:
         self.feature = feature
         self.num_values = 0
         self.non_finite = 0  # NaN and ±inf (allow_nan): counted apart from the moments
+        self.missing = 0  # records whose source had no value (the runner counts them, before defaults)
         self.mean = 0.0
         self.m2 = 0.0
         self.low: float | None = None
@@ -96,6 +98,7 @@ class FeatureStatistics:
         elif other.low is not None:
             self._merge_moments(other.num_values, other.mean, other.m2, other.low, other.high)
         self.non_finite += other.non_finite
+        self.missing += other.missing
         self.lengths.merge(other.lengths)
         self.steps.merge(other.steps)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
@@ -104,7 +107,7 @@ class FeatureStatistics:
     def state(self) -> dict[str, Any]:
         """Everything accumulated, as JSON (for a build's checkpoint); `restore` reads it back exactly."""
         return {
-            "num_values": self.num_values, "non_finite": self.non_finite, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
+            "num_values": self.num_values, "non_finite": self.non_finite, "missing": self.missing, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
             # latin-1 maps every byte to one character: any bytes survive JSON; the order is kept for ties
             "vocabulary": [[value.decode("latin-1"), count] for value, count in self.vocabulary.items()],
             "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
@@ -115,6 +118,7 @@ class FeatureStatistics:
     def restore(self, state: dict[str, Any]) -> None:
         self.num_values, self.mean, self.m2 = state["num_values"], state["mean"], state["m2"]
         self.non_finite = state.get("non_finite", 0)
+        self.missing = state.get("missing", 0)
         self.low, self.high, self.kind = state["low"], state["high"], state["kind"]
         self.vocabulary = Counter({value.encode("latin-1"): count for value, count in state["vocabulary"]})
         self.vocabulary_capped = state["vocabulary_capped"]
@@ -125,6 +129,12 @@ class FeatureStatistics:
         self.steps.restore(state["steps"])
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._summary()
+        if self.missing:
+            out["num_missing"] = self.missing
+        return out
+
+    def _summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if isinstance(self.feature, ImageFeature):
             heights, widths = self.image_sizes
@@ -159,9 +169,13 @@ class FeatureStatistics:
 
 
 class _Moments:
+    """Count, sum, sum of squares, min and max of whole numbers (lengths, sizes): exact, so any
+    order of merging gives the same figures."""
+
     def __init__(self) -> None:
         self.count = 0
         self.total = 0
+        self.squares: int | None = 0  # None after restoring a checkpoint of before 0.3
         self.low: int | None = None
         self.high: int | None = None
 
@@ -170,6 +184,8 @@ class _Moments:
             return
         self.count += len(lengths)
         self.total += int(lengths.sum())
+        if self.squares is not None:
+            self.squares += _sum_of_squares(lengths)
         low, high = int(lengths.min()), int(lengths.max())
         self.low = low if self.low is None else min(self.low, low)
         self.high = high if self.high is None else max(self.high, high)
@@ -178,17 +194,31 @@ class _Moments:
         if other.count:
             self.count += other.count
             self.total += other.total
+            self.squares = None if self.squares is None or other.squares is None else self.squares + other.squares
             self.low = other.low if self.low is None else min(self.low, other.low)
             self.high = other.high if self.high is None else max(self.high, other.high)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"min": self.low, "max": self.high, "mean": self.total / self.count}
+        out = {"min": self.low, "max": self.high, "mean": self.total / self.count}
+        if self.squares is not None:
+            # from exact integers, (n·Σx² - (Σx)²) / n², so no cancellation and any merge order agrees
+            variance = (self.count * self.squares - self.total * self.total) / (self.count * self.count)
+            out["std"] = float(np.sqrt(variance))
+        return out
 
     def state(self) -> list[Any]:
-        return [self.count, self.total, self.low, self.high]
+        return [self.count, self.total, self.low, self.high, self.squares]
 
     def restore(self, state: list[Any]) -> None:
-        self.count, self.total, self.low, self.high = state
+        self.count, self.total, self.low, self.high = state[:4]
+        self.squares = state[4] if len(state) > 4 else None
+
+
+def _sum_of_squares(numbers: np.ndarray) -> int:
+    """Σx² of whole numbers, exactly: in int64 while it cannot overflow, else in Python's ints."""
+    if len(numbers) < 2**20 and int(np.abs(numbers).max()) < 2**21:
+        return int(np.square(numbers.astype(np.int64)).sum())
+    return int(np.square(numbers.astype(object)).sum())
 
 
 class SplitStatistics:
