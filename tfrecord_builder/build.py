@@ -13,13 +13,13 @@ import os
 import shutil
 import tempfile
 import warnings
-from typing import Callable
 
 from .builders.sources import check_sources, source_builders, with_source_classes
 from .codegen.render import render_module
 from .generate import write_module
 from .errors import BuildWarning, UsageError
 from .processes import stderr_held
+from .progress import Progress, ProgressOption, progress_display
 from . import fs
 from .runner.local import Encoding, StaleCheckpoint, collector_paused, write_shards
 from .runner.plan import ReadTask, Written, finish, read_tasks
@@ -33,12 +33,11 @@ from .write.naming import INDEX_FOLDER, INFO_FILE, MARKER_FILE, is_ours
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
-Progress = Callable[[str, int, "int | None"], None]  # (phase, records so far, records in all if known)
 
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
           module: str | os.PathLike | None = None, overwrite: bool = False, resume: bool = False,
-          workers: int | None = None, progress: Progress | None = None, runner: str = "local",
+          workers: int | None = None, progress: ProgressOption = None, runner: str = "local",
           pipeline_options: list[str] | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
@@ -52,6 +51,10 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     one batch stays in this process); the output is byte-identical whatever the number. With
     `resume`, the shards an interrupted build of the same spec finished (still intact) are kept,
     and the rest are written.
+
+    `progress`: tqdm bars per phase (True), none (False), bars only on a terminal or in a notebook
+    (None, the default), or a callable of your own called with (phase, records done, records in all
+    or None).
 
     `runner="beam"` runs the same plan as an Apache Beam pipeline (`pip install
     'tfrecord-builder[beam]'`), with `pipeline_options` passed to Beam as they are (e.g.
@@ -81,8 +84,12 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         _beam().check(spec, folder, pipeline_options or [], workers or os.cpu_count() or 1)
     _check_target(folder, overwrite)
     work = _local_work_folder(folder)
-    with build_lock(work):
-        info = _build(spec, folder, work, module, resume, workers, progress, runner, pipeline_options)
+    display = progress_display(progress)
+    try:
+        with build_lock(work):
+            info = _build(spec, folder, work, module, resume, workers, display, runner, pipeline_options)
+    finally:
+        display.close()
     for message in info.warnings:
         warnings.warn(message, BuildWarning, stacklevel=2)
     return info

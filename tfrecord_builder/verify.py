@@ -25,6 +25,7 @@ from .codec.example_reader import parse_record
 from .codec.frames import RecordBlock, ShardStream, Undecodable, record_blocks
 from .codec.tfrecord import open_records, read_records
 from .errors import DatasetError, UsageError
+from .progress import ProgressOption, progress_display
 from .features import Feature
 from .spec.model import Spec
 from .write.index import FRAME_BYTES, index_problem
@@ -51,7 +52,8 @@ class Verification:
         return not self.faults
 
 
-def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reader = "columns") -> Verification:
+def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reader = "columns",
+           progress: ProgressOption = None) -> Verification:
     """Checks the dataset at `path` (a folder with dataset_info.json).
 
     >>> result = verify("build/wine/1.0.0")
@@ -61,6 +63,8 @@ def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reade
     Shards are checked in `workers` processes (default: the machine's cores; a single shard, or
     a dataset of a few MiB, stays in this process). `reader="records"` reads every record on its
     own, as the column reader does only for the records it sets aside: slower, the same faults.
+    `progress` as for `build`: a bar of the records checked (True), none (False), a bar where
+    someone watches (None), or your own callable.
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
@@ -73,17 +77,23 @@ def verify(path: str | os.PathLike, *, workers: int | None = None, reader: Reade
     if sum(shard.get("num_bytes", 0) for shard in shards) < IN_PROCESS_BYTES:
         workers = 1  # a small dataset: starting processes would take longer than checking it
     reports = _reports(check, shards, workers or os.cpu_count() or 1)
-    for split in info.splits.values():
-        counted = 0
-        for _ in split.shards:
-            report = next(reports)
-            result.faults.extend(report.faults)
-            result.num_records += report.count
-            result.num_shards += 1
-            counted += report.count
-        if counted != split.num_examples:
-            result.faults.append(f"split {split.name}: {counted} records, {info.metadata_file} says "
-                                 f"{split.num_examples}")
+    display = progress_display(progress)
+    total = sum(split.num_examples for split in info.splits.values())
+    try:
+        for split in info.splits.values():
+            counted = 0
+            for _ in split.shards:
+                report = next(reports)
+                result.faults.extend(report.faults)
+                result.num_records += report.count
+                result.num_shards += 1
+                counted += report.count
+                display("verifying", result.num_records, total)
+            if counted != split.num_examples:
+                result.faults.append(f"split {split.name}: {counted} records, {info.metadata_file} says "
+                                     f"{split.num_examples}")
+    finally:
+        display.close()
     return result
 
 

@@ -1,7 +1,8 @@
-"""On a terminal the build shows progress on one redrawn line; elsewhere it shows none."""
+"""On a terminal the build shows tqdm bars, cleared before its summary; elsewhere it shows none."""
 from __future__ import annotations
 
 import os
+import re
 import pty
 import subprocess
 import sys
@@ -29,6 +30,8 @@ def test_progress_is_drawn_on_a_terminal_and_cleared(tmp_path):
     stdout, _ = process.communicate()
     os.close(leader)
     assert process.returncode == 0
-    assert b"\rencoding " in drawn and b"records (" in drawn
-    assert drawn.endswith(b"\r\x1b[K")  # the progress line is cleared before the summary
+    assert b"\rencoding: " in drawn and b"\rwriting: " in drawn and b" records/s]" in drawn
+    assert re.search(rb"\rencoding: \d{1,3}(,\d{3})* records \[", drawn)  # how many so far (the total unknown)
+    assert b"/200,000 [" in drawn  # the writing bar knows its total
+    assert re.search(rb"\r {40,}\r$", drawn)  # the bar's line is cleared before the summary
     assert b"\r" not in stdout and b"train" in stdout

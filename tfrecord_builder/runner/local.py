@@ -11,13 +11,14 @@ import gc
 import os
 import time
 from collections import deque
-from typing import Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 
 from ..builders.base import Batch, Builder, PendingBatch, loaded
 from .encoding import encode_batches, keys_digest
 from ..errors import DataError
+from ..progress import Progress
 from ..spec.model import Spec
 from ..write import checkpoint
 from ..write.collect import DistinctKeys, SplitRecords, duplicate_key, key_label
@@ -27,7 +28,6 @@ from ..write.manifest import Manifest
 from ..write.shards import count_shards, write_split
 from .plan import ReadTask, StatisticsTree, task_batches
 
-Progress = Callable[[str, int, "int | None"], None]  # (phase, records so far, records in all if known)
 
 
 class StaleCheckpoint(Exception):
