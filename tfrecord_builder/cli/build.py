@@ -10,12 +10,12 @@ import warnings
 
 from .. import fs
 from ..build import RUNNERS, build
+from ..dry_run import DEFAULT_SAMPLE, DryRun, dry_run
 from ..errors import BuildWarning, UsageError
 from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, module_name
 from .format import positive_int, size, table
-from .progress import Progress
 
 NAME = "build"
 HELP = "build every split of a spec into sharded TFRecord files and the generated input module"
@@ -35,6 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--project=P --region=R --temp_location=gs://B/tmp\"); default: the "
                              "DirectRunner in --workers processes")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
+    parser.add_argument("--dry-run", nargs="?", type=positive_int, const=DEFAULT_SAMPLE, default=None, metavar="N",
+                        help=f"write nothing: encode the first N records of each split (default {DEFAULT_SAMPLE}) "
+                             "through the build's path, read them back with the generated module, and "
+                             "predict the whole build's records, sizes, shards, time and memory; exit 1 "
+                             "if the sample looks wrong (one class only, a feature always missing)")
     parser.add_argument("--resume", action="store_true",
                         help="finish an interrupted build, keeping the shards it finished (a finished "
                              "dataset is left as it is)")
@@ -43,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     spec = load_spec(args.spec)
+    if args.dry_run is not None:
+        if args.resume or args.overwrite or args.module or args.pipeline_options is not None:
+            raise UsageError("--dry-run writes nothing: give it without --resume, --overwrite, --module "
+                             "and --pipeline-options")
+        return _print_plan(dry_run(spec, args.dry_run, args.workers))
     root = args.output or spec.resolve(spec.output.dir)
     folder = fs.join(root, spec.name, spec.version)
     if args.resume and args.overwrite:
@@ -58,14 +68,11 @@ def run(args: argparse.Namespace) -> int:
         options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else None
     except ValueError as error:  # an unclosed quote
         raise UsageError(f"--pipeline-options: {error}") from None
-    progress = Progress()
-    try:
-        with warnings.catch_warnings():  # printed below as `warning: ...` lines
-            warnings.simplefilter("ignore", BuildWarning)
-            info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
-                         workers=args.workers, progress=progress, runner=args.runner, pipeline_options=options)
-    finally:
-        progress.close()
+    with warnings.catch_warnings():  # printed below as `warning: ...` lines
+        warnings.simplefilter("ignore", BuildWarning)
+        # progress: tqdm bars on a terminal, cleared before the summary; none in logs and pipes
+        info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
+                     workers=args.workers, progress=None, runner=args.runner, pipeline_options=options)
     rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))
             for name, split in info.splits.items()]
     print(f"{spec.name} {spec.version} -> {info.path}")
@@ -88,3 +95,35 @@ def _same_spec(built: dict, current: dict) -> bool:
             if feature.get("type") == "class_label" and not feature.get("names") and given.get("names"):
                 feature["names"] = given["names"]
     return built == current
+
+
+def _print_plan(plan: DryRun) -> int:
+    """The dry run's plan as the build's summary would be, then what looked wrong (exit 1 if any)."""
+    spec = plan.spec
+    sampled = plan.num_sampled
+    read = (f"all {sampled:,} records encoded" if sampled == plan.num_examples else
+            f"the first {plan.sample:,} records of each split encoded ({sampled:,} of {plan.num_examples:,})")
+    print(f"{spec.name} {spec.version}: dry run, {read}; nothing written")
+    rows = [(name, f"{split.num_examples:,}", split.num_shards, size(split.shard_bytes), size(split.num_bytes),
+             size(split.record_bytes)) for name, split in plan.splits.items()]
+    print(table(["split", "examples", "shards", "shard size", "size", "record size"], rows))
+    shards = sum(split.num_shards for split in plan.splits.values())
+    print(f"predicted: {size(plan.num_bytes)} in {shards} shard{'s' if shards > 1 else ''}, "
+          f"about {_duration(plan.build_seconds)} with {plan.workers} worker{'s' if plan.workers > 1 else ''}, "
+          f"peak memory about {size(plan.peak_bytes)}")
+    print(f"read back with the generated module: {sampled:,} records parsed and decoded")
+    if plan.skipped:
+        print(f"skipped {plan.skipped} bad records of the sample (on_error: skip)")
+    for finding in plan.findings:
+        print(f"warning: {finding}", file=sys.stderr)
+    return 1 if plan.findings else 0
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "a second"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
