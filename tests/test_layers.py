@@ -1,11 +1,11 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (fs, processes, registry, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
+    errors  <- base (fs, processes, progress, registry, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
-    <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data
+    <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
     <- read / verify / codegen
-    <- builders  <- generate (the module as a file)  <- runner  <- build  <- cli
+    <- builders  <- infer / diff  <- generate (the module as a file)  <- runner  <- build, dry_run  <- cli
 
 Imports under `if TYPE_CHECKING:` are left out: they name types for annotations and import
 nothing when the package runs.
@@ -20,7 +20,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
-    {"fs", "processes", "registry", "version", "_tf", "tfds_refusal"},
+    {"fs", "processes", "progress", "registry", "version", "_tf", "tfds_refusal"},
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
@@ -28,11 +28,13 @@ LAYERS = [
     {"codec"},
     {"write"},
     {"records", "torch_data"},  # records as NumPy, no TensorFlow; as a torch Dataset
+    {"report"},  # a page of a dataset: its statistics and records (Dataset.report shows it)
     {"read", "verify", "codegen"},  # side by side: none imports another
     {"builders"},
+    {"infer", "diff"},  # the tools: a spec from raw data, two versions compared
     {"generate"},
     {"runner"},
-    {"build"},
+    {"build", "dry_run"},
     {"cli"},
     {"__main__", ""},  # python -m tfrecord_builder, and the package's public names
 ]

@@ -13,9 +13,9 @@ from typing import NoReturn, Sequence
 
 from ..errors import TFRecordBuilderError
 from ..version import __version__
-from . import build, generate, inspect, schema, validate, verify
+from . import build, diff, generate, infer, inspect, report, schema, validate, verify
 
-COMMANDS = [build, generate, validate, inspect, verify, schema]
+COMMANDS = [build, generate, validate, inspect, verify, infer, report, diff, schema]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,103 @@
+"""The plan of a table of rows (CSV, JSONL, Parquet; an image manifest when a column names
+images): one feature per column, the source's options, a key column and a label.
+
+Also what the other table plans share: the header comment, the source's options (delimiter,
+`na_values`) and the key column.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Sequence
+
+from .columns import Profile, profile
+from .declare import Column, declare, na_spellings, spells_na
+from .names import dataset_name, feature_names
+from .plan import Declaration, Plan, guess_label
+from .sources import Table
+
+_KEY_NAMES = ("id", "key", "uuid", "guid")
+
+
+def table_plan(table: Table) -> Plan:
+    """One feature per column; an image column makes the source an image manifest."""
+    names = feature_names(table.columns)
+    counts = {column: profile(table.values[column], table.language) for column in table.columns}
+    na_values = frozenset(na_spellings(list(counts.values())))
+    images_from = os.path.dirname(os.path.abspath(table.path)) if table.kind in ("csv", "jsonl") else None
+    plan = Plan(name=dataset_name(table.path), source={"builder": table.kind})
+    for column in table.columns:
+        found = declare(Column(column, names[column], table.values[column], table.where, table.language,
+                               complete=table.complete, file=table.name, images_from=images_from),
+                        counts[column], na_values)
+        declared(plan, found, plan.features)
+    plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
+    if any(declaration.fields.get("type") == "image" for declaration in plan.features):
+        plan.source["builder"] = "image_manifest"
+        plan.source_notes["builder"] = "guessed: a column names image files (relative to the table)"
+    add_source_options(plan, table, counts, na_values)
+    add_key(plan, table, table.columns)
+    guess_label(plan)
+    plan.header = header_lines(table)
+    return plan
+
+
+def add_source_options(plan: Plan, table: Table, counts: dict[str, Profile], na_values: frozenset[str]) -> None:
+    """`delimiter` when it isn't a comma; `options: {na_values: [...]}` for the NA spellings found."""
+    if table.delimiter != ",":
+        plan.source["delimiter"] = table.delimiter
+        plan.source_notes["delimiter"] = "guessed from the header line"
+    if na_values:
+        where = [f"`{column}`" for column, found in counts.items() if spells_na(found)]
+        plan.source["options"] = {"na_values": sorted(na_values)}
+        spelled = ", ".join(sorted(na_values))
+        plan.source_notes["options"] = (f"guessed: {spelled} among numbers in {_listed(where)}: read as missing "
+                                        "in every column")
+
+
+def add_key(plan: Plan, table: Table, candidates: Sequence[str]) -> None:
+    """`source.key`: the first column named like an id (id, key, uuid, guid, or ending in _id...)
+    whose values are present, whole numbers or text, and unique: a row's split then follows it
+    alone, not the row's whole content, so editing another column doesn't move the row."""
+    for column in candidates:
+        plain = _snake(column)
+        if plain not in _KEY_NAMES and not plain.endswith(tuple(f"_{name}" for name in _KEY_NAMES)):
+            continue
+        values = table.values[column]
+        if not values or any(value is None or isinstance(value, (bool, float, list, dict)) for value in values):
+            continue
+        texts = [str(value) for value in values]
+        if len(set(texts)) != len(texts):
+            continue
+        plan.source["key"] = column
+        rows = f"all {len(texts):,} rows" if table.complete else f"the first {len(texts):,} rows read"
+        plan.source_notes["key"] = (f"guessed: unique in {rows}; it decides each row's split, so a row keeps "
+                                    "its split when other columns change")
+        return
+
+
+def header_lines(table: Table) -> list[str]:
+    read = (f"all {table.rows:,} rows read" if table.complete else
+            f"only the first {table.rows:,} rows read (a sample: the file has more; check classes, "
+            "ranges and missing values against the rest)")
+    return [f"Written by `tfrecord-builder infer` from {table.name}: {read}."]
+
+
+def declared(plan: Plan, found: Declaration | str, into: list[Declaration]) -> None:
+    """Adds a declaration to `into`, or its reason for being left out to the plan."""
+    if isinstance(found, str):
+        plan.left_out.append(found)
+    else:
+        into.append(found)
+
+
+def _snake(name: str) -> str:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
+
+
+def _listed(items: Sequence[Any]) -> str:
+    items = list(items)
+    if len(items) > 4:
+        return f"{', '.join(items[:3])} and {len(items) - 3} more"
+    return ", ".join(items)
