@@ -12,7 +12,7 @@ EXTRAS ?= cpu,parquet,test
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test bench schema clean
+.PHONY: setup demo test bench schema clean chromium
 
 setup: $(STAMP)
 
@@ -30,8 +30,15 @@ $(BEAM_STAMP): setup.cfg pyproject.toml
 demo: setup
 	$(PY) demo/run.py
 
-test: setup $(BEAM_STAMP)
+test: setup $(BEAM_STAMP) chromium
 	$(PY) -m pytest -q -n 2 --dist loadgroup
+
+# the report's browser test (tests/report) opens pages in headless Chromium: Debian's package,
+# installed only where there is none (with sudo unless root)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+chromium:
+	command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
 
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench

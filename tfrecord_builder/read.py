@@ -129,6 +129,22 @@ class Dataset:
         from .torch_data import torch_dataset  # imports torch: only when asked for
         return torch_dataset(self, split)
 
+    def report(self, output: str | os.PathLike | None = None, png: str | os.PathLike | None = None,
+               sample: int | None = 10_000, progress: Any = None) -> Any:  # 10_000: report.DEFAULT_SAMPLE
+        """The dataset's HTML report (`tfrecord-builder report`): statistics, histograms, class
+        balance, images per class, shards and spec, from up to `sample` records per split (None:
+        all). Shown inline in a Jupyter notebook; written to `output` if given, each figure to
+        `png/` as a PNG file if given. Needs matplotlib (`pip install 'tfrecord-builder[report]'`).
+
+        >>> load("build/wine/1.0.0").report("wine-report.html")
+        <Report at wine-report.html: ... characters, 14 figures>
+        """
+        from .report import render  # matplotlib and the page: only when asked for
+        rendered = render(self.info, png=png, sample=sample, progress=progress)
+        if output is not None:
+            rendered.save(output)
+        return rendered
+
     def first(self, split: str, count: int) -> Any:
         """The split's first `count` examples, in the order written, as one batch (like
         `input_fn(split, count, shuffle=False)`'s first), or None if it has none. The records are
