@@ -17,7 +17,8 @@ def test_the_public_surface_is_pinned():
     assert sorted(tb.__all__) == sorted([
         "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError",
         "Spec", "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module",
-        "input_fn", "load", "load_spec", "read", "register_feature", "spec_field",
+        "input_fn", "load", "load_spec", "read", "register_feature", "spec_field", "infer", "diff", "report",
+        "dry_run",
     ])
     for name in tb.__all__:
         assert getattr(tb, name) is not None

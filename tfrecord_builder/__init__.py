@@ -6,12 +6,16 @@
 >>> train = tb.input_fn(info.path, "train", batch_size=32)
 """
 from .build import build
+from .diff import diff
+from .dry_run import dry_run
+from .infer import infer
 from .builders.base import Builder
 from .generate import generate_module
 from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
 from .features import Feature, TensorFeature
 from .features.base import register as register_feature
 from .read import Dataset, input_fn, load, read
+from .report import report
 from .spec.fields import meta as spec_field
 from .spec.load import load_spec
 from .spec.model import Spec
@@ -21,6 +25,6 @@ from .write.info import DatasetInfo
 
 __all__ = [
     "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError", "Spec",
-    "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module", "input_fn",
-    "load", "load_spec", "read", "register_feature", "spec_field",
+    "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "diff", "dry_run",
+    "generate_module", "infer", "input_fn", "load", "load_spec", "read", "register_feature", "report", "spec_field",
 ]

@@ -19,6 +19,7 @@ from .codegen.render import render_module
 from .generate import write_module
 from .errors import BuildWarning, UsageError
 from .processes import stderr_held
+from .report import check_plotting
 from .progress import Progress, ProgressOption, progress_display
 from . import fs
 from .runner.local import Encoding, StaleCheckpoint, collector_paused, write_shards
@@ -78,6 +79,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         if problem:
             raise UsageError(problem)
     check_sources(spec)  # before anything is made on disk
+    if spec.output.report:
+        check_plotting()
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = fs.absolute(fs.join(root, spec.name, spec.version))
     if runner == "beam":

@@ -91,7 +91,13 @@ class DryRun:
 
 
 def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, workers: int | None = None) -> DryRun:
-    """Plans the build of `spec` from `sample` records per split (see the module's docstring)."""
+    """Plans the build of `spec` from `sample` records per split (see the module's docstring);
+    writes nothing. `build --dry-run N` prints it.
+
+    >>> plan = tb.dry_run("specs/wine.yaml", sample=50)
+    >>> plan.splits["train"].num_examples, plan.splits["train"].num_shards, plan.findings
+    (147, 2, [])
+    """
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
         raise UsageError(f"--dry-run: expected a positive number of records, received {sample!r}")
     if not isinstance(spec, Spec):

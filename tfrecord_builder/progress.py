@@ -27,9 +27,11 @@ class ProgressBars:
     notebook they stay, as TensorFlow Datasets' and Keras' do.
     """
 
-    def __init__(self, stream: TextIO | None = None, unit: str = "records", notebook: bool | None = None):
+    def __init__(self, stream: TextIO | None = None, unit: str = "records", notebook: bool | None = None,
+                 units: dict[str, str] | None = None):
         self.stream = stream
         self.unit = unit
+        self.units = units or {}  # a phase's own unit (figures drawn, not records)
         self.notebook = in_notebook() if notebook is None else notebook
         self.phase: str | None = None
         self.bar: Any = None
@@ -44,10 +46,11 @@ class ProgressBars:
         self.bar.update(count - self.bar.n)
 
     def _bar(self, phase: str, total: int | None) -> Any:
+        unit = self.units.get(phase, self.unit)
         # counts in full (1,234,567 records), rates scaled (1.2M records/s)
-        counted = "{n:,}/{total:,}" if total is not None else "{n:,} " + self.unit
+        counted = "{n:,}/{total:,}" if total is not None else "{n:,} " + unit
         shape = "{desc}: {percentage:3.0f}%|{bar}| " if total is not None else "{desc}: "
-        options = dict(desc=phase, total=total, unit=f" {self.unit}", dynamic_ncols=True, unit_scale=True,
+        options = dict(desc=phase, total=total, unit=f" {unit}", dynamic_ncols=True, unit_scale=True,
                        mininterval=0.1, smoothing=0.1, bar_format=shape + counted + " [{elapsed}<{remaining}, {rate_fmt}]"
                        if total is not None else shape + counted + " [{elapsed}, {rate_fmt}]")
         if self.notebook:
@@ -99,7 +102,8 @@ class _Given:
         pass
 
 
-def progress_display(option: ProgressOption, stream: TextIO | None = None, unit: str = "records") -> Any:
+def progress_display(option: ProgressOption, stream: TextIO | None = None, unit: str = "records",
+                     units: dict[str, str] | None = None) -> Any:
     """A progress callable with a `close()`, for what a caller passed as `progress`.
 
     True: bars. False: nothing. None: bars where someone is watching (a terminal on stderr, or a
@@ -110,4 +114,4 @@ def progress_display(option: ProgressOption, stream: TextIO | None = None, unit:
     if option is None:
         stream_of = stream or sys.stderr
         option = in_notebook() or bool(getattr(stream_of, "isatty", lambda: False)())
-    return ProgressBars(stream, unit) if option else _Silent()
+    return ProgressBars(stream, unit, units=units) if option else _Silent()

@@ -130,6 +130,8 @@ def _local_file(module_name: str, folders: list[str], at: str = "source.builder:
         if not _exists(path):
             raise SpecError(f"{at}{os.path.abspath(path)} not found")
         return path
+    if module_name.split(".")[0] == __package__:
+        return None  # our own built-ins, imported as the package's modules even beside a checkout of it
     for folder in folders:
         path = os.path.join(folder, *module_name.split(".")) + ".py"
         if _exists(path):

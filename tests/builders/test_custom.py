@@ -281,3 +281,15 @@ def test_a_builder_that_fails_to_start_is_a_spec_error_at_its_line(tmp_path):
     spec = {"name": "bad", "source": {"builder": "bad:Picky"}, "features": {"x": {"dtype": "int64"}}}
     with pytest.raises(tb.SpecError, match=r"line 3: source.builder: creating Picky failed: ValueError: option `rate` must be set$"):
         tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=1)
+
+
+def test_a_spec_beside_a_checkout_of_the_package_still_uses_the_built_in_builders(tmp_path):
+    """A spec in the repository's root (say, written there by `infer`) sits beside
+    tfrecord_builder/builders/tabular.py: `csv` is still the package's own builder, not that file
+    loaded on its own."""
+    (tmp_path / "tfrecord_builder" / "builders").mkdir(parents=True)
+    (tmp_path / "tfrecord_builder" / "builders" / "tabular.py").write_text("from .base import nothing\n")
+    spec = write_spec(tmp_path, {"name": "t", "source": {"builder": "csv", "path": "t.csv"},
+                                 "features": {"x": {"dtype": "int64"}}}, {"t.csv": "x\n1\n2\n"})
+    info = tb.build(str(spec), output=str(tmp_path / "out"))
+    assert sorted(int(record["x"]) for record in tb.read(info.path)) == [1, 2]

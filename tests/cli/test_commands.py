@@ -385,7 +385,7 @@ def test_console_script_runs_a_command(tmp_path: Path) -> None:
     assert re.search(r"\bok\b", result.stdout), show(result)
 
 
-COMMANDS = ["build", "generate", "validate", "inspect", "verify"]  # the table of PRODUCT.md
+COMMANDS = ["build", "generate", "validate", "inspect", "verify", "infer", "report", "diff"]  # the README's table
 
 
 @pytest.mark.parametrize("command", COMMANDS)

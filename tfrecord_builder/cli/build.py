@@ -14,7 +14,7 @@ from ..dry_run import DEFAULT_SAMPLE, DryRun, dry_run
 from ..errors import BuildWarning, UsageError
 from ..write.info import read_info
 from ..spec.load import load_spec
-from ..write.naming import INFO_FILE, module_name
+from ..write.naming import INFO_FILE, REPORT_FILE, module_name
 from .format import positive_int, size, table
 
 NAME = "build"
@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     for message in info.warnings:
         print(f"warning: {message}", file=sys.stderr)
     print(f"input module: {os.path.join(info.path, module_name(spec.name))}")
+    if spec.output.report:
+        print(f"report: {fs.join(info.path, REPORT_FILE)}")
     print(f"done in {time.monotonic() - started:.1f} s")
     return 0
 

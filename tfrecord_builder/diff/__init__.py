@@ -35,6 +35,9 @@ def diff(old: Comparable, new: Comparable, thresholds: Thresholds | None = None)
 
     Raises UsageError for a path that is neither a spec nor a dataset, and for two unrelated
     things (different names and no feature in common): a comparison of those says nothing.
+
+    >>> tb.diff("build/wine/1.0.0", "build/wine/1.0.0").crossed
+    False
     """
     thresholds = thresholds or Thresholds()
     before, after = open_side(old), open_side(new)

@@ -46,6 +46,9 @@ def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, gro
     it are relative to its folder. `group_by` and `order_by` read a long table (one row per
     step) as sequences; `sequence` True reads a JSONL's list fields as steps, False never, None
     guesses. Raises UsageError (a missing file, a wrong option) or DataError (data no spec reads).
+
+    >>> tb.infer("data/wine.csv").splitlines()[3]
+    'name: wine'
     """
     data = os.fspath(data)
     if fs.is_url(data):

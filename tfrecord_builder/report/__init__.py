@@ -9,22 +9,22 @@ extra), page.py lays it out. Nothing here imports TensorFlow.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from html import escape
 
 from .. import fs
 from ..errors import DatasetError, UsageError
 from ..write.info import DatasetInfo, dataset_folder, read_info, write_file
-from ..write.naming import METADATA_FILE
+from ..write.naming import METADATA_FILE, REPORT_FILE
 from .data import DEFAULT_SAMPLE, ReportData, report_data
-from .figures import Plot, draw
+from .figures import MISSING, Plot, draw
 from .page import page
-from .sample import Progress
+from ..progress import ProgressOption, progress_display
 
-REPORT_FILE = "report.html"  # what `output.report: true` writes into the dataset's folder
 
 __all__ = ["DEFAULT_SAMPLE", "REPORT_FILE", "Report", "ReportData", "open_dataset", "render", "report",
-           "report_data", "write_report"]
+           "report_data", "write_report", "check_plotting"]
 
 
 class Report:
@@ -52,11 +52,20 @@ class Report:
 
 
 def render(info: DatasetInfo, png: str | os.PathLike | None = None, sample: int | None = DEFAULT_SAMPLE,
-           progress: Progress | None = None) -> Report:
+           progress: ProgressOption = None, files_at: str | None = None) -> Report:
     """The report of a dataset, not yet written anywhere; with `png`, each figure is written into
-    that folder as a PNG file (named as `report` lists)."""
-    data = report_data(info, sample, progress)
-    plots = draw(data, progress)
+    that folder as a PNG file (named as `report` lists). `files_at`: where the dataset's files
+    are now, if not yet at `info.path` (a build's staging folder). `progress` as for `build`."""
+    display = progress_display(progress, units={"drawing": "figures"})
+    try:
+        if files_at is None:
+            data = report_data(info, sample, display)
+        else:  # read there, shown as the place the dataset is about to be
+            data = dataclasses.replace(report_data(dataclasses.replace(info, path=files_at), sample, display),
+                                       path=info.path)
+        plots = draw(data, display)
+    finally:
+        display.close()
     if png is not None:
         write_pngs(plots, os.fspath(png))
     return Report(page(data, plots), plots=plots)
@@ -64,14 +73,18 @@ def render(info: DatasetInfo, png: str | os.PathLike | None = None, sample: int 
 
 def report(path_or_info: str | os.PathLike | DatasetInfo, output: str | os.PathLike | None = None,
            png: str | os.PathLike | None = None, sample: int | None = DEFAULT_SAMPLE,
-           progress: Progress | None = None) -> str:
+           progress: ProgressOption = None) -> str:
     """The HTML report of a built dataset (a folder, or its `DatasetInfo`): the page's text, or,
     given `output`, the path it was written to.
 
     `png`: a folder that also receives every figure as a PNG file (FEATURE-values.png,
     FEATURE-lengths.png, FEATURE-steps.png, FEATURE-classes.png, FEATURE-images-SPLIT.png).
-    `sample`: the records read per split for the distributions (None: all). `progress`: called
-    as `progress(phase, count, total)` while records are read and figures drawn.
+    `sample`: the records read per split for the distributions (None: all). `progress`: bars
+    while records are read and figures drawn (True), none (False), bars on a terminal or in a
+    notebook (None), or a callable called as `progress(phase, count, total)`.
+
+    >>> tb.report("build/wine/1.0.0", "wine.html", png="figures")
+    'wine.html'
     """
     info = path_or_info if isinstance(path_or_info, DatasetInfo) else open_dataset(os.fspath(path_or_info))
     rendered = render(info, png, sample, progress)
@@ -80,10 +93,25 @@ def report(path_or_info: str | os.PathLike | DatasetInfo, output: str | os.PathL
     return rendered.save(output)
 
 
-def write_report(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress: Progress | None = None) -> str:
-    """Writes `report.html` into the dataset's folder (`output.report: true`); returns its path.
-    The dataset's shards must be in `info.path`."""
-    return render(info, sample=sample, progress=progress).save(fs.join(info.path, REPORT_FILE))
+def write_report(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress: ProgressOption = False,
+                 files_at: str | None = None) -> str:
+    """Writes `report.html` into the dataset's folder (`output.report: true`), or into `files_at`
+    (where a build is putting the dataset together); returns its path."""
+    folder = files_at or info.path
+    return render(info, sample=sample, progress=progress, files_at=files_at).save(fs.join(folder, REPORT_FILE))
+
+
+def check_plotting() -> None:
+    """Raises UsageError unless matplotlib can be imported (a build that writes a report checks
+    before it starts)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except ValueError:  # in sys.modules as None: an import that is made to fail
+        found = False
+    if not found:
+        raise UsageError(f"output.report: {MISSING}")
 
 
 def open_dataset(path: str) -> DatasetInfo:

@@ -25,6 +25,7 @@ import numpy as np
 from ..builders.base import Batch, Builder, PendingBatch
 from ..codegen.render import render_module
 from ..generate import write_module
+from ..report import write_report
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.info import DatasetInfo, SplitInfo
@@ -133,5 +134,7 @@ def finish(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo], 
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
     info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings)
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
+    if spec.output.report:  # read from the shards just written, before the dataset is whole
+        write_report(info, files_at=staging)
     write_metadata(info, staging)  # dataset_info.json last: only now is the staging folder a whole dataset
     return info

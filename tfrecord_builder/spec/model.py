@@ -148,6 +148,8 @@ class OutputSpec(Section):
     module: str | None = meta("a second copy of the generated input module, e.g. beside a training script", None)
     index: bool | None = meta("an index file per shard (index/SHARD.idx: `offset length` per record, what NVIDIA DALI "
                               "and the tfrecord package read); default: for uncompressed shards", None)
+    report: bool | None = meta("also write report.html into the dataset's folder: the page `tfrecord-builder report` "
+                               "makes (needs matplotlib: the `report` extra)", None)
 
     def check(self, at: At) -> None:
         if self.index and self.compression != "none":

@@ -24,6 +24,7 @@ def is_ours(names: "list[str] | set[str]") -> bool:
     """Whether a folder holding `names` was made by this tool (it holds a marker)."""
     return any(marker in names for marker in MARKER_FILES)
 SKIPPED_FILE = "skipped.jsonl"
+REPORT_FILE = "report.html"  # the page `tfrecord-builder report` makes, with `output.report: true`
 
 
 def dataset_dir(output: str, name: str, version: str) -> str:
