@@ -60,11 +60,19 @@ def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, gro
                          "column ordering its steps")
     spec_file = os.path.abspath(spec if spec is not None else "spec.yaml")
     plan = _plan(data, group_by, order_by, sequence)
-    relative = os.path.relpath(os.path.abspath(data), os.path.dirname(spec_file))
-    plan.source["path"] = relative.replace(os.sep, "/")
+    plan.source["path"] = _path_from(os.path.abspath(data), os.path.dirname(spec_file))
     text = spec_text(plan)
     _check(text, spec_file)
     return text
+
+
+def _path_from(data: str, folder: str) -> str:
+    """The data's path as the spec names it: relative to the spec's folder when they share more
+    than the root (a project's spec and data move together), else absolute."""
+    if os.path.commonpath([data, folder]) == os.path.dirname(os.path.commonpath([data, folder])) \
+            or os.path.splitdrive(data)[0] != os.path.splitdrive(folder)[0]:
+        return data.replace(os.sep, "/")  # only the root in common: /tmp/x/spec.yaml and /work/data.csv
+    return os.path.relpath(data, folder).replace(os.sep, "/")
 
 
 def spec_path(data: str | os.PathLike, output: str | os.PathLike) -> str:
