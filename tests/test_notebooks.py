@@ -43,3 +43,19 @@ def test_notebook_runs_top_to_bottom(name):
                       for index, cell in enumerate(notebook.cells, start=1) if cell.cell_type == "code"
                       and any(output.output_type == "error" for output in cell.get("outputs", []))), "a cell")
         raise AssertionError(f"notebooks/{name}: {where} failed:\n{error}") from error
+    if name == "quickstart.ipynb":
+        _check_quickstart(notebook)
+
+
+def _check_quickstart(notebook) -> None:
+    """It starts from `infer` and ends with the report shown inline; the build's progress is the
+    notebook's own widget (tqdm's, with ipywidgets)."""
+    def cell(start: str):
+        return next(cell for cell in notebook.cells if cell.cell_type == "code" and cell.source.startswith(start))
+
+    inferred = "".join(output.get("text", "") for output in cell("spec_path = BUILD").outputs)
+    assert "# Written by `tfrecord-builder infer` from wine.csv: all 178 rows read." in inferred
+    built = cell("info = tb.build(spec").outputs
+    assert any("application/vnd.jupyter.widget-view+json" in output.get("data", {}) for output in built)
+    shown, = [output for output in cell("report = tb.load").outputs if output.output_type == "execute_result"]
+    assert shown.data["text/html"].startswith('<iframe srcdoc="') and "wine" in shown.data["text/html"]

@@ -11,6 +11,7 @@ from .errors import TFRecordBuilderError, UsageError
 from .features import ClassLabelFeature
 from .spec.load import load_spec
 from .spec.model import Spec
+from .write.info import write_file
 from .write.naming import dataset_dir, module_name
 
 
@@ -57,11 +58,5 @@ def write_module(text: str, path: str, name: str) -> str:
         return path
     if os.path.isdir(path) or path.endswith(os.sep):
         path = os.path.join(path, module_name(name))
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    aside = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    with open(aside, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.replace(aside, path)
+    write_file(os.path.abspath(path), text.encode("utf-8"))
     return path

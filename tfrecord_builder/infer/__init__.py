@@ -27,6 +27,7 @@ from ..builders.sources import check_sources
 from ..errors import DataError, TFRecordBuilderError, UsageError
 from ..spec.load import spec_from_document
 from ..spec.yaml_source import load_yaml
+from ..write.info import write_file
 from .folders import folder_plan
 from .names import dataset_name
 from .plan import Plan
@@ -89,13 +90,7 @@ def write_spec(text: str, path: str | os.PathLike, overwrite: bool = False) -> s
     path = os.fspath(path)
     if os.path.exists(path) and not overwrite:
         raise UsageError(f"{path} already exists; pass --overwrite to replace it")
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    aside = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    with open(aside, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.replace(aside, path)
+    write_file(os.path.abspath(path), text.encode("utf-8"))
     return path
 
 
