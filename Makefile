@@ -38,7 +38,7 @@ test: setup $(BEAM_STAMP) chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 chromium:
-	command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
+	command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench
