@@ -197,10 +197,10 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
     findings = []
     if not total:
         return findings
+    merged = SplitStatistics(spec.features)  # the sample of every split as one
+    for split in statistics.values():
+        merged.merge(split)
     for name, feature in spec.features.items():
-        merged = SplitStatistics({name: feature})
-        for split in statistics.values():
-            merged.features[name].merge(split.features[name])
         stats = merged.features[name]
         where = f"in all {total:,} records sampled"
         if stats.missing >= total:

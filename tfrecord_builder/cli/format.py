@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
+from ..sizes import size_text as size  # (the name the commands use)
+
 
 def positive_int(text: str) -> int:
     """An argparse type: a positive integer (`--workers N`)."""
@@ -14,14 +16,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
     return value
-
-
-def size(num_bytes: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if num_bytes < 1024 or unit == "GiB":
-            return f"{num_bytes:.0f} {unit}" if unit == "B" else f"{num_bytes:.1f} {unit}"
-        num_bytes /= 1024
-    return f"{num_bytes:.1f} TiB"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

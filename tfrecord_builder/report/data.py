@@ -21,7 +21,8 @@ from ..errors import UsageError
 from ..features import ClassLabelFeature, Feature, ImageFeature, TensorFeature
 from ..write.info import DatasetInfo
 from ..write.naming import SKIPPED_FILE
-from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Collected, Progress, SampleReader
+from ..progress import Progress
+from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Collected, SampleReader
 
 DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
 WHOLE_BINS = 60  # whole numbers spanning at most this many values get one bin each

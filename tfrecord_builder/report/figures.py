@@ -18,10 +18,9 @@ import numpy as np
 from PIL import Image
 
 from ..errors import UsageError
+from ..progress import Progress
 from .data import ClassBalance, Histogram, ImageGrid, ReportData
 from .style import INK, MUTED, RULE, split_colours
-
-Progress = Callable[[str, int, "int | None"], None]
 
 DPI = 144  # PNG pixels per inch; the page shows a figure at 96 CSS pixels per inch (sharp on 1.5x screens)
 WIDTH = 7.0  # inches, a histogram (672 CSS pixels on the page)

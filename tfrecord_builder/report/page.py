@@ -10,6 +10,7 @@ import base64
 from html import escape
 from typing import Any
 
+from ..sizes import size_text
 from ..version import __version__
 from .data import FeatureData, ReportData, share
 from .figures import Plot
@@ -278,14 +279,7 @@ def _count(value: Any) -> str:
 
 
 def _size(num_bytes: Any) -> str:
-    if not isinstance(num_bytes, (int, float)):
-        return "–"
-    value = float(num_bytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return ""
+    return size_text(num_bytes) if isinstance(num_bytes, (int, float)) else "–"
 
 
 CSS = f"""

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..codec.tfrecord import open_records, read_records
 from ..errors import DatasetError
 from ..features import ClassLabelFeature, ImageFeature
+from ..progress import Progress
 from ..records import RecordReader
 from ..write.info import DatasetInfo
-
-Progress = Callable[[str, int, "int | None"], None]  # (phase, done so far, in all if known)
 
 THUMBNAILS_PER_CLASS = 8
 MAX_IMAGE_CLASSES = 12  # rows of an image grid: the first classes, in index order
