@@ -5,6 +5,8 @@ import hashlib
 import os
 import random
 
+import pytest
+
 import tfrecord_builder as tb
 
 from conftest import write_spec
@@ -41,15 +43,17 @@ def test_two_builds_give_byte_identical_shards(tmp_path):
     assert len(_digests(first.path)) == 9
 
 
-def test_one_and_two_workers_write_the_same_bytes_held_or_spilled(tmp_path, monkeypatch):
-    """Several batches, parsed and encoded in 2 workers or in the build's process, kept in memory
-    (shards written by forked processes) or spilled to runs and merged: the same shards and the
-    same statistics."""
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_one_and_two_workers_write_the_same_bytes_held_or_spilled(tmp_path, monkeypatch, shuffle):
+    """Several batches, parsed and encoded in 2 workers (which write their records to runs
+    themselves) or in the build's process, kept in memory (shards written by forked processes)
+    or spilled to runs and merged: the same shards and the same statistics."""
     from tfrecord_builder.features import TensorFeature
     from tfrecord_builder.write import collect
 
     monkeypatch.setattr(TensorFeature, "batch_rows", 64)
-    spec = write_spec(tmp_path, {**SPEC, "features": {**SPEC["features"], "tags": {"dtype": "int64", "shape": [None]}}},
+    spec = write_spec(tmp_path, {**SPEC, "output": {**SPEC["output"], "shuffle": shuffle},
+                                 "features": {**SPEC["features"], "tags": {"dtype": "int64", "shape": [None]}}},
                       {"data.csv": "id,value,word,tags\n" + "".join(
                           f"{i},{i * 0.5},w{i % 7},{' '.join(map(str, range(i % 5)))}\n" for i in range(500))})
     results = {}

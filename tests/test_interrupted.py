@@ -151,15 +151,21 @@ def _kill_after_checkpoint(command: list[str], staging, batches: int) -> dict:
     return json.loads(path.read_text())
 
 
-def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypatch, workers):
+    """Runs spilled by the build's process, or written by workers (whose runs a checkpoint lists
+    as they come back, in order): the resumed build encodes only the rest, with the same bytes."""
     monkeypatch.setattr(TensorFeature, "batch_rows", BATCH_ROWS)  # batched as the killed build was
     spec = write_spec(tmp_path, {**SPEC, "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}},
                       {"rows.csv": _rows("c", 60000)})
     reference = tb.build(spec, output=tmp_path / "reference", workers=1)
-    command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),
-               "--workers", "1"]
+    workers_at_once = "from tfrecord_builder.runner import encoding; encoding.IN_PROCESS_SECONDS = 0; "
+    command = [sys.executable, "-c", workers_at_once + CHECKPOINT_EVERY_BATCH, "build", str(spec),
+               "--output", str(tmp_path / "out"), "--workers", str(workers)]
     state = _kill_after_checkpoint(command, tmp_path / "out" / "big" / ".1.0.0.building", 5)
     assert 0 < state["records"] < 60000 and any(split["runs"] for split in state["splits"].values())
+    if workers > 1:  # run-SPLIT-TOKEN-N: written by a worker
+        assert any(len(run.split("-")) == 4 for split in state["splits"].values() for run in split["runs"])
 
     from tfrecord_builder.runner import encoding
     encoded_rows = []

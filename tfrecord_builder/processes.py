@@ -28,6 +28,20 @@ def context() -> Any:
     return multiprocessing.get_context("fork" if can_fork() else "spawn")
 
 
+def allow_open_files(count: int) -> None:
+    """Raises this process's limit of open files (up to the system's hard limit) to `count` and
+    some to spare, should it be lower: a merge opens every run at once, and many systems allow
+    1,024 files by default. Processes forked afterwards inherit it."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to raise
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count + 256  # the build's own files, sockets and libraries
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+
+
 def die_with_parent(parent: int) -> None:
     """In a worker of the process `parent`: be killed when it dies (Linux).
 

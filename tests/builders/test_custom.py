@@ -200,8 +200,9 @@ def test_installed_packages_register_builders_by_entry_point(tmp_path, monkeypat
         tb.load_spec(write_spec(tmp_path, dict(spec, source={"builder": "squarez"}), name="typo.yaml"))
 
 
-@pytest.mark.parametrize("shuffle", [True, False])
-def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, monkeypatch, shuffle):
+@pytest.mark.parametrize("shuffle,workers", [(True, 1), (False, 1), (True, 2)])
+def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, monkeypatch, shuffle, workers):
+    """Spilled by the build's process, or written to runs by workers: the twins meet in the merge."""
     from tfrecord_builder.features import TensorFeature
     from tfrecord_builder.write import collect
 
@@ -213,7 +214,7 @@ def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, m
             "features": {"x": {"dtype": "int64"}}}
     with pytest.raises(tb.DataError, match=r"^Bad, key 'k1234': duplicate key 'k1234' "
                                            r"\(also yielded at Bad, key 'k1234'\); expected unique keys$"):
-        tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=1)
+        tb.build(write_spec(tmp_path, spec, {"bad.py": code}), output=tmp_path / "out", workers=workers)
     assert not list(tmp_path.rglob("dataset_info.json"))
     assert sorted(os.listdir(tmp_path / "out" / "bad")) == [".1.0.0.lock"]  # no staging or runs left behind
 

@@ -14,6 +14,7 @@ from tfrecord_builder.codec.bytecolumn import ByteColumn
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.write import collect
+from tfrecord_builder.write.shards import shard_starts
 
 from conftest import write_spec
 
@@ -44,6 +45,14 @@ def test_spilled_builds_equal_in_memory_builds(tmp_path, monkeypatch, shuffle):
     assert sorted(os.listdir(tmp_path / "b" / "spill")) == [".1.0.0.lock", "1.0.0"]  # the runs are gone
 
 
+def _written(records, shards=1):
+    """Every record in the order the shards hold them, through `slices` and `read_slices`, as
+    the shard writers read them; and the shards' sizes."""
+    plan, _ = records.slices(shard_starts(records.num_examples, shards))
+    chunks = [chunk for shard in plan for chunk in collect.read_slices(shard.slices, records._shuffle)]
+    return chunks, [shard.count for shard in plan]
+
+
 def test_runs_are_really_written(tmp_path, monkeypatch):
     monkeypatch.setattr(collect, "SPILL_BYTES", 100)
     records = collect.SplitRecords(str(tmp_path / "runs"), shuffle=True)
@@ -52,7 +61,7 @@ def test_runs_are_really_written(tmp_path, monkeypatch):
         hashes = np.array([[hash((i, 1)) & (2**63 - 1), i] for i in range(start, start + 10)], dtype=np.uint64)
         records.add(hashes, ByteColumn.from_rows(rows))
     assert len(records.runs) == 4
-    merged = [row for _, chunk in records.ordered() for row in chunk.rows()]
+    merged = [row for _, chunk in _written(records)[0] for row in chunk.rows()]
     expected = sorted(range(40), key=lambda i: (hash((i, 1)) & (2**63 - 1), i))
     assert merged == [f"record {i}".encode() * 3 for i in expected]
     records.discard()
@@ -61,37 +70,49 @@ def test_runs_are_really_written(tmp_path, monkeypatch):
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.binary(max_size=40)), min_size=1, max_size=300),
-       st.integers(1, 7), st.integers(64, 400))
-def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, window):
-    """Records (with hashes drawn from few values: many ties) spilled in several runs and merged
-    through small windows come out in hash order, ties in arrival order (equal hashes here carry
-    different bytes, which real content keys never do: this pins the order anyway)."""
+       st.integers(1, 7), st.integers(64, 400), st.integers(1, 9), st.booleans())
+def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, window, shards, shuffle):
+    """Records (with hashes drawn from few values: many ties) spilled in several runs, cut into
+    shards by rank and merged shard by shard through small windows, come out in hash order (or,
+    without shuffling, in arrival order), every record once, the shards as `shard_starts` sizes
+    them, and each run's records given to the shards without a gap or an overlap (equal hashes
+    here carry different bytes, which real content keys never do)."""
     folder = tmp_path_factory.mktemp("runs")
-    saved = collect.SPILL_BYTES, collect._CHUNK_BYTES
-    collect.SPILL_BYTES, collect._CHUNK_BYTES = 0, window
+    saved = collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS
+    # small windows of records and of hashes: many blocks, ties across them
+    collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS = 0, window, max(1, window // 50)
     try:
-        records = collect.SplitRecords(str(folder), shuffle=True)
+        records = collect.SplitRecords(str(folder), shuffle=shuffle)
         size = max(1, len(items) // batches)
         for start in range(0, len(items), size):
             part = items[start : start + size]
             hashes = np.array([[high, low] for high, low, _ in part], dtype=np.uint64).reshape(-1, 2)
             records.add(hashes, ByteColumn.from_rows([data for _, _, data in part]))
-        merged = [(tuple(int(v) for v in h), row) for hashes, chunk in records.ordered()
-                  for h, row in zip(hashes, chunk.rows())]
+        chunks, counts = _written(records, shards)
+        plan, _ = records.slices(shard_starts(len(items), shards))
     finally:
-        collect.SPILL_BYTES, collect._CHUNK_BYTES = saved
-    expected = sorted(((high, low), data) for high, low, data in items)
-    assert sorted(merged) == expected  # every record once
-    assert [h for h, _ in merged] == [h for h, _ in expected]  # in hash order
+        collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS = saved
+    merged = [(tuple(int(v) for v in h), row) for hashes, chunk in chunks for h, row in zip(hashes, chunk.rows())]
+    assert counts == np.diff(shard_starts(len(items), shards)).tolist()
+    every = [((high, low), data) for high, low, data in items]
+    assert sorted(merged) == sorted(every)  # every record once
+    if shuffle:
+        assert [h for h, _ in merged] == sorted(h for h, _ in every)  # in hash order
+    else:
+        assert merged == every  # in arrival order
+    for run in records.runs:  # each run's slices, shard after shard, follow each other from 0 to its end
+        spans = [(first, stop) for shard in plan for path, first, stop in shard.slices if path == run]
+        assert spans[0][0] == 0 and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
 
 
 def test_a_duplicate_key_is_named_across_merge_blocks(tmp_path, monkeypatch):
     monkeypatch.setattr(collect, "SPILL_BYTES", 0)
     monkeypatch.setattr(collect, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(collect, "_CHUNK_RECORDS", 8)  # the hashes merged 8 a run at a time
     records = collect.SplitRecords(str(tmp_path), shuffle=True)
     for start in range(0, 200, 20):
         keys = list(range(start, start + 20)) + ([77] if start == 180 else [])
         hashes = np.array([[key * 1000, 0] for key in keys], dtype=np.uint64)
         records.add(hashes, ByteColumn.from_rows([b"x" * 30] * len(keys)), [f"f.csv, line {key}\0{key!r}" for key in keys])
     with pytest.raises(DataError, match=r"^f.csv, line 77: duplicate key 77 \(also yielded at f.csv, line 77\)"):
-        list(records.ordered())
+        records.slices(shard_starts(records.num_examples, 3))

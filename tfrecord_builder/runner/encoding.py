@@ -23,7 +23,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features.values import Values
 from ..spec.model import Spec
-from ..write.collect import key_label
+from ..write.collect import RunFile, key_label, renew_run_names, write_run
 from ..write.keys import assign_splits, hash_keys
 from ..write.stats import SplitStatistics
 from .records import encode_batch
@@ -31,12 +31,13 @@ from .records import encode_batch
 
 @dataclass
 class SplitPart:
-    """The records of one batch that belong to one split."""
+    """The records of one batch that belong to one split: in memory, or in a run a worker wrote."""
 
-    hashes: np.ndarray  # (n, 2) uint64
-    records: ByteColumn  # TFRecord-framed
+    hashes: np.ndarray | None  # (n, 2) uint64
+    records: ByteColumn | None  # TFRecord-framed
     statistics: SplitStatistics
     labels: list[str] | None = None  # "origin\0key" of each record, when keys must be unique
+    run: RunFile | None = None  # where a worker wrote the records, hashes and labels instead
 
 
 @dataclass
@@ -59,10 +60,11 @@ IN_PROCESS_SECONDS = 0.1
 
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
-                   workers: int = 1) -> Iterator[DividedBatch]:
+                   workers: int = 1, runs: str | None = None) -> Iterator[DividedBatch]:
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS, then, with `workers` > 1 and batches
-    left, in that many worker processes."""
+    left, in that many worker processes. Given a `runs` folder, workers write their records there
+    (`collect.write_run`) and send back the run's name in their place."""
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
     for split, batch in batches:
@@ -77,7 +79,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
             yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch)
         return
     with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker,
-                             initargs=(spec, os.getpid())) as pool:
+                             initargs=(spec, os.getpid(), runs)) as pool:
         pending: deque = deque()
         for split, batch in itertools.chain(first, batches):
             pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(_encode_in_worker, split, batch))
@@ -172,16 +174,25 @@ def keys_digest(hashes: np.ndarray) -> bytes:
 
 
 _WORKER_SPEC: Spec | None = None
+_WORKER_RUNS: str | None = None
 
 
-def _start_worker(spec: Spec, parent: int) -> None:
-    global _WORKER_SPEC
+def _start_worker(spec: Spec, parent: int, runs: str | None) -> None:
+    global _WORKER_SPEC, _WORKER_RUNS
     processes.die_with_parent(parent)
-    _WORKER_SPEC = spec
+    renew_run_names()
+    _WORKER_SPEC, _WORKER_RUNS = spec, runs
 
 
 def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
-    return encode_for_build(_WORKER_SPEC, split, batch)
+    assert _WORKER_SPEC is not None
+    result = encode_for_build(_WORKER_SPEC, split, batch)
+    if _WORKER_RUNS is not None:  # the records stay here: written to runs, never sent back
+        for name, part in result.parts.items():
+            part.run = write_run(_WORKER_RUNS, name, part.hashes, part.records, part.labels,
+                                 _WORKER_SPEC.output.shuffle)
+            part.hashes = part.records = part.labels = None
+    return result
 
 
 def _select(values: Values, rows: np.ndarray) -> Values:

@@ -1,8 +1,11 @@
 """The local runner: the plan run by processes on this machine (the default).
 
 Tasks are read in order in this process; their batches are encoded in `workers` processes and
-come back in order. Each split's records are gathered in memory (sorted runs on disk beyond a
-budget), checkpointed in a long build, then written into shards by forked processes.
+come back in order. A worker writes its batches' records into sorted runs in the staging folder
+itself and sends back only what the build's process needs (statistics, counts, skips); records
+encoded in this process are held in memory (spilled to runs beyond a budget). A long build is
+checkpointed. Then forked processes write the shards side by side, each merging its own slices
+of the runs (or gathering its records from memory).
 """
 from __future__ import annotations
 
@@ -18,14 +21,15 @@ import numpy as np
 from ..builders.base import Batch, Builder, PendingBatch, loaded
 from .encoding import encode_batches, keys_digest
 from ..errors import DataError
+from ..processes import allow_open_files
 from ..progress import Progress
 from ..spec.model import Spec
 from ..write import checkpoint
-from ..write.collect import DistinctKeys, SplitRecords, duplicate_key, key_label
+from ..write.collect import SplitRecords, duplicate_key, key_label
 from ..write.info import SplitInfo
 from ..write.keys import hash_keys
 from ..write.manifest import Manifest
-from ..write.shards import count_shards, write_split
+from ..write.shards import count_shards, shard_starts, write_split
 from .plan import ReadTask, StatisticsTree, task_batches
 
 
@@ -40,7 +44,7 @@ class Encoding:
     def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None):
         self.spec = spec
         self.staging = staging
-        runs = os.path.join(staging, checkpoint.RUNS_FOLDER)
+        self.runs = runs = os.path.join(staging, checkpoint.RUNS_FOLDER)
         self.records = {name: SplitRecords(runs, spec.output.shuffle, name) for name in spec.splits}
         self.statistics = StatisticsTree(spec)
         self.state = restored or checkpoint.EncodingState(build_id)
@@ -65,13 +69,16 @@ class Encoding:
         last_save = time.monotonic()
         order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
         batches = self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
-        for result in encode_batches(spec, _tasks_noted(batches, order), workers):
+        for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs):
             task = order.popleft()
             state.skipped.extend(result.skipped)
             if result.batch is not None:  # keys of its own, records never sorted: checked here
                 _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
             for name, part in result.parts.items():
-                self.records[name].add(part.hashes, part.records, part.labels)
+                if part.run is not None:
+                    self.records[name].add_run(part.run)
+                else:
+                    self.records[name].add(part.hashes, part.records, part.labels)
                 self.statistics.add(task, name, part.statistics)
             state.batches += 1
             state.records += result.count + len(result.skipped)
@@ -178,15 +185,17 @@ def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kep
     splits = {}
     written = 0
     distinct: dict[str, int | None] = {}
+    allow_open_files(max(len(split_records.runs) for split_records in records.values()))
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
         held = split_records.held()
-        counted = DistinctKeys(split_records.ordered()) if held is None and spec.output.shuffle else None
-        source = held if held is not None else counted if counted is not None else split_records.ordered()
-        shards = write_split(staging, spec.name, name, source, split_records.num_examples, num_shards,
-                             spec.output.compression, kept, manifest, processes, spec.output.writes_index)
-        distinct[name] = held.distinct_keys() if held is not None else counted.count if counted else None
+        if held is not None:
+            source, distinct[name] = held, held.distinct_keys()
+        else:
+            source, distinct[name] = split_records.slices(shard_starts(split_records.num_examples, num_shards))
+        shards = write_split(staging, spec.name, name, source, num_shards, spec.output.compression, kept, manifest,
+                             processes, spec.output.writes_index, spec.output.shuffle)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples

@@ -7,6 +7,10 @@ Records are held in memory up to `SPILL_BYTES` per split; beyond that each batch
 sorted and written to a run file, and the final order comes from merging the runs (an external
 sort), so a build's memory doesn't grow with the number of records.
 
+Encoding workers write their batches' records as such runs themselves (`write_run`), so the
+build's process never holds or copies them: it keeps the runs' names, and `slices` cuts every
+shard's records out of them by rank, for shard writers that each merge their own.
+
 Keys that must be unique (a builder's own keys, not rows' content) are checked in the same pass:
 sorted by hash, a duplicate sits next to its twin, so no index of every key is kept in memory.
 Each such record carries a label (its origin and key) for the message.
@@ -15,7 +19,8 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -28,8 +33,28 @@ _CHUNK_RECORDS = 4096
 _CHUNK_BYTES = 4 * 1024**2  # merged records handed on at a time: large records make fewer per chunk
 
 
+@dataclass(frozen=True)
+class RunFile:
+    """A run an encoding worker wrote: its path, records and their bytes."""
+
+    path: str
+    num_examples: int
+    num_bytes: int
+
+
+@dataclass(frozen=True)
+class ShardSlices:
+    """One shard's records: how many, the slices of the runs that hold them (path, first, stop),
+    and the hashes (hex) of its first and last key ("" when empty)."""
+
+    count: int
+    slices: tuple[tuple[str, int, int], ...]
+    first: str
+    last: str
+
+
 class SplitRecords:
-    """One split's records as they arrive, batch by batch."""
+    """One split's records as they arrive, batch by batch, or as runs the workers wrote."""
 
     def __init__(self, spill_dir: str | None = None, shuffle: bool = True, name: str = "records") -> None:
         self._hashes: list[np.ndarray] = []
@@ -61,6 +86,15 @@ class SplitRecords:
         if self._spill_dir is not None and self._buffered > SPILL_BYTES:
             self._spill()
 
+    def add_run(self, run: RunFile) -> None:
+        """Adds a run a worker wrote (sorted as `write_run` sorts). Records held before it are
+        written to a run first: without shuffling, the runs' order is the records' order."""
+        if self._records:
+            self._spill()
+        self.runs.append(run.path)
+        self.num_examples += run.num_examples
+        self.num_bytes += run.num_bytes
+
     def held(self) -> "HeldRecords | None":
         """Every record, if all are still in memory (none spilled), with the order they are
         written in. Keys that must be unique are checked here."""
@@ -75,27 +109,6 @@ class SplitRecords:
         hashes = np.concatenate(self._hashes) if self._hashes else np.zeros((0, 2), np.uint64)
         order = _write_order(hashes, self._shuffle)
         return HeldRecords(hashes[order], order, list(self._records))
-
-    def ordered(self) -> Iterator[tuple[np.ndarray, ByteColumn]]:
-        """Every record (with its key hash) in the order they are written, as consecutive chunks."""
-        held = self.held()
-        if held is not None:
-            yield from held.chunks(0, len(held.order))
-            return
-        if self._records:
-            self._spill()
-        runs = [_Run(path) for path in self.runs]
-        try:
-            if not self._shuffle:  # the runs hold the records in arrival order, one after another
-                for run in runs:
-                    while not run.exhausted:
-                        run.load(_CHUNK_BYTES)
-                        yield run.take(run.records.num_rows)
-                return
-            yield from _merge(runs, self._unique)
-        finally:
-            for run in runs:
-                run.close()
 
     def discard(self) -> None:
         """Removes the runs (kept until the build ends: a resumed build may merge them again)."""
@@ -114,28 +127,90 @@ class SplitRecords:
             self._spill()
 
     def _spill(self) -> None:
-        """Writes the buffered records to a run file in order, each straight from the batch that
-        holds it: no sorted copy of them is made in memory."""
-        held = self._held()
-        lengths = held.lengths()
-        encoded = [self._labels[i].encode("utf-8", "surrogatepass") for i in held.order.tolist()] if self._labels else []
-        label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
-            np.zeros(len(held.order), dtype="<u4"))
-        os.makedirs(self._spill_dir, exist_ok=True)
+        """Writes the buffered records to a run file in order."""
         path = os.path.join(self._spill_dir, f"run-{self.name}-{len(self.runs):05d}")
-        with open(path + ".tmp", "wb", buffering=1 << 20) as file:
-            file.write(_RUN_HEADER.pack(len(held.order), int(lengths.sum()), int(label_lengths.sum())))
-            file.write(held.hashes.astype("<u8").tobytes())
-            file.write(lengths.astype("<u4").tobytes())
-            file.write(label_lengths.tobytes())
-            for _, chunk in held.chunks(0, len(held.order)):  # one write per chunk, not per record
-                file.write(chunk.data)
-            file.write(b"".join(encoded))
-        # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
-        # runs it lists (write/checkpoint.py) before it names them
-        os.replace(path + ".tmp", path)
+        _write_held(path, self._held(), self._labels or None)
         self.runs.append(path)
         self._hashes, self._records, self._labels, self._buffered = [], [], [], 0
+
+    def slices(self, starts: np.ndarray) -> tuple[list[ShardSlices], int | None]:
+        """Where each shard's records are in the runs, for shards that start at the ranks
+        `starts` (and `starts[-1]`, the total, at the end); and, when shuffling, how many
+        different keys the split has (None: not counted). Every record goes to the runs first.
+
+        Shuffled, the runs' key hashes alone (not their records) are merged to find the ranks:
+        that pass also finds a duplicate key. In the source's order the runs follow each other."""
+        if self._records:
+            self._spill()
+        runs = [_Run(path, data=False) for path in self.runs]
+        try:
+            if self._shuffle:
+                positions, edges, distinct = _merged_positions(runs, starts, self._unique or
+                                                               any(run.labelled for run in runs))
+            else:
+                positions, distinct = _positions_in_order(runs, starts), None
+                ends = np.cumsum([run.count for run in runs])
+                edges = {}
+                for rank in _edge_ranks(starts):
+                    number = int(np.searchsorted(ends, rank, side="right"))
+                    edges[rank] = runs[number].hash_at(rank - int(ends[number] - runs[number].count))
+        finally:
+            for run in runs:
+                run.close()
+        shards = []
+        for number in range(len(starts) - 1):
+            low, high = int(starts[number]), int(starts[number + 1])
+            pieces = tuple((path, int(first), int(stop)) for path, first, stop
+                           in zip(self.runs, positions[number], positions[number + 1]) if stop > first)
+            shards.append(ShardSlices(high - low, pieces, edges.get(low, "") if high > low else "",
+                                      edges.get(high - 1, "") if high > low else ""))
+        return shards, distinct
+
+
+def write_run(folder: str, name: str, hashes: np.ndarray, records: ByteColumn, labels: list[str] | None,
+              shuffle: bool) -> RunFile:
+    """Writes a batch's records of one split as a run (sorted by key hash when shuffling) under a
+    name no other process picks: what an encoding worker does instead of sending them back."""
+    held = HeldRecords(*_sorted(hashes, shuffle), [records])
+    path = os.path.join(folder, f"run-{name}-{_PROCESS_TOKEN}-{next(_RUN_NUMBERS):06d}")
+    _write_held(path, held, labels)
+    return RunFile(path, records.num_rows, int(records.offsets[-1] - records.offsets[0]))
+
+
+_PROCESS_TOKEN = os.urandom(6).hex()  # drawn again in each worker (processes.context: forked or spawned)
+_RUN_NUMBERS = iter(range(1 << 62))
+
+
+def renew_run_names() -> None:
+    """Draws this process's part of the run names anew: a forked worker must not share its parent's."""
+    global _PROCESS_TOKEN, _RUN_NUMBERS
+    _PROCESS_TOKEN, _RUN_NUMBERS = os.urandom(6).hex(), iter(range(1 << 62))
+
+
+def _sorted(hashes: np.ndarray, shuffle: bool) -> tuple[np.ndarray, np.ndarray]:
+    order = _write_order(hashes, shuffle)
+    return hashes[order], order
+
+
+def _write_held(path: str, held: "HeldRecords", labels: list[str] | None) -> None:
+    """Writes held records to a run file in their order, each straight from the batch that holds
+    it: no sorted copy of them is made in memory."""
+    lengths = held.lengths()
+    encoded = [labels[i].encode("utf-8", "surrogatepass") for i in held.order.tolist()] if labels else []
+    label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
+        np.zeros(len(held.order), dtype="<u4"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "wb", buffering=1 << 20) as file:
+        file.write(_RUN_HEADER.pack(len(held.order), int(lengths.sum()), int(label_lengths.sum())))
+        file.write(held.hashes.astype("<u8").tobytes())
+        file.write(lengths.astype("<u4").tobytes())
+        file.write(label_lengths.tobytes())
+        for _, chunk in held.chunks(0, len(held.order)):  # one write per chunk, not per record
+            file.write(chunk.data)
+        file.write(b"".join(encoded))
+    # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
+    # runs it lists (write/checkpoint.py) before it names them
+    os.replace(path + ".tmp", path)
 
 
 def _write_order(hashes: np.ndarray, shuffle: bool) -> np.ndarray:
@@ -186,68 +261,84 @@ class HeldRecords:
 
 
 class _Run:
-    """A sorted run on disk, read a window at a time.
+    """A sorted run on disk, or a slice of one (records `start` to `stop`), read a window at a
+    time: with `data`, the records' bytes with their key hashes, else the hashes alone.
 
     A run file is a header (records, data bytes, label bytes), then every record's hash (two
     uint64), length and label length as arrays, then the records' bytes, then the labels'.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, start: int = 0, stop: int | None = None, data: bool = True):
         self.file = open(path, "rb")
-        self.count, data_bytes, _ = _RUN_HEADER.unpack(self.file.read(_RUN_HEADER.size))
+        self.count, data_bytes, label_bytes = _RUN_HEADER.unpack(self.file.read(_RUN_HEADER.size))
+        self.labelled = label_bytes > 0  # its keys must be unique
         self.data_start = _RUN_HEADER.size + 24 * self.count
         self.label_start = self.data_start + data_bytes
-        self.next = 0  # the first record not yet loaded
-        self.data_position = 0  # its bytes' offset in the data section
+        self.stop = self.count if stop is None else stop
+        self.data = data
+        self.next = start  # the first record not yet loaded
+        # its bytes' offset in the data section
+        self.data_position = int(self._lengths(0, start).sum()) if data and start else 0
         self.hashes = np.zeros((0, 2), np.uint64)  # the loaded window
-        self.records = ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+        self.records: ByteColumn | None = ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64)) if data else None
 
     @property
     def exhausted(self) -> bool:
-        return self.next == self.count and self.records.num_rows == 0
+        return self.next == self.stop and not len(self.hashes)
 
     @property
     def complete(self) -> bool:
-        """Every record of the run is in the window (or gone)."""
-        return self.next == self.count
+        """Every record of the run (or slice) is in the window (or gone)."""
+        return self.next == self.stop
 
     @property
     def first(self) -> int:
         """The index in the run of the window's first record."""
-        return self.next - self.records.num_rows
+        return self.next - len(self.hashes)
 
     def _array(self, section: int, width: int, dtype: str, start: int, stop: int) -> np.ndarray:
         self.file.seek(section + width * start)
         return np.frombuffer(self.file.read(width * (stop - start)), dtype=dtype)
 
-    def load(self, max_bytes: int) -> None:
-        """Adds the next records to the window: about `max_bytes` of them, at least one."""
-        if self.next == self.count:
-            return
-        stop = min(self.count, self.next + _CHUNK_RECORDS)
-        base = _RUN_HEADER.size
-        lengths = self._array(base + 16 * self.count, 4, "<u4", self.next, stop).astype(np.int64)
-        keep = max(1, int(np.searchsorted(np.cumsum(lengths), max_bytes, side="right")))
-        stop = self.next + keep
-        lengths = lengths[:keep]
-        hashes = self._array(base, 16, "<u8", self.next, stop).reshape(-1, 2).astype(np.uint64)
-        self.file.seek(self.data_start + self.data_position)
-        size = int(lengths.sum())
-        loaded = ByteColumn.from_lengths(np.frombuffer(self.file.read(size), dtype=np.uint8), lengths)
-        self.next, self.data_position = stop, self.data_position + size
-        if self.records.num_rows:
-            self.hashes = np.concatenate([self.hashes, hashes])
-            self.records = concat([self.records, loaded])
-        else:
-            self.hashes, self.records = hashes, loaded
+    def _lengths(self, start: int, stop: int) -> np.ndarray:
+        return self._array(_RUN_HEADER.size + 16 * self.count, 4, "<u4", start, stop).astype(np.int64)
 
-    def take(self, count: int) -> tuple[np.ndarray, ByteColumn]:
-        """The window's first `count` records, which leave it."""
+    def hash_at(self, index: int) -> str:
+        """Record `index`'s key hash, in hex."""
+        return self._array(_RUN_HEADER.size, 16, "<u8", index, index + 1).astype(">u8").tobytes().hex()
+
+    def load(self, max_bytes: int) -> None:
+        """Adds the next records to the window: about `max_bytes` of them (at least one), or,
+        without `data`, the next _CHUNK_RECORDS hashes."""
+        if self.next == self.stop:
+            return
+        stop = min(self.stop, self.next + _CHUNK_RECORDS)
+        if self.data:
+            lengths = self._lengths(self.next, stop)
+            keep = max(1, int(np.searchsorted(np.cumsum(lengths), max_bytes, side="right")))
+            stop = self.next + keep
+            lengths = lengths[:keep]
+        hashes = self._array(_RUN_HEADER.size, 16, "<u8", self.next, stop).reshape(-1, 2).astype(np.uint64)
+        loaded = None
+        if self.data:
+            self.file.seek(self.data_start + self.data_position)
+            size = int(lengths.sum())
+            loaded = ByteColumn.from_lengths(np.frombuffer(self.file.read(size), dtype=np.uint8), lengths)
+            self.data_position += size
+            self.records = concat([self.records, loaded]) if self.records.num_rows else loaded
+        self.next = stop
+        self.hashes = np.concatenate([self.hashes, hashes]) if len(self.hashes) else hashes
+
+    def take(self, count: int) -> tuple[np.ndarray, ByteColumn | None]:
+        """The window's first `count` records (None without `data`), which leave it."""
         hashes, records = self.hashes[:count], self.records
+        self.hashes = self.hashes[count:]
+        if records is None:
+            return hashes, None
         low, high = records.offsets[0], records.offsets[count]
         taken = ByteColumn(records.data[low:high], records.offsets[: count + 1] - low)
         rest = records.offsets[count:]
-        self.hashes, self.records = self.hashes[count:], ByteColumn(records.data[high:], rest - rest[0])
+        self.records = ByteColumn(records.data[high:], rest - rest[0])
         return hashes, taken
 
     def label(self, index: int) -> str:
@@ -260,22 +351,22 @@ class _Run:
         self.file.close()
 
 
-class DistinctKeys:
-    """Passes (key hashes, records) chunks on in hash order, counting the different keys."""
+def read_slices(slices: Sequence[tuple[str, int, int]], shuffle: bool) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+    """The records of a shard's run slices (`ShardSlices.slices`) in the order they are written,
+    as (key hashes, records) chunks: merged by hash when shuffling, else one slice after another."""
+    runs = [_Run(path, start, stop) for path, start, stop in slices]
+    try:
+        yield from _merge(runs, False) if shuffle else _in_order(runs)  # keys were checked by `slices`
+    finally:
+        for run in runs:
+            run.close()
 
-    def __init__(self, chunks: Iterator[tuple[np.ndarray, ByteColumn]]):
-        self._chunks = chunks
-        self._last: np.ndarray | None = None
-        self.count = 0
 
-    def __iter__(self) -> Iterator[tuple[np.ndarray, ByteColumn]]:
-        for hashes, records in self._chunks:
-            if len(hashes):
-                steps = (hashes[1:] != hashes[:-1]).any(axis=1)
-                first = self._last is None or bool((hashes[0] != self._last).any())
-                self.count += int(steps.sum()) + first
-                self._last = hashes[-1]
-            yield hashes, records
+def _in_order(runs: list[_Run]) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+    for run in runs:
+        while not run.exhausted:
+            run.load(_CHUNK_BYTES)
+            yield run.take(len(run.hashes))
 
 
 def _window_bytes(runs: int) -> int:
@@ -283,8 +374,31 @@ def _window_bytes(runs: int) -> int:
     return max(64 * 1024, _CHUNK_BYTES // max(1, runs))
 
 
+@dataclass
+class _Block:
+    """Records handed on by the merge, in hash order: their hashes, their bytes (None when only
+    hashes are merged), and which part (a run and the index of its first record there) each came
+    from."""
+
+    hashes: np.ndarray
+    records: ByteColumn | None
+    order: np.ndarray  # each record's place among the parts' records, concatenated
+    parts: list[tuple[_Run, int, np.ndarray]]  # (run, index of its first record here, its hashes)
+
+    def sources(self) -> np.ndarray:
+        """Each record's part."""
+        starts = np.cumsum([0] + [len(part[2]) for part in self.parts])
+        return np.searchsorted(starts, self.order, side="right") - 1
+
+
 def _merge(runs: list[_Run], unique: bool) -> Iterator[tuple[np.ndarray, ByteColumn]]:
-    """The runs' records in hash order, a block at a time.
+    """The runs' records in hash order, a block at a time."""
+    for block in _blocks(runs, unique):
+        yield block.hashes, block.records
+
+
+def _blocks(runs: list[_Run], unique: bool) -> Iterator[_Block]:
+    """The runs' records (or hashes) in hash order, a block at a time.
 
     Every window holds a run's next records. The smallest last hash among the windows of runs
     with more on disk bounds what is safe to hand on: no record still on disk sorts before it.
@@ -299,28 +413,80 @@ def _merge(runs: list[_Run], unique: bool) -> Iterator[tuple[np.ndarray, ByteCol
         if not live:
             return
         for run in live:
-            if run.records.num_rows == 0:
+            if not len(run.hashes):
                 run.load(window)
         bounds = [run.hashes[-1] for run in live if not run.complete]
         bound = min((int(high), int(low)) for high, low in bounds) if bounds else None
         parts = []
+        taken = []
         for run in live:
-            count = run.records.num_rows
+            count = len(run.hashes)
             if bound is not None:
                 high, low = run.hashes[:, 0], run.hashes[:, 1]
                 after = (high > bound[0]) | ((high == bound[0]) & (low > bound[1]))
                 count = int(np.argmax(after)) if after.any() else count  # the window is sorted
             if count:
-                parts.append((run, run.first, *run.take(count)))
+                first = run.first
+                hashes, records = run.take(count)
+                parts.append((run, first, hashes))
+                taken.append(records)
         hashes = np.concatenate([part[2] for part in parts])
         order = np.lexsort((hashes[:, 1], hashes[:, 0]))
         hashes = hashes[order]
-        records = concat([part[3] for part in parts])
-        if len(parts) > 1:
-            records = records.take(order)
+        records = None
+        if taken[0] is not None:
+            records = concat(taken)
+            if len(parts) > 1:
+                records = records.take(order)
         if unique:
             last = _check_block(hashes, order, parts, last)
-        yield hashes, records
+        yield _Block(hashes, records, order, parts)
+
+
+def _merged_positions(runs: list[_Run], starts: np.ndarray, unique: bool
+                      ) -> tuple[np.ndarray, dict[int, str], int]:
+    """For each rank in `starts`, how many records of each run come before it in hash order;
+    the key hashes (hex) at the ranks `_edge_ranks` names; and how many different keys there are.
+    Merges the runs' hashes, not their records."""
+    positions = np.zeros((len(starts), len(runs)), np.int64)
+    wanted = sorted(_edge_ranks(starts))
+    edges: dict[int, str] = {}
+    index = {id(run): number for number, run in enumerate(runs)}
+    consumed = np.zeros(len(runs), np.int64)
+    rank = boundary = distinct = 0
+    previous: np.ndarray | None = None
+    for block in _blocks(runs, unique):
+        count = len(block.hashes)
+        part_runs = np.array([index[id(part[0])] for part in block.parts])
+        sources = part_runs[block.sources()]
+        while boundary < len(starts) and starts[boundary] <= rank + count:
+            taken = int(starts[boundary]) - rank
+            positions[boundary] = consumed + np.bincount(sources[:taken], minlength=len(runs))
+            boundary += 1
+        consumed += np.bincount(sources, minlength=len(runs))
+        while wanted and wanted[0] < rank + count:
+            edge = wanted.pop(0)
+            edges[edge] = block.hashes[edge - rank].astype(">u8").tobytes().hex()
+        steps = (block.hashes[1:] != block.hashes[:-1]).any(axis=1)
+        distinct += int(steps.sum()) + (previous is None or bool((block.hashes[0] != previous).any()))
+        previous = block.hashes[-1]
+        rank += count
+    positions[boundary:] = consumed
+    return positions, edges, distinct
+
+
+def _positions_in_order(runs: list[_Run], starts: np.ndarray) -> np.ndarray:
+    """For each rank in `starts`, how many records of each run come before it: the runs follow
+    each other."""
+    before = np.cumsum([0] + [run.count for run in runs])[:-1]
+    counts = np.array([run.count for run in runs], np.int64)
+    return np.clip(starts[:, None] - before[None, :], 0, counts[None, :])
+
+
+def _edge_ranks(starts: np.ndarray) -> set[int]:
+    """The ranks of every non-empty shard's first and last record."""
+    return {rank for low, high in zip(starts[:-1].tolist(), starts[1:].tolist()) if high > low
+            for rank in (low, high - 1)}
 
 
 def _check_block(hashes: np.ndarray, order: np.ndarray, parts: list, last: tuple | None) -> tuple:

@@ -6,7 +6,7 @@ import hashlib
 import math
 import os
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -14,13 +14,12 @@ from .. import fs
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
 from ..processes import can_fork, context, die_with_parent
-from .collect import HeldRecords
+from .collect import HeldRecords, ShardSlices, read_slices
 from .manifest import Manifest
 from .index import index_lines
 from .info import write_file
 from .naming import index_name, shard_name, temporary
 
-_CHUNK_RECORDS = 4096  # records framed per step: bounds the extra memory of framing
 
 
 @dataclass
@@ -51,37 +50,55 @@ def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_b
     return max(1, math.ceil(num_bytes / target_bytes)) if num_examples else 1
 
 
-def write_split(folder: str, name: str, split: str, records: HeldRecords | Iterable[tuple[np.ndarray, ByteColumn]],
-                total: int, num_shards: int, compression: str, kept: dict[str, dict] | None = None,
-                manifest: Manifest | None = None, processes: int = 1, index: bool = False) -> list[ShardInfo]:
-    """Writes `total` records into `num_shards` shards of near-equal example counts.
+def write_split(folder: str, name: str, split: str, records: HeldRecords | Sequence[ShardSlices], num_shards: int,
+                compression: str, kept: dict[str, dict] | None = None, manifest: Manifest | None = None,
+                processes: int = 1, index: bool = False, shuffle: bool = True) -> list[ShardInfo]:
+    """Writes a split's records into `num_shards` shards of near-equal example counts, up to
+    `processes` at a time in forked processes, once the records reach POOL_BYTES.
 
-    The records are held in memory (`HeldRecords`: then up to `processes` forked processes write
-    shards side by side), or arrive in order as (key hashes, framed records) chunks. A shard in
+    The records are held in memory (`HeldRecords`, cut into shards by rank: each writer gathers
+    its own from the parent's memory), or lie in run files, each shard's in the slices its
+    `ShardSlices` lists (each writer merges its own, by key hash when `shuffle`). A shard in
     `kept` (from an interrupted run) whose records would be the same, by count and key range, is
-    kept as it is; every shard written is added to `manifest`.
+    kept as it is; every shard written is added to `manifest` as soon as it is done.
     """
+    global _HELD
+    kept = kept or {}
+    shards: list[ShardInfo | None] = [None] * num_shards
+    jobs = []
     if isinstance(records, HeldRecords):
-        return _write_held(folder, name, split, records, num_shards, compression, kept or {}, manifest, processes,
-                           index)
-    stream = _Pieces(iter(records))
-    shards = []
-    for number in range(num_shards):
-        count = _shard_count(number, total, num_shards)
+        starts = shard_starts(len(records.order), num_shards)
+        for number, (start, stop) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist())):
+            span = (_hex(records.hashes, start), _hex(records.hashes, stop - 1)) if stop > start else ("", "")
+            jobs.append((number, span, stop - start, (start, stop)))
+        write, size = _write_held_shard, records.num_bytes
+    else:
+        jobs = [(number, (shard.first, shard.last), shard.count, (shard.slices, shuffle))
+                for number, shard in enumerate(records)]
+        write, size = _write_sliced_shard, POOL_BYTES
+    todo = []
+    for number, span, count, what in jobs:
         file = shard_name(name, split, number, num_shards, compression)
-        pieces: Iterable[tuple[np.ndarray, ByteColumn]] = stream.take(count)
-        entry = (kept or {}).get(file)
-        if entry is not None and entry["num_examples"] == count:
-            pieces = list(pieces)  # read once: for the key range, and to write if it differs
-            same = kept_shard(entry, file, count, key_range(pieces))
-            if same is not None:
-                shards.append(same)
-                continue
-        shard, first, last = write_shard(os.path.join(folder, file), pieces, count, compression, index)
-        if manifest is not None:
-            manifest.add(split, shard.to_dict(), first, last)
-        shards.append(shard)
-    return shards
+        shards[number] = kept_shard(kept.get(file), file, count, span)
+        if shards[number] is None:
+            todo.append((number, os.path.join(folder, file), count, what, compression, index))
+    # starting processes costs ~25 ms: worth it only where the writing (gathering, hashing) takes longer
+    processes = min(processes, len(todo)) if can_fork() and size >= POOL_BYTES else 1
+    _HELD = records if isinstance(records, HeldRecords) else None
+    try:
+        with contextlib.ExitStack() as stack:
+            if processes > 1:
+                pool = stack.enter_context(context().Pool(processes, die_with_parent, (os.getpid(),)))
+                written = pool.imap(write, todo)  # in order, each as soon as it is done
+            else:
+                written = map(write, todo)
+            for (number, *_), (shard, first, last) in zip(todo, written):
+                if manifest is not None:  # recorded at once: a resumed build keeps it
+                    manifest.add(split, shard.to_dict(), first, last)
+                shards[number] = shard
+    finally:
+        _HELD = None
+    return [shard for shard in shards if shard is not None]
 
 
 def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, str]) -> ShardInfo | None:
@@ -93,11 +110,6 @@ def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, 
     return ShardInfo.from_dict(entry)
 
 
-def _shard_count(index: int, total: int, num_shards: int) -> int:
-    starts = shard_starts(total, num_shards)
-    return int(starts[index + 1] - starts[index])
-
-
 def shard_starts(total: int, num_shards: int) -> np.ndarray:
     """The rank of each shard's first record (and `total` at the end): near-equal counts."""
     return np.array([index * total // num_shards for index in range(num_shards + 1)], dtype=np.int64)
@@ -106,70 +118,18 @@ def shard_starts(total: int, num_shards: int) -> np.ndarray:
 POOL_BYTES = 8 * 1024**2  # held records below this are written by the calling process
 _HELD: HeldRecords | None = None  # what forked shard writers read (they share the parent's memory)
 
-
-def _write_held(folder: str, name: str, split: str, records: HeldRecords, num_shards: int, compression: str,
-                kept: dict[str, dict], manifest: Manifest | None, processes: int, index: bool) -> list[ShardInfo]:
-    """Writes held records' shards, in forked processes when more than one may run and the records
-    reach POOL_BYTES: each shard gathers its own records from the parent's memory, compresses,
-    hashes and fsyncs them."""
-    global _HELD
-    total = len(records.order)
-    shards: list[ShardInfo | None] = [None] * num_shards
-    jobs = []
-    start = 0
-    for number in range(num_shards):
-        count = _shard_count(number, total, num_shards)
-        file = shard_name(name, split, number, num_shards, compression)
-        span = (_hex(records.hashes, start), _hex(records.hashes, start + count - 1)) if count else ("", "")
-        shards[number] = kept_shard(kept.get(file), file, count, span)
-        if shards[number] is None:
-            jobs.append((number, os.path.join(folder, file), start, start + count, compression, index))
-        start += count
-    # starting processes costs ~25 ms: worth it only where the writing (gathering, hashing) takes longer
-    processes = min(processes, len(jobs)) if can_fork() and records.num_bytes >= POOL_BYTES else 1
-    _HELD = records
-    try:
-        with contextlib.ExitStack() as stack:
-            if processes > 1:
-                pool = stack.enter_context(context().Pool(processes, die_with_parent, (os.getpid(),)))
-                written = pool.imap(_write_held_shard, jobs)  # in order, each as soon as it is done
-            else:
-                written = map(_write_held_shard, jobs)
-            for (number, *_), (shard, first, last) in zip(jobs, written):
-                if manifest is not None:  # recorded at once: a resumed build keeps it
-                    manifest.add(split, shard.to_dict(), first, last)
-                shards[number] = shard
-    finally:
-        _HELD = None
-    return [shard for shard in shards if shard is not None]
+_Job = tuple[int, str, int, tuple, str, bool]  # shard number, path, records, where they are, compression, index
 
 
-def _write_held_shard(job: tuple[int, str, int, int, str, bool]) -> tuple[ShardInfo, str, str]:
-    _, path, start, stop, compression, index = job
+def _write_held_shard(job: _Job) -> tuple[ShardInfo, str, str]:
+    _, path, count, (start, stop), compression, index = job
     assert _HELD is not None
-    return write_shard(path, _HELD.chunks(start, stop), stop - start, compression, index)
+    return write_shard(path, _HELD.chunks(start, stop), count, compression, index)
 
 
-class _Pieces:
-    """Hands out the next n records of a stream of chunks, at most _CHUNK_RECORDS at a time."""
-
-    def __init__(self, chunks: Iterator[tuple[np.ndarray, ByteColumn]]):
-        self._chunks = chunks
-        self._hashes: np.ndarray | None = None
-        self._current: ByteColumn | None = None
-        self._position = 0
-
-    def take(self, count: int) -> Iterator[tuple[np.ndarray, ByteColumn]]:
-        while count > 0:
-            if self._current is None or self._position == self._current.num_rows:
-                (self._hashes, self._current), self._position = next(self._chunks), 0
-            start = self._position
-            stop = min(self._current.num_rows, start + count, start + _CHUNK_RECORDS)
-            offsets = self._current.offsets
-            low, high = offsets[start], offsets[stop]
-            yield self._hashes[start:stop], ByteColumn(self._current.data[low:high], offsets[start : stop + 1] - low)
-            count -= stop - start
-            self._position = stop
+def _write_sliced_shard(job: _Job) -> tuple[ShardInfo, str, str]:
+    _, path, count, (slices, shuffle), compression, index = job
+    return write_shard(path, read_slices(slices, shuffle), count, compression, index)
 
 
 def _hex(hashes: np.ndarray, row: int) -> str:
