@@ -123,7 +123,8 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
                 block = file.read(_SCAN_BYTES)
                 if not block:
                     break
-                if (quotes and b'"' in block) or block.count(b"\r") != block.count(b"\r\n") or block.endswith(b"\r"):
+                if (quotes and b'"' in block) or (b"\r" in block and (  # (`in` is a fast scan; a count is not)
+                        block.count(b"\r") != block.count(b"\r\n") or block.endswith(b"\r"))):
                     return None
                 while target < position + len(block):
                     newline = block.find(b"\n", max(0, target - position))
