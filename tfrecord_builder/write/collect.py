@@ -171,7 +171,8 @@ def write_run(folder: str, name: str, hashes: np.ndarray, records: ByteColumn, l
               shuffle: bool) -> RunFile:
     """Writes a batch's records of one split as a run (sorted by key hash when shuffling) under a
     name no other process picks: what an encoding worker does instead of sending them back."""
-    held = HeldRecords(*_sorted(hashes, shuffle), [records])
+    order = _write_order(hashes, shuffle)
+    held = HeldRecords(hashes[order], order, [records])
     path = os.path.join(folder, f"run-{name}-{_PROCESS_TOKEN}-{next(_RUN_NUMBERS):06d}")
     _write_held(path, held, labels)
     return RunFile(path, records.num_rows, int(records.offsets[-1] - records.offsets[0]))
@@ -185,11 +186,6 @@ def renew_run_names() -> None:
     """Draws this process's part of the run names anew: a forked worker must not share its parent's."""
     global _PROCESS_TOKEN, _RUN_NUMBERS
     _PROCESS_TOKEN, _RUN_NUMBERS = os.urandom(6).hex(), iter(range(1 << 62))
-
-
-def _sorted(hashes: np.ndarray, shuffle: bool) -> tuple[np.ndarray, np.ndarray]:
-    order = _write_order(hashes, shuffle)
-    return hashes[order], order
 
 
 def _write_held(path: str, held: "HeldRecords", labels: list[str] | None) -> None:
