@@ -59,8 +59,7 @@ class SplitRecords:
     def __init__(self, spill_dir: str | None = None, shuffle: bool = True, name: str = "records") -> None:
         self._hashes: list[np.ndarray] = []
         self._records: list[ByteColumn] = []
-        self._labels: list[str] = []
-        self._unique = False  # records came with labels: their keys must be unique
+        self._labels: list[str] = []  # with labels, keys must be unique (a run's header says so too)
         self._buffered = 0
         self._spill_dir = spill_dir
         self._shuffle = shuffle
@@ -76,7 +75,6 @@ class SplitRecords:
         self._hashes.append(hashes)
         self._records.append(records)
         if labels is not None:
-            self._unique = True
             self._labels.extend(labels)
             self._buffered += sum(map(len, labels))
         size = int(records.offsets[-1] - records.offsets[0])
@@ -145,8 +143,8 @@ class SplitRecords:
         runs = [_Run(path, data=False) for path in self.runs]
         try:
             if self._shuffle:
-                positions, edges, distinct = _merged_positions(runs, starts, self._unique or
-                                                               any(run.labelled for run in runs))
+                # (every labelled record is in a run by now: its header says its keys must be unique)
+                positions, edges, distinct = _merged_positions(runs, starts, any(run.labelled for run in runs))
             else:
                 positions, distinct = _positions_in_order(runs, starts), None
                 ends = np.cumsum([run.count for run in runs])
@@ -301,7 +299,7 @@ class _Run:
 
     def hash_at(self, index: int) -> str:
         """Record `index`'s key hash, in hex."""
-        return self._array(_RUN_HEADER.size, 16, "<u8", index, index + 1).astype(">u8").tobytes().hex()
+        return hash_hex(self._array(_RUN_HEADER.size, 16, "<u8", index, index + 1).reshape(1, 2), 0)
 
     def load(self, max_bytes: int) -> None:
         """Adds the next records to the window: about `max_bytes` of them (at least one), or,
@@ -381,10 +379,20 @@ class _Block:
     order: np.ndarray  # each record's place among the parts' records, concatenated
     parts: list[tuple[_Run, int, np.ndarray]]  # (run, index of its first record here, its hashes)
 
+    def _starts(self) -> np.ndarray:
+        """Where each part's records begin among the parts' records, concatenated."""
+        return np.cumsum([0] + [len(part[2]) for part in self.parts])
+
     def sources(self) -> np.ndarray:
         """Each record's part."""
-        starts = np.cumsum([0] + [len(part[2]) for part in self.parts])
-        return np.searchsorted(starts, self.order, side="right") - 1
+        return np.searchsorted(self._starts(), self.order, side="right") - 1
+
+    def source(self, position: int) -> tuple[_Run, int]:
+        """The run of the record at `position` and its index there."""
+        starts = self._starts()
+        index = int(self.order[position])
+        part = int(np.searchsorted(starts, index, side="right")) - 1
+        return self.parts[part][0], self.parts[part][1] + index - int(starts[part])
 
 
 def _merge(runs: list[_Run], unique: bool) -> Iterator[tuple[np.ndarray, ByteColumn]]:
@@ -434,9 +442,10 @@ def _blocks(runs: list[_Run], unique: bool) -> Iterator[_Block]:
             records = concat(taken)
             if len(parts) > 1:
                 records = records.take(order)
+        block = _Block(hashes, records, order, parts)
         if unique:
-            last = _check_block(hashes, order, parts, last)
-        yield _Block(hashes, records, order, parts)
+            last = _check_block(block, last)
+        yield block
 
 
 def _merged_positions(runs: list[_Run], starts: np.ndarray, unique: bool
@@ -462,7 +471,7 @@ def _merged_positions(runs: list[_Run], starts: np.ndarray, unique: bool
         consumed += np.bincount(sources, minlength=len(runs))
         while wanted and wanted[0] < rank + count:
             edge = wanted.pop(0)
-            edges[edge] = block.hashes[edge - rank].astype(">u8").tobytes().hex()
+            edges[edge] = hash_hex(block.hashes, edge - rank)
         steps = (block.hashes[1:] != block.hashes[:-1]).any(axis=1)
         distinct += int(steps.sum()) + (previous is None or bool((block.hashes[0] != previous).any()))
         previous = block.hashes[-1]
@@ -479,29 +488,29 @@ def _positions_in_order(runs: list[_Run], starts: np.ndarray) -> np.ndarray:
     return np.clip(starts[:, None] - before[None, :], 0, counts[None, :])
 
 
+def hash_hex(hashes: np.ndarray, row: int) -> str:
+    """The key hash at `row` of an (n, 2) array, in hex: how a shard's first and last keys are
+    recorded (and compared when a resumed build keeps a shard)."""
+    return hashes[row].astype(">u8").tobytes().hex()
+
+
 def _edge_ranks(starts: np.ndarray) -> set[int]:
     """The ranks of every non-empty shard's first and last record."""
     return {rank for low, high in zip(starts[:-1].tolist(), starts[1:].tolist()) if high > low
             for rank in (low, high - 1)}
 
 
-def _check_block(hashes: np.ndarray, order: np.ndarray, parts: list, last: tuple | None) -> tuple:
+def _check_block(block: _Block, last: tuple | None) -> tuple:
     """Raises DataError at the first key equal to the one before it; returns the block's last record."""
-    starts = np.cumsum([0] + [len(part[2]) for part in parts])
-
-    def source(position: int) -> tuple[_Run, int]:
-        index = int(order[position])
-        part = int(np.searchsorted(starts, index, side="right")) - 1
-        return parts[part][0], parts[part][1] + index - int(starts[part])
-
+    hashes = block.hashes
     if last is not None and (hashes[0] == last[0]).all():
-        run, index = source(0)
+        run, index = block.source(0)
         raise duplicate_key(last[1].label(last[2]), run.label(index))
     same = np.flatnonzero((hashes[1:] == hashes[:-1]).all(axis=1))
     if len(same):
-        (first_run, first), (second_run, second) = source(int(same[0])), source(int(same[0]) + 1)
+        (first_run, first), (second_run, second) = block.source(int(same[0])), block.source(int(same[0]) + 1)
         raise duplicate_key(first_run.label(first), second_run.label(second))
-    return (hashes[-1], *source(len(hashes) - 1))
+    return (hashes[-1], *block.source(len(hashes) - 1))
 
 
 def _check_unique(hashes: np.ndarray, labels: list[str]) -> None:

@@ -14,7 +14,7 @@ from .. import fs
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
 from ..processes import can_fork, context, die_with_parent
-from .collect import HeldRecords, ShardSlices, read_slices
+from .collect import HeldRecords, ShardSlices, hash_hex, read_slices
 from .manifest import Manifest
 from .index import index_lines
 from .info import write_file
@@ -69,13 +69,13 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Seque
     if isinstance(records, HeldRecords):
         starts = shard_starts(len(records.order), num_shards)
         for number, (start, stop) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist())):
-            span = (_hex(records.hashes, start), _hex(records.hashes, stop - 1)) if stop > start else ("", "")
+            span = (hash_hex(records.hashes, start), hash_hex(records.hashes, stop - 1)) if stop > start else ("", "")
             jobs.append((number, span, stop - start, (start, stop)))
         write, size = _write_held_shard, records.num_bytes
     else:
         jobs = [(number, (shard.first, shard.last), shard.count, (shard.slices, shuffle))
                 for number, shard in enumerate(records)]
-        write, size = _write_sliced_shard, POOL_BYTES
+        write, size = _write_sliced_shard, POOL_BYTES  # runs: always written by the processes
     todo = []
     for number, span, count, what in jobs:
         file = shard_name(name, split, number, num_shards, compression)
@@ -132,14 +132,10 @@ def _write_sliced_shard(job: _Job) -> tuple[ShardInfo, str, str]:
     return write_shard(path, read_slices(slices, shuffle), count, compression, index)
 
 
-def _hex(hashes: np.ndarray, row: int) -> str:
-    return hashes[row].astype(">u8").tobytes().hex()
-
-
 def key_range(pieces: list[tuple[np.ndarray, ByteColumn]]) -> tuple[str, str]:
     if not pieces:
         return "", ""
-    return _hex(pieces[0][0], 0), _hex(pieces[-1][0], -1)
+    return hash_hex(pieces[0][0], 0), hash_hex(pieces[-1][0], -1)
 
 
 def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], count: int, compression: str,
@@ -159,8 +155,8 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
     aside = path if remote else temporary(path)
     with fs.open_file(aside, "wb") as file:
         for hashes, chunk in pieces:
-            first = first or _hex(hashes, 0)
-            last = _hex(hashes, -1)
+            first = first or hash_hex(hashes, 0)
+            last = hash_hex(hashes, -1)
             if index:
                 lines.append(index_lines(chunk.offsets, size))
             data = compressor.compress(memoryview(chunk.data[chunk.offsets[0] : chunk.offsets[-1]]))
