@@ -192,12 +192,15 @@ def test_a_checkpoint_of_other_data_is_dropped(tmp_path, monkeypatch):
     assert resumed.splits["train"].num_examples == 50000
 
 
-def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeypatch):
+@pytest.mark.parametrize("max_runs", [128, 4])
+def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeypatch, max_runs):
+    """With its 30 runs, or those merged into 4 longer ones first (which the checkpoint then lists)."""
     monkeypatch.setattr(TensorFeature, "batch_rows", BATCH_ROWS)
     spec = write_spec(tmp_path, {**SPEC, "output": {"shards": 12}}, {"rows.csv": _rows("w", 60000)})
     reference = tb.build(spec, output=tmp_path / "reference", workers=1)
-    command = [sys.executable, "-c", CHECKPOINT_EVERY_BATCH, "build", str(spec), "--output", str(tmp_path / "out"),
-               "--workers", "1"]
+    fan_in = f"from tfrecord_builder.write import collect; collect.MAX_RUNS = {max_runs}; "
+    command = [sys.executable, "-c", fan_in + CHECKPOINT_EVERY_BATCH, "build", str(spec),
+               "--output", str(tmp_path / "out"), "--workers", "1"]
     staging = tmp_path / "out" / "big" / ".1.0.0.building"
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -208,7 +211,10 @@ def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeyp
         time.sleep(0.005)
     process.send_signal(signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL
-    assert json.loads((staging / "checkpoint.json").read_text())["records"] == 60000
+    state = json.loads((staging / "checkpoint.json").read_text())
+    assert state["records"] == 60000
+    assert len(state["splits"]["train"]["runs"]) == min(30, max_runs)
+    assert sorted(os.listdir(staging / "runs")) == sorted(state["splits"]["train"]["runs"])  # the merged ones gone
 
     from tfrecord_builder.runner import encoding
     encoded_rows = []

@@ -183,6 +183,7 @@ def _run_locally(spec: Spec, tasks: list[ReadTask], builders: dict, staging: str
             encoded.discard()
             encoded = Encoding(spec, staging, build_id, None)
             encoded.run(tasks, builders, workers, progress)
+    encoded.combine_runs(workers)
     manifest = Manifest(staging, build_id)  # each shard is recorded once written: --resume keeps it
     splits, distinct = write_shards(spec, staging, encoded.records, kept, manifest, progress, workers)
     encoded.discard()

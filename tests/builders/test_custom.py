@@ -200,12 +200,14 @@ def test_installed_packages_register_builders_by_entry_point(tmp_path, monkeypat
         tb.load_spec(write_spec(tmp_path, dict(spec, source={"builder": "squarez"}), name="typo.yaml"))
 
 
-@pytest.mark.parametrize("shuffle,workers", [(True, 1), (False, 1), (True, 2)])
-def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, monkeypatch, shuffle, workers):
-    """Spilled by the build's process, or written to runs by workers: the twins meet in the merge."""
+@pytest.mark.parametrize("shuffle,workers,max_runs", [(True, 1, 128), (False, 1, 128), (True, 2, 128), (True, 2, 4)])
+def test_duplicate_keys_far_apart_are_found_beyond_the_memory_budget(tmp_path, monkeypatch, shuffle, workers, max_runs):
+    """Spilled by the build's process, or written to runs by workers (and those merged into fewer,
+    longer runs first): the twins meet in the merge, named by both their labels."""
     from tfrecord_builder.features import TensorFeature
     from tfrecord_builder.write import collect
 
+    monkeypatch.setattr(collect, "MAX_RUNS", max_runs)
     monkeypatch.setattr(collect, "SPILL_BYTES", 200)  # a sorted run every batch: the twins meet in the merge
     monkeypatch.setattr(TensorFeature, "batch_rows", 50)
     code = ("import tfrecord_builder as tb\n\nclass Bad(tb.Builder):\n    def generate(self, split):\n"

@@ -13,6 +13,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.codec.bytecolumn import ByteColumn
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features import TensorFeature
+from tfrecord_builder.runner import encoding
 from tfrecord_builder.write import collect
 from tfrecord_builder.write.shards import shard_starts
 
@@ -26,8 +27,10 @@ def _digests(info):
             for split in info.splits.values() for name in split.files}
 
 
-@pytest.mark.parametrize("shuffle", [True, False])
-def test_spilled_builds_equal_in_memory_builds(tmp_path, monkeypatch, shuffle):
+@pytest.mark.parametrize("shuffle,max_runs,workers", [(True, 128, 1), (False, 128, 1), (True, 4, 2), (False, 4, 2)])
+def test_spilled_builds_equal_in_memory_builds(tmp_path, monkeypatch, shuffle, max_runs, workers):
+    """Many runs, merged into shards as they are or, past MAX_RUNS, first merged into fewer
+    (side by side in 2 processes): the same bytes as a build held in memory."""
     spec = {"name": "spill", "source": {"builder": "csv", "path": "d.csv"},
             "splits": {"train": 0.7, "test": 0.3}, "output": {"shards": 3, "shuffle": shuffle},
             "features": {"id": {"dtype": "int64"}, "w": {"dtype": "string"}, "v": {"dtype": "float32", "shape": [2]}}}
@@ -35,11 +38,20 @@ def test_spilled_builds_equal_in_memory_builds(tmp_path, monkeypatch, shuffle):
     in_memory = tb.build(path, output=tmp_path / "a", workers=1)
     monkeypatch.setattr(collect, "SPILL_BYTES", 2000)  # a run every batch
     monkeypatch.setattr(TensorFeature, "batch_rows", 97)  # many small batches: many runs to merge
+    monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 0)  # with 2 workers, they write the runs
     runs = []
-    original = collect.SplitRecords._spill
-    monkeypatch.setattr(collect.SplitRecords, "_spill", lambda self: (runs.append(1), original(self)))
-    spilled = tb.build(path, output=tmp_path / "b", workers=1)
-    assert len(runs) > 30
+    original = collect.SplitRecords.combine
+    monkeypatch.setattr(collect.SplitRecords, "combine", lambda self, processes=1: (
+        self.spill(), runs.append(len(self.runs)), original(self, processes))[-1])
+    monkeypatch.setattr(collect, "MAX_RUNS", max_runs)
+    combined = []
+    pool_map = collect._map
+    monkeypatch.setattr(collect, "_map", lambda function, jobs, processes: (
+        combined.extend((len(job[0]), processes) for job in jobs), pool_map(function, jobs, processes))[1])
+    spilled = tb.build(path, output=tmp_path / "b", workers=workers)
+    assert sum(runs) > 30
+    assert bool(combined) == (max_runs == 4)
+    assert all(2 <= size <= 4 and processes == workers for size, processes in combined)
     assert _digests(in_memory) == _digests(spilled)
     assert spilled.statistics["train"]["w"] == in_memory.statistics["train"]["w"]
     assert sorted(os.listdir(tmp_path / "b" / "spill")) == [".1.0.0.lock", "1.0.0"]  # the runs are gone
@@ -70,17 +82,19 @@ def test_runs_are_really_written(tmp_path, monkeypatch):
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.binary(max_size=40)), min_size=1, max_size=300),
-       st.integers(1, 7), st.integers(64, 400), st.integers(1, 9), st.booleans())
-def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, window, shards, shuffle):
-    """Records (with hashes drawn from few values: many ties) spilled in several runs, cut into
-    shards by rank and merged shard by shard through small windows, come out in hash order (or,
-    without shuffling, in arrival order), every record once, the shards as `shard_starts` sizes
-    them, and each run's records given to the shards without a gap or an overlap (equal hashes
-    here carry different bytes, which real content keys never do)."""
+       st.integers(1, 12), st.integers(64, 400), st.integers(1, 9), st.booleans(), st.sampled_from([2, 3, 5, 128]))
+def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, window, shards, shuffle, max_runs):
+    """Records (with hashes drawn from few values: many ties) spilled in several runs, merged
+    into fewer runs past `max_runs`, cut into shards by rank and merged shard by shard through
+    small windows, come out in hash order (or, without shuffling, in arrival order), every record
+    once, the shards as `shard_starts` sizes them, and each run's records given to the shards
+    without a gap or an overlap (equal hashes here carry different bytes, which real content keys
+    never do)."""
     folder = tmp_path_factory.mktemp("runs")
-    saved = collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS
+    saved = collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS, collect.MAX_RUNS
     # small windows of records and of hashes: many blocks, ties across them
     collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS = 0, window, max(1, window // 50)
+    collect.MAX_RUNS = max_runs
     try:
         records = collect.SplitRecords(str(folder), shuffle=shuffle)
         size = max(1, len(items) // batches)
@@ -88,10 +102,16 @@ def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, 
             part = items[start : start + size]
             hashes = np.array([[high, low] for high, low, _ in part], dtype=np.uint64).reshape(-1, 2)
             records.add(hashes, ByteColumn.from_rows([data for _, _, data in part]))
+        records.spill()
+        spilled = list(records.runs)
+        replaced = records.combine()
+        assert len(records.runs) <= max_runs
+        assert sorted(replaced) == sorted(set(spilled) - set(records.runs))  # for the caller to remove
+        assert sorted(os.listdir(folder)) == sorted(os.path.basename(run) for run in set(records.runs) | set(spilled))
         chunks, counts = _written(records, shards)
         plan, _ = records.slices(shard_starts(len(items), shards))
     finally:
-        collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS = saved
+        collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS, collect.MAX_RUNS = saved
     merged = [(tuple(int(v) for v in h), row) for hashes, chunk in chunks for h, row in zip(hashes, chunk.rows())]
     assert counts == np.diff(shard_starts(len(items), shards)).tolist()
     every = [((high, low), data) for high, low, data in items]
@@ -105,7 +125,28 @@ def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, 
         assert spans[0][0] == 0 and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
 
 
-def test_a_duplicate_key_is_named_across_merge_blocks(tmp_path, monkeypatch):
+@given(st.integers(2, 20000), st.integers(2, 200))
+def test_combined_groups_bring_the_runs_to_the_fan_in(count, fan_in):
+    """Groups of 2 to `fan_in` runs next to each other, none shared; merging them leaves at most
+    `fan_in` runs, merging the fewest runs that does, or a whole round cuts the runs by `fan_in`."""
+    groups = collect._combined_groups(count, fan_in)
+    if count <= fan_in:
+        assert groups == []
+        return
+    assert all(2 <= stop - start <= fan_in for start, stop in groups)
+    assert all(a[1] <= b[0] for a, b in zip(groups, groups[1:])) and groups[-1][1] <= count
+    left = count - sum(stop - start - 1 for start, stop in groups)
+    if count - fan_in <= fan_in * (fan_in - 1):
+        assert left == fan_in  # exactly: no run merged that didn't need to be
+    else:
+        assert left == -(-count // fan_in)
+
+
+@pytest.mark.parametrize("max_runs", [128, 3])
+def test_a_duplicate_key_is_named_across_merge_blocks(tmp_path, monkeypatch, max_runs):
+    """Found where the twins meet, with both records' labels: carried through runs merged into
+    longer ones too."""
+    monkeypatch.setattr(collect, "MAX_RUNS", max_runs)
     monkeypatch.setattr(collect, "SPILL_BYTES", 0)
     monkeypatch.setattr(collect, "_CHUNK_BYTES", 64)
     monkeypatch.setattr(collect, "_CHUNK_RECORDS", 8)  # the hashes merged 8 a run at a time
@@ -114,5 +155,6 @@ def test_a_duplicate_key_is_named_across_merge_blocks(tmp_path, monkeypatch):
         keys = list(range(start, start + 20)) + ([77] if start == 180 else [])
         hashes = np.array([[key * 1000, 0] for key in keys], dtype=np.uint64)
         records.add(hashes, ByteColumn.from_rows([b"x" * 30] * len(keys)), [f"f.csv, line {key}\0{key!r}" for key in keys])
+    records.combine()
     with pytest.raises(DataError, match=r"^f.csv, line 77: duplicate key 77 \(also yielded at f.csv, line 77\)"):
         records.slices(shard_starts(records.num_examples, 3))

@@ -120,6 +120,15 @@ class Encoding:
         self.state.statistics = self.statistics.state()
         checkpoint.save(self.staging, self.state)
 
+    def combine_runs(self, processes: int) -> None:
+        """Merges each split's runs down to `collect.MAX_RUNS` before shards are cut from them. A
+        checkpoint then lists the merged runs, before the runs they replace are removed."""
+        replaced = [path for records in self.records.values() for path in records.combine(processes)]
+        if replaced and os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
+            self.save()
+        for path in replaced:
+            os.remove(path)
+
     def discard(self) -> None:
         for records in self.records.values():
             records.discard()

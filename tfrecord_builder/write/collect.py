@@ -9,7 +9,9 @@ sort), so a build's memory doesn't grow with the number of records.
 
 Encoding workers write their batches' records as such runs themselves (`write_run`), so the
 build's process never holds or copies them: it keeps the runs' names, and `slices` cuts every
-shard's records out of them by rank, for shard writers that each merge their own.
+shard's records out of them by rank, for shard writers that each merge their own. A split with
+more than MAX_RUNS runs first has some merged into longer ones (`combine`), so no merge opens,
+or holds a window of, more runs than that.
 
 Keys that must be unique (a builder's own keys, not rows' content) are checked in the same pass:
 sorted by hash, a duplicate sits next to its twin, so no index of every key is kept in memory.
@@ -26,8 +28,12 @@ import numpy as np
 
 from ..codec.bytecolumn import ByteColumn, concat
 from ..errors import DataError
+from ..processes import can_fork, context, die_with_parent
 
 SPILL_BYTES = 16 * 1024**2
+# A merge's fan-in: it opens every run it reads and holds a window of each (64 KiB of hashes, as
+# much of records), so a split with more runs is first merged down to this many
+MAX_RUNS = 128
 _RUN_HEADER = struct.Struct("<QQQ")  # a run file's records, data bytes and label bytes
 _CHUNK_RECORDS = 4096
 _CHUNK_BYTES = 4 * 1024**2  # merged records handed on at a time: large records make fewer per chunk
@@ -131,6 +137,34 @@ class SplitRecords:
         self.runs.append(path)
         self._hashes, self._records, self._labels, self._buffered = [], [], [], 0
 
+    def combine(self, processes: int = 1) -> list[str]:
+        """Merges runs into longer ones until the split has at most MAX_RUNS: neither the open
+        files nor the memory of the merges that follow grows with the number of runs.
+
+        Only as many runs as that takes are merged (an extra pass over their records alone),
+        runs next to each other, each group into one that takes its place, so the source's order
+        stays; groups are merged side by side in up to `processes` forked processes. Returns the
+        runs replaced, which the caller removes once no checkpoint lists them (runs made and
+        merged again here are removed at once)."""
+        if self._records:
+            self._spill()
+        original = set(self.runs)
+        replaced = []
+        while len(self.runs) > MAX_RUNS:
+            groups = _combined_groups(len(self.runs), MAX_RUNS)
+            jobs = [(self.runs[start:stop], self._spill_dir or os.path.dirname(self.runs[0]), self.name, self._shuffle)
+                    for start, stop in groups]
+            merged = _map(_combine_runs, jobs, processes)
+            runs, previous = [], 0
+            for (start, stop), path in zip(groups, merged):
+                runs += self.runs[previous:start] + [path]
+                previous = stop
+            runs += self.runs[previous:]
+            for path in sorted(set(self.runs) - set(runs)):
+                (replaced.append if path in original else os.remove)(path)
+            self.runs = runs
+        return replaced
+
     def slices(self, starts: np.ndarray) -> tuple[list[ShardSlices], int | None]:
         """Where each shard's records are in the runs, for shards that start at the ranks
         `starts` (and `starts[-1]`, the total, at the end); and, when shuffling, how many
@@ -165,6 +199,50 @@ class SplitRecords:
         return shards, distinct
 
 
+def _combined_groups(count: int, fan_in: int) -> list[tuple[int, int]]:
+    """The runs (start, stop) to merge, each group into one, to bring `count` runs nearer to
+    `fan_in`: the fewest groups that reach it (merging k runs saves k - 1), near-equal and from the
+    first run on; or, when even `fan_in` full groups wouldn't reach it, a whole round of them."""
+    if count <= fan_in:
+        return []
+    groups = -(-(count - fan_in) // (fan_in - 1))
+    if groups > fan_in:
+        return [(start, min(count, start + fan_in)) for start in range(0, count, fan_in) if count - start > 1]
+    merged = count - fan_in + groups  # runs that go into the groups
+    bounds = [number * merged // groups for number in range(groups + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _combine_runs(job: tuple[list[str], str, str, bool]) -> str:
+    """Merges runs into one (by key hash, or one after another), labels and all; returns its path."""
+    paths, folder, name, shuffle = job
+    runs = [_Run(path, labels=True) for path in paths]
+    try:
+        path = os.path.join(folder, f"run-{name}-{_PROCESS_TOKEN}-{next(_RUN_NUMBERS):06d}")
+        with _RunWriter(path, sum(run.count for run in runs), sum(run.data_bytes for run in runs),
+                        sum(run.label_bytes for run in runs)) as writer:
+            for piece in _merged(runs) if shuffle else _in_order(runs):
+                writer.write(*piece)
+    finally:
+        for run in runs:
+            run.close()
+    return path
+
+
+def _map(function, jobs: list, processes: int) -> list:
+    """`function` over `jobs` in order, in up to `processes` forked processes when there is more than one job."""
+    processes = min(processes, len(jobs)) if can_fork() else 1
+    if processes <= 1:
+        return list(map(function, jobs))
+    with context().Pool(processes, _start_process, (os.getpid(),)) as pool:
+        return pool.map(function, jobs, chunksize=1)
+
+
+def _start_process(parent: int) -> None:
+    die_with_parent(parent)
+    renew_run_names()
+
+
 def write_run(folder: str, name: str, hashes: np.ndarray, records: ByteColumn, labels: list[str] | None,
               shuffle: bool) -> RunFile:
     """Writes a batch's records of one split as a run (sorted by key hash when shuffling) under a
@@ -189,22 +267,51 @@ def renew_run_names() -> None:
 def _write_held(path: str, held: "HeldRecords", labels: list[str] | None) -> None:
     """Writes held records to a run file in their order, each straight from the batch that holds
     it: no sorted copy of them is made in memory."""
-    lengths = held.lengths()
     encoded = [labels[i].encode("utf-8", "surrogatepass") for i in held.order.tolist()] if labels else []
-    label_lengths = np.fromiter(map(len, encoded), dtype="<u4", count=len(encoded)) if encoded else (
-        np.zeros(len(held.order), dtype="<u4"))
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "wb", buffering=1 << 20) as file:
-        file.write(_RUN_HEADER.pack(len(held.order), int(lengths.sum()), int(label_lengths.sum())))
-        file.write(held.hashes.astype("<u8").tobytes())
-        file.write(lengths.astype("<u4").tobytes())
-        file.write(label_lengths.tobytes())
-        for _, chunk in held.chunks(0, len(held.order)):  # one write per chunk, not per record
-            file.write(chunk.data)
-        file.write(b"".join(encoded))
-    # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
-    # runs it lists (write/checkpoint.py) before it names them
-    os.replace(path + ".tmp", path)
+    with _RunWriter(path, len(held.order), held.num_bytes, sum(map(len, encoded))) as writer:
+        for low, (hashes, chunk) in zip(range(0, len(held.order), _CHUNK_RECORDS), held.chunks(0, len(held.order))):
+            writer.write(hashes, chunk, ByteColumn.from_rows(encoded[low : low + len(hashes)]) if encoded else None)
+
+
+class _RunWriter:
+    """Writes a run file whose totals (records, data bytes, label bytes) are known before its
+    records come: each piece's hashes, lengths, label lengths, records and labels go straight to
+    their own sections, so a run is written from a merge as it goes."""
+
+    def __init__(self, path: str, count: int, data_bytes: int, label_bytes: int):
+        self.path = path
+        self.file = open(path + ".tmp", "wb")
+        self.file.write(_RUN_HEADER.pack(count, data_bytes, label_bytes))
+        start = _RUN_HEADER.size
+        # where the next piece of each section goes: hashes, lengths, label lengths, records, labels
+        self.at = [start, start + 16 * count, start + 20 * count, start + 24 * count, start + 24 * count + data_bytes]
+        self.end = self.at[4] + label_bytes
+
+    def write(self, hashes: np.ndarray, records: ByteColumn, labels: ByteColumn | None) -> None:
+        count = len(hashes)
+        pieces = [hashes.astype("<u8").tobytes(), records.lengths.astype("<u4").tobytes(),
+                  labels.lengths.astype("<u4").tobytes() if labels is not None else bytes(4 * count),
+                  memoryview(records.data[records.offsets[0] : records.offsets[-1]]),
+                  memoryview(labels.data[labels.offsets[0] : labels.offsets[-1]]) if labels is not None else b""]
+        for section, piece in enumerate(pieces):
+            if len(piece):
+                self.file.seek(self.at[section])
+                self.file.write(piece)
+                self.at[section] += len(piece)
+
+    def __enter__(self) -> "_RunWriter":
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.file.close()
+        if kind is not None:
+            os.remove(self.path + ".tmp")
+            return
+        assert self.at[4] == self.end, "a run's records fell short of its header"
+        # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
+        # runs it lists (write/checkpoint.py) before it names them
+        os.replace(self.path + ".tmp", self.path)
 
 
 def _write_order(hashes: np.ndarray, shuffle: bool) -> np.ndarray:
@@ -237,10 +344,6 @@ class HeldRecords:
         """The records' bytes, all together."""
         return int((self._ends - self._starts).sum())
 
-    def lengths(self) -> np.ndarray:
-        """Each record's length, in the written order."""
-        return (self._ends - self._starts)[self.order]
-
     def chunks(self, start: int, stop: int) -> Iterator[tuple[np.ndarray, ByteColumn]]:
         """The records at positions start..stop of the order, `_CHUNK_RECORDS` at a time, each
         chunk gathered from the batches (no sorted copy of them all is made)."""
@@ -256,25 +359,29 @@ class HeldRecords:
 
 class _Run:
     """A sorted run on disk, or a slice of one (records `start` to `stop`), read a window at a
-    time: with `data`, the records' bytes with their key hashes, else the hashes alone.
+    time: with `data`, the records' bytes with their key hashes, else the hashes alone; with
+    `labels`, their labels too (when they have some: a merge into a longer run carries them on).
 
     A run file is a header (records, data bytes, label bytes), then every record's hash (two
     uint64), length and label length as arrays, then the records' bytes, then the labels'.
     """
 
-    def __init__(self, path: str, start: int = 0, stop: int | None = None, data: bool = True):
+    def __init__(self, path: str, start: int = 0, stop: int | None = None, data: bool = True, labels: bool = False):
         self.file = open(path, "rb")
-        self.count, data_bytes, label_bytes = _RUN_HEADER.unpack(self.file.read(_RUN_HEADER.size))
-        self.labelled = label_bytes > 0  # its keys must be unique
+        self.count, self.data_bytes, self.label_bytes = _RUN_HEADER.unpack(self.file.read(_RUN_HEADER.size))
+        self.labelled = self.label_bytes > 0  # its keys must be unique
         self.data_start = _RUN_HEADER.size + 24 * self.count
-        self.label_start = self.data_start + data_bytes
+        self.label_start = self.data_start + self.data_bytes
         self.stop = self.count if stop is None else stop
         self.data = data
         self.next = start  # the first record not yet loaded
-        # its bytes' offset in the data section
+        # its bytes' (and its label's) offset in the data (and label) section
         self.data_position = int(self._lengths(0, start).sum()) if data and start else 0
+        self.with_labels = labels and self.labelled
+        self.label_position = int(self._label_lengths(0, start).sum()) if self.with_labels and start else 0
         self.hashes = np.zeros((0, 2), np.uint64)  # the loaded window
-        self.records: ByteColumn | None = ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64)) if data else None
+        self.records: ByteColumn | None = _EMPTY if data else None
+        self.labels: ByteColumn | None = _EMPTY if self.with_labels else None
 
     @property
     def exhausted(self) -> bool:
@@ -297,6 +404,13 @@ class _Run:
     def _lengths(self, start: int, stop: int) -> np.ndarray:
         return self._array(_RUN_HEADER.size + 16 * self.count, 4, "<u4", start, stop).astype(np.int64)
 
+    def _label_lengths(self, start: int, stop: int) -> np.ndarray:
+        return self._array(_RUN_HEADER.size + 20 * self.count, 4, "<u4", start, stop).astype(np.int64)
+
+    def _column(self, section: int, position: int, lengths: np.ndarray) -> ByteColumn:
+        self.file.seek(section + position)
+        return ByteColumn.from_lengths(np.frombuffer(self.file.read(int(lengths.sum())), dtype=np.uint8), lengths)
+
     def hash_at(self, index: int) -> str:
         """Record `index`'s key hash, in hex."""
         return hash_hex(self._array(_RUN_HEADER.size, 16, "<u8", index, index + 1).reshape(1, 2), 0)
@@ -311,33 +425,28 @@ class _Run:
             lengths = self._lengths(self.next, stop)
             keep = max(1, int(np.searchsorted(np.cumsum(lengths), max_bytes, side="right")))
             stop = self.next + keep
-            lengths = lengths[:keep]
-        hashes = self._array(_RUN_HEADER.size, 16, "<u8", self.next, stop).reshape(-1, 2).astype(np.uint64)
-        loaded = None
-        if self.data:
-            self.file.seek(self.data_start + self.data_position)
-            size = int(lengths.sum())
-            loaded = ByteColumn.from_lengths(np.frombuffer(self.file.read(size), dtype=np.uint8), lengths)
-            self.data_position += size
+            loaded = self._column(self.data_start, self.data_position, lengths[:keep])
+            self.data_position += len(loaded.data)
             self.records = concat([self.records, loaded]) if self.records.num_rows else loaded
+        if self.with_labels:
+            labels = self._column(self.label_start, self.label_position, self._label_lengths(self.next, stop))
+            self.label_position += len(labels.data)
+            self.labels = concat([self.labels, labels]) if self.labels.num_rows else labels
+        hashes = self._array(_RUN_HEADER.size, 16, "<u8", self.next, stop).reshape(-1, 2).astype(np.uint64)
         self.next = stop
         self.hashes = np.concatenate([self.hashes, hashes]) if len(self.hashes) else hashes
 
-    def take(self, count: int) -> tuple[np.ndarray, ByteColumn | None]:
-        """The window's first `count` records (None without `data`), which leave it."""
-        hashes, records = self.hashes[:count], self.records
+    def take(self, count: int) -> tuple[np.ndarray, ByteColumn | None, ByteColumn | None]:
+        """The window's first `count` records and labels (None where not loaded), which leave it."""
+        hashes = self.hashes[:count]
         self.hashes = self.hashes[count:]
-        if records is None:
-            return hashes, None
-        low, high = records.offsets[0], records.offsets[count]
-        taken = ByteColumn(records.data[low:high], records.offsets[: count + 1] - low)
-        rest = records.offsets[count:]
-        self.records = ByteColumn(records.data[high:], rest - rest[0])
-        return hashes, taken
+        records, self.records = _cut(self.records, count)
+        labels, self.labels = _cut(self.labels, count)
+        return hashes, records, labels
 
     def label(self, index: int) -> str:
         """Record `index`'s label (read only for a message: it scans the label lengths before it)."""
-        lengths = self._array(_RUN_HEADER.size + 20 * self.count, 4, "<u4", 0, index + 1).astype(np.int64)
+        lengths = self._label_lengths(0, index + 1)
         self.file.seek(self.label_start + int(lengths[:-1].sum()))
         return _text(self.file.read(int(lengths[-1])))
 
@@ -345,18 +454,36 @@ class _Run:
         self.file.close()
 
 
+_EMPTY = ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+
+
+def _cut(column: ByteColumn | None, count: int) -> tuple[ByteColumn | None, ByteColumn | None]:
+    """A column's first `count` rows, and the rest."""
+    if column is None:
+        return None, None
+    low, high = column.offsets[0], column.offsets[count]
+    rest = column.offsets[count:]
+    return ByteColumn(column.data[low:high], column.offsets[: count + 1] - low), ByteColumn(column.data[high:], rest - rest[0])
+
+
 def read_slices(slices: Sequence[tuple[str, int, int]], shuffle: bool) -> Iterator[tuple[np.ndarray, ByteColumn]]:
     """The records of a shard's run slices (`ShardSlices.slices`) in the order they are written,
     as (key hashes, records) chunks: merged by hash when shuffling, else one slice after another."""
     runs = [_Run(path, start, stop) for path, start, stop in slices]
     try:
-        yield from _merge(runs, False) if shuffle else _in_order(runs)  # keys were checked by `slices`
+        # keys were checked by `slices`
+        for hashes, records, _ in _merged(runs) if shuffle else _in_order(runs):
+            yield hashes, records
     finally:
         for run in runs:
             run.close()
 
 
-def _in_order(runs: list[_Run]) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+_Piece = tuple[np.ndarray, ByteColumn, "ByteColumn | None"]  # key hashes, records, labels (None: not loaded)
+
+
+def _in_order(runs: list[_Run]) -> Iterator[_Piece]:
+    """The runs' records one run after another."""
     for run in runs:
         while not run.exhausted:
             run.load(_CHUNK_BYTES)
@@ -376,6 +503,7 @@ class _Block:
 
     hashes: np.ndarray
     records: ByteColumn | None
+    labels: ByteColumn | None  # when loaded
     order: np.ndarray  # each record's place among the parts' records, concatenated
     parts: list[tuple[_Run, int, np.ndarray]]  # (run, index of its first record here, its hashes)
 
@@ -395,10 +523,10 @@ class _Block:
         return self.parts[part][0], self.parts[part][1] + index - int(starts[part])
 
 
-def _merge(runs: list[_Run], unique: bool) -> Iterator[tuple[np.ndarray, ByteColumn]]:
+def _merged(runs: list[_Run]) -> Iterator[_Piece]:
     """The runs' records in hash order, a block at a time."""
-    for block in _blocks(runs, unique):
-        yield block.hashes, block.records
+    for block in _blocks(runs, False):
+        yield block.hashes, block.records, block.labels
 
 
 def _blocks(runs: list[_Run], unique: bool) -> Iterator[_Block]:
@@ -423,6 +551,7 @@ def _blocks(runs: list[_Run], unique: bool) -> Iterator[_Block]:
         bound = min((int(high), int(low)) for high, low in bounds) if bounds else None
         parts = []
         taken = []
+        labels = []
         for run in live:
             count = len(run.hashes)
             if bound is not None:
@@ -431,21 +560,24 @@ def _blocks(runs: list[_Run], unique: bool) -> Iterator[_Block]:
                 count = int(np.argmax(after)) if after.any() else count  # the window is sorted
             if count:
                 first = run.first
-                hashes, records = run.take(count)
+                hashes, records, run_labels = run.take(count)
                 parts.append((run, first, hashes))
                 taken.append(records)
+                labels.append(run_labels)
         hashes = np.concatenate([part[2] for part in parts])
         order = np.lexsort((hashes[:, 1], hashes[:, 0]))
-        hashes = hashes[order]
-        records = None
-        if taken[0] is not None:
-            records = concat(taken)
-            if len(parts) > 1:
-                records = records.take(order)
-        block = _Block(hashes, records, order, parts)
+        block = _Block(hashes[order], _in_block_order(taken, order), _in_block_order(labels, order), order, parts)
         if unique:
             last = _check_block(block, last)
         yield block
+
+
+def _in_block_order(columns: list[ByteColumn | None], order: np.ndarray) -> ByteColumn | None:
+    """The parts' columns, concatenated, in the block's order (None when they weren't loaded)."""
+    if columns[0] is None:
+        return None
+    column = concat(columns)
+    return column.take(order) if len(columns) > 1 else column
 
 
 def _merged_positions(runs: list[_Run], starts: np.ndarray, unique: bool
