@@ -30,8 +30,8 @@ def context() -> Any:
 
 def allow_open_files(count: int) -> None:
     """Raises this process's limit of open files (up to the system's hard limit) to `count` and
-    some to spare, should it be lower: a merge opens every run at once, and many systems allow
-    1,024 files by default. Processes forked afterwards inherit it."""
+    some to spare, should it be lower: a merge opens up to 128 runs at once, and macOS allows a
+    process 256 files by default. Processes forked afterwards inherit it."""
     try:
         import resource
     except ImportError:  # Windows: no such limit to raise
