@@ -80,6 +80,15 @@ def test_runs_are_really_written(tmp_path, monkeypatch):
     assert not os.listdir(tmp_path / "runs")
 
 
+def test_records_held_in_memory_stay_there(tmp_path, monkeypatch):
+    """Below the spill budget, `combine` writes nothing: the shards are gathered from memory."""
+    monkeypatch.setattr(collect, "MAX_RUNS", 2)
+    records = collect.SplitRecords(str(tmp_path / "runs"), shuffle=True)
+    records.add(np.array([[3, 0], [1, 0]], dtype=np.uint64), ByteColumn.from_rows([b"three", b"one"]))
+    assert records.combine() == [] and records.runs == [] and not (tmp_path / "runs").exists()
+    assert [row for _, chunk in records.held().chunks(0, 2) for row in chunk.rows()] == [b"one", b"three"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.binary(max_size=40)), min_size=1, max_size=300),
        st.integers(1, 12), st.integers(64, 400), st.integers(1, 9), st.booleans(), st.sampled_from([2, 3, 5, 128]))

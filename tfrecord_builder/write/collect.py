@@ -146,6 +146,8 @@ class SplitRecords:
         stays; groups are merged side by side in up to `processes` forked processes. Returns the
         runs replaced, which the caller removes once no checkpoint lists them (runs made and
         merged again here are removed at once)."""
+        if len(self.runs) < MAX_RUNS:  # records held in memory (if any) make one run more at most
+            return []
         if self._records:
             self._spill()
         original = set(self.runs)
