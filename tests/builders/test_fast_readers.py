@@ -249,3 +249,10 @@ def test_text_that_is_not_utf8_deep_in_a_fast_block_is_refused_with_its_line(tmp
     path = write_spec(tmp_path, spec, {"d.jsonl": b"\n".join(lines) + b"\n"})
     with pytest.raises(tb.DataError, match=r"^d\.jsonl, line 301: not valid utf-8 text \(byte 0xed\)$"):
         tb.build(path, output=tmp_path / "out")
+
+
+@given(st.lists(st.sampled_from([b"a", b",", b"\r", b"\n", b"\r\n"]), max_size=40).map(b"".join))
+def test_a_lone_carriage_return_is_one_not_followed_by_a_newline(data):
+    """What the fast readers refuse a block for (the csv module ends a row at it), found with NumPy."""
+    lone = any(byte == 13 and data[index + 1 : index + 2] != b"\n" for index, byte in enumerate(data))
+    assert lines.lone_carriage_return(data) == lone

@@ -26,7 +26,7 @@ import numpy as np
 from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
-from .lines import BOM, blank_lines, line_batches, line_blocks
+from .lines import BOM, blank_lines, line_batches, line_blocks, lone_carriage_return
 from .opened import Window, open_window
 from ..features.cells import TextCells
 
@@ -125,8 +125,8 @@ def _plain(data: bytes, ends: np.ndarray) -> bool:
     """A block where each line is one row, as the csv module reads it."""
     if b'"' in data or b"\x00" in data:
         return False
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return False  # a carriage return alone: the csv module ends a row there
+    if lone_carriage_return(data):
+        return False  # the csv module ends a row there
     return not blank_lines(data, ends, b"\r\n")  # the csv module skips a blank line
 
 

@@ -60,6 +60,17 @@ def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[byte
     return None
 
 
+def lone_carriage_return(data: bytes) -> bool:
+    """Whether a carriage return in `data` isn't followed by a newline (the csv module ends a
+    row there, and a line-by-line count of records would be off): at NumPy speed, with a fast scan
+    for the many files that have none (two `bytes.count`s took 10x as long on CRLF lines)."""
+    if b"\r" not in data:
+        return False
+    codes = np.frombuffer(data, np.uint8)
+    returns = np.flatnonzero(codes == 13)
+    return bool(returns[-1] == len(codes) - 1 or (codes[returns + 1] != 10).any())
+
+
 def blank_lines(data: bytes, ends: np.ndarray, blank: bytes) -> bool:
     """Whether any line (ending at `ends`) holds only the bytes in `blank`: at NumPy speed, a
     line at a time only for the few that start with one."""

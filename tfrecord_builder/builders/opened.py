@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from .. import fs
 from ..errors import DataError
+from .lines import lone_carriage_return
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
 COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zstd")
@@ -113,7 +114,7 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
         windows: list[Window] = []
         with fs.open_file(path) as file:
             first = file.readline() if header else b""
-            if (quotes and b'"' in first) or first.count(b"\r") != first.count(b"\r\n"):
+            if (quotes and b'"' in first) or lone_carriage_return(first):
                 return None
             start = len(first)
             position = window_start = start
@@ -123,8 +124,7 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
                 block = file.read(_SCAN_BYTES)
                 if not block:
                     break
-                if (quotes and b'"' in block) or (b"\r" in block and (  # (`in` is a fast scan; a count is not)
-                        block.count(b"\r") != block.count(b"\r\n") or block.endswith(b"\r"))):
+                if (quotes and b'"' in block) or lone_carriage_return(block):  # (one ending a block too)
                     return None
                 while target < position + len(block):
                     newline = block.find(b"\n", max(0, target - position))
