@@ -220,7 +220,7 @@ def _combine_runs(job: tuple[list[str], str, str, bool]) -> str:
     paths, folder, name, shuffle = job
     runs = [_Run(path, labels=True) for path in paths]
     try:
-        path = os.path.join(folder, f"run-{name}-{_PROCESS_TOKEN}-{next(_RUN_NUMBERS):06d}")
+        path = _new_run(folder, name)
         with _RunWriter(path, sum(run.count for run in runs), sum(run.data_bytes for run in runs),
                         sum(run.label_bytes for run in runs)) as writer:
             for piece in _merged(runs) if shuffle else _in_order(runs):
@@ -251,13 +251,18 @@ def write_run(folder: str, name: str, hashes: np.ndarray, records: ByteColumn, l
     name no other process picks: what an encoding worker does instead of sending them back."""
     order = _write_order(hashes, shuffle)
     held = HeldRecords(hashes[order], order, [records])
-    path = os.path.join(folder, f"run-{name}-{_PROCESS_TOKEN}-{next(_RUN_NUMBERS):06d}")
+    path = _new_run(folder, name)
     _write_held(path, held, labels)
     return RunFile(path, records.num_rows, int(records.offsets[-1] - records.offsets[0]))
 
 
 _PROCESS_TOKEN = os.urandom(6).hex()  # drawn again in each worker (processes.context: forked or spawned)
 _RUN_NUMBERS = iter(range(1 << 62))
+
+
+def _new_run(folder: str, name: str) -> str:
+    """A path for a new run of the split `name` that no other process of the build picks."""
+    return os.path.join(folder, f"run-{name}-{_PROCESS_TOKEN}-{next(_RUN_NUMBERS):06d}")
 
 
 def renew_run_names() -> None:
