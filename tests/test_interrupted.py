@@ -167,12 +167,16 @@ def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypa
     if workers > 1:  # run-SPLIT-TOKEN-N: written by a worker
         assert any(len(run.split("-")) == 4 for split in state["splits"].values() for run in split["runs"])
 
+    # a run written after the checkpoint (as a worker may have before the kill): gone before encoding resumes
+    stray = tmp_path / "out" / "big" / ".1.0.0.building" / "runs" / "run-train-0123456789ab-000999"
+    stray.write_bytes(b"\0" * 24)
     from tfrecord_builder.runner import encoding
-    encoded_rows = []
+    encoded_rows, stray_seen = [], []
     original = encoding.encode_batch
-    monkeypatch.setattr(encoding, "encode_batch",
-                        lambda features, batch, *args, **kwargs: (encoded_rows.append(len(batch)), original(features, batch, *args, **kwargs))[1])
+    monkeypatch.setattr(encoding, "encode_batch", lambda features, batch, *args, **kwargs: (
+        encoded_rows.append(len(batch)), stray_seen.append(stray.exists()), original(features, batch, *args, **kwargs))[-1])
     resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
+    assert stray_seen and not any(stray_seen)
     assert sum(encoded_rows) == 60000 - state["records"]  # the checkpointed rows were read, not encoded
     assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
     assert resumed.statistics == reference.statistics  # merged in the same order: the same floats

@@ -49,6 +49,7 @@ class Encoding:
         self.statistics = StatisticsTree(spec)
         self.state = restored or checkpoint.EncodingState(build_id)
         self.seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: they may reuse keys
+        checkpoint.drop_unlisted_runs(staging, restored)
         if restored is not None:
             for name, saved in restored.splits.items():
                 self.records[name].restore([os.path.join(runs, run) for run in saved["runs"]],

@@ -69,6 +69,17 @@ def load(folder: str, build: str) -> EncodingState | None:
     return state
 
 
+def drop_unlisted_runs(folder: str, state: EncodingState | None) -> None:
+    """Removes the runs in the staging `folder` that the checkpoint `state` (None: none) doesn't
+    list: those a killed build's workers wrote after its last checkpoint, or merged from others,
+    which a resumed build would otherwise leave on disk until it ends."""
+    listed = {run for split in (state.splits.values() if state is not None else ()) for run in split["runs"]}
+    runs = os.path.join(folder, RUNS_FOLDER)
+    for name in os.listdir(runs) if os.path.isdir(runs) else []:
+        if name not in listed:
+            os.remove(os.path.join(runs, name))
+
+
 def discard(folder: str) -> None:
     path = os.path.join(folder, CHECKPOINT_FILE)
     if os.path.exists(path):
