@@ -25,7 +25,7 @@ from ..processes import allow_open_files
 from ..progress import Progress
 from ..spec.model import Spec
 from ..write import checkpoint
-from ..write.collect import SplitRecords, duplicate_key, key_label
+from ..write.collect import MAX_RUNS, SplitRecords, duplicate_key, key_label
 from ..write.info import SplitInfo
 from ..write.keys import hash_keys
 from ..write.manifest import Manifest
@@ -123,7 +123,11 @@ class Encoding:
 
     def combine_runs(self, processes: int) -> None:
         """Merges each split's runs down to `collect.MAX_RUNS` before shards are cut from them. A
-        checkpoint then lists the merged runs, before the runs they replace are removed."""
+        checkpoint then lists the merged runs, before the runs they replace are removed.
+
+        No merge from here on (these, the hash merge, the shard writers forked later) opens more
+        than MAX_RUNS runs: the open-file limit is raised for that many first."""
+        allow_open_files(MAX_RUNS)
         replaced = [path for records in self.records.values() for path in records.combine(processes)]
         if replaced and os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
             self.save()
@@ -195,7 +199,6 @@ def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kep
     splits = {}
     written = 0
     distinct: dict[str, int | None] = {}
-    allow_open_files(max(len(split_records.runs) for split_records in records.values()))
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)

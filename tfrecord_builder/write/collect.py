@@ -277,8 +277,10 @@ def _write_held(path: str, held: "HeldRecords", labels: list[str] | None) -> Non
     encoded = [labels[i].encode("utf-8", "surrogatepass") for i in held.order.tolist()] if labels else []
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with _RunWriter(path, len(held.order), held.num_bytes, sum(map(len, encoded))) as writer:
-        for low, (hashes, chunk) in zip(range(0, len(held.order), _CHUNK_RECORDS), held.chunks(0, len(held.order))):
+        low = 0  # the chunk's first record, for its labels
+        for hashes, chunk in held.chunks(0, len(held.order)):
             writer.write(hashes, chunk, ByteColumn.from_rows(encoded[low : low + len(hashes)]) if encoded else None)
+            low += len(hashes)
 
 
 class _RunWriter:
