@@ -11,11 +11,17 @@ import ctypes
 import fcntl
 import os
 import shutil
+import time
 from typing import Iterator
 
 from .. import fs
 from ..errors import UsageError
 from .naming import INFO_FILE, is_ours
+
+# A build killed with SIGKILL takes its workers with it (processes.die_with_parent), but they hold
+# the lock too (they share its file) until the kernel has delivered their signal: on a busy machine
+# that takes some milliseconds after the build itself is gone. `--resume` right after waits for them.
+LOCK_WAIT_SECONDS = 3.0
 
 
 def staging_folder(folder: str) -> str:
@@ -34,14 +40,20 @@ def staging_folder(folder: str) -> str:
 
 @contextlib.contextmanager
 def build_lock(folder: str) -> Iterator[None]:
-    """Holds `.VERSION.lock` beside `folder`: two builds of one dataset can't share its staging."""
+    """Holds `.VERSION.lock` beside `folder`: two builds of one dataset can't share its staging.
+    A lock held for more than LOCK_WAIT_SECONDS is another build's."""
     parent, version = os.path.split(folder)
     os.makedirs(parent, exist_ok=True)
     with open(os.path.join(parent, f".{version}.lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UsageError(f"{folder}: another build of this dataset is running") from None
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise UsageError(f"{folder}: another build of this dataset is running") from None
+                time.sleep(0.02)
         try:
             yield
         finally:
