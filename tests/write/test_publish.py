@@ -33,11 +33,12 @@ def test_a_lock_held_by_a_dying_process_is_waited_for(tmp_path):
         f"lock = open({str(folder.parent / '.1.0.0.lock')!r}, 'w')\n"
         "fcntl.flock(lock, fcntl.LOCK_EX)\n"
         "print('held', flush=True)\n"
-        "time.sleep(0.5)\n")], stdout=subprocess.PIPE, text=True)
+        "time.sleep(0.5)\n"
+        "print('letting go', flush=True)\n")], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline() == "held\n"
     with open(folder.parent / ".1.0.0.lock", "w") as probe:  # held now by the other process
         with pytest.raises(BlockingIOError):
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    with publish.build_lock(str(folder)):
-        assert holder.poll() is not None  # acquired once the holder was gone
-    holder.wait()
+    with publish.build_lock(str(folder)):  # without the wait, refused as the probe was
+        assert holder.stdout.readline() == "letting go\n"  # written before the holder let go
+    assert holder.wait(timeout=10) == 0
