@@ -98,7 +98,7 @@ def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, 
     small windows, come out in hash order (or, without shuffling, in arrival order), every record
     once, the shards as `shard_starts` sizes them, and each run's records given to the shards
     without a gap or an overlap (equal hashes here carry different bytes, which real content keys
-    never do)."""
+    never do), with each shard's first and last key hashes."""
     folder = tmp_path_factory.mktemp("runs")
     saved = collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS, collect.MAX_RUNS
     # small windows of records and of hashes: many blocks, ties across them
@@ -123,6 +123,11 @@ def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, 
         collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS, collect.MAX_RUNS = saved
     merged = [(tuple(int(v) for v in h), row) for hashes, chunk in chunks for h, row in zip(hashes, chunk.rows())]
     assert counts == np.diff(shard_starts(len(items), shards)).tolist()
+    # each shard's first and last key hashes (what a resumed build keeps a shard by), as written
+    ranks = shard_starts(len(items), shards).tolist()
+    hexes = [f"{high:016x}{low:016x}" for (high, low), _ in merged]
+    assert [(shard.first, shard.last) for shard in plan] == [
+        (hexes[low], hexes[high - 1]) if high > low else ("", "") for low, high in zip(ranks, ranks[1:])]
     every = [((high, low), data) for high, low, data in items]
     assert sorted(merged) == sorted(every)  # every record once
     if shuffle:

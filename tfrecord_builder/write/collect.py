@@ -182,12 +182,7 @@ class SplitRecords:
                 # (every labelled record is in a run by now: its header says its keys must be unique)
                 positions, edges, distinct = _merged_positions(runs, starts, any(run.labelled for run in runs))
             else:
-                positions, distinct = _positions_in_order(runs, starts), None
-                ends = np.cumsum([run.count for run in runs])
-                edges = {}
-                for rank in _edge_ranks(starts):
-                    number = int(np.searchsorted(ends, rank, side="right"))
-                    edges[rank] = runs[number].hash_at(rank - int(ends[number] - runs[number].count))
+                (positions, edges), distinct = _positions_in_order(runs, starts), None
         finally:
             for run in runs:
                 run.close()
@@ -621,12 +616,17 @@ def _merged_positions(runs: list[_Run], starts: np.ndarray, unique: bool
     return positions, edges, distinct
 
 
-def _positions_in_order(runs: list[_Run], starts: np.ndarray) -> np.ndarray:
-    """For each rank in `starts`, how many records of each run come before it: the runs follow
-    each other."""
-    before = np.cumsum([0] + [run.count for run in runs])[:-1]
+def _positions_in_order(runs: list[_Run], starts: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    """As `_merged_positions` (without the count of keys) where the runs follow each other: for
+    each rank in `starts`, how many records of each run come before it; and the key hashes (hex)
+    at the ranks `_edge_ranks` names, each read from its run."""
     counts = np.array([run.count for run in runs], np.int64)
-    return np.clip(starts[:, None] - before[None, :], 0, counts[None, :])
+    before = np.cumsum(counts) - counts
+    edges = {}
+    for rank in _edge_ranks(starts):
+        number = int(np.searchsorted(before, rank, side="right")) - 1
+        edges[rank] = runs[number].hash_at(rank - int(before[number]))
+    return np.clip(starts[:, None] - before[None, :], 0, counts[None, :]), edges
 
 
 def hash_hex(hashes: np.ndarray, row: int) -> str:
