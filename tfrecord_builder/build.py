@@ -22,7 +22,7 @@ from .processes import stderr_held
 from .report import check_plotting
 from .progress import Progress, ProgressOption, progress_display
 from . import fs
-from .runner.local import Encoding, StaleCheckpoint, collector_paused, write_shards
+from .runner.local import Encoding, StaleCheckpoint, collector_paused, first_pass, write_shards
 from .runner.plan import ReadTask, Written, finish, read_tasks
 from .spec.load import load_spec, spec_from_dict
 from .spec.model import Spec
@@ -176,13 +176,14 @@ def _run_locally(spec: Spec, tasks: list[ReadTask], builders: dict, staging: str
                  progress: Progress | None) -> Written:
     """The plan run by this machine's processes: encoding (checkpointed), then the shards."""
     with collector_paused():
+        strata = first_pass(spec, tasks, builders, workers, progress)  # a stratified build's classes
         encoded = Encoding(spec, staging, build_id, restored)
         try:
-            encoded.run(tasks, builders, workers, progress)
+            encoded.run(tasks, builders, workers, progress, strata)
         except StaleCheckpoint:  # the source changed since the checkpoint: start over
             encoded.discard()
             encoded = Encoding(spec, staging, build_id, None)
-            encoded.run(tasks, builders, workers, progress)
+            encoded.run(tasks, builders, workers, progress, strata)
     encoded.combine_runs(workers)
     manifest = Manifest(staging, build_id)  # each shard is recorded once written: --resume keeps it
     splits, distinct = write_shards(spec, staging, encoded.records, kept, manifest, progress, workers)

@@ -13,7 +13,7 @@ import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -25,8 +25,10 @@ from ..features.values import Values
 from ..spec.model import Spec
 from ..write.collect import RunFile, key_label, renew_run_names, write_run
 from ..write.keys import assign_splits, hash_keys
+from ..write.strata import Strata
 from ..write.stats import SplitStatistics
-from .records import encode_batch
+from ..features import Feature
+from .records import BatchRecords, encode_batch
 
 
 @dataclass
@@ -60,15 +62,21 @@ IN_PROCESS_SECONDS = 0.1
 
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
-                   workers: int = 1, runs: str | None = None) -> Iterator[DividedBatch]:
+                   workers: int = 1, runs: str | None = None, stage: Callable[..., Any] | None = None
+                   ) -> Iterator[Any]:
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS, then, with `workers` > 1 and batches
     left, in that many worker processes. Given a `runs` folder, workers write their records there
-    (`collect.write_run`) and send back the run's name in their place."""
+    (`collect.write_run`) and send back the run's name in their place.
+
+    `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
+    partial of one, for the workers): `encode_for_build` (the default; with its strata bound, for
+    a stratified build), or a stratified build's first pass, `classify_for_build`."""
+    stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
     for split, batch in batches:
-        yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch)
+        yield _ReadFailure.raised(batch) or stage(spec, split, batch)
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
             break
     else:
@@ -76,10 +84,10 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     first = list(itertools.islice(batches, 2))
     if len(first) < 2:  # one batch left: not worth starting processes
         for split, batch in first:
-            yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch)
+            yield _ReadFailure.raised(batch) or stage(spec, split, batch)
         return
     with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker,
-                             initargs=(spec, os.getpid(), runs)) as pool:
+                             initargs=(spec, os.getpid(), runs, stage)) as pool:
         pending: deque = deque()
         for split, batch in itertools.chain(first, batches):
             pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(_encode_in_worker, split, batch))
@@ -111,31 +119,18 @@ def _failure_in_turn(batches: Iterable[tuple[str | None, Batch | PendingBatch]])
         yield None, _ReadFailure(error)
 
 
-def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
-    """Parses a pending batch, encodes it, hashes its keys and divides it among the splits.
+def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
+                     strata: Strata | None = None) -> DividedBatch:
+    """Parses a pending batch, encodes it, hashes its keys and divides it among the splits (by
+    the key hashes alone, or with `strata` by class and key hash: `stratify:`).
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
     batch = loaded(batch)
-    skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     if not len(batch):
-        return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=skipped)
-    good = None
-    try:
-        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True)
-    except DataError:
-        if spec.on_error == "fail":
-            raise
-        good = []
-        for row in range(len(batch)):
-            try:
-                encode_batch(spec.features, batch.select([row]), spec.sequence_lengths == "equal")
-                good.append(row)
-            except DataError as error:
-                skipped.append({"record": batch.origin(row), "reason": str(error)})
-        batch = batch.select(good)
-        encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True) if good else None
+        return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken))
+    batch, encoded, good, skipped = _encoded(spec, spec.features, batch)
     hashes = all_hashes if good is None else all_hashes[good]
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
@@ -144,7 +139,9 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
     names = list(spec.splits)
-    if split is None:
+    if split is None and strata is not None:
+        assignment = strata.assign(record_classes(spec, encoded), hashes)
+    elif split is None:
         assignment = assign_splits(hashes, list(spec.splits.values()))
     else:
         assignment = np.full(len(batch), names.index(split))
@@ -168,6 +165,66 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
     return result
 
 
+def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch
+             ) -> tuple[Batch, BatchRecords | None, list[int] | None, list[dict[str, str]]]:
+    """`features` of a (non-empty) batch encoded: the batch of the records kept, their encoding
+    (None: none kept), the rows kept (None: all) and the skipped ones (`on_error: skip`: a bad
+    record is dropped and listed; otherwise the first raises DataError)."""
+    skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
+    equal = spec.sequence_lengths == "equal"
+    try:
+        return batch, encode_batch(features, batch, equal, framed=True), None, skipped
+    except DataError:
+        if spec.on_error == "fail":
+            raise
+    good = []
+    for row in range(len(batch)):
+        try:
+            encode_batch(features, batch.select([row]), equal)
+            good.append(row)
+        except DataError as error:
+            skipped.append({"record": batch.origin(row), "reason": str(error)})
+    batch = batch.select(good)
+    return batch, encode_batch(features, batch, equal, framed=True) if good else None, good, skipped
+
+
+@dataclass
+class BatchClasses:
+    """The first pass of a stratified build over a batch: the class and key hash of each record
+    the build keeps, or the error that stops the build."""
+
+    classes: np.ndarray  # int64
+    hashes: np.ndarray  # (n, 2) uint64
+    records: int = 0  # read, skipped ones included
+
+
+def classify_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
+                       every_feature: bool = True) -> BatchClasses:
+    """The `stratify:` label's class and the key hash of each record of the batch that the build
+    keeps. Under `on_error: skip` with `every_feature`, the records are encoded whole to know which
+    ones are skipped (a bad value anywhere drops a record); else only the label is (a bad value
+    elsewhere fails the build anyway; a dry run only estimates skips)."""
+    batch = loaded(batch)
+    assert spec.stratify is not None
+    hashes = hash_keys(batch.keys, spec.output.seed)
+    read = len(batch) + len(batch.broken)
+    if not len(batch):
+        return BatchClasses(np.zeros(0, np.int64), hashes, read)
+    whole = every_feature and spec.on_error == "skip"
+    features = spec.features if whole else {spec.stratify: spec.features[spec.stratify]}
+    batch, encoded, good, _ = _encoded(spec, features, batch)
+    if encoded is None:
+        return BatchClasses(np.zeros(0, np.int64), hashes[:0], read)
+    return BatchClasses(record_classes(spec, encoded), hashes if good is None else hashes[good], read)
+
+
+def record_classes(spec: Spec, encoded: BatchRecords) -> np.ndarray:
+    """Each record's class index of the `stratify:` label (a scalar class_label: one per record)."""
+    assert spec.stratify is not None
+    feature = spec.features[spec.stratify]
+    return np.asarray(encoded.values[spec.stratify][feature.record_key].values, dtype=np.int64)
+
+
 def keys_digest(hashes: np.ndarray) -> bytes:
     """A short digest of a batch's key hashes: a resumed build checks it has the same keys."""
     return hashlib.blake2b(hashes.tobytes(), digest_size=16).digest()
@@ -175,19 +232,20 @@ def keys_digest(hashes: np.ndarray) -> bytes:
 
 _WORKER_SPEC: Spec | None = None
 _WORKER_RUNS: str | None = None
+_WORKER_STAGE: Callable[..., Any] = encode_for_build
 
 
-def _start_worker(spec: Spec, parent: int, runs: str | None) -> None:
-    global _WORKER_SPEC, _WORKER_RUNS
+def _start_worker(spec: Spec, parent: int, runs: str | None, stage: Callable[..., Any]) -> None:
+    global _WORKER_SPEC, _WORKER_RUNS, _WORKER_STAGE
     processes.die_with_parent(parent)
     renew_run_names()
-    _WORKER_SPEC, _WORKER_RUNS = spec, runs
+    _WORKER_SPEC, _WORKER_RUNS, _WORKER_STAGE = spec, runs, stage
 
 
-def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
+def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> Any:
     assert _WORKER_SPEC is not None
-    result = encode_for_build(_WORKER_SPEC, split, batch)
-    if _WORKER_RUNS is not None:  # the records stay here: written to runs, never sent back
+    result = _WORKER_STAGE(_WORKER_SPEC, split, batch)
+    if _WORKER_RUNS is not None and isinstance(result, DividedBatch):  # the records stay here: written to runs, never sent back
         for name, part in result.parts.items():
             part.run = write_run(_WORKER_RUNS, name, part.hashes, part.records, part.labels,
                                  _WORKER_SPEC.output.shuffle)

@@ -10,6 +10,7 @@ of the runs (or gathering its records from memory).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import time
@@ -19,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from ..builders.base import Batch, Builder, PendingBatch, loaded
-from .encoding import encode_batches, keys_digest
+from .encoding import classify_for_build, encode_batches, encode_for_build, keys_digest
 from ..errors import DataError
 from ..processes import allow_open_files
 from ..progress import Progress
@@ -29,8 +30,9 @@ from ..write.collect import MAX_RUNS, SplitRecords, duplicate_key, key_label
 from ..write.info import SplitInfo
 from ..write.keys import hash_keys
 from ..write.manifest import Manifest
+from ..write.strata import Strata
 from ..write.shards import count_shards, shard_starts, write_split
-from .plan import ReadTask, StatisticsTree, task_batches
+from .plan import ReadTask, StatisticsTree, strata_of, task_batches
 
 
 
@@ -61,16 +63,21 @@ class Encoding:
         return self.state.skipped
 
     def run(self, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
-            progress: Progress | None) -> None:
-        """Encodes every batch after the restored ones."""
+            progress: Progress | None, strata: Strata | None = None) -> None:
+        """Encodes every batch after the restored ones (divided by `strata` for a stratified build)."""
         spec, state = self.spec, self.state
         sizes = [builder.num_records(split) for split, builder in builders.items()]
         total = sum(sizes) if None not in sizes else None
         resumed = state.batches > 0
+        if strata is not None:
+            if resumed and state.strata != strata.state():  # records added or changed after the checkpoint's
+                raise StaleCheckpoint
+            state.strata = strata.state()
+        stage = functools.partial(encode_for_build, strata=strata) if strata is not None else None
         last_save = time.monotonic()
         order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
         batches = self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
-        for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs):
+        for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs, stage):
             task = order.popleft()
             state.skipped.extend(result.skipped)
             if result.batch is not None:  # keys of its own, records never sorted: checked here
@@ -138,6 +145,25 @@ class Encoding:
         for records in self.records.values():
             records.discard()
         checkpoint.discard(self.staging)
+
+
+def first_pass(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+               progress: Progress | None) -> Strata | None:
+    """A stratified build's pass over the source before it encodes: every kept record's class
+    and key hash, made into the strata that divide each class among the splits (None: the spec
+    doesn't stratify)."""
+    if spec.stratify is None:
+        return None
+    sizes = [builder.num_records(split) for split, builder in builders.items()]
+    total = sum(sizes) if None not in sizes else None
+    parts, read = [], 0
+    batches = ((split, batch) for _, split, batch in _batches(spec, tasks, builders))
+    for part in encode_batches(spec, batches, workers, stage=classify_for_build):
+        parts.append(part)
+        read += part.records
+        if progress:
+            progress("stratifying", read, total)
+    return strata_of(spec, parts)
 
 
 def check_not_empty(spec: Spec, counts: dict[str, int], skipped: list[dict[str, str]]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from ..write.info import DatasetInfo, SplitInfo
 from ..write.tfds import write_metadata
 from ..write.naming import SKIPPED_FILE, module_name
 from ..write.stats import SplitStatistics
+from ..write.strata import Strata, stratified
+
+if TYPE_CHECKING:
+    from .encoding import BatchClasses
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,15 @@ class Written:
     statistics: dict[str, Any]
     skipped: list[dict[str, str]]
     distinct: dict[str, int | None]
+
+
+def strata_of(spec: Spec, parts: Iterable["BatchClasses"]) -> Strata:
+    """A stratified build's strata from its first pass: every batch's classes and key hashes (in
+    any order: the strata depend on the records, not on where they were read)."""
+    parts = list(parts)
+    classes = np.concatenate([part.classes for part in parts]) if parts else np.zeros(0, np.int64)
+    hashes = np.concatenate([part.hashes for part in parts]) if parts else np.zeros((0, 2), np.uint64)
+    return stratified(classes, hashes, list(spec.splits.values()))
 
 
 def source_order_keys(task: int, first: int, count: int) -> np.ndarray:

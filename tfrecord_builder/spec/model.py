@@ -247,6 +247,8 @@ class Spec(Section):
                                   schema={"type": "object", "additionalProperties": {
                                       "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                                                 {"$ref": "#/$defs/split_source"}]}})
+    stratify: str | None = meta("a class_label feature: each split's share of every class of it is kept within one "
+                                "record of the fractions (splits by fraction only)", None)
     label: str | None = meta("the feature input_fn yields as the label; omit for features only", None)
     output: OutputSpec = meta("where and how shards are written", OutputSpec())
     input: InputSpec = meta("defaults of the generated input_fn", InputSpec())
@@ -281,9 +283,28 @@ class Spec(Section):
                     raise (at / "features" / name).error(
                         "a class_label needs one of `names`, `names_file` or `num_classes` "
                         "(only image_folder sources define classes themselves)")
+        if self.stratify is not None:
+            self._check_stratify(at / "stratify")
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")
+
+    def _check_stratify(self, at: At) -> None:
+        """`stratify:` names a scalar class_label and needs splits by fraction, which it then divides class by class."""
+        labels = [name for name, feature in self.features.items() if isinstance(feature, ClassLabelFeature)]
+        feature = self.features.get(self.stratify)
+        if not isinstance(feature, ClassLabelFeature):
+            expected = f"the name of a class_label feature ({', '.join(labels)})" if labels else \
+                "the name of a class_label feature (the spec has none)"
+            what = f"{self.stratify!r}, a {feature.type_name} feature" if feature is not None else repr(self.stratify)
+            raise at.error(f"expected {expected}, received {what}")
+        if feature.shape or feature.sequence:
+            raise at.error(f"expected a class_label of one class per record (shape []), received `{self.stratify}` "
+                           f"{'per step' if feature.sequence else 'of shape ' + str(feature.shape)}")
+        if self.source.split_column is not None or not self.fraction_splits:
+            chosen = "source.split_column names each row's split" if self.source.split_column is not None else \
+                "each split has a source of its own"
+            raise at.error(f"stratify divides splits given by fraction (e.g. {{train: 0.8, test: 0.2}}); here {chosen}")
 
     def normalised(self, at: At) -> "Spec":
         """Example specs declare `features`; SequenceExample specs `context` and `sequence`, which
