@@ -80,6 +80,22 @@ ERRORS = [
      BASE.replace("path: data.csv}", "path: data.csv, split_column: part}") + "splits:\n  train: {path: a.csv}\n  test: {}\n",
      6, "splits.train.path: with source.split_column the rows choose their split from one source"),
     ("no features", BASE.split("features:")[0] + "features: {}\n", 3, "features: expected at least one feature"),
+    ("stratify by no feature", BASE + "  y: {type: class_label, names: [a, b]}\nsplits: {train: 0.8, test: 0.2}\n" + "stratify: z\n", 7,
+     "stratify: expected the name of a class_label feature (y), received 'z'"),
+    ("stratify by a tensor", BASE + "  y: {type: class_label, names: [a, b]}\nsplits: {train: 0.8, test: 0.2}\n" + "stratify: x\n", 7,
+     "stratify: expected the name of a class_label feature (y), received 'x', a tensor feature"),
+    ("stratify without class labels", BASE + "stratify: x\n", 5,
+     "stratify: expected the name of a class_label feature (the spec has none), received 'x', a tensor feature"),
+    ("stratify by a multi-label", BASE + "  y: {type: class_label, names: [a, b], shape: [2]}\nstratify: y\n", 6,
+     "stratify: expected a class_label of one class per record (shape []), received `y` of shape [2]"),
+    ("stratify splits with sources", BASE + "  y: {type: class_label, names: [a, b]}\n"
+     "splits: {train: {path: a.csv}, test: {path: b.csv}}\nstratify: y\n", 7,
+     "stratify: stratify divides splits given by fraction (e.g. {train: 0.8, test: 0.2}); here each split has a "
+     "source of its own"),
+    ("stratify a split column", BASE.replace("path: data.csv}", "path: data.csv, split_column: part}")
+     + "  y: {type: class_label, names: [a, b]}\nsplits: {train: {}, test: {}}\nstratify: y\n", 7,
+     "stratify: stratify divides splits given by fraction (e.g. {train: 0.8, test: 0.2}); here source.split_column "
+     "names each row's split"),
     ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
 ]
 
