@@ -4,7 +4,9 @@ The first N records of each split are read, encoded and split exactly as the bui
 (`runner/encoding.py`), then parsed back with the generated module's own reading functions
 (`features/reading.py`, in TensorFlow). The rest of the source is only read and divided into
 splits (no encoding, no image decoding), so the record counts, and with them the shard counts,
-are exact; sizes, time and memory are the sample's figures scaled up. Nothing is written.
+are exact; sizes, time and memory are the sample's figures scaled up. Nothing is written. A
+stratified spec's source is read twice: first each record's class (`stratify:` divides each
+class by all of its records), then as above.
 
 It also says what a full build would hide: a class label that is one class in every record
 sampled, a feature the source never gives (always its default, or empty), a value that never
@@ -28,8 +30,8 @@ from .builders.sources import check_sources, source_builders, with_source_classe
 from .errors import UsageError
 from .features import ClassLabelFeature, ImageFeature
 from ._tf import tensorflow
-from .runner.encoding import encode_for_build
-from .runner.plan import read_tasks, task_batches
+from .runner.encoding import classify_for_build, encode_for_build
+from .runner.plan import read_tasks, strata_of, task_batches
 from .spec.load import load_spec
 from .spec.model import Spec
 from .write.collect import SPILL_BYTES
@@ -115,9 +117,22 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
     encoding = 0.0
     encoded_rows = 0
     started = time.monotonic()
-    for task in read_tasks(builders):
+    tasks = read_tasks(builders)
+    # a stratified build divides each class by all its records: their classes are read first
+    classified = [classify_for_build(spec, task.split, pending, every_feature=False) for task in tasks
+                  for pending in task_batches(spec, by_split[task.split], task)] if spec.stratify else []
+    strata = strata_of(spec, classified) if spec.stratify else None
+    number = -1  # the batch's place in the source
+    for task in tasks:
         for pending in task_batches(spec, by_split[task.split], task):
+            number += 1
             if all(len(records) >= sample for records in sampled.values()):
+                if strata is not None:  # the first pass has the batch's classes (of the records a build keeps)
+                    part = classified[number]
+                    for index, count in enumerate(np.bincount(strata.assign(part.classes, part.hashes),
+                                                              minlength=len(names)).tolist()):
+                        counts[names[index]] += count
+                    continue
                 batch = loaded(pending)  # the rest is only counted, split by split
                 if not len(batch):
                     continue
@@ -129,7 +144,7 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
                     counts[task.split] += len(batch)
                 continue
             begun = time.monotonic()
-            result = encode_for_build(spec, task.split, pending)
+            result = encode_for_build(spec, task.split, pending, strata)
             encoding += time.monotonic() - begun
             encoded_rows += result.count + len(result.skipped)
             skipped += len(result.skipped)

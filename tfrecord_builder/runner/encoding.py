@@ -139,7 +139,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
     names = list(spec.splits)
-    if split is None and strata is not None:
+    if split is None and spec.stratify is not None:
+        assert strata is not None, "a stratified spec's records are divided by the strata of its first pass"
         assignment = strata.assign(record_classes(spec, encoded), hashes)
     elif split is None:
         assignment = assign_splits(hashes, list(spec.splits.values()))
