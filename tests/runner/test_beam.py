@@ -243,6 +243,25 @@ def test_bad_data_stops_a_beam_build_with_the_local_error(tmp_path):
     assert not (tmp_path / "b" / "rows" / "1.0.0").exists()
 
 
+def test_a_stratified_table_builds_the_same_bytes_on_beam(tmp_path):
+    """`stratify:` over many tasks, with skipped rows and repeated ones: Beam's first pass (a side
+    input of the encoding) divides every class as the local one does; a bad class label, read in
+    that first pass, is the same error on both."""
+    spec = {**_tabular(), "stratify": "label"}
+    path = write_spec(tmp_path, spec, {"rows.csv": _table(3000, bad=(5, 1234))})
+    local, beam = _both(path, tmp_path, SMALL_TASKS)
+    _same(local, beam)
+    info = json.loads(beam["rows/1.0.0/tfrecord_builder.json"])
+    assert info["spec"]["stratify"] == "label"
+    lines = _table(3000).splitlines()
+    lines[2501] = lines[2501].rsplit(",", 1)[0] + ",cow"
+    path = write_spec(tmp_path / "bad", {**spec, "on_error": "fail"}, {"rows.csv": "\n".join(lines) + "\n"})
+    local = _cli(sys.executable, "build", str(path), "--output", str(tmp_path / "a"), env=SMALL_TASKS)
+    beam = _beam("build", str(path), "--output", str(tmp_path / "b"), env=SMALL_TASKS)
+    assert (local.returncode, beam.returncode) == (1, 1) and beam.stderr == local.stderr
+    assert "rows.csv, line 2502: feature `label`" in beam.stderr
+
+
 @pytest.mark.parametrize("options, message", [
     ("--runner=NoSuchRunner", "error: --pipeline-options: Unexpected pipeline runner: NoSuchRunner."),
     ("--no_such_option=1", "error: --pipeline-options: Beam doesn't know ['--no_such_option=1']"),

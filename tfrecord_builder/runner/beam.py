@@ -1,5 +1,6 @@
 """The Beam runner: the build's plan as an Apache Beam pipeline, with the local runner's bytes.
 
+    stratify: Create(read tasks) -> Reshuffle -> each task's classes -> all -> strata (side input)
     Create(read tasks) -> Reshuffle -> encode each task -+- ((split, bucket), records)
                                                          +- the task's summary
     summaries -> in task order -> layout: shards per split, each bucket's first rank (side input)
@@ -43,7 +44,7 @@ from .. import fs
 from ..builders.base import Builder
 from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
-from .encoding import encode_for_build
+from .encoding import BatchClasses, classify_for_build, encode_for_build
 from ..errors import DataError, TFRecordBuilderError, UsageError
 from ..processes import stderr_held
 from ..spec.model import Spec
@@ -53,8 +54,9 @@ from ..write.manifest import record_shard, recorded_shards
 from ..write.naming import shard_name
 from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, shard_starts, write_shard
 from ..write.stats import SplitStatistics
+from ..write.strata import Strata
 from .local import check_not_empty
-from .plan import ReadTask, StatisticsTree, Written, source_order_keys, task_batches
+from .plan import ReadTask, StatisticsTree, Written, source_order_keys, strata_of, task_batches
 
 SUMMARY_FILE = "beam-summary.pickle"
 RUNS_FOLDER = "beam-runs"  # records between the job's steps
@@ -115,11 +117,19 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
           kept: dict[str, dict], bits: int, carrier: "_Carrier") -> None:
     """The plan's steps, as the module's docstring draws them."""
     encode = _EncodeTask(spec, bits, builder_sources(spec), carrier)
+    strata = []  # a stratified build's first pass: every record's class, before any is divided
+    if spec.stratify is not None:
+        strata.append(beam.pvalue.AsSingleton(pipeline
+                                              | "ClassTasks" >> beam.Create(tasks)
+                                              | "ClassSpread" >> beam.Reshuffle()
+                                              | "Classify" >> beam.ParDo(_ClassifyTask(spec, builder_sources(spec)))
+                                              | "AllClasses" >> beam.combiners.ToList()
+                                              | "Strata" >> beam.Map(_strata, spec)))
     encoded = (pipeline
                | "Tasks" >> beam.Create(tasks)
                | "Spread" >> beam.Reshuffle()
-               | "Encode" >> beam.ParDo(encode).with_output_types(_ANY_PAIR).with_outputs("summary", "keys",
-                                                                                           main="records"))
+               | "Encode" >> beam.ParDo(encode, *strata).with_output_types(_ANY_PAIR).with_outputs(
+                   "summary", "keys", main="records"))
     layout = beam.pvalue.AsSingleton(encoded.summary
                                      | "Summaries" >> beam.combiners.ToList()
                                      | "Layout" >> beam.Map(_layout, spec, staging))
@@ -264,14 +274,18 @@ class _EncodeTask(beam.DoFn):
         self.encoded = beam.metrics.Metrics.counter(_NAMESPACE, "records encoded")
         self.skipped = beam.metrics.Metrics.counter(_NAMESPACE, "records skipped")
 
-    def process(self, task: ReadTask) -> Iterator[Any]:
+    def process(self, task: ReadTask, stratified: tuple[Strata, str | None] | None = None) -> Iterator[Any]:
         spec = self.spec
         summary = _TaskSummary(task.index)
+        strata, summary.error = stratified if stratified is not None else (None, None)
+        if summary.error is not None:  # the first pass stopped at bad data: the build's error, as locally
+            yield beam.pvalue.TaggedOutput("summary", summary)
+            return
         seen = 0  # records of this task with keys of their own, for the uniqueness check
         held: dict[str, list[_Piece]] = {}  # the task's records by split
         try:
             for batch in task_batches(spec, self.builders[task.split], task):
-                result = encode_for_build(spec, task.split, batch)
+                result = encode_for_build(spec, task.split, batch, strata)
                 summary.skipped.extend(result.skipped)
                 summary.records += result.count + len(result.skipped)
                 self.read.inc(result.count + len(result.skipped))
@@ -315,6 +329,38 @@ class _EncodeTask(beam.DoFn):
             counts[bucket] = counts.get(bucket, 0) + len(rows)
             part = piece if len(rows) == len(buckets) else piece.take(rows)
             yield (split, bucket), self.carrier.put(part, f"{split}-{bucket:05d}-{task:06d}")
+
+
+class _ClassifyTask(beam.DoFn):
+    """A stratified build's first pass over one task: its records' classes and key hashes, or the
+    error that stopped it."""
+
+    def __init__(self, spec: Spec, sources: dict[str, str]):
+        self.spec = spec
+        self.sources = sources
+        self.builders: dict[str | None, Builder] = {}
+
+    def setup(self) -> None:
+        ship(self.sources)
+        self.builders = dict(source_builders(self.spec))
+
+    def process(self, task: ReadTask) -> Iterator[tuple[int, list[BatchClasses], str | None]]:
+        parts: list[BatchClasses] = []
+        try:
+            for batch in task_batches(self.spec, self.builders[task.split], task):
+                parts.append(classify_for_build(self.spec, task.split, batch))
+        except DataError as error:
+            yield task.index, parts, str(error)
+            return
+        yield task.index, parts, None
+
+
+def _strata(tasks: list[tuple[int, list[BatchClasses], str | None]], spec: Spec) -> tuple[Strata, str | None]:
+    """The strata from every task's classes, and the first pass's first error in task order (the
+    one the local runner's first pass, reading in that order, stops at)."""
+    tasks = sorted(tasks, key=lambda task: task[0])
+    error = next((failed for _, _, failed in tasks if failed is not None), None)
+    return strata_of(spec, [part for _, parts, _ in tasks for part in parts]), error
 
 
 @dataclass
