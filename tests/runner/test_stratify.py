@@ -129,3 +129,13 @@ def test_a_checkpoint_of_other_strata_is_dropped(tmp_path, monkeypatch):
     fresh = tb.build(spec, output=tmp_path / "fresh", workers=1)
     assert resumed.to_dict()["splits"] == fresh.to_dict()["splits"]
     assert _classes(resumed, "test") == [100, 26, 6]
+
+
+def test_a_missing_label_counts_in_its_default_class(tmp_path):
+    """No stratum of missing labels: a record without one is stored, and stratified, as its default."""
+    spec = {**SPEC, "features": {**SPEC["features"], "y": {"type": "class_label", "names": ["a", "b", "c"],
+                                                          "default": "c"}}}
+    table = _rows().replace(",c\n", ",\n")  # the 10 records of class c give no label
+    info = tb.build(write_spec(tmp_path, spec, {"d.csv": table}), output=tmp_path / "out", workers=1)
+    assert _classes(info, "test") == [100, 18, 2]
+    assert info.statistics["test"]["y"]["num_missing"] == 2
