@@ -139,3 +139,12 @@ def test_a_missing_label_counts_in_its_default_class(tmp_path):
     info = tb.build(write_spec(tmp_path, spec, {"d.csv": table}), output=tmp_path / "out", workers=1)
     assert _classes(info, "test") == [100, 18, 2]
     assert info.statistics["test"]["y"]["num_missing"] == 2
+
+
+def test_the_first_pass_shows_as_its_own_phase(tmp_path):
+    seen: list[tuple[str, int, int | None]] = []
+    spec = write_spec(tmp_path, SPEC, {"d.csv": _rows()})
+    tb.build(spec, output=tmp_path / "out", workers=1, progress=lambda *args: seen.append(args))
+    phases = [phase for phase, _, _ in seen]
+    assert phases.index("encoding") > max(i for i, phase in enumerate(phases) if phase == "stratifying")
+    assert [args for args in seen if args[0] == "stratifying"][-1][1] == 600
