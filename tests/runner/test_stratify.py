@@ -14,7 +14,7 @@ from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.runner import encoding
 from tfrecord_builder.write import checkpoint
 
-from conftest import write_spec
+from conftest import import_module, write_spec
 
 SPEC = {"name": "imbalanced", "source": {"builder": "csv", "path": "d.csv", "key": "id"},
         "features": {"x": {"dtype": "float32"}, "y": {"type": "class_label", "names": ["a", "b", "c"]}},
@@ -148,3 +148,11 @@ def test_the_first_pass_shows_as_its_own_phase(tmp_path):
     phases = [phase for phase, _, _ in seen]
     assert phases.index("encoding") > max(i for i, phase in enumerate(phases) if phase == "stratifying")
     assert [args for args in seen if args[0] == "stratifying"][-1][1] == 600
+
+
+def test_the_generated_module_reads_the_stratified_splits(tmp_path, tf):
+    spec = write_spec(tmp_path, SPEC, {"d.csv": _rows()})
+    info = tb.build(spec, output=tmp_path / "out", workers=1)
+    module = import_module(os.path.join(info.path, "imbalanced_input.py"))
+    labels = np.concatenate([label.numpy() for _, label in module.input_fn("test", batch_size=64, shuffle=False)])
+    assert np.bincount(labels, minlength=3).tolist() == [100, 18, 2]
