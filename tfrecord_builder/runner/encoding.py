@@ -166,7 +166,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     return result
 
 
-def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch
+def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch, framed: bool = True
              ) -> tuple[Batch, BatchRecords | None, list[int] | None, list[dict[str, str]]]:
     """`features` of a (non-empty) batch encoded: the batch of the records kept, their encoding
     (None: none kept), the rows kept (None: all) and the skipped ones (`on_error: skip`: a bad
@@ -174,7 +174,7 @@ def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch
     skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
     equal = spec.sequence_lengths == "equal"
     try:
-        return batch, encode_batch(features, batch, equal, framed=True), None, skipped
+        return batch, encode_batch(features, batch, equal, framed=framed), None, skipped
     except DataError:
         if spec.on_error == "fail":
             raise
@@ -186,7 +186,7 @@ def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch
         except DataError as error:
             skipped.append({"record": batch.origin(row), "reason": str(error)})
     batch = batch.select(good)
-    return batch, encode_batch(features, batch, equal, framed=True) if good else None, good, skipped
+    return batch, encode_batch(features, batch, equal, framed=framed) if good else None, good, skipped
 
 
 @dataclass
@@ -213,7 +213,7 @@ def classify_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatc
         return BatchClasses(np.zeros(0, np.int64), hashes, read)
     whole = every_feature and spec.on_error == "skip"
     features = spec.features if whole else {spec.stratify: spec.features[spec.stratify]}
-    batch, encoded, good, _ = _encoded(spec, features, batch)
+    batch, encoded, good, _ = _encoded(spec, features, batch, framed=False)
     if encoded is None:
         return BatchClasses(np.zeros(0, np.int64), hashes[:0], read)
     return BatchClasses(record_classes(spec, encoded), hashes if good is None else hashes[good], read)

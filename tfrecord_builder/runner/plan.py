@@ -4,7 +4,8 @@
    run of Parquet row groups, a slice of an image folder's sorted files, a custom builder's
    split or its own `tasks`), in one global order.
 2. Each task's batches are encoded (`encoding.encode_for_build`) and divided among the splits by
-   their keys' hashes.
+   their keys' hashes; with `stratify:`, by class and key hash, after a first pass over every
+   task has found each class's cut hashes (`encoding.classify_for_build`, `write/strata.py`).
 3. A split's records are written in order of a 16-byte sort key: the key's hash when shuffling
    (equal hashes are equal rows, so their order among them never shows), else the task and the
    record's place in it, which is the source's order. Shard i holds ranks `i*n//k` to
