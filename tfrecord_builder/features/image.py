@@ -8,9 +8,9 @@ file already is what the spec asks for (same format, same channels, same size, u
 bytes are stored instead: no second lossy JPEG pass.
 
 Channels: 1 grey (ITU-R 601-2 luma from colour), 3 RGB, 4 RGBA. Palette images keep their
-colours (and transparency, for 4 channels); 16-bit images keep their high byte (taken after a
-resize, which averages all 16 bits); an alpha channel is dropped for 1 or 3 channels (not
-composited). Resizing uses Pillow's bilinear filter by default, which averages over the source
+colours (and transparency, for 4 channels); a 16-bit image is refused unless `scale_16bit` says
+how it becomes 8 bits (images/deep.py: resized at full precision first); an alpha channel is
+dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by default, which averages over the source
 pixels when shrinking (antialiased).
 
 Reading: `FixedLenFeature([], tf.string)` per image, plus `KEY/shape` (int64 [height, width,
@@ -28,7 +28,7 @@ import numpy as np
 from PIL import Image
 
 from .. import fs
-from ..images import BadImage, jpeg, pillow
+from ..images import BadImage, deep, jpeg, pillow
 from ..images.pillow import MODES
 from ..spec.fields import At, meta
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
@@ -66,6 +66,9 @@ class ImageFeature(Feature):
         "how an image stored as it is (passthrough) is checked: structure (its header and end marker: "
         "catches truncated files) or decode (every byte, several times slower; a JPEG's corrupt data, "
         "which Pillow decodes in silence, is an error)", "structure")
+    scale_16bit: Literal["full_range", "min_max"] | None = meta(
+        "how a 16-bit image becomes 8 bits: full_range (value / 257, rounded) or min_max (each file's own "
+        "lowest to highest value onto 0-255); without it a 16-bit image is an error", None)
 
     def normalised(self, at: At) -> "ImageFeature":
         """`channels: 3` spelt out as `shape: [null, null, 3]`: the shape says it all."""
@@ -155,10 +158,15 @@ class ImageFeature(Feature):
                 return source, size
         if not as_it_is:
             pillow.drafted(image, self.size, self.resize)
+        depth = deep.bits(image)  # before load, which drops the raw modes it reads
         pillow.load(image)
         if as_it_is:
             return source, size
-        image = pillow.fitted(pillow.upright(image), self.num_channels, self.size, self.resize, self.filter)
+        if depth > 8:
+            image = deep.fitted(deep.values(image, source, depth), depth, self.scale_16bit, self.num_channels,
+                                self.size, self.resize, self.filter)
+        else:
+            image = pillow.fitted(pillow.upright(image), self.num_channels, self.size, self.resize, self.filter)
         return pillow.encoded(image, self.encoding, self.quality), (image.height, image.width, self.num_channels)
 
     def _plain_jpeg(self, data: bytes) -> tuple[bytes, tuple[int, int, int]] | None:

@@ -145,11 +145,8 @@ def upright(image: Image.Image) -> Image.Image:
 
 def fitted(image: Image.Image, channels: int, size: tuple[int, int] | None, how: str,
            resample: str) -> Image.Image:
-    """The decoded image in the colour mode of `channels` at (height, width) `size` (`converted`,
-    then `resized`). A 16-bit grey image is resized first, in 32-bit integers, and keeps its high
-    byte afterwards: its average is taken at full precision."""
-    if image.mode.startswith("I;16"):
-        image = resized(image.convert("I"), size, how, resample)
+    """The decoded 8-bit image in the colour mode of `channels` at (height, width) `size`
+    (`converted`, then `resized`). Deeper images take deep.fitted, by the spec's rule."""
     return resized(converted(image, channels), size, how, resample)
 
 
@@ -157,10 +154,7 @@ def converted(image: Image.Image, channels: int) -> Image.Image:
     """The image in the colour mode of `channels` (1: L, 3: RGB, 4: RGBA)."""
     target = MODES[channels]
     mode = image.mode
-    if mode.startswith("I"):  # 16- or 32-bit grey: keep the high byte of 16-bit values
-        pixels = np.asarray(image).astype(np.int64)
-        image = Image.fromarray((np.clip(pixels, 0, 65535) >> 8).astype(np.uint8), "L")
-    elif mode in ("P", "PA"):
+    if mode in ("P", "PA"):
         image = image.convert("RGBA" if target == "RGBA" or "transparency" in image.info else "RGB")
     elif mode == "1":
         image = image.convert("L")
@@ -174,9 +168,15 @@ def resized(image: Image.Image, size: tuple[int, int] | None, how: str, resample
     padded with black (`pad`), or scaled to cover and centre-cropped (`crop`)."""
     if size is None or size == (image.height, image.width):
         return image
+    image = image.resize(scaled_size(image.width, image.height, size, how), FILTERS[resample])
+    return placed(image, size, how)
+
+
+def placed(image: Image.Image, size: tuple[int, int], how: str) -> Image.Image:
+    """An image resized to `scaled_size` brought to (height, width) `size`: as it is (stretch),
+    centre-cropped (crop) or centred on black (pad)."""
     height, width = size
-    scaled = scaled_size(image.width, image.height, size, how)
-    image = image.resize(scaled, FILTERS[resample])
+    scaled = image.size
     if how == "stretch":
         return image
     if how == "crop":
