@@ -248,7 +248,7 @@ def _mode_sources(folder: Path):
     deep = rng.integers(0, 65536, (6, 7), dtype=np.uint16)
     save(deep, folder / "grey16.png")
     assert Image.open(folder / "grey16.png").mode == "I;16"
-    sources["grey16.png"] = ((deep >> 8).astype(np.uint8), None, True)  # the high byte
+    sources["grey16.png"] = (((deep.astype(np.int64) + 128) // 257).astype(np.uint8), None, True)  # scale_16bit
 
     bits = rng.integers(0, 2, (3, 9)).astype(bool)
     save(bits, folder / "bilevel.png")
@@ -272,7 +272,8 @@ def _as_channels(pixels, alpha, is_grey, channels):
 def test_colour_modes_come_out_with_the_declared_channels(tf, tmp_path, channels, encoding):
     sources = _mode_sources(tmp_path / "images")
     info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
-                            "features": {"image": {"type": "image", "encoding": encoding, "channels": channels},
+                            "features": {"image": {"type": "image", "encoding": encoding, "channels": channels,
+                                                   "scale_16bit": "full_range"},
                                          "filename": {"dtype": "string"}}})
     _, batches = read_both(info, batch_size=16)
     images = by_filename(batches)
@@ -284,6 +285,54 @@ def test_colour_modes_come_out_with_the_declared_channels(tf, tmp_path, channels
         assert image.shape[2] == channels
         np.testing.assert_array_equal(squeeze(image[:height, :width]), expected, err_msg=name)
         assert not image[height:].any() and not image[:, width:].any(), name
+
+
+# ---- 16-bit images ---------------------------------------------------------------------------------
+def _scans(folder: Path) -> dict[str, np.ndarray]:
+    """12-bit CT-like slices (highest 2191) and a 9-bit one, as 16-bit grey PNGs."""
+    rng = np.random.default_rng(12)
+    scans = {}
+    for name, top in (("ct_001.png", 2191), ("ct_002.png", 1800), ("mr_9bit.png", 511)):
+        pixels = rng.integers(0, top + 1, (6, 5)).astype(np.uint16)
+        pixels[0, 0], pixels[0, 1] = 0, top
+        save(pixels, folder / name)
+        assert Image.open(folder / name).mode == "I;16"
+        scans[name] = pixels
+    return scans
+
+
+def _scan_spec(**declared) -> dict:
+    return {"source": {"builder": "image_folder", "path": "scans"},
+            "features": {"image": {"type": "image", "encoding": "png", "shape": [6, 5, 1], **declared},
+                         "filename": {"dtype": "string"}}}
+
+
+def test_a_16_bit_scan_into_an_8_bit_feature_is_refused_by_default(tmp_path):
+    """Before: stored as its high byte, 2191 -> 8 (nine grey levels, a black thumbnail), in silence."""
+    _scans(tmp_path / "scans")
+    with pytest.raises(tb.DataError) as caught:
+        build(tmp_path, _scan_spec())
+    assert str(caught.value) == (
+        f"{tmp_path / 'scans' / 'ct_001.png'}: feature `image`: a 16-bit grey image (values 0-2191) into 8 bits: "
+        "choose how to scale it with `scale_16bit: full_range` (value / 257) or `scale_16bit: min_max` "
+        "(the file's own range onto 0-255)")
+
+
+@pytest.mark.parametrize("scale", ["full_range", "min_max"])
+def test_16_bit_scans_are_scaled_by_the_rule_the_spec_chooses(tf, tmp_path, scale):
+    scans = _scans(tmp_path / "scans")
+    info = build(tmp_path, _scan_spec(scale_16bit=scale))
+    _, batches = read_both(info)
+    images = by_filename(batches)
+    for name, pixels in scans.items():
+        wide = pixels.astype(np.int64)
+        if scale == "full_range":  # v / 257, rounded: 2191 -> 9
+            expected = (wide + 128) // 257
+        else:  # the file's own lowest (0) -> 0, highest -> 255, rounded half up
+            expected = (wide * 510 + wide.max()) // (2 * wide.max())
+        np.testing.assert_array_equal(images[name][0][..., 0], expected, err_msg=name)
+    if scale == "min_max":
+        assert images["mr_9bit.png"][0].max() == 255 and images["ct_001.png"][0].min() == 0
 
 
 # ---- EXIF orientation ----------------------------------------------------------------------------
