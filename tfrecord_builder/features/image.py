@@ -149,10 +149,12 @@ class ImageFeature(Feature):
         source, image = pillow.opened(value)
         as_it_is = source is not None and pillow.fits_as_it_is(image, self.encoding, self.num_channels, self.size)
         size = (image.height, image.width, self.num_channels)
+        if as_it_is:
+            source = pillow.kept(source, image)  # an MPO's first picture
         if as_it_is and self.validate == "structure":
             pillow.check_structure(source, image)
             return source, size
-        if source is not None and image.format == "JPEG" and self.validate == "decode":
+        if source is not None and image.format in pillow.FORMATS["jpeg"] and self.validate == "decode":
             jpeg.check_jpeg_data(source)  # Pillow decodes corrupt data in silence
             if as_it_is:
                 return source, size

@@ -15,7 +15,7 @@ from .. import fs
 from . import BadImage
 from .jpeg import jpeg_ends
 
-FORMATS = {"jpeg": "JPEG", "png": "PNG"}
+FORMATS = {"jpeg": {"JPEG", "MPO"}, "png": {"PNG"}}  # what each encoding stores as it is
 FILTERS = {"nearest": Image.Resampling.NEAREST, "bilinear": Image.Resampling.BILINEAR,
            "bicubic": Image.Resampling.BICUBIC, "lanczos": Image.Resampling.LANCZOS,
            "box": Image.Resampling.BOX}
@@ -78,12 +78,29 @@ def fits_as_it_is(image: Image.Image, encoding: Encoding, channels: int, size: t
     tile = getattr(image, "tile", None)  # only images opened from a file have one (Pillow 13)
     raw_mode = tile[0][3] if tile and len(tile[0]) > 3 else ""
     return (
-        image.format == FORMATS.get(encoding)
+        image.format in FORMATS.get(encoding, ())
         and image.mode == MODES[channels]
         and ";16" not in str(raw_mode)
         and (size is None or size == (image.height, image.width))
         and orientation(image) == 1
     )
+
+
+def kept(data: bytes, image: Image.Image) -> bytes:
+    """The bytes of a file stored as it is: all of them, but for an MPO (a camera's JPEG with more
+    pictures appended: a stereo pair, a depth map, a preview) its first picture alone, the
+    complete JPEG up to its end-of-image marker that the MP index gives. Decoders read only that
+    picture of the whole file (tf.io.decode_jpeg and Pillow alike, to the same pixels), so the
+    rest would be bytes no reader decodes."""
+    if image.format != "MPO":
+        return data
+    entries = (getattr(image, "mpinfo", None) or {}).get(0xB002) or []
+    first = entries[0] if entries and isinstance(entries[0], dict) else {}
+    size = first.get("Size")
+    if first.get("DataOffset") == 0 and isinstance(size, int) and 4 <= size <= len(data) \
+            and data[size - 2 : size] == b"\xff\xd9":
+        return data[:size]
+    return data  # an index that doesn't point at the first picture's end: the whole file, as read
 
 
 def orientation(image: Image.Image) -> int:
@@ -97,7 +114,7 @@ def check_structure(data: bytes, image: Image.Image) -> None:
     """A file kept as it is ends where its format says it does: a JPEG has its end-of-image
     marker after the start of its compressed data, a PNG ends with its IEND chunk. Pillow has
     already read the header; this catches truncated files without decoding a pixel."""
-    if image.format == "JPEG":
+    if image.format in FORMATS["jpeg"]:
         if not jpeg_ends(data, image.tile[0][2] if getattr(image, "tile", None) else 0):
             raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
     elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
@@ -110,7 +127,7 @@ def drafted(image: Image.Image, size: tuple[int, int] | None, how: str) -> None:
     resize would average away), keeping at least `DRAFT_MARGIN` times the resized size. A
     12-megapixel photo resized to 224x224 decodes about 5 times faster. Call it before `load`;
     other images, and smaller reductions, are decoded whole as before."""
-    if size is None or image.format != "JPEG":
+    if size is None or image.format not in FORMATS["jpeg"]:
         return
     turned = orientation(image) in _TRANSPOSING  # the size asked is the upright image's
     width, height = (image.height, image.width) if turned else (image.width, image.height)
