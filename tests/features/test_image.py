@@ -214,18 +214,52 @@ def test_an_mpo_is_stored_as_its_first_picture_byte_for_byte(tf, tmp_path, exif)
     np.testing.assert_array_equal(by_filename(batches)["photo.jpg"][0], expected)
 
 
-def test_a_turned_mpo_is_re_encoded_upright(tf, tmp_path):
+def test_a_turned_mpo_is_re_encoded_upright_and_the_build_says_so(tf, tmp_path):
     tags = Image.Exif()
     tags[0x0112] = 6
     save_mpo(tmp_path / "images" / "photo.jpg", tags)
-    info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
-                            "features": {"image": {"type": "image", "encoding": "jpeg", "channels": 3},
-                                         "filename": {"dtype": "string"}}})
+    with pytest.warns(tb.BuildWarning) as issued:
+        info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
+                                "features": {"image": {"type": "image", "encoding": "jpeg", "channels": 3},
+                                             "filename": {"dtype": "string"}}})
+    assert info.warnings == [str(warning.message) for warning in issued] == [
+        "feature `image`: 1 JPEG file turned upright by the EXIF orientation, so re-encoded at quality 90 "
+        "(a second lossy pass) instead of stored byte for byte"]
     _, batches = read_both(info)
     with Image.open(tmp_path / "images" / "photo.jpg") as image:
         upright = np.asarray(ImageOps.exif_transpose(image).convert("RGB"))
     assert upright.shape == (24, 16, 3)
     assert psnr(by_filename(batches)["photo.jpg"][0], upright) >= PSNR_BAR
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_jpegs_re_encoded_for_a_reason_the_spec_didnt_give_are_counted_in_one_warning(tmp_path, monkeypatch,
+                                                                                       workers):
+    """Turned (EXIF orientation 6 or 3) and CMYK JPEGs of the declared size can't be stored as they
+    are: one line for the build says how many and why, counted over every batch (one file each:
+    with 2 workers, most are encoded there). Resizing, which the spec asks for, and files stored
+    as they are say nothing."""
+    from tfrecord_builder.builders import image_folder
+
+    monkeypatch.setattr(image_folder, "BATCH_BYTES", 1)
+    folder = tmp_path / "images"
+    for index in range(7):
+        exif = Image.Exif()
+        exif[0x0112] = (6, 3, 1)[index % 3]
+        turned = exif[0x0112] == 6
+        save(smooth_rgb(24 if turned else 16, 16 if turned else 24, index), folder / f"p{index}.jpg", exif=exif)
+    Image.fromarray(smooth_rgb(16, 24)).convert("CMYK").save(folder / "print.jpg")
+    save(smooth_rgb(32, 48), folder / "big.jpg")  # resized: asked for
+    spec = {"source": {"builder": "image_folder", "path": "images"},
+            "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 24, 3], "quality": 85},
+                         "filename": {"dtype": "string"}}}
+    with pytest.warns(tb.BuildWarning):
+        info = build(tmp_path, spec, workers=workers)
+    assert info.warnings == [
+        "feature `image`: 1 JPEG file converted from CMYK to RGB, so re-encoded at quality 85 (a second lossy pass) "
+        "instead of stored byte for byte",
+        "feature `image`: 5 JPEG files turned upright by the EXIF orientation, so re-encoded at quality 85 "
+        "(a second lossy pass) instead of stored byte for byte"]
 
 
 def test_png_source_stored_as_jpeg_is_re_encoded_within_the_psnr_bar(tf, tmp_path):

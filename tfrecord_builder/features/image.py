@@ -31,6 +31,7 @@ from .. import fs
 from ..images import BadImage, deep, jpeg, pillow
 from ..images.pillow import MODES
 from ..spec.fields import At, meta
+from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
 from .rows import format_shape
@@ -159,6 +160,10 @@ class ImageFeature(Feature):
             if as_it_is:
                 return source, size
         if not as_it_is:
+            why = pillow.second_pass(image, self.encoding, self.num_channels, self.size)
+            if why is not None:  # said once for the build: the spec didn't ask for this second lossy pass
+                notices.note(f"feature `{self.name}`: {{count}} JPEG file{{s}} {why}, so re-encoded at quality "
+                             f"{self.quality} (a second lossy pass) instead of stored byte for byte")
             pillow.drafted(image, self.size, self.resize)
         depth = deep.bits(image)  # before load, which drops the raw modes it reads
         pillow.load(image)

@@ -103,6 +103,25 @@ def kept(data: bytes, image: Image.Image) -> bytes:
     return data  # an index that doesn't point at the first picture's end: the whole file, as read
 
 
+def second_pass(image: Image.Image, encoding: Encoding, channels: int, size: tuple[int, int] | None) -> str | None:
+    """Why a JPEG that is already the picture the spec asks for (its upright size, its number of
+    channels) can't be stored as it is and is encoded a second time, lossily: its EXIF
+    orientation turns it, or it is CMYK or YCbCr. None when the spec asked for a change (another
+    size or channel count, another encoding), which needs a new encoding anyway."""
+    natural = 1 if image.mode == "L" else 3
+    if encoding != "jpeg" or image.format not in FORMATS["jpeg"] or channels != natural:
+        return None
+    turned = orientation(image)
+    upright_size = (image.width, image.height) if turned in _TRANSPOSING else (image.height, image.width)
+    if size is not None and size != upright_size:
+        return None
+    if turned != 1:
+        return "turned upright by the EXIF orientation"
+    if image.mode != MODES[channels]:
+        return f"converted from {image.mode} to RGB"
+    return None
+
+
 def orientation(image: Image.Image) -> int:
     """The image's EXIF orientation (1: upright), read without the pixels."""
     if "exif" not in image.info:  # parsing EXIF is slow: only where there is a block

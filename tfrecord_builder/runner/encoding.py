@@ -21,6 +21,7 @@ from .. import processes
 from ..builders.base import Batch, PendingBatch, loaded
 from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
+from ..features import notices
 from ..features.values import Values
 from ..spec.model import Spec
 from ..write.collect import RunFile, key_label, renew_run_names, write_run
@@ -51,6 +52,7 @@ class DividedBatch:
     count: int = 0  # records encoded (the skipped ones not included)
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its encoding noted
 
 
 # Starting and stopping the worker pool costs 25-70 ms (a fork of the caller's memory per worker,
@@ -122,6 +124,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
     if not len(batch):
         return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=skipped)
     good = None
+    notices.taken()  # what an earlier batch left uncounted (one that failed)
     try:
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True)
     except DataError:
@@ -135,11 +138,13 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
             except DataError as error:
                 skipped.append({"record": batch.origin(row), "reason": str(error)})
         batch = batch.select(good)
+        notices.taken()  # the rows tried one by one: counted again below
         encoded = encode_batch(spec.features, batch, spec.sequence_lengths == "equal", framed=True) if good else None
     hashes = all_hashes if good is None else all_hashes[good]
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
-    result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped)
+    result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped,
+                          notices=notices.taken())
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel

@@ -21,6 +21,7 @@ import numpy as np
 from ..builders.base import Batch, Builder, PendingBatch, loaded
 from .encoding import encode_batches, keys_digest
 from ..errors import DataError
+from ..features import notices
 from ..processes import allow_open_files
 from ..progress import Progress
 from ..spec.model import Spec
@@ -73,6 +74,7 @@ class Encoding:
         for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs):
             task = order.popleft()
             state.skipped.extend(result.skipped)
+            notices.added(state.notices, result.notices)
             if result.batch is not None:  # keys of its own, records never sorted: checked here
                 _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
             for name, part in result.parts.items():

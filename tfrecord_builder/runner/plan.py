@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
@@ -114,6 +114,7 @@ class Written:
     statistics: dict[str, Any]
     skipped: list[dict[str, str]]
     distinct: dict[str, int | None]
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts
 
 
 def source_order_keys(task: int, first: int, count: int) -> np.ndarray:

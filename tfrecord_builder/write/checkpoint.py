@@ -32,6 +32,7 @@ class EncodingState:
     splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs (file names), num_examples, num_bytes
     statistics: dict[str, Any] = field(default_factory=dict)  # the statistics tree so far (runner/plan.py)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts so far
 
 
 def chain(digest: str, batch_keys: bytes) -> str:
