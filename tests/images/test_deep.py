@@ -23,7 +23,7 @@ def png_16bit(pixels: np.ndarray, filters=(0, 1, 2), exif: bytes | None = None) 
     with None, Sub and Up (Sub reaches back one whole pixel, so a wrong pixel size shows)."""
     height, width = pixels.shape[:2]
     channels = 1 if pixels.ndim == 2 else pixels.shape[2]
-    colour_type = {1: 0, 3: 2, 4: 6}[channels]
+    colour_type = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
     rows = pixels.astype(">u2").reshape(height, -1).view(np.uint8).reshape(height, -1).astype(np.int64)
     step = 2 * channels
     lines = []
@@ -138,6 +138,22 @@ def test_16_bit_colour_keeps_its_low_bytes(channels):
     scaled = stored(png_16bit(colour), "min_max", channels)
     np.testing.assert_array_equal(scaled[..., :3], deep.eight_bits(colour[..., :3], "min_max", 0, 4095))
     np.testing.assert_array_equal(scaled[..., 3:], (colour[..., 3:].astype(np.int64) + 128) // 257)
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4])
+def test_16_bit_grey_and_alpha_keeps_both_whole(channels):
+    """Pillow shows it as RGBA of high bytes (raw mode LA;16B); decoded again 4 bytes a pixel."""
+    rng = np.random.default_rng(2)
+    pixels = np.dstack([rng.integers(100, 3001, (3, 4)), rng.integers(0, 65536, (3, 4))]).astype(np.uint16)
+    pixels[0, 0, 0], pixels[0, 1, 0] = 100, 3000
+    data = png_16bit(pixels)
+    assert pillow.opened(data)[1].mode == "RGBA"
+    with pytest.raises(BadImage, match=r"^a 16-bit grey-and-alpha image \(values 100-3000\) into 8 bits: choose"):
+        stored(data, None, channels)
+    grey = deep.eight_bits(pixels[..., 0], "min_max", 100, 3000)
+    alpha = deep.eight_bits(pixels[..., 1], "full_range", 0, 65535)
+    expected = {1: grey, 3: np.dstack([grey] * 3), 4: np.dstack([grey] * 3 + [alpha])}[channels]
+    np.testing.assert_array_equal(stored(data, "min_max", channels), expected)
 
 
 def test_16_bit_colour_is_turned_upright_high_and_low_bytes_alike():

@@ -5,13 +5,15 @@ truncated files; a JPEG the resize shrinks 6 times or more is decoded at 1/2, 1/
 libjpeg, keeping at least 3 times the resized size), turned upright by its EXIF orientation,
 converted to the declared channels, resized if the shape is fixed, and encoded. When the source
 file already is what the spec asks for (same format, same channels, same size, upright), its own
-bytes are stored instead: no second lossy JPEG pass.
+bytes are stored instead: no second lossy JPEG pass (a camera's MPO: its first picture's bytes).
+A JPEG re-encoded all the same, for a reason the spec didn't give (its EXIF orientation, CMYK),
+is counted in features/notices.py: the build says so once.
 
 Channels: 1 grey (ITU-R 601-2 luma from colour), 3 RGB, 4 RGBA. Palette images keep their
 colours (and transparency, for 4 channels); a 16-bit image is refused unless `scale_16bit` says
 how it becomes 8 bits (images/deep.py: resized at full precision first); an alpha channel is
-dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by default, which averages over the source
-pixels when shrinking (antialiased).
+dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by default,
+which averages over the source pixels when shrinking (antialiased).
 
 Reading: `FixedLenFeature([], tf.string)` per image, plus `KEY/shape` (int64 [height, width,
 channels]) for images kept at their own size and for raw pixels; decoded by `reading.py`.

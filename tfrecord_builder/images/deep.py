@@ -2,7 +2,7 @@
 brought to the 8 bits an image feature stores, by the rule the spec chooses (`scale_16bit`):
 `full_range` (value / 257, rounded: 0-65535 onto 0-255) or `min_max` (the file's own lowest to
 highest value onto 0-255). Without a rule such an image is refused: keeping its high byte, as
-Pillow's own conversion does, leaves a 12-bit scan 16 grey levels (0-15), nearly black.
+Pillow's own conversion does, leaves a 12-bit scan at most 16 grey levels (0-15), nearly black.
 
 Pillow reads a 16-bit colour PNG or TIFF as 8-bit RGB(A) holding each value's high byte; the low
 bytes are read by decoding the file a second time with the other byte order's raw mode (the
@@ -11,7 +11,7 @@ same unfiltering, the other byte of each pair), so both rules see the full 16 bi
 from __future__ import annotations
 
 import io
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 from PIL import Image
@@ -32,14 +32,14 @@ def bits(image: Image.Image) -> int:
 
 
 def values(image: Image.Image, data: bytes | None, depth: int) -> np.ndarray:
-    """The loaded image's values, upright, as int64 [height, width] or [height, width, channels]."""
+    """The loaded image's values, upright, as int64 [height, width] or [height, width, channels]
+    (grey and alpha: 2 channels)."""
+    if image.mode.startswith("I"):
+        return np.asarray(upright(image)).astype(np.int64)
     if image.mode in _COLOUR and depth == 16:
         if data is None:
             raise BadImage("a 16-bit colour image given as a PIL image holds only its high bytes: give the file")
-        high = np.asarray(upright(image), dtype=np.int64)
-        return (high << 8) | np.asarray(upright(_low_bytes(data)), dtype=np.int64)
-    if image.mode.startswith("I"):
-        return np.asarray(upright(image)).astype(np.int64)
+        return _wide(image, data)
     raise BadImage(f"a {depth}-bit {image.mode} image: Pillow reads only its high bytes, which would cut its "
                    "values; convert it to 8 bits, or to 16-bit grey or RGB(A)")
 
@@ -49,9 +49,11 @@ def fitted(pixels: np.ndarray, depth: int, scale: Scale | None, channels: int, s
     """Deep `pixels` (from `values`) resized at full precision (each channel as 32-bit integers),
     brought to 8 bits by `scale`, then converted to `channels`. The range of a colour image is
     its colour channels' together (its balance kept); an alpha channel always takes full_range."""
-    colour = pixels[..., :3] if pixels.ndim == 3 else pixels
+    planes = [pixels] if pixels.ndim == 2 else [pixels[..., channel] for channel in range(pixels.shape[2])]
+    alpha_at = {2: 1, 4: 3}.get(len(planes))
+    colour = np.stack(planes[:alpha_at], -1)
     low, high = int(colour.min()), int(colour.max())
-    kind = "grey" if pixels.ndim == 2 else ("RGB", "RGBA")[pixels.shape[2] == 4]
+    kind = {1: "grey", 2: "grey-and-alpha", 3: "RGB", 4: "RGBA"}[len(planes)]
     shown = f"values {low}-{high}" if low >= 0 else f"values {low} to {high}"
     if scale is None:
         raise BadImage(f"a {depth}-bit {kind} image ({shown}) into 8 bits: choose how to scale it with "
@@ -60,14 +62,13 @@ def fitted(pixels: np.ndarray, depth: int, scale: Scale | None, channels: int, s
     if scale == "full_range" and (low < 0 or high > 65535):
         raise BadImage(f"a {depth}-bit {kind} image ({shown}) doesn't fit full_range's 0-65535: "
                        "use `scale_16bit: min_max`")
-    planes = [pixels] if pixels.ndim == 2 else [pixels[..., channel] for channel in range(pixels.shape[2])]
     scaled = None if size is None or size == pixels.shape[:2] else scaled_size(pixels.shape[1], pixels.shape[0],
                                                                                    size, how)
     stored = []
     for index, plane in enumerate(planes):
         if scaled is not None:
             plane = np.asarray(Image.fromarray(plane.astype(np.int32)).resize(scaled, FILTERS[resample]))
-        alpha = index == 3
+        alpha = index == alpha_at
         stored.append(eight_bits(plane, "full_range" if alpha else scale, 0 if alpha else low,
                                  65535 if alpha else high))
     image = Image.fromarray(stored[0] if len(stored) == 1 else np.dstack(stored))
@@ -99,16 +100,27 @@ def _raw_modes(image: Image.Image) -> list[str]:
     return modes
 
 
-def _low_bytes(data: bytes) -> Image.Image:
-    """The file decoded again with its 16-bit raw modes' byte order swapped (RGB;16B <->
-    RGB;16L): each channel's low byte, unfiltered as the high bytes were."""
-    image = Image.open(io.BytesIO(data))
+def _wide(image: Image.Image, data: bytes) -> np.ndarray:
+    """A 16-bit colour file's values from its bytes `data` (`image`: the file loaded as Pillow
+    reads it, each value's high byte). The file is decoded again with the other byte order's raw
+    mode (RGB;16B <-> RGB;16L: the same unfiltering, each pair's other byte): its low bytes. A
+    16-bit grey-and-alpha PNG, which Pillow shows as RGBA of high bytes (raw mode LA;16B), is
+    decoded again as RGBA's 4 bytes a pixel: grey's and alpha's two bytes each."""
+    again = Image.open(io.BytesIO(data))
+    if _raw_modes(again) == ["LA;16B"] * len(again.tile):
+        pairs = np.asarray(upright(_loaded(again, lambda mode: "RGBA")), dtype=np.int64)
+        return np.dstack([pairs[..., 0] << 8 | pairs[..., 1], pairs[..., 2] << 8 | pairs[..., 3]])
+    swapped = _loaded(again, lambda mode: mode.replace(";16B", ";16_").replace(";16L", ";16B").replace(";16_", ";16L"))
+    return np.asarray(upright(image), dtype=np.int64) << 8 | np.asarray(upright(swapped), dtype=np.int64)
+
+
+def _loaded(image: Image.Image, raw_mode: Callable[[str], str]) -> Image.Image:
+    """`image` (opened, not loaded) decoded with each tile's raw mode changed by `raw_mode`."""
     tiles = []
     for tile in image.tile:
         args = tile[3]
-        mode = args if isinstance(args, str) else args[0]
-        other = mode.replace(";16B", ";16_").replace(";16L", ";16B").replace(";16_", ";16L")
-        tiles.append(tile._replace(args=other if isinstance(args, str) else (other, *args[1:])))
+        mode = raw_mode(args if isinstance(args, str) else args[0])
+        tiles.append(tile._replace(args=mode if isinstance(args, str) else (mode, *args[1:])))
     image.tile = tiles
     try:
         image.load()
