@@ -428,12 +428,13 @@ def test_exif_orientation_is_applied(tf, tmp_path, orientation):
     stored_pixels = np.asarray(Image.open(source).convert("RGB"))  # as the file stores them: 16 x 24
     upright = np.asarray(ImageOps.exif_transpose(Image.open(source)).convert("RGB"))
     assert upright.shape == ((24, 16, 3) if orientation == 6 else (16, 24, 3))
-    info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
-                            "features": {
-                                "lossless": {"type": "image", "encoding": "png", "channels": 3, "source": "image"},
-                                "jpeg": {"type": "image", "encoding": "jpeg", "shape": list(upright.shape),
-                                         "source": "image"},
-                                "filename": {"dtype": "string"}}})
+    with pytest.warns(tb.BuildWarning, match=r"^feature `jpeg`: 1 JPEG file turned upright by the EXIF orientation"):
+        info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
+                                "features": {
+                                    "lossless": {"type": "image", "encoding": "png", "channels": 3, "source": "image"},
+                                    "jpeg": {"type": "image", "encoding": "jpeg", "shape": list(upright.shape),
+                                             "source": "image"},
+                                    "filename": {"dtype": "string"}}})
     element_spec, batches = read_both(info)
     assert element_spec["jpeg"].shape.as_list() == [None, *upright.shape]
     lossless = by_filename(batches, "lossless")["turned.jpg"][0]
