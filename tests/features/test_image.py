@@ -710,6 +710,7 @@ def test_structure_check_passes_the_files_own_bytes_through(tmp_path):
     assert stored["image"] == ("bytes", [buffer.getvalue() + b"trailing bytes after EOI"])
 
 
+@pytest.mark.filterwarnings("ignore::tfrecord_builder.BuildWarning")  # the turned file's: asserted below
 def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
     """Passthrough JPEGs read by their markers alone give the same shards (and the same refusals)
     as the Pillow path: grey and colour, baseline and progressive, with EXIF (turned), other sizes."""
@@ -740,6 +741,9 @@ def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
             patch.setattr(jpeg_module, "jpeg_header", lambda data: None)
             slow = build(tmp_path / "slow", spec)
         assert fast.to_dict()["splits"] == slow.to_dict()["splits"]  # every shard's sha256
+        assert fast.warnings == slow.warnings == ([
+            "feature `image`: 1 JPEG file turned upright by the EXIF orientation, so re-encoded at quality 90 "
+            "(a second lossy pass) instead of stored byte for byte"] if channels == 3 else [])
     assert jpeg_module.jpeg_header(variants["v0.jpg"])[:3] == (16, 16, 3)
     assert jpeg_module.jpeg_header(variants["v1.jpg"])[:3] == (16, 16, 3)  # progressive
     assert jpeg_module.jpeg_header(variants["v2.jpg"])[:3] == (16, 16, 1)
