@@ -18,6 +18,7 @@ from .builders.sources import check_sources, source_builders, with_source_classe
 from .codegen.render import render_module
 from .generate import write_module
 from .errors import BuildWarning, UsageError
+from .features import notices
 from .processes import stderr_held
 from .report import check_plotting
 from .progress import Progress, ProgressOption, progress_display
@@ -147,7 +148,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         else:
             written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress)
         info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped,
-                      split_warnings(spec, written.splits, written.distinct))
+                      split_warnings(spec, written.splits, written.distinct) + notices.said(written.notices))
         for leftover in (checkpoint.RUNS_FOLDER, SHARDS_FOLDER):
             shutil.rmtree(os.path.join(staging, leftover), ignore_errors=True)
         for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE):
@@ -188,7 +189,7 @@ def _run_locally(spec: Spec, tasks: list[ReadTask], builders: dict, staging: str
     manifest = Manifest(staging, build_id)  # each shard is recorded once written: --resume keeps it
     splits, distinct = write_shards(spec, staging, encoded.records, kept, manifest, progress, workers)
     encoded.discard()
-    return Written(splits, encoded.statistics.to_dict(), encoded.skipped, distinct)
+    return Written(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices)
 
 
 def _beam():

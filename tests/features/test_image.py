@@ -178,6 +178,90 @@ def test_a_file_that_already_matches_the_spec_is_stored_byte_for_byte(tf, tmp_pa
     np.testing.assert_array_equal(by_filename(batches)[name][0], expected.reshape(by_filename(batches)[name][0].shape))
 
 
+def save_mpo(path: Path, exif: Image.Exif | None) -> bytes:
+    """A camera-style MPO: a JPEG picture with a second one appended (here noise, as a depth map
+    or the other eye would be), with an MP index and, as phones write it, EXIF. Returns the
+    first picture's bytes, the prefix the MP index says it ends at."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    second = Image.fromarray(np.random.default_rng(5).integers(0, 256, (16, 24, 3), dtype=np.uint8))
+    Image.fromarray(smooth_rgb(16, 24)).save(path, "MPO", save_all=True, append_images=[second], quality=85,
+                                             **({} if exif is None else {"exif": exif.tobytes()}))
+    with Image.open(path) as image:
+        assert image.format == "MPO" and image.n_frames == 2
+        first = image.mpinfo[0xB002][0]
+    data = path.read_bytes()
+    assert first["DataOffset"] == 0 and data[first["Size"] - 2 : first["Size"]] == b"\xff\xd9"
+    return data[: first["Size"]]
+
+
+@pytest.mark.parametrize("exif", ["camera", "none"])
+def test_an_mpo_is_stored_as_its_first_picture_byte_for_byte(tf, tmp_path, exif):
+    """Before: an MPO with EXIF was re-encoded at quality 90 (pixels several levels off), one
+    without it stored whole, its second picture included."""
+    tags = None
+    if exif == "camera":
+        tags = Image.Exif()
+        tags[0x010F], tags[0x0110], tags[0x0112] = "Phone maker", "Phone 12", 1
+    first = save_mpo(tmp_path / "images" / "photo.jpg", tags)
+    info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
+                            "features": {"image": {"type": "image", "encoding": "jpeg", "channels": 3},
+                                         "filename": {"dtype": "string"}}})
+    assert stored_bytes_by_filename(info) == {"photo.jpg": first}
+    assert len(first) < len((tmp_path / "images" / "photo.jpg").read_bytes())
+    _, batches = read_both(info)
+    with Image.open(tmp_path / "images" / "photo.jpg") as image:
+        expected = np.asarray(image.convert("RGB"))  # Pillow's decode of the MPO's first frame
+    np.testing.assert_array_equal(by_filename(batches)["photo.jpg"][0], expected)
+
+
+def test_a_turned_mpo_is_re_encoded_upright_and_the_build_says_so(tf, tmp_path):
+    tags = Image.Exif()
+    tags[0x0112] = 6
+    save_mpo(tmp_path / "images" / "photo.jpg", tags)
+    with pytest.warns(tb.BuildWarning) as issued:
+        info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
+                                "features": {"image": {"type": "image", "encoding": "jpeg", "channels": 3},
+                                             "filename": {"dtype": "string"}}})
+    assert info.warnings == [str(warning.message) for warning in issued] == [
+        "feature `image`: 1 JPEG file turned upright by the EXIF orientation, so re-encoded at quality 90 "
+        "(a second lossy pass) instead of stored byte for byte"]
+    _, batches = read_both(info)
+    with Image.open(tmp_path / "images" / "photo.jpg") as image:
+        upright = np.asarray(ImageOps.exif_transpose(image).convert("RGB"))
+    assert upright.shape == (24, 16, 3)
+    assert psnr(by_filename(batches)["photo.jpg"][0], upright) >= PSNR_BAR
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_jpegs_re_encoded_for_a_reason_the_spec_didnt_give_are_counted_in_one_warning(tmp_path, monkeypatch,
+                                                                                       workers):
+    """Turned (EXIF orientation 6 or 3) and CMYK JPEGs of the declared size can't be stored as they
+    are: one line for the build says how many and why, counted over every batch (one file each:
+    with 2 workers, most are encoded there). Resizing, which the spec asks for, and files stored
+    as they are say nothing."""
+    from tfrecord_builder.builders import image_folder
+
+    monkeypatch.setattr(image_folder, "BATCH_BYTES", 1)
+    folder = tmp_path / "images"
+    for index in range(7):
+        exif = Image.Exif()
+        exif[0x0112] = (6, 3, 1)[index % 3]
+        turned = exif[0x0112] == 6
+        save(smooth_rgb(24 if turned else 16, 16 if turned else 24, index), folder / f"p{index}.jpg", exif=exif)
+    Image.fromarray(smooth_rgb(16, 24)).convert("CMYK").save(folder / "print.jpg")
+    save(smooth_rgb(32, 48), folder / "big.jpg")  # resized: asked for
+    spec = {"source": {"builder": "image_folder", "path": "images"},
+            "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 24, 3], "quality": 85},
+                         "filename": {"dtype": "string"}}}
+    with pytest.warns(tb.BuildWarning):
+        info = build(tmp_path, spec, workers=workers)
+    assert info.warnings == [
+        "feature `image`: 1 JPEG file converted from CMYK to RGB, so re-encoded at quality 85 (a second lossy pass) "
+        "instead of stored byte for byte",
+        "feature `image`: 5 JPEG files turned upright by the EXIF orientation, so re-encoded at quality 85 "
+        "(a second lossy pass) instead of stored byte for byte"]
+
+
 def test_png_source_stored_as_jpeg_is_re_encoded_within_the_psnr_bar(tf, tmp_path):
     pixels = smooth_rgb(32, 32)
     source = save(pixels, tmp_path / "images" / "smooth.png")
@@ -248,7 +332,7 @@ def _mode_sources(folder: Path):
     deep = rng.integers(0, 65536, (6, 7), dtype=np.uint16)
     save(deep, folder / "grey16.png")
     assert Image.open(folder / "grey16.png").mode == "I;16"
-    sources["grey16.png"] = ((deep >> 8).astype(np.uint8), None, True)  # the high byte
+    sources["grey16.png"] = (((deep.astype(np.int64) + 128) // 257).astype(np.uint8), None, True)  # scale_16bit
 
     bits = rng.integers(0, 2, (3, 9)).astype(bool)
     save(bits, folder / "bilevel.png")
@@ -272,7 +356,8 @@ def _as_channels(pixels, alpha, is_grey, channels):
 def test_colour_modes_come_out_with_the_declared_channels(tf, tmp_path, channels, encoding):
     sources = _mode_sources(tmp_path / "images")
     info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
-                            "features": {"image": {"type": "image", "encoding": encoding, "channels": channels},
+                            "features": {"image": {"type": "image", "encoding": encoding, "channels": channels,
+                                                   "scale_16bit": "full_range"},
                                          "filename": {"dtype": "string"}}})
     _, batches = read_both(info, batch_size=16)
     images = by_filename(batches)
@@ -286,6 +371,54 @@ def test_colour_modes_come_out_with_the_declared_channels(tf, tmp_path, channels
         assert not image[height:].any() and not image[:, width:].any(), name
 
 
+# ---- 16-bit images ---------------------------------------------------------------------------------
+def _scans(folder: Path) -> dict[str, np.ndarray]:
+    """12-bit CT-like slices (highest 2191) and a 9-bit one, as 16-bit grey PNGs."""
+    rng = np.random.default_rng(12)
+    scans = {}
+    for name, top in (("ct_001.png", 2191), ("ct_002.png", 1800), ("mr_9bit.png", 511)):
+        pixels = rng.integers(0, top + 1, (6, 5)).astype(np.uint16)
+        pixels[0, 0], pixels[0, 1] = 0, top
+        save(pixels, folder / name)
+        assert Image.open(folder / name).mode == "I;16"
+        scans[name] = pixels
+    return scans
+
+
+def _scan_spec(**declared) -> dict:
+    return {"source": {"builder": "image_folder", "path": "scans"},
+            "features": {"image": {"type": "image", "encoding": "png", "shape": [6, 5, 1], **declared},
+                         "filename": {"dtype": "string"}}}
+
+
+def test_a_16_bit_scan_into_an_8_bit_feature_is_refused_by_default(tmp_path):
+    """Before: stored as its high byte, 2191 -> 8 (nine grey levels, a black thumbnail), in silence."""
+    _scans(tmp_path / "scans")
+    with pytest.raises(tb.DataError) as caught:
+        build(tmp_path, _scan_spec())
+    assert str(caught.value) == (
+        f"{tmp_path / 'scans' / 'ct_001.png'}: feature `image`: a 16-bit grey image (values 0-2191) into 8 bits: "
+        "choose how to scale it with `scale_16bit: full_range` (value / 257) or `scale_16bit: min_max` "
+        "(the file's own range onto 0-255)")
+
+
+@pytest.mark.parametrize("scale", ["full_range", "min_max"])
+def test_16_bit_scans_are_scaled_by_the_rule_the_spec_chooses(tf, tmp_path, scale):
+    scans = _scans(tmp_path / "scans")
+    info = build(tmp_path, _scan_spec(scale_16bit=scale))
+    _, batches = read_both(info)
+    images = by_filename(batches)
+    for name, pixels in scans.items():
+        wide = pixels.astype(np.int64)
+        if scale == "full_range":  # v / 257, rounded: 2191 -> 9
+            expected = (wide + 128) // 257
+        else:  # the file's own lowest (0) -> 0, highest -> 255, rounded half up
+            expected = (wide * 510 + wide.max()) // (2 * wide.max())
+        np.testing.assert_array_equal(images[name][0][..., 0], expected, err_msg=name)
+    if scale == "min_max":
+        assert images["mr_9bit.png"][0].max() == 255 and images["ct_001.png"][0].min() == 0
+
+
 # ---- EXIF orientation ----------------------------------------------------------------------------
 @pytest.mark.parametrize("orientation", [6, 3])
 def test_exif_orientation_is_applied(tf, tmp_path, orientation):
@@ -295,12 +428,13 @@ def test_exif_orientation_is_applied(tf, tmp_path, orientation):
     stored_pixels = np.asarray(Image.open(source).convert("RGB"))  # as the file stores them: 16 x 24
     upright = np.asarray(ImageOps.exif_transpose(Image.open(source)).convert("RGB"))
     assert upright.shape == ((24, 16, 3) if orientation == 6 else (16, 24, 3))
-    info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
-                            "features": {
-                                "lossless": {"type": "image", "encoding": "png", "channels": 3, "source": "image"},
-                                "jpeg": {"type": "image", "encoding": "jpeg", "shape": list(upright.shape),
-                                         "source": "image"},
-                                "filename": {"dtype": "string"}}})
+    with pytest.warns(tb.BuildWarning, match=r"^feature `jpeg`: 1 JPEG file turned upright by the EXIF orientation"):
+        info = build(tmp_path, {"source": {"builder": "image_folder", "path": "images"},
+                                "features": {
+                                    "lossless": {"type": "image", "encoding": "png", "channels": 3, "source": "image"},
+                                    "jpeg": {"type": "image", "encoding": "jpeg", "shape": list(upright.shape),
+                                             "source": "image"},
+                                    "filename": {"dtype": "string"}}})
     element_spec, batches = read_both(info)
     assert element_spec["jpeg"].shape.as_list() == [None, *upright.shape]
     lossless = by_filename(batches, "lossless")["turned.jpg"][0]
@@ -576,6 +710,7 @@ def test_structure_check_passes_the_files_own_bytes_through(tmp_path):
     assert stored["image"] == ("bytes", [buffer.getvalue() + b"trailing bytes after EOI"])
 
 
+@pytest.mark.filterwarnings("ignore::tfrecord_builder.BuildWarning")  # the turned file's: asserted below
 def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
     """Passthrough JPEGs read by their markers alone give the same shards (and the same refusals)
     as the Pillow path: grey and colour, baseline and progressive, with EXIF (turned), other sizes."""
@@ -606,6 +741,9 @@ def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
             patch.setattr(jpeg_module, "jpeg_header", lambda data: None)
             slow = build(tmp_path / "slow", spec)
         assert fast.to_dict()["splits"] == slow.to_dict()["splits"]  # every shard's sha256
+        assert fast.warnings == slow.warnings == ([
+            "feature `image`: 1 JPEG file turned upright by the EXIF orientation, so re-encoded at quality 90 "
+            "(a second lossy pass) instead of stored byte for byte"] if channels == 3 else [])
     assert jpeg_module.jpeg_header(variants["v0.jpg"])[:3] == (16, 16, 3)
     assert jpeg_module.jpeg_header(variants["v1.jpg"])[:3] == (16, 16, 3)  # progressive
     assert jpeg_module.jpeg_header(variants["v2.jpg"])[:3] == (16, 16, 1)

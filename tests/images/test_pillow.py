@@ -1,5 +1,5 @@
-"""images/pillow.py on its own: JPEG DCT scaling before a large reduction, and 16-bit grey resized
-at full precision. No TensorFlow: Pillow and NumPy only."""
+"""images/pillow.py on its own: JPEG DCT scaling before a large reduction (16-bit images:
+test_deep.py). No TensorFlow: Pillow and NumPy only."""
 from __future__ import annotations
 
 import io
@@ -79,19 +79,3 @@ def test_a_drafted_resize_is_as_close_to_the_reference_as_the_full_decodes():
     assert source.size == (400, 300)  # 1/4 scale: still 3 times 64x64
     drafted = np.asarray(pillow.fitted(source, 3, (64, 64), "stretch", "bilinear"))
     assert _psnr(drafted, wanted) >= _psnr(whole, wanted) - 0.3  # dB; 12 MP -> 224 in bench/README.md
-
-
-def test_16_bit_grey_is_resized_at_full_precision_then_keeps_its_high_byte():
-    rng = np.random.default_rng(1)
-    y, x = np.mgrid[0:300, 0:400]
-    pixels = np.clip(20000 + 90 * x + 60 * y + rng.normal(0, 900, (300, 400)), 0, 65535).astype(np.uint16)
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, "PNG")
-    source = pillow.opened(buffer.getvalue())[1]
-    assert source.mode == "I;16"
-    stored = np.asarray(pillow.fitted(source, 1, (30, 40), "stretch", "bilinear"))
-    expected = np.asarray(Image.fromarray(pixels).convert("I").resize((40, 30), Image.Resampling.BILINEAR)) >> 8
-    np.testing.assert_array_equal(stored, expected.astype(np.uint8))
-    high_first = np.asarray(Image.fromarray((pixels >> 8).astype(np.uint8)).resize((40, 30), Image.Resampling.BILINEAR))
-    wanted = _lanczos(pixels.astype(np.float32) / 256, (30, 40))
-    assert _psnr(stored, wanted) > _psnr(high_first, wanted)

@@ -246,6 +246,39 @@ def test_an_image_folder_with_a_class_per_sub_folder(tmp_path):
     assert remaining == {}
 
 
+@pytest.mark.parametrize("top, scale", [(2191, "min_max"), (60000, "full_range")])
+def test_a_folder_of_16_bit_scans_gets_a_scaling_rule_and_builds(tmp_path, top, scale):
+    """12-bit slices (under 2^12) are stretched file by file; 16-bit ones that use the range are
+    divided by 257. Before, the spec had no rule and the build kept each value's high byte."""
+    from PIL import Image
+
+    expected = {}
+    for index in range(4):
+        scan = np.random.default_rng(index).integers(0, top + 1, (6, 5)).astype(np.uint16)
+        scan[0, 0], scan[0, 1] = 0, top - index
+        path = tmp_path / "scans" / f"s{index}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(scan).save(path)
+        wide = scan.astype(np.int64)
+        expected[f"s{index}.png"] = ((wide + 128) // 257 if scale == "full_range"
+                                     else (wide * 510 + wide.max()) // (2 * wide.max()))
+    text, spec, records = infer_validate_build(tmp_path, "scans")
+
+    assert spec["features"]["image"] == {"type": "image", "encoding": "png", "shape": [6, 5, 1], "scale_16bit": scale}
+    if scale == "min_max":
+        assert comment(text, "image:") == (
+            "guessed: all 4 images are PNG 6x5, 1 channel; all 16-bit (values 0-2191): scale_16bit: min_max "
+            "stretches each file's own range onto 0-255 (full_range, value / 257, would leave them dark)")
+    else:
+        assert comment(text, "image:") == (
+            "guessed: all 4 images are PNG 6x5, 1 channel; all 16-bit (values 0-60000): scale_16bit: full_range "
+            "divides them by 257 (min_max: each file's own range onto 0-255)")
+    found = by_key(records, "filename")
+    assert set(found) == set(expected)
+    for name, pixels in expected.items():
+        np.testing.assert_array_equal(found[name]["image"][..., 0], pixels, err_msg=name)
+
+
 def test_an_image_manifest_names_images_of_several_sizes(tmp_path):
     """A column of JPEG paths (relative to the manifest) becomes an image feature of varying size;
     a column naming a file that isn't there stays text, and says why."""

@@ -164,6 +164,26 @@ def test_an_image_folder_builds_the_same_bytes(tmp_path):
     _same(*_both(spec, tmp_path, {"TFRECORD_BUILDER_TASK_BYTES": "4000"}, local_python=BEAM_PYTHON))
 
 
+def test_jpegs_re_encoded_to_turn_them_upright_are_the_same_notice_on_both_runners(tmp_path):
+    """Counted in each Beam task, added up by the job: one line, as the local runner says it."""
+    generator = np.random.default_rng(6)
+    for index in range(12):
+        exif = Image.Exif()
+        exif[0x0112] = 6 if index % 3 else 1
+        pixels = generator.integers(0, 255, (16, 24) if index % 3 else (24, 16), dtype=np.uint8)
+        (tmp_path / "photos").mkdir(exist_ok=True)
+        Image.fromarray(np.stack([pixels] * 3, -1)).save(tmp_path / "photos" / f"{index:02d}.jpg", exif=exif)
+    spec = write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
+                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [24, 16, 3]}}})
+    env = {"TFRECORD_BUILDER_TASK_BYTES": "2000"}  # several tasks
+    said = [_cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "local"), env=env),
+            _beam("build", str(spec), "--output", str(tmp_path / "beam"), env=env)]
+    assert [done.returncode for done in said] == [0, 0], said[1].stderr
+    assert said[0].stderr == said[1].stderr == (
+        "warning: feature `image`: 8 JPEG files turned upright by the EXIF orientation, so re-encoded at quality 90 "
+        "(a second lossy pass) instead of stored byte for byte\n")
+
+
 PARTS_BUILDER = '''
 import os
 import tfrecord_builder as tb

@@ -5,13 +5,15 @@ truncated files; a JPEG the resize shrinks 6 times or more is decoded at 1/2, 1/
 libjpeg, keeping at least 3 times the resized size), turned upright by its EXIF orientation,
 converted to the declared channels, resized if the shape is fixed, and encoded. When the source
 file already is what the spec asks for (same format, same channels, same size, upright), its own
-bytes are stored instead: no second lossy JPEG pass.
+bytes are stored instead: no second lossy JPEG pass (a camera's MPO: its first picture's bytes).
+A JPEG re-encoded all the same, for a reason the spec didn't give (its EXIF orientation, CMYK),
+is counted in features/notices.py: the build says so once.
 
 Channels: 1 grey (ITU-R 601-2 luma from colour), 3 RGB, 4 RGBA. Palette images keep their
-colours (and transparency, for 4 channels); 16-bit images keep their high byte (taken after a
-resize, which averages all 16 bits); an alpha channel is dropped for 1 or 3 channels (not
-composited). Resizing uses Pillow's bilinear filter by default, which averages over the source
-pixels when shrinking (antialiased).
+colours (and transparency, for 4 channels); a 16-bit image is refused unless `scale_16bit` says
+how it becomes 8 bits (images/deep.py: resized at full precision first); an alpha channel is
+dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by default,
+which averages over the source pixels when shrinking (antialiased).
 
 Reading: `FixedLenFeature([], tf.string)` per image, plus `KEY/shape` (int64 [height, width,
 channels]) for images kept at their own size and for raw pixels; decoded by `reading.py`.
@@ -28,9 +30,10 @@ import numpy as np
 from PIL import Image
 
 from .. import fs
-from ..images import BadImage, jpeg, pillow
+from ..images import BadImage, deep, jpeg, pillow
 from ..images.pillow import MODES
 from ..spec.fields import At, meta
+from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
 from .rows import format_shape
@@ -66,6 +69,9 @@ class ImageFeature(Feature):
         "how an image stored as it is (passthrough) is checked: structure (its header and end marker: "
         "catches truncated files) or decode (every byte, several times slower; a JPEG's corrupt data, "
         "which Pillow decodes in silence, is an error)", "structure")
+    scale_16bit: Literal["full_range", "min_max"] | None = meta(
+        "how a 16-bit image becomes 8 bits: full_range (value / 257, rounded) or min_max (each file's own "
+        "lowest to highest value onto 0-255); without it a 16-bit image is an error", None)
 
     def normalised(self, at: At) -> "ImageFeature":
         """`channels: 3` spelt out as `shape: [null, null, 3]`: the shape says it all."""
@@ -146,19 +152,30 @@ class ImageFeature(Feature):
         source, image = pillow.opened(value)
         as_it_is = source is not None and pillow.fits_as_it_is(image, self.encoding, self.num_channels, self.size)
         size = (image.height, image.width, self.num_channels)
+        if as_it_is:
+            source = pillow.kept(source, image)  # an MPO's first picture
         if as_it_is and self.validate == "structure":
             pillow.check_structure(source, image)
             return source, size
-        if source is not None and image.format == "JPEG" and self.validate == "decode":
+        if source is not None and image.format in pillow.FORMATS["jpeg"] and self.validate == "decode":
             jpeg.check_jpeg_data(source)  # Pillow decodes corrupt data in silence
             if as_it_is:
                 return source, size
         if not as_it_is:
+            why = pillow.second_pass(image, self.encoding, self.num_channels, self.size)
+            if why is not None:  # said once for the build: the spec didn't ask for this second lossy pass
+                notices.note(f"feature `{self.name}`: {{count}} JPEG file{{s}} {why}, so re-encoded at quality "
+                             f"{self.quality} (a second lossy pass) instead of stored byte for byte")
             pillow.drafted(image, self.size, self.resize)
+        depth = deep.bits(image)  # before load, which drops the raw modes it reads
         pillow.load(image)
         if as_it_is:
             return source, size
-        image = pillow.fitted(pillow.upright(image), self.num_channels, self.size, self.resize, self.filter)
+        if depth > 8:
+            image = deep.fitted(deep.values(image, source, depth), depth, self.scale_16bit, self.num_channels,
+                                self.size, self.resize, self.filter)
+        else:
+            image = pillow.fitted(pillow.upright(image), self.num_channels, self.size, self.resize, self.filter)
         return pillow.encoded(image, self.encoding, self.quality), (image.height, image.width, self.num_channels)
 
     def _plain_jpeg(self, data: bytes) -> tuple[bytes, tuple[int, int, int]] | None:

@@ -12,7 +12,7 @@ _COLORSPACES = {"Gray": "GRAY", "CMYK": "CMYK", "YCCK": "CMYK"}  # simplejpeg's 
 
 def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
     """(height, width, components, offset of the compressed data) of a baseline or progressive
-    8-bit JPEG without EXIF, read from its markers; None if the file is anything else."""
+    8-bit JPEG without EXIF or an MP index, read from its markers; None if the file is anything else."""
     if not data.startswith(b"\xff\xd8"):
         return None
     position, size, frame = 2, len(data), None
@@ -28,6 +28,8 @@ def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
             return None
         if marker == 0xE1 and data[position + 4 : position + 8] == b"Exif":
             return None  # it may turn the image: Pillow reads the orientation
+        if marker == 0xE2 and data[position + 4 : position + 8] == b"MPF\0":
+            return None  # an MPO: pictures follow the first, which Pillow's MP index finds the end of
         if marker in _SOF_MARKERS:
             if frame is not None or length < 8 or data[position + 4] != 8:
                 return None

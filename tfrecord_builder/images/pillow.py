@@ -15,7 +15,7 @@ from .. import fs
 from . import BadImage
 from .jpeg import jpeg_ends
 
-FORMATS = {"jpeg": "JPEG", "png": "PNG"}
+FORMATS = {"jpeg": {"JPEG", "MPO"}, "png": {"PNG"}}  # what each encoding stores as it is
 FILTERS = {"nearest": Image.Resampling.NEAREST, "bilinear": Image.Resampling.BILINEAR,
            "bicubic": Image.Resampling.BICUBIC, "lanczos": Image.Resampling.LANCZOS,
            "box": Image.Resampling.BOX}
@@ -78,12 +78,48 @@ def fits_as_it_is(image: Image.Image, encoding: Encoding, channels: int, size: t
     tile = getattr(image, "tile", None)  # only images opened from a file have one (Pillow 13)
     raw_mode = tile[0][3] if tile and len(tile[0]) > 3 else ""
     return (
-        image.format == FORMATS.get(encoding)
+        image.format in FORMATS.get(encoding, ())
         and image.mode == MODES[channels]
         and ";16" not in str(raw_mode)
         and (size is None or size == (image.height, image.width))
         and orientation(image) == 1
     )
+
+
+def kept(data: bytes, image: Image.Image) -> bytes:
+    """The bytes of a file stored as it is: all of them, but for an MPO (a camera's JPEG with more
+    pictures appended: a stereo pair, a depth map, a preview) its first picture alone, the
+    complete JPEG up to its end-of-image marker that the MP index gives. Decoders read only that
+    picture of the whole file (tf.io.decode_jpeg and Pillow alike, to the same pixels), so the
+    rest would be bytes no reader decodes."""
+    if image.format != "MPO":
+        return data
+    entries = (getattr(image, "mpinfo", None) or {}).get(0xB002) or []
+    first = entries[0] if entries and isinstance(entries[0], dict) else {}
+    size = first.get("Size")
+    if first.get("DataOffset") == 0 and isinstance(size, int) and 4 <= size <= len(data) \
+            and data[size - 2 : size] == b"\xff\xd9":
+        return data[:size]
+    return data  # an index that doesn't point at the first picture's end: the whole file, as read
+
+
+def second_pass(image: Image.Image, encoding: Encoding, channels: int, size: tuple[int, int] | None) -> str | None:
+    """Why a JPEG that is already the picture the spec asks for (its upright size, its number of
+    channels) can't be stored as it is and is encoded a second time, lossily: its EXIF
+    orientation turns it, or it is CMYK or YCbCr. None when the spec asked for a change (another
+    size or channel count, another encoding), which needs a new encoding anyway."""
+    natural = 1 if image.mode == "L" else 3
+    if encoding != "jpeg" or image.format not in FORMATS["jpeg"] or channels != natural:
+        return None
+    turned = orientation(image)
+    upright_size = (image.width, image.height) if turned in _TRANSPOSING else (image.height, image.width)
+    if size is not None and size != upright_size:
+        return None
+    if turned != 1:
+        return "turned upright by the EXIF orientation"
+    if image.mode != MODES[channels]:
+        return f"converted from {image.mode} to RGB"
+    return None
 
 
 def orientation(image: Image.Image) -> int:
@@ -97,7 +133,7 @@ def check_structure(data: bytes, image: Image.Image) -> None:
     """A file kept as it is ends where its format says it does: a JPEG has its end-of-image
     marker after the start of its compressed data, a PNG ends with its IEND chunk. Pillow has
     already read the header; this catches truncated files without decoding a pixel."""
-    if image.format == "JPEG":
+    if image.format in FORMATS["jpeg"]:
         if not jpeg_ends(data, image.tile[0][2] if getattr(image, "tile", None) else 0):
             raise BadImage("truncated JPEG (no end-of-image marker after the compressed data)")
     elif image.format == "PNG" and not data.rstrip(b"\0").endswith(b"IEND\xaeB`\x82"):
@@ -110,7 +146,7 @@ def drafted(image: Image.Image, size: tuple[int, int] | None, how: str) -> None:
     resize would average away), keeping at least `DRAFT_MARGIN` times the resized size. A
     12-megapixel photo resized to 224x224 decodes about 5 times faster. Call it before `load`;
     other images, and smaller reductions, are decoded whole as before."""
-    if size is None or image.format != "JPEG":
+    if size is None or image.format not in FORMATS["jpeg"]:
         return
     turned = orientation(image) in _TRANSPOSING  # the size asked is the upright image's
     width, height = (image.height, image.width) if turned else (image.width, image.height)
@@ -145,11 +181,8 @@ def upright(image: Image.Image) -> Image.Image:
 
 def fitted(image: Image.Image, channels: int, size: tuple[int, int] | None, how: str,
            resample: str) -> Image.Image:
-    """The decoded image in the colour mode of `channels` at (height, width) `size` (`converted`,
-    then `resized`). A 16-bit grey image is resized first, in 32-bit integers, and keeps its high
-    byte afterwards: its average is taken at full precision."""
-    if image.mode.startswith("I;16"):
-        image = resized(image.convert("I"), size, how, resample)
+    """The decoded 8-bit image in the colour mode of `channels` at (height, width) `size`
+    (`converted`, then `resized`). Deeper images take deep.fitted, by the spec's rule."""
     return resized(converted(image, channels), size, how, resample)
 
 
@@ -157,10 +190,7 @@ def converted(image: Image.Image, channels: int) -> Image.Image:
     """The image in the colour mode of `channels` (1: L, 3: RGB, 4: RGBA)."""
     target = MODES[channels]
     mode = image.mode
-    if mode.startswith("I"):  # 16- or 32-bit grey: keep the high byte of 16-bit values
-        pixels = np.asarray(image).astype(np.int64)
-        image = Image.fromarray((np.clip(pixels, 0, 65535) >> 8).astype(np.uint8), "L")
-    elif mode in ("P", "PA"):
+    if mode in ("P", "PA"):
         image = image.convert("RGBA" if target == "RGBA" or "transparency" in image.info else "RGB")
     elif mode == "1":
         image = image.convert("L")
@@ -174,9 +204,15 @@ def resized(image: Image.Image, size: tuple[int, int] | None, how: str, resample
     padded with black (`pad`), or scaled to cover and centre-cropped (`crop`)."""
     if size is None or size == (image.height, image.width):
         return image
+    image = image.resize(scaled_size(image.width, image.height, size, how), FILTERS[resample])
+    return placed(image, size, how)
+
+
+def placed(image: Image.Image, size: tuple[int, int], how: str) -> Image.Image:
+    """An image resized to `scaled_size` brought to (height, width) `size`: as it is (stretch),
+    centre-cropped (crop) or centred on black (pad)."""
     height, width = size
-    scaled = scaled_size(image.width, image.height, size, how)
-    image = image.resize(scaled, FILTERS[resample])
+    scaled = image.size
     if how == "stretch":
         return image
     if how == "crop":

@@ -150,7 +150,7 @@ def _image(column: Column, found: Guess, na_values: frozenset[str]) -> Declarati
     files = sorted({value for _, value in named})
     pictures = [look(os.path.join(column.images_from, value), value) for value in spread(files)]
     image = image_guess(pictures, len(files))
-    return Declaration(column.feature, {"type": "image", "encoding": image.encoding, "shape": image.shape},
+    return Declaration(column.feature, image.fields(),
                        [f"guessed: names image files; {image.note}"])
 
 

@@ -22,7 +22,7 @@ def folder_plan(folder: Folder) -> Plan:
     pictures = [look(os.path.join(folder.path, file), os.path.join(folder.path, file)) for file in sample]
     image = image_guess(pictures, len(folder.files))
     plan = Plan(name=dataset_name(folder.path), source={"builder": "image_folder"})
-    plan.features.append(Declaration("image", {"type": "image", "encoding": image.encoding, "shape": image.shape},
+    plan.features.append(Declaration("image", image.fields(),
                                      [f"guessed: {image.note}"], column="image"))
     if outside:
         plan.features.append(Declaration("filename", {"dtype": "string"},

@@ -46,6 +46,7 @@ from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
 from .encoding import BatchClasses, classify_for_build, encode_for_build
 from ..errors import DataError, TFRecordBuilderError, UsageError
+from ..features import notices
 from ..processes import stderr_held
 from ..spec.model import Spec
 from ..write.collect import duplicate_key, key_label
@@ -253,6 +254,7 @@ class _TaskSummary:
     num_bytes: dict[str, int] = field(default_factory=dict)
     buckets: dict[str, dict[int, int]] = field(default_factory=dict)  # records per bucket, by split
     skipped: list[dict[str, str]] = field(default_factory=list)
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py
     records: int = 0  # read, skipped ones included
     error: str | None = None  # the first DataError (the task stopped there)
 
@@ -287,6 +289,7 @@ class _EncodeTask(beam.DoFn):
             for batch in task_batches(spec, self.builders[task.split], task):
                 result = encode_for_build(spec, task.split, batch, strata)
                 summary.skipped.extend(result.skipped)
+                notices.added(summary.notices, result.notices)
                 summary.records += result.count + len(result.skipped)
                 self.read.inc(result.count + len(result.skipped))
                 self.encoded.inc(result.count)
@@ -378,12 +381,14 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
     summaries = sorted(summaries, key=lambda summary: summary.index)
     tree = StatisticsTree(spec)
     skipped: list[dict[str, str]] = []
+    noticed: dict[str, int] = {}
     counts = {name: 0 for name in spec.splits}
     num_bytes = {name: 0 for name in spec.splits}
     error = next((summary.error for summary in summaries if summary.error is not None), None)
     for summary in summaries:
         tree.add_task(summary.index, summary.statistics)
         skipped.extend(summary.skipped)
+        notices.added(noticed, summary.notices)
         for name, count in summary.counts.items():
             counts[name] += count
             num_bytes[name] += summary.num_bytes[name]
@@ -399,7 +404,7 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
         for bucket in sorted(merged):
             layout.buckets.setdefault(name, {})[bucket] = rank
             rank += merged[bucket]
-    _save({"statistics": tree.to_dict(), "skipped": skipped, "counts": counts, "error": error,
+    _save({"statistics": tree.to_dict(), "skipped": skipped, "notices": noticed, "counts": counts, "error": error,
            "num_shards": {name: len(starts) - 1 for name, starts in layout.shards.items()},
            "records": sum(summary.records for summary in summaries)}, staging, "summary")
     return layout
@@ -569,4 +574,5 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
-    return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits})
+    return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits},
+                   summary["notices"])

@@ -21,6 +21,7 @@ from .. import processes
 from ..builders.base import Batch, PendingBatch, loaded
 from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
+from ..features import notices
 from ..features.values import Values
 from ..spec.model import Spec
 from ..write.collect import RunFile, key_label, renew_run_names, write_run
@@ -53,6 +54,7 @@ class DividedBatch:
     count: int = 0  # records encoded (the skipped ones not included)
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its encoding noted
 
 
 # Starting and stopping the worker pool costs 25-70 ms (a fork of the caller's memory per worker,
@@ -130,11 +132,13 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     if not len(batch):
         return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken))
+    notices.taken()  # what an earlier batch (or a first pass) left uncounted
     batch, encoded, good, skipped = _encoded(spec, spec.features, batch)
     hashes = all_hashes if good is None else all_hashes[good]
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
-    result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped)
+    result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped,
+                          notices=notices.taken())
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
@@ -186,6 +190,7 @@ def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch, framed: 
         except DataError as error:
             skipped.append({"record": batch.origin(row), "reason": str(error)})
     batch = batch.select(good)
+    notices.taken()  # the rows tried one by one: counted again by the encoding below
     return batch, encode_batch(features, batch, equal, framed=framed) if good else None, good, skipped
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..builders.base import Batch, Builder, PendingBatch, loaded
 from .encoding import classify_for_build, encode_batches, encode_for_build, keys_digest
 from ..errors import DataError
+from ..features import notices
 from ..processes import allow_open_files
 from ..progress import Progress
 from ..spec.model import Spec
@@ -80,6 +81,7 @@ class Encoding:
         for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs, stage):
             task = order.popleft()
             state.skipped.extend(result.skipped)
+            notices.added(state.notices, result.notices)
             if result.batch is not None:  # keys of its own, records never sorted: checked here
                 _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
             for name, part in result.parts.items():

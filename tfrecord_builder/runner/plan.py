@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
@@ -119,6 +119,7 @@ class Written:
     statistics: dict[str, Any]
     skipped: list[dict[str, str]]
     distinct: dict[str, int | None]
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts
 
 
 def strata_of(spec: Spec, parts: Iterable["BatchClasses"]) -> Strata:

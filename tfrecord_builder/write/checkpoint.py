@@ -33,6 +33,7 @@ class EncodingState:
     statistics: dict[str, Any] = field(default_factory=dict)  # the statistics tree so far (runner/plan.py)
     skipped: list[dict[str, str]] = field(default_factory=list)
     strata: dict[str, Any] | None = None  # a stratified build's division of each class (write/strata.py)
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts so far
 
 
 def chain(digest: str, batch_keys: bytes) -> str:

@@ -1,0 +1,129 @@
+"""Images deeper than 8 bits a channel (16-bit grey or colour, Pillow's 32-bit integer mode "I")
+brought to the 8 bits an image feature stores, by the rule the spec chooses (`scale_16bit`):
+`full_range` (value / 257, rounded: 0-65535 onto 0-255) or `min_max` (the file's own lowest to
+highest value onto 0-255). Without a rule such an image is refused: keeping its high byte, as
+Pillow's own conversion does, leaves a 12-bit scan at most 16 grey levels (0-15), nearly black.
+
+Pillow reads a 16-bit colour PNG or TIFF as 8-bit RGB(A) holding each value's high byte; the low
+bytes are read by decoding the file a second time with the other byte order's raw mode (the
+same unfiltering, the other byte of each pair), so both rules see the full 16 bits.
+"""
+from __future__ import annotations
+
+import io
+from typing import Callable, Literal
+
+import numpy as np
+from PIL import Image
+
+from . import BadImage
+from .pillow import FILTERS, converted, placed, scaled_size, upright
+
+Scale = Literal["full_range", "min_max"]
+_COLOUR = {"RGB", "RGBA"}
+
+
+def bits(image: Image.Image) -> int:
+    """Bits a channel of an opened image (before `load`, which drops the raw modes read here):
+    16 for 16-bit grey and colour files, 32 for Pillow's 32-bit integer mode, else 8."""
+    if image.mode.startswith("I;16") or any(";16" in mode for mode in _raw_modes(image)):
+        return 16
+    return 32 if image.mode == "I" else 8
+
+
+def values(image: Image.Image, data: bytes | None, depth: int) -> np.ndarray:
+    """The loaded image's values, upright, as int64 [height, width] or [height, width, channels]
+    (grey and alpha: 2 channels)."""
+    if image.mode.startswith("I"):
+        return np.asarray(upright(image)).astype(np.int64)
+    if image.mode in _COLOUR and depth == 16:
+        if data is None:
+            raise BadImage("a 16-bit colour image given as a PIL image holds only its high bytes: give the file")
+        return _wide(image, data)
+    raise BadImage(f"a {depth}-bit {image.mode} image: Pillow reads only its high bytes, which would cut its "
+                   "values; convert it to 8 bits, or to 16-bit grey or RGB(A)")
+
+
+def fitted(pixels: np.ndarray, depth: int, scale: Scale | None, channels: int, size: tuple[int, int] | None,
+           how: str, resample: str) -> Image.Image:
+    """Deep `pixels` (from `values`) resized at full precision (each channel as 32-bit integers),
+    brought to 8 bits by `scale`, then converted to `channels`. The range of a colour image is
+    its colour channels' together (its balance kept); an alpha channel always takes full_range."""
+    planes = [pixels] if pixels.ndim == 2 else [pixels[..., channel] for channel in range(pixels.shape[2])]
+    alpha_at = {2: 1, 4: 3}.get(len(planes))
+    colour = np.stack(planes[:alpha_at], -1)
+    low, high = int(colour.min()), int(colour.max())
+    kind = {1: "grey", 2: "grey-and-alpha", 3: "RGB", 4: "RGBA"}[len(planes)]
+    shown = f"values {low}-{high}" if low >= 0 else f"values {low} to {high}"
+    if scale is None:
+        raise BadImage(f"a {depth}-bit {kind} image ({shown}) into 8 bits: choose how to scale it with "
+                       "`scale_16bit: full_range` (value / 257) or `scale_16bit: min_max` (the file's own "
+                       "range onto 0-255)")
+    if scale == "full_range" and (low < 0 or high > 65535):
+        raise BadImage(f"a {depth}-bit {kind} image ({shown}) doesn't fit full_range's 0-65535: "
+                       "use `scale_16bit: min_max`")
+    scaled = None if size is None or size == pixels.shape[:2] else scaled_size(pixels.shape[1], pixels.shape[0],
+                                                                                   size, how)
+    stored = []
+    for index, plane in enumerate(planes):
+        if scaled is not None:
+            plane = np.asarray(Image.fromarray(plane.astype(np.int32)).resize(scaled, FILTERS[resample]))
+        alpha = index == alpha_at
+        stored.append(eight_bits(plane, "full_range" if alpha else scale, 0 if alpha else low,
+                                 65535 if alpha else high))
+    image = Image.fromarray(stored[0] if len(stored) == 1 else np.dstack(stored))
+    if scaled is not None:
+        image = placed(image, size, how)
+    return converted(image, channels)
+
+
+def eight_bits(plane: np.ndarray, scale: Scale, low: int, high: int) -> np.ndarray:
+    """uint8 values by `scale`, rounded half up in integers: full_range (v + 128) // 257;
+    min_max (v - low) * 255 / (high - low), so low -> 0 and high -> 255 (one value -> 0).
+    Values a resize's filter took past the range (bicubic, lanczos) are clipped to it first."""
+    plane = np.asarray(plane, dtype=np.int64)
+    if scale == "full_range":
+        return ((np.clip(plane, 0, 65535) + 128) // 257).astype(np.uint8)
+    if high == low:
+        return np.zeros(plane.shape, np.uint8)
+    span = high - low
+    return (((np.clip(plane, low, high) - low) * 510 + span) // (2 * span)).astype(np.uint8)
+
+
+def _raw_modes(image: Image.Image) -> list[str]:
+    modes = []
+    for tile in getattr(image, "tile", None) or []:
+        args = tile[3] if len(tile) > 3 else None
+        mode = args if isinstance(args, str) else args[0] if isinstance(args, tuple) and args else None
+        if isinstance(mode, str):
+            modes.append(mode)
+    return modes
+
+
+def _wide(image: Image.Image, data: bytes) -> np.ndarray:
+    """A 16-bit colour file's values from its bytes `data` (`image`: the file loaded as Pillow
+    reads it, each value's high byte). The file is decoded again with the other byte order's raw
+    mode (RGB;16B <-> RGB;16L: the same unfiltering, each pair's other byte): its low bytes. A
+    16-bit grey-and-alpha PNG, which Pillow shows as RGBA of high bytes (raw mode LA;16B), is
+    decoded again as RGBA's 4 bytes a pixel: grey's and alpha's two bytes each."""
+    again = Image.open(io.BytesIO(data))
+    if _raw_modes(again) == ["LA;16B"] * len(again.tile):
+        pairs = np.asarray(upright(_loaded(again, lambda mode: "RGBA")), dtype=np.int64)
+        return np.dstack([pairs[..., 0] << 8 | pairs[..., 1], pairs[..., 2] << 8 | pairs[..., 3]])
+    swapped = _loaded(again, lambda mode: mode.replace(";16B", ";16_").replace(";16L", ";16B").replace(";16_", ";16L"))
+    return np.asarray(upright(image), dtype=np.int64) << 8 | np.asarray(upright(swapped), dtype=np.int64)
+
+
+def _loaded(image: Image.Image, raw_mode: Callable[[str], str]) -> Image.Image:
+    """`image` (opened, not loaded) decoded with each tile's raw mode changed by `raw_mode`."""
+    tiles = []
+    for tile in image.tile:
+        args = tile[3]
+        mode = raw_mode(args if isinstance(args, str) else args[0])
+        tiles.append(tile._replace(args=mode if isinstance(args, str) else (mode, *args[1:])))
+    image.tile = tiles
+    try:
+        image.load()
+    except (OSError, SyntaxError, ValueError, EOFError) as error:  # ValueError: no unpacker for the raw mode
+        raise BadImage(f"a 16-bit {image.mode} image whose low bytes Pillow can't read ({error})") from None
+    return image
