@@ -28,7 +28,8 @@ def table_plan(table: Table) -> Plan:
     plan = Plan(name=dataset_name(table.path), source={"builder": table.kind})
     for column in table.columns:
         found = declare(Column(column, names[column], table.values[column], table.where, table.language,
-                               complete=table.complete, file=table.name, images_from=images_from),
+                               complete=table.complete, file=table.name, images_from=images_from,
+                               categories=table.categories.get(column)),
                         counts[column], na_values)
         declared(plan, found, plan.features)
     plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
