@@ -16,7 +16,7 @@ from .plan import Declaration, Plan
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*\Z")
 _COMMENT_COLUMN = 56  # comments line up here (or two spaces after a longer line)
-_SOURCE_ORDER = ("builder", "path", "delimiter", "key", "group_by", "order_by", "options")
+_SOURCE_ORDER = ("builder", "path", "delimiter", "key", "split_column", "group_by", "order_by", "options")
 
 
 def spec_text(plan: Plan) -> str:
@@ -34,7 +34,10 @@ def spec_text(plan: Plan) -> str:
     for key in _SOURCE_ORDER:
         if key in plan.source:
             lines.append((f"  {key}: {flow(plan.source[key])}", plan.source_notes.get(key, "")))
-    lines.append(("splits: {train: 0.8, test: 0.2}", "change as you need: fractions that sum to 1"))
+    if plan.splits is None:
+        lines.append(("splits: {train: 0.8, test: 0.2}", "change as you need: fractions that sum to 1"))
+    else:
+        lines.append((f"splits: {flow(plan.splits)}", plan.splits_note))
     if plan.is_sequence:
         lines += _block("context", plan.context, [])
         lines += _block("sequence", plan.sequence, plan.left_out)  # (columns left out of either)
