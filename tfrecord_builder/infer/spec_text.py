@@ -7,6 +7,7 @@ scalar is written plain where YAML reads it back as the same string, quoted othe
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -92,6 +93,8 @@ def scalar(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):  # YAML's spellings: JSON's NaN is text to YAML
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
     if isinstance(value, (int, float)):
         return json.dumps(value)
     text = str(value)
