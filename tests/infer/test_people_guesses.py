@@ -89,3 +89,28 @@ def test_a_lone_list_of_words_stays_a_list_feature(tmp_path):
                                           for i in range(8)])
     text = infer(tmp_path / "tags.jsonl", tmp_path / "spec.yaml")
     assert "format:" not in text and "\n  tags:  {dtype: string, shape: [null]}" in text
+
+
+def test_a_regression_target_with_gaps_keeps_them_as_nan_and_the_statistics_describe_the_rest(tmp_path):
+    """59 of 322 prices missing: NaN, not 0 (which made the mean 419 against a true 536); the
+    whole-number column beside it takes -1, which its values never are."""
+    rng = np.random.default_rng(8)
+    gaps = set(rng.choice(322, 59, replace=False).tolist())
+    prices = [None if row in gaps else round(float(rng.uniform(300, 770)), 2) for row in range(322)]
+    lines = ["rooms,price"] + [f"{'' if row % 9 == 0 else row % 5},{'' if price is None else price}"
+                               for row, price in enumerate(prices)]
+    (tmp_path / "houses.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text, spec, records = infer_validate_build(tmp_path, "houses.csv")
+    assert spec["features"]["price"]["allow_nan"] is True and np.isnan(spec["features"]["price"]["default"])
+    assert "\n  price: {dtype: float32, default: .nan, allow_nan: true}" in text
+    assert comment(text, "price:") == ("guessed: 59 of 322 rows missing -> default NaN, not 0, which would pass for "
+                                       "a value; statistics count them apart (impute in the model)")
+    assert spec["features"]["rooms"] == {"dtype": "int64", "default": -1}
+    stored = [float(record["price"]) for split in records.values() for record in split]
+    assert sum(np.isnan(stored)) == 59
+    statistics = json.loads((tmp_path / "out" / "houses" / "1.0.0" / "tfrecord_builder.json").read_text())["statistics"]
+    parts = [statistics[split]["price"] for split in ("train", "test")]
+    assert sum(part["num_filled"] for part in parts) == 59 and not any("num_non_finite" in part for part in parts)
+    given = np.array([price for price in prices if price is not None], np.float32).astype(np.float64)
+    mean = sum(part["mean"] * part["num_values"] for part in parts) / sum(part["num_values"] for part in parts)
+    assert mean == pytest.approx(given.mean(), rel=1e-12)

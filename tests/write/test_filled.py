@@ -74,9 +74,9 @@ def test_the_statistics_describe_the_values_given_and_count_the_filled_apart(bui
     assert sum(part["classes"]["a"] for part in classes) == sum(1 for row in range(ROWS) if row % 10 and row % 2 == 0)
 
 
-def test_inspect_shows_the_filled_count(built):
+def test_inspect_shows_the_filled_count(built, tmp_path):
     info, _ = built
-    shown = run_cli("inspect", info.path, "--split", "test")
+    shown = run_cli("inspect", info.path, "--split", "test", cwd=tmp_path)
     assert_ok(shown)
     line = next(line for line in shown.stdout.splitlines() if line.startswith("  target: "))
     assert line.endswith(f"; filled {info.statistics['test']['target']['num_filled']}")
@@ -117,7 +117,7 @@ def test_a_dataset_of_an_earlier_build_without_the_filled_count_still_reads(buil
     target = next(feature for feature in data.features if feature.name == "target")
     assert target.filled == {} and target.missing == {split: info.statistics[split]["target"]["num_missing"]
                                                        for split in ("train", "test")}
-    shown = run_cli("inspect", copy, "--split", "test")
+    shown = run_cli("inspect", copy, "--split", "test", cwd=tmp_path)
     assert_ok(shown)
     assert f"; missing {info.statistics['test']['target']['num_missing']}" in shown.stdout
 
