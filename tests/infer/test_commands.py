@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import math
 import random
 
 import numpy as np
@@ -68,7 +69,7 @@ def test_a_csv_becomes_a_spec_that_builds_with_its_values(tmp_path):
         "score": {"dtype": "float32"},
         "tags": {"dtype": "string", "shape": [None]},
         "point": {"dtype": "float32", "shape": [2]},
-        "ozone": {"dtype": "int64", "default": 0},
+        "ozone": {"dtype": "int64", "default": -1},
         "mixed": {"dtype": "string"},
         "note": {"dtype": "string", "default": ""},
     }
@@ -78,7 +79,9 @@ def test_a_csv_becomes_a_spec_that_builds_with_its_values(tmp_path):
     assert comment(text, "label:").startswith("guessed: named `class`")
     assert comment(text, "key:").startswith("guessed: unique in all 12 rows")
     assert comment(text, "options:").startswith("guessed: NA among numbers in `ozone`")
-    assert comment(text, "ozone:") == "guessed: 3 of 12 rows missing -> default 0"
+    assert comment(text, "ozone:") == ("guessed: 3 of 12 rows missing -> default -1, a value the data never holds "
+                                       "(its least value is 0), so a gap stays recognisable as int64 (for NaN "
+                                       "instead: dtype float32, default .nan, allow_nan true)")
     assert comment(text, "mixed:") == "mixed: numbers (line 2: '0') and text (line 6: 'abc'); kept as text"
     assert comment(text, "splits:").startswith("change as you need")
     assert text.startswith("# Written by `tfrecord-builder infer` from iris rows.csv: all 12 rows read.\n")
@@ -95,7 +98,7 @@ def test_a_csv_becomes_a_spec_that_builds_with_its_values(tmp_path):
         assert record["score"] == np.float32(i if i % 2 else i + 0.25)
         assert [tag.decode() for tag in record["tags"]] == [["red", "big"], [], ["light blue", "x"], ["small"]][i % 4]
         assert record["point"].tolist() == [i, i + 0.5]
-        assert record["ozone"] == (0 if i in (2, 5, 7) else 10 * i)
+        assert record["ozone"] == (-1 if i in (2, 5, 7) else 10 * i)
         assert record["mixed"] == (b"abc" if i == 4 else str(i).encode())
         assert record["note"] == (b"" if i == 3 else f"note {i}".encode())
 
@@ -152,14 +155,15 @@ def test_a_jsonl_with_lists_nulls_and_an_object_column(tmp_path):
         "kind": {"type": "class_label", "names": ["cat", "dog"]},
         "vec": {"dtype": "int64", "shape": [3]},
         "ids": {"dtype": "int64", "shape": [None]},
-        "count": {"dtype": "int64", "default": 0},
-        "reading": {"dtype": "int64", "default": 0},
+        "count": {"dtype": "int64", "default": -1},
+        "reading": {"dtype": "int64", "default": -1},
     }
     assert spec["label"] == "kind"
     assert ("  # column `meta`: left out: line 1 holds an object (a JSON object or a struct); "
             "no dtype reads one\n") in text
     assert comment(text, "ids:") == "0 to 3 items per row"
-    assert comment(text, "count:") == "guessed: 2 of 10 rows missing -> default 0"
+    assert comment(text, "count:").startswith("guessed: 2 of 10 rows missing -> default -1, a value the data never "
+                                              "holds (its least value is 0)")
 
     found = by_key(records, "uuid")
     for i, given in enumerate(records_in):
@@ -168,9 +172,21 @@ def test_a_jsonl_with_lists_nulls_and_an_object_column(tmp_path):
         assert bool(record["ok"]) is given["ok"]
         assert record["kind"] == i % 2
         assert record["vec"].tolist() == given["vec"] and record["ids"].tolist() == given["ids"]
-        assert record["count"] == (0 if i in (3, 6) else i)
-        assert record["reading"] == (0 if i == 5 else i * 3)
+        assert record["count"] == (-1 if i in (3, 6) else i)
+        assert record["reading"] == (-1 if i == 5 else i * 3)
         assert "meta" not in record
+
+
+class _NaN(float):
+    """Equal to any NaN (a spec's `default: .nan`, compared inside a dict)."""
+
+    def __eq__(self, other):
+        return isinstance(other, float) and math.isnan(other)
+
+    __hash__ = float.__hash__
+
+
+NAN = _NaN("nan")
 
 
 def test_a_parquet_file_with_nulls_nan_timestamps_and_a_struct(tmp_path):
@@ -193,7 +209,7 @@ def test_a_parquet_file_with_nulls_nan_timestamps_and_a_struct(tmp_path):
     assert spec["source"] == {"builder": "parquet", "path": "frame.parquet", "key": "Row ID"}
     assert spec["features"] == {
         "row_id": {"dtype": "int64", "source": "Row ID"},
-        "f": {"dtype": "float32", "default": 0.0, "allow_nan": True},
+        "f": {"dtype": "float32", "default": NAN, "allow_nan": True},
         "s": {"type": "class_label", "names": ["a", "b"]},
         "taken": {"dtype": "string"},
         "xy": {"dtype": "float32", "shape": [2]},
@@ -201,15 +217,14 @@ def test_a_parquet_file_with_nulls_nan_timestamps_and_a_struct(tmp_path):
         "blob": {"dtype": "bytes"},
     }
     assert comment(text, "f:") == ("row 4 holds inf or NaN: kept (allow_nan); "
-                                   "guessed: 1 of 8 rows missing -> default 0.0")
+                                   "guessed: 1 of 8 rows missing -> default NaN, not 0, which would pass for a "
+                                   "value; statistics count them apart (impute in the model)")
     assert "# column `st`: left out: a struct<x: int64> column: no dtype reads one" in text
     found = by_key(records, "row_id")
     for i in range(8):
         record = found[i]
         expected = table.column("f")[i].as_py()
-        if expected is None:
-            assert record["f"] == 0.0
-        elif np.isnan(expected):
+        if expected is None or np.isnan(expected):
             assert np.isnan(record["f"])
         else:
             assert record["f"] == np.float32(expected)

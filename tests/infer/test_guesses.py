@@ -67,11 +67,12 @@ def _guess(values, language="text", na_values=frozenset()):
 @pytest.mark.parametrize("values, dtype, shape, default", [
     (["1", "-2", "30"], "int64", [], None),
     (["1", "2.5", "3e2"], "float32", [], None),
-    (["2.0", "", "3.0"], "int64", [], 0),  # pandas' integers with gaps
+    (["2.0", "", "3.0"], "int64", [], -1),  # pandas' integers with gaps; -1: a value the data never holds
     (["2.0", "3.0"], "float32", [], None),  # no gaps: floats written whole
     (["true", "FALSE", "True"], "bool", [], None),
     (["1", "0", "1"], "int64", [], None),  # 0/1: numbers, not plainly booleans
-    (["1 2", "3 4", ""], "int64", [2], 0),
+    (["1 2", "3 4", ""], "int64", [2], -1),
+    (["-3 2", "3 4", ""], "int64", [2], -4),  # below the least value, which is negative
     (["1 2", "3", "[4, 5, 6]"], "int64", [None], None),
     (["[[1, 2]]", "[[3, 4], [5, 6]]", "[]"], "int64", [None, 2], None),
     (["99999999999999999999", "1"], "string", [], None),  # beyond int64
@@ -84,7 +85,7 @@ def test_text_cells(values, dtype, shape, default):
 
 
 @pytest.mark.parametrize("values, dtype, shape, allow_nan", [
-    ([1, 2.5, None], "float32", [], False),
+    ([1, 2.5, None], "float32", [], True),  # a gap is NaN
     ([1.0, float("nan")], "float32", [], True),
     ([True, False], "bool", [], False),
     ([[1.5, 2], [3, 4]], "float32", [2], False),
@@ -105,7 +106,7 @@ def test_inf_in_a_csv_keeps_nan_allowed_and_says_where():
 def test_na_spellings_count_as_missing_only_when_listed():
     assert _guess(["1", "NA", "3"]).dtype == "string"
     listed = _guess(["1", "NA", "3"], na_values={"NA"})
-    assert (listed.dtype, listed.default, listed.missing) == ("int64", 0, 1)
+    assert (listed.dtype, listed.default, listed.missing) == ("int64", -1, 1)
 
 
 def test_lists_that_cant_be_shaped_leave_the_column_out():
@@ -141,12 +142,12 @@ def test_tsv_gzip_r_row_names_and_names_yaml_would_misread(tmp_path):
     text, spec, records = _build(tmp_path, "air.tsv.gz")
     assert spec["source"] == {"builder": "csv", "path": "air.tsv.gz", "delimiter": "\t",
                               "options": {"na_values": ["NA"]}}
-    assert spec["features"] == {"row": {"dtype": "int64", "source": ""}, "Ozone": {"dtype": "int64", "default": 0},
+    assert spec["features"] == {"row": {"dtype": "int64", "source": ""}, "Ozone": {"dtype": "int64", "default": -1},
                                 "no": {"dtype": "int64"}, "on": {"type": "class_label", "names": ["x", "y"]},
                                 "Wind": {"dtype": "float32"}}
     assert '\n  "no": ' in text and '\n  "on": ' in text
     found = by_key(records, "row")
-    assert [found[row]["Ozone"] for row in range(1, 9)] == [0 if row in (3, 6) else row * 7 for row in range(1, 9)]
+    assert [found[row]["Ozone"] for row in range(1, 9)] == [-1 if row in (3, 6) else row * 7 for row in range(1, 9)]
     assert [found[row]["on"] for row in range(1, 9)] == [row % 2 for row in range(1, 9)]
 
 
@@ -159,7 +160,7 @@ def test_sequences_of_uneven_lengths_and_missing_steps(tmp_path):
     text, spec, records = _build(tmp_path, "seq.jsonl", sequence=True)
     assert spec["sequence_lengths"] == "free"
     assert spec["context"] == {"id": {"dtype": "string"}, "label": {"type": "class_label", "num_classes": 3}}
-    assert spec["sequence"] == {"a": {"dtype": "int64", "default": 0}, "b": {"type": "class_label",
+    assert spec["sequence"] == {"a": {"dtype": "int64", "default": -1}, "b": {"type": "class_label",
                                                                            "names": ["x", "y", "z"]},
                                 "c": {"dtype": "int64"}}
     assert spec["source"]["key"] == "id" and spec["label"] == "label"
@@ -169,7 +170,7 @@ def test_sequences_of_uneven_lengths_and_missing_steps(tmp_path):
     for i, given_record in enumerate(records_in):
         record = found[f"r{i}"]
         assert record["label"] == i % 3
-        assert record["a"].tolist() == [0 if value is None else value for value in given_record["a"]]
+        assert record["a"].tolist() == [-1 if value is None else value for value in given_record["a"]]
         assert record["c"].tolist() == given_record["c"]
 
 

@@ -113,6 +113,27 @@ def test_splits_far_from_the_fractions_asked_are_the_same_warning_on_both_runner
     assert "only 3 different keys" in said[0].stderr and said[1].stderr == said[0].stderr
 
 
+def test_filled_values_are_counted_apart_the_same_on_beam(tmp_path):
+    """Gaps filled by a default (NaN, -1, a class): both runners leave them out of the figures and
+    count them as `num_filled`, in the same statistics, byte for byte."""
+    lines = ["id,x,n,label"] + [f"{row},{'' if row % 6 == 0 else row / 4},{'' if row % 5 == 0 else row % 7},"
+                                f"{'' if row % 9 == 0 else ['cat', 'dog'][row % 2]}" for row in range(2000)]
+    spec = write_spec(tmp_path, {"name": "gaps", "source": {"builder": "csv", "path": "rows.csv", "key": "id"},
+                                 "features": {"x": {"dtype": "float32", "default": float("nan"), "allow_nan": True},
+                                              "n": {"dtype": "int64", "default": -1},
+                                              "label": {"type": "class_label", "names": ["cat", "dog"],
+                                                        "default": "cat"}},
+                                 "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 2}},
+                      {"rows.csv": "\n".join(lines) + "\n"})
+    local, beam = _both(spec, tmp_path, SMALL_TASKS)
+    _same(local, beam)
+    statistics = json.loads(beam["gaps/1.0.0/tfrecord_builder.json"])["statistics"]
+    for feature, gaps in (("x", range(0, 2000, 6)), ("n", range(0, 2000, 5)), ("label", range(0, 2000, 9))):
+        assert sum(statistics[split][feature]["num_filled"] for split in ("train", "test")) == len(gaps)
+    assert min(statistics[split]["n"]["min"] for split in ("train", "test")) == 0  # the default -1 left out
+    assert not any("num_non_finite" in statistics[split]["x"] for split in ("train", "test"))
+
+
 def test_a_keyed_table_in_source_order_with_more_shards_than_records(tmp_path):
     spec = _tabular(shuffle=False, shards=5)
     spec["source"]["key"] = "id"

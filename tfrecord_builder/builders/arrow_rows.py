@@ -65,6 +65,15 @@ def python_values(array: Any) -> list[Any]:
     return array.to_pylist()
 
 
+def categories(array: Any) -> list[str] | None:
+    """A dictionary-encoded column's categories as text, in the file's order (pandas writes a
+    categorical so, and its `.cat.codes` index this list); None for any other column."""
+    if not pa.types.is_dictionary(array.type) or not (pa.types.is_string(array.type.value_type)
+                                                      or pa.types.is_large_string(array.type.value_type)):
+        return None
+    return [str(value) for value in array.dictionary.to_pylist()]
+
+
 def unreadable(kind: Any) -> str | None:
     """Why a column of this Arrow type can't reach a feature (times of day and durations, which
     Python gives only with pandas), or None."""

@@ -157,7 +157,8 @@ class Builder:
         raise NotImplementedError(f"{type(self).__name__} must implement generate(split)")
 
     def class_names(self, field: str) -> list[str] | None:
-        """The class names the source itself defines for `field` (e.g. its sub-folders), if any."""
+        """The class names the source itself defines for `field`, if any, in index order (e.g. its
+        sub-folders, a Parquet column's categories)."""
         return None
 
     def splits(self) -> list[str] | None:

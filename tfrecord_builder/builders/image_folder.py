@@ -6,7 +6,8 @@ columns, relative to the spec's folder, not to the image folder) and `filename` 
 folder, which is also its key). File extensions are matched case-blind; hidden files and
 folders are ignored; folders linked to are followed (a link back up the tree is not); files are
 listed in sorted order. As in Keras' `image_dataset_from_directory`, the classes are the
-sub-folders, sorted, empty ones included, so a class keeps its index when another gains images.
+sub-folders, sorted, empty ones included, so a class keeps its index when another gains images;
+unlike Keras, folders named by numbers only (`0` to `10`) sort by number, so `10` is class 10.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError, SpecError
+from ..features.class_label import class_order
 from .base import Batch, Builder, PathOrigins
 from .opened import TASK_BYTES
 
@@ -108,11 +110,11 @@ class ImageFolderBuilder(Builder):
         folder = self._folder()
         labels = self._labels_file(folder)
         if labels is not None:
-            return sorted({label for _, label in labels.values()})
+            return class_order(label for _, label in labels.values())
         if fs.is_url(folder):  # a store has no empty folders: the classes are the prefixes with images
-            return [name for name in fs.subfolders(folder) if not name.startswith(".")] or None
+            return class_order(name for name in fs.subfolders(folder) if not name.startswith(".")) or None
         names = [name for name in os.listdir(folder) if os.path.isdir(os.path.join(folder, name))]
-        return [name for name, _ in _followed(folder, names, _ancestors(folder))] or None
+        return class_order(name for name, _ in _followed(folder, names, _ancestors(folder))) or None
 
     def _folder(self) -> str:
         if self.path is None or not fs.isdir(self.path):

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError
-from .arrow_rows import python_values, row_keys, unreadable
+from .arrow_rows import categories, python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
 from .opened import TASK_BYTES
 from .tabular import TableBuilder
@@ -27,6 +27,17 @@ class ParquetBuilder(TableBuilder):
         if parquet is None:
             return None
         return list(_opened(self.check_file()).schema_arrow.names)
+
+    def class_names(self, field: str) -> list[str] | None:
+        """A dictionary-encoded (categorical) column's categories, in the file's order: the first
+        row group's dictionary, which pyarrow writes whole, unused categories included."""
+        if parquet is None:
+            return None
+        opened = _opened(self.check_file())
+        if field not in opened.schema_arrow.names or opened.metadata.num_row_groups == 0:
+            return None
+        first = next(_batches(opened, os.path.basename(self.check_file()), 1, [field], range(1), 0), None)
+        return None if first is None else categories(first.column(field))
 
     def parts(self) -> list[RowGroups] | None:
         """Runs of row groups of about `TASK_BYTES` (uncompressed) each."""

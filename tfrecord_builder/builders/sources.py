@@ -11,6 +11,7 @@ import os
 from .. import fs
 from ..errors import SpecError, TFRecordBuilderError
 from ..features import ClassLabelFeature
+from ..features.class_label import class_order
 from ..spec.fields import unknown_key_message
 from ..spec.model import Spec
 from .base import Builder, no_column
@@ -111,13 +112,15 @@ def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) 
     for name, feature in spec.features.items():
         if not isinstance(feature, ClassLabelFeature) or feature.has_classes:
             continue
-        found: set[str] = set()
-        for _, builder in builders:
-            found.update(builder.class_names(feature.source_name) or [])
+        found = [names for _, builder in builders if (names := builder.class_names(feature.source_name))]
         if not found:
             raise spec.error(("features", name), "the class_label needs `names`, `names_file` or `num_classes` "
                                                  "(this source doesn't define classes)")
-        features[name] = dataclasses.replace(feature, names=sorted(found))
+        # one list (a Parquet file's categories, a folder's sub-folders): in the source's order;
+        # sources that disagree (train/ and test/ folders): every name, sorted
+        same = all(names == found[0] for names in found)
+        features[name] = dataclasses.replace(
+            feature, names=list(found[0]) if same else class_order(name for names in found for name in names))
     return dataclasses.replace(spec, features=features)
 
 

@@ -124,7 +124,8 @@ def _text(value: Any) -> Any:
 
 def _summary(stats: dict[str, Any]) -> str:
     if "classes" in stats:
-        return "classes " + ", ".join(f"{name} {count}" for name, count in stats["classes"].items())
+        return "; ".join(["classes " + ", ".join(f"{name} {count}" for name, count in stats["classes"].items())]
+                         + _gaps(stats))
     parts = []
     if "min" in stats:
         parts.append(f"min {stats['min']:.4g}, max {stats['max']:.4g}, mean {stats['mean']:.4g}, std {stats['std']:.4g}")
@@ -144,7 +145,18 @@ def _summary(stats: dict[str, Any]) -> str:
     if "length" in stats:
         length = stats["length"]
         parts.append(f"length {length['min']}-{length['max']} (mean {length['mean']:.1f})")
-    return "; ".join(parts) or "-"
+    return "; ".join(parts + _gaps(stats)) or "-"
+
+
+def _gaps(stats: dict[str, Any]) -> list[str]:
+    """`filled 59` (records the default filled, left out of the other figures), and `missing N`
+    for records left without a value (an empty list); a dataset of an earlier version, whose
+    figures count the filled values in, says `missing` only."""
+    filled, missing = stats.get("num_filled", 0), stats.get("num_missing", 0)
+    parts = [f"filled {filled}"] if filled else []
+    if missing > filled:
+        parts.append(f"missing {missing - filled}" if filled else f"missing {missing}")
+    return parts
 
 
 def _file(path: str, show: int) -> None:

@@ -53,7 +53,7 @@ def feature_drift(split: str, feature: str, old: dict[str, Any], new: dict[str, 
     """The measures two statistics of one feature (write/stats.py's to_dict) allow."""
     measures: list[Measure] = []
     if "mean" in old and "mean" in new and "std" in old and "std" in new:
-        measures += _numbers(split, feature, old, new, thresholds)
+        measures += _numbers(split, feature, old, new, thresholds, _fills_counted_in(old, new))
     if "num_non_finite" in old or "num_non_finite" in new:
         measures.append(_non_finite(split, feature, old, new, thresholds))
     if ("num_missing" in old or "num_missing" in new) and all(examples):
@@ -71,15 +71,24 @@ def feature_drift(split: str, feature: str, old: dict[str, Any], new: dict[str, 
 
 
 def _numbers(split: str, feature: str, old: dict[str, Any], new: dict[str, Any],
-             thresholds: Thresholds) -> list[Measure]:
+             thresholds: Thresholds, caveat: str = "") -> list[Measure]:
     shift = _shift(old["mean"], new["mean"], old["std"])
     ratio = _ratio(old["std"], new["std"])
     return [
         Measure(split, feature, "mean shift", shift, "std", thresholds.max_mean_shift, old["mean"], new["mean"],
-                f"{_n(old['mean'])} -> {_n(new['mean'])} (old std {_n(old['std'])})"),
+                f"{_n(old['mean'])} -> {_n(new['mean'])} (old std {_n(old['std'])}){caveat}"),
         Measure(split, feature, "std ratio", ratio, "ratio", thresholds.max_std_ratio, old["std"], new["std"],
-                f"{_n(old['std'])} -> {_n(new['std'])}"),
+                f"{_n(old['std'])} -> {_n(new['std'])}{caveat}"),
     ]
+
+
+def _fills_counted_in(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """Why two sides' figures differ in kind: statistics with `num_filled` leave the default's
+    values out; an earlier build's (with `num_missing` and no `num_filled`) counted them in."""
+    for side, stats, other in (("old", old, new), ("new", new, old)):
+        if stats.get("num_missing") and "num_filled" not in stats and other.get("num_filled"):
+            return f"; the {side} figures count its {stats['num_missing']:,} missing values filled by the default in"
+    return ""
 
 
 def _non_finite(split: str, feature: str, old: dict[str, Any], new: dict[str, Any], thresholds: Thresholds) -> Measure:
@@ -96,8 +105,9 @@ def _non_finite(split: str, feature: str, old: dict[str, Any], new: dict[str, An
 
 def _missing(split: str, feature: str, old: dict[str, Any], new: dict[str, Any], examples: tuple[int, int],
              thresholds: Thresholds) -> Measure:
-    """The share of the split's examples whose source had no value (filled by the default). A side
-    without `num_missing` has none: the key may be written only where there are some."""
+    """The share of the split's examples whose source had no value (filled by the default, counted
+    as `num_filled` too). A side without `num_missing` has none: the key may be written only where
+    there are some."""
     counts = (old.get("num_missing", 0), new.get("num_missing", 0))
     shares = (counts[0] / examples[0], counts[1] / examples[1])
     return Measure(split, feature, "missing share", abs(shares[1] - shares[0]), "share", thresholds.max_missing_change,

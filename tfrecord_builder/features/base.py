@@ -134,6 +134,12 @@ class Feature(Section):
         return False
 
     @property
+    def fills_missing(self) -> bool:
+        """Whether a record whose source has no value holds the `default:` instead: statistics
+        count it as filled and leave its values out of the figures of the source's values."""
+        return False
+
+    @property
     def record_key(self) -> str:
         return self.key or self.name
 

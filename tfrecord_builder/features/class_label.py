@@ -12,7 +12,7 @@ import io
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -151,6 +151,24 @@ class ClassLabelFeature(TensorFeature):
 
 
 register("class_label")(ClassLabelFeature)
+
+
+def class_order(names: Iterable[Any]) -> list[str]:
+    """Class names found in data (values, sub-folders), in index order: by number when every name
+    is one (`0, 1, 2, ..., 10`: "10" is index 10, not 2 as text would sort it), else as text."""
+    texts = sorted({str(name) for name in names})
+    numbers = [_number(text) for text in texts]
+    if texts and all(number is not None for number in numbers):
+        return [text for _, text in sorted(zip(numbers, texts))]
+    return texts
+
+
+def _number(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if np.isfinite(number) and text.strip() == text else None
 
 
 def _whole_number_text(value: Any) -> str | None:

@@ -122,6 +122,10 @@ class TensorFeature(Feature):
         return self.default is not None or self.is_variable
 
     @property
+    def fills_missing(self) -> bool:
+        return self.default is not None and not self.sequence  # (a step's null isn't counted per step)
+
+    @property
     def inner_size(self) -> int:
         """Values per element of the outermost dimension (per row, for a fixed shape)."""
         return self.rows.inner_size

@@ -56,6 +56,7 @@ class Profile:
     many: bool = False  # more than MAX_DISTINCT distinct values
     whole_floats: bool = True  # every float was written as a whole number (2.0)
     nonfinite_row: int | None = None  # the first inf, -inf or NaN among the numbers
+    low: float | None = None  # the least finite number (an int64 default below it is one the data never holds)
     dims: Counter = field(default_factory=Counter)  # list cells: their nested lengths, or None if ragged
     ragged_row: int | None = None
     elements: "Profile | None" = None  # list cells: every item, profiled as one column
@@ -118,6 +119,8 @@ def profile(values: Sequence[Any], language: Language, na_applies: bool = True, 
             elements.extend(flat)
             element_rows.extend([row] * len(flat))
             continue
+        if kind in _NUMBERS and math.isfinite(float(parsed)):
+            counts.low = parsed if counts.low is None else min(counts.low, parsed)
         if kind == "float":
             number = float(parsed)
             if not math.isfinite(number):
@@ -176,9 +179,34 @@ def guess(counts: Profile, column: str, where: Where, language: Language,
         found.allow_nan = True
         found.notes.append(f"{where(counts.nonfinite_row)} holds inf or NaN: kept (allow_nan)")
     if missing:
-        found.default = _DEFAULTS[found.dtype]
-        found.notes.append(_missing_note(missing, counts.rows, found.default, present, unit))
+        _fill(found, counts, counts.rows, unit)
     return found
+
+
+def _fill(found: Guess, counts: Profile, rows: int, unit: str, fills: bool = False) -> None:
+    """The default for missing values. Numbers get one no value of the data is, so a gap stays
+    visible to a model and statistics count it apart (a 0 would pass for a value and move the
+    mean): floats NaN (`allow_nan`), as pandas reads a gap; whole numbers stay int64 (an
+    IntegerLookup, an Embedding or a count wants whole numbers, which NaN would make float) with
+    -1, or one less than the least value when that is negative. Others: false, the empty text."""
+    missing, present = found.missing, found.present
+    shape = " (fills the shape)" if fills else ""
+    if found.dtype == "float32" and present:
+        found.default, found.allow_nan = math.nan, True
+        found.notes.append(f"guessed: {missing:,} of {rows:,} {unit} missing -> default NaN{shape}, not 0, "
+                           "which would pass for a value; statistics count them apart (impute in the model)")
+        return
+    if found.dtype == "int64" and present and counts.low is not None:
+        low = int(counts.low)
+        found.default = -1 if low >= 0 else low - 1
+        if found.default >= _INT64[0]:
+            least = f"its least value is {low}"
+            found.notes.append(f"guessed: {missing:,} of {rows:,} {unit} missing -> default {found.default}{shape}, "
+                               f"a value the data never holds ({least}), so a gap stays recognisable as int64 "
+                               "(for NaN instead: dtype float32, default .nan, allow_nan true)")
+            return
+    found.default = _DEFAULTS[found.dtype]
+    found.notes.append(_missing_note(missing, rows, found.default, present, unit, fills))
 
 
 def _scalar_dtype(counts: Profile, kinds: Counter, column: str, where: Where,
@@ -252,6 +280,8 @@ def _list_guess(counts: Profile, kinds: Counter, column: str, where: Where, lang
             elements.examples.setdefault(kind, counts.examples[kind])
         if counts.nonfinite_row is not None:
             elements.nonfinite_row = counts.nonfinite_row
+        if counts.low is not None:
+            elements.low = counts.low if elements.low is None else min(elements.low, counts.low)
     element_kinds = Counter({kind: count for kind, count in elements.kinds.items() if count})
     if "object" in element_kinds or "list" in element_kinds:
         return Guess(None, problem="its lists hold objects or ragged lists; no dtype reads them")
@@ -272,8 +302,7 @@ def _list_guess(counts: Profile, kinds: Counter, column: str, where: Where, lang
         if missing:
             found.notes.append(f"{missing} of {counts.rows} {unit} missing -> an empty list")
     elif missing:
-        found.default = _DEFAULTS[dtype]
-        found.notes.append(_missing_note(missing, counts.rows, found.default, present, unit, fills=True))
+        _fill(found, elements, counts.rows, unit, fills=True)
     return found
 
 

@@ -1,7 +1,8 @@
 """One column's declaration: a tensor, a class label or an image, from what its values say.
 
 - **class_label**: text of few distinct values (2 to `MAX_CLASSES`, each seen twice on average)
-  with none missing; names sorted. Whole numbers too, in a column named like a label.
+  with none missing; names sorted (by number when all are numbers), or in the file's order for a
+  categorical column (Parquet dictionary). Whole numbers too, in a column named like a label.
 - **image**: text naming image files (by extension) that all exist beside the table.
 - anything else: the dtype and shape columns.py finds, with a default where values are missing.
 """
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..features.class_label import class_order
 from ..features.shown import Language
 from . import columns
 from .columns import Guess, Profile
@@ -36,6 +38,7 @@ class Column:
     images_from: str | None = None  # the folder image paths are relative to (tables that may name images)
     unit: str = "rows"  # what a value is, in notes: rows, steps, sequences
     file: str = ""  # the source's name, which notes leave out of places ("line 4", not "rows.csv, line 4")
+    categories: list[str] | None = None  # a categorical column's categories, in the file's order (Parquet)
 
 
 def na_spellings(profiles: Sequence[Profile]) -> set[str]:
@@ -98,12 +101,21 @@ def _tensor(column: Column, found: Guess) -> Declaration:
 
 def _class_label(column: Column, found: Guess) -> Declaration | None:
     """Few distinct texts (or whole numbers, in a column named like a label) with none missing."""
-    if found.missing or not _is_class_like(found):
+    if found.missing:
+        return None
+    if column.categories is not None and found.dtype == "string" and not found.shape \
+            and 2 <= len(column.categories) <= MAX_CLASSES:
+        # the file's own order (pandas' categories, a polars Enum): a record holds `.cat.codes`
+        note = (f"guessed: a categorical column; its {len(column.categories)} categories in the file's order "
+                "(a record holds the category's code)")
+        return Declaration(column.feature, {"type": "class_label", "names": list(column.categories)}, [note])
+    if not _is_class_like(found):
         return None
     sample = "" if column.complete else " (of the rows read: a class seen only later stops the build)"
     if found.dtype == "string":
-        names = sorted({str(value) for value in found.distinct})
-        note = f"guessed: {len(names)} distinct values in {found.present:,} {column.unit}{sample}"
+        names = class_order(found.distinct)
+        ordered = ", numbers in numeric order" if names != sorted(names) else ""
+        note = f"guessed: {len(names)} distinct values in {found.present:,} {column.unit}{sample}{ordered}"
         return Declaration(column.feature, {"type": "class_label", "names": names}, [note])
     if found.dtype != "int64" or not _named_like_label(column):
         return None

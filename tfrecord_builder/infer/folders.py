@@ -32,9 +32,10 @@ def folder_plan(folder: Folder) -> Plan:
                        "no class sub-folders."]
         return plan
     classes = folder.classes
+    by = " by number" if classes != sorted(classes) else ""
     shown = ", ".join(classes[:10]) + (f" and {len(classes) - 10} more" if len(classes) > 10 else "")
     plan.features.append(Declaration("label", {"type": "class_label"},
-                                     [f"names: the {len(classes)} sub-folders, sorted: {shown}"], column="label"))
+                                     [f"names: the {len(classes)} sub-folders, sorted{by}: {shown}"], column="label"))
     plan.label = "label"
     plan.label_note = "the class sub-folder; input_fn yields (features, label)"
     plan.header = [f"Written by `tfrecord-builder infer` from {_name(folder)}: {len(folder.files)} images in "

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-LABEL_NAMES = ("label", "labels", "class", "target", "y")
+# columns a person takes for the target by their name (the penguins' `species`, a `category`)
+LABEL_NAMES = ("label", "labels", "class", "classes", "target", "y", "species", "category", "outcome")
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Plan:
     label_note: str = ""
     sequence_lengths: str | None = None  # "free" when a record's sequences differ in length
     sequence_note: str = ""
+    splits: dict[str, Any] | None = None  # None: fractions (train 0.8, test 0.2); else the split column's splits
+    splits_note: str = ""
     header: list[str] = field(default_factory=list)  # the comment lines above the spec
 
     @property
@@ -48,17 +51,31 @@ class Plan:
         return self.features + self.context + self.sequence
 
 
-def guess_label(plan: Plan) -> None:
-    """The label: a class label named like one (label, class, target, y), else the last class
-    label; none without class labels. Always a guess, and said to be."""
+def guess_label(plan: Plan, columns: list[str] | None = None) -> None:
+    """The label, as a person reading the table would pick it: a class label named like a target
+    (label, class, target, y, species, category, ...); else the first per-step class label (tags of
+    a sequence); else the table's first column, then its
+    last, when a class label (tables lead with the class, as wine's cultivar, or end with it, as
+    UCI's); else the first class label. None without class labels. Always a guess, and said to be.
+    `columns`: the table's columns in order."""
     labels = [declaration for declaration in plan.declarations if declaration.is_class_label]
     if not labels:
         return
     named = [declaration for declaration in labels if _plain(declaration.column) in LABEL_NAMES
              or _plain(declaration.name) in LABEL_NAMES]
-    chosen = named[0] if named else labels[-1]
+    by_column = {declaration.column: declaration for declaration in labels}
+    per_step = [declaration for declaration in plan.sequence if declaration.is_class_label]
+    if named:
+        chosen, why = named[0], f"named `{named[0].column}` (like a target)"
+    elif per_step:  # classes per step beside the steps: a tagging task
+        chosen, why = per_step[0], "the first class label per step (tags)"
+    elif columns and columns[0] in by_column:
+        chosen, why = by_column[columns[0]], "the first column, a class label"
+    elif columns and columns[-1] in by_column:
+        chosen, why = by_column[columns[-1]], "the last column, a class label"
+    else:
+        chosen, why = labels[0], "the first class label"
     plan.label = chosen.name
-    why = f"named `{chosen.column}`" if named else "the last class label"
     plan.label_note = f"guessed: {why}; input_fn yields (features, label) (remove for features only)"
 
 

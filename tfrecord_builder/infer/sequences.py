@@ -2,9 +2,11 @@
 tables, one row per step (`group_by` / `order_by`).
 
 A JSONL file is taken for sequences when two or more of its list fields have the same length in
-every record and that length varies between records: they are steps of one clock. (One list
-field alone could as well be a variable-length feature; `--sequence` says it is steps.) The
-other fields are context. In a long table a column is context when it holds one value in every
+every record and that length varies between records: they are steps of one clock. One list field
+alone is taken for steps when it is the record's only list, holds numbers (a series: a Keras RNN
+reads it padded and masked, where a ragged list would fail) and sits beside per-record fields
+such as a label; a list of words stays a list (tags). `--sequence`/`--no-sequence` decide
+instead. The other fields are context. In a long table a column is context when it holds one value in every
 sequence (and some sequence has more than one step); the rest are per step.
 """
 from __future__ import annotations
@@ -46,10 +48,30 @@ def step_columns(table: Table, forced: bool | None) -> tuple[list[str], str] | N
     for column in varying:
         aligned[lengths[column]].append(column)
     best = max(aligned.values(), key=len, default=[])
+    if len(best) == 1 and len(lengths) == 1 and _series(table, best[0]):
+        scalars = [column for column in table.columns if column not in lengths]
+        return best, (f"guessed: `{best[0]}`, the only list field, holds numbers of varying length beside "
+                      f"per-record {_fields(scalars[:3])}: a series, read as steps (padded and masked for an "
+                      "RNN; --no-sequence reads it as one variable-length list)")
     if len(best) < 2:
         return None
     return best, (f"guessed: {_fields(best)} hold lists of one length in each record, varying between "
                   "records: the steps of a sequence (--no-sequence reads them as list features)")
+
+
+def _series(table: Table, column: str) -> bool:
+    """Whether a list field is a series beside per-record fields: its items are numbers (or
+    vectors of numbers), and some other field holds one value in every record (a label, an id).
+    Lists of words stay lists (tags are a bag, not steps)."""
+    def number(item: Any) -> bool:
+        return isinstance(item, (int, float)) and not isinstance(item, bool)
+
+    items = [item for value in table.values[column] if value for item in value]
+    if not items or not all(number(item) or (isinstance(item, list) and item and all(map(number, item)))
+                            for item in items):
+        return False
+    return any(all(value is not None and not isinstance(value, (list, dict)) for value in table.values[other])
+               for other in table.columns if other != column)
 
 
 def jsonl_plan(table: Table, steps: list[str], why: str) -> Plan:
@@ -78,7 +100,7 @@ def jsonl_plan(table: Table, steps: list[str], why: str) -> Plan:
         plan.sequence_note += f"; {uneven}: sequence_lengths free"
     add_source_options(plan, table, counts, na_values)
     add_key(plan, table, context)
-    guess_label(plan)
+    guess_label(plan, table.columns)
     plan.header = header_lines(table)
     return plan
 
@@ -124,7 +146,7 @@ def long_table_plan(table: Table, group_by: str, order_by: str) -> Plan:
                         f"or left out: {'; '.join(plan.left_out) or 'none'}); expected a column that changes "
                         "from step to step")
     add_source_options(plan, table, counts, na_values)
-    guess_label(plan)
+    guess_label(plan, table.columns)
     plan.header = header_lines(table)
     return plan
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..builders import csv_rows, json_rows
-from ..builders.arrow_rows import python_values, unreadable
+from ..builders.arrow_rows import categories, python_values, unreadable
 from ..builders.base import RowOrigins
 from ..builders.image_folder import EXTENSIONS, ImageFolderBuilder
 from ..builders.opened import open_source, plain_name
@@ -42,6 +42,7 @@ class Table:
     delimiter: str = ","
     types: dict[str, Any] = field(default_factory=dict)  # Parquet: each column's Arrow type
     unreadable: dict[str, str] = field(default_factory=dict)  # Parquet columns no feature reads, and why
+    categories: dict[str, list[str]] = field(default_factory=dict)  # Parquet: categorical columns' categories, in order
 
     @property
     def name(self) -> str:
@@ -197,10 +198,13 @@ def _parquet(path: str) -> Table:
                 if (problem := unreadable(types[column]) or _nested(types[column]))}
     wanted = [column for column in columns if column not in problems]
     values: dict[str, list[Any]] = {column: [] for column in wanted}
+    found: dict[str, list[str]] = {}
     count = 0
     try:
         for batch in opened.iter_batches(batch_size=_BATCH, columns=wanted):
             for column in wanted:
+                if not count and (names := categories(batch.column(column))) is not None:
+                    found[column] = names
                 values[column].extend(python_values(batch.column(column)))
             count += batch.num_rows
             if count >= ROW_LIMIT:
@@ -213,7 +217,7 @@ def _parquet(path: str) -> Table:
                         f"{str(error).splitlines()[0]}") from None
     complete = count >= opened.metadata.num_rows
     return Table(path, "parquet", wanted, values, list(range(1, count + 1)), "json", complete,
-                 types=types, unreadable=problems)
+                 types=types, unreadable=problems, categories=found)
 
 
 def _nested(kind: Any) -> str | None:

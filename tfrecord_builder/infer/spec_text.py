@@ -7,6 +7,7 @@ scalar is written plain where YAML reads it back as the same string, quoted othe
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -16,7 +17,7 @@ from .plan import Declaration, Plan
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*\Z")
 _COMMENT_COLUMN = 56  # comments line up here (or two spaces after a longer line)
-_SOURCE_ORDER = ("builder", "path", "delimiter", "key", "group_by", "order_by", "options")
+_SOURCE_ORDER = ("builder", "path", "delimiter", "key", "split_column", "group_by", "order_by", "options")
 
 
 def spec_text(plan: Plan) -> str:
@@ -34,7 +35,10 @@ def spec_text(plan: Plan) -> str:
     for key in _SOURCE_ORDER:
         if key in plan.source:
             lines.append((f"  {key}: {flow(plan.source[key])}", plan.source_notes.get(key, "")))
-    lines.append(("splits: {train: 0.8, test: 0.2}", "change as you need: fractions that sum to 1"))
+    if plan.splits is None:
+        lines.append(("splits: {train: 0.8, test: 0.2}", "change as you need: fractions that sum to 1"))
+    else:
+        lines.append((f"splits: {flow(plan.splits)}", plan.splits_note))
     if plan.is_sequence:
         lines += _block("context", plan.context, [])
         lines += _block("sequence", plan.sequence, plan.left_out)  # (columns left out of either)
@@ -89,6 +93,8 @@ def scalar(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):  # YAML's spellings: JSON's NaN is text to YAML
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
     if isinstance(value, (int, float)):
         return json.dumps(value)
     text = str(value)

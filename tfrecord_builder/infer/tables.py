@@ -26,9 +26,13 @@ def table_plan(table: Table) -> Plan:
     na_values = frozenset(na_spellings(list(counts.values())))
     images_from = os.path.dirname(os.path.abspath(table.path)) if table.kind in ("csv", "jsonl") else None
     plan = Plan(name=dataset_name(table.path), source={"builder": table.kind})
+    split = add_split_column(plan, table)
     for column in table.columns:
+        if column == split:
+            continue
         found = declare(Column(column, names[column], table.values[column], table.where, table.language,
-                               complete=table.complete, file=table.name, images_from=images_from),
+                               complete=table.complete, file=table.name, images_from=images_from,
+                               categories=table.categories.get(column)),
                         counts[column], na_values)
         declared(plan, found, plan.features)
     plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
@@ -36,10 +40,38 @@ def table_plan(table: Table) -> Plan:
         plan.source["builder"] = "image_manifest"
         plan.source_notes["builder"] = "guessed: a column names image files (relative to the table)"
     add_source_options(plan, table, counts, na_values)
-    add_key(plan, table, table.columns)
-    guess_label(plan)
+    add_key(plan, table, [column for column in table.columns if column != split])
+    guess_label(plan, table.columns)
     plan.header = header_lines(table)
     return plan
+
+
+def add_split_column(plan: Plan, table: Table) -> str | None:
+    """`source.split_column`: a column named like one (split, subset, partition) whose values, none
+    missing, are two or more split names (train, validation, val, dev, test, ...): the data's own
+    split, which a person keeps (the splits listed train first, test last). Returns the column."""
+    for column in table.columns:
+        if _snake(column) not in _SPLIT_COLUMNS:
+            continue
+        values = table.values[column]
+        named = {value.strip() for value in values if isinstance(value, str)}
+        if len(named) < 2 or any(not isinstance(value, str) for value in values) \
+                or not all(value.lower() in _SPLIT_WORDS for value in named) or any(value != value.strip()
+                                                                                  for value in values):
+            continue
+        ordered = sorted(named, key=lambda value: (_SPLIT_WORDS.index(value.lower()), value))
+        plan.source["split_column"] = column
+        counts = ", ".join(f"{name} {values.count(name):,}" for name in ordered)
+        sample = "" if table.complete else " in the rows read"
+        plan.source_notes["split_column"] = f"guessed: the data's own split ({counts}{sample})"
+        plan.splits = {name: {} for name in ordered}
+        plan.splits_note = f"the values of `{column}`; a row's value chooses its split"
+        return column
+    return None
+
+
+_SPLIT_COLUMNS = ("split", "subset", "partition", "data_split")
+_SPLIT_WORDS = ["train", "training", "validation", "valid", "val", "dev", "eval", "evaluation", "test", "testing"]
 
 
 def add_source_options(plan: Plan, table: Table, counts: dict[str, Profile], na_values: frozenset[str]) -> None:

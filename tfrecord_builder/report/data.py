@@ -1,7 +1,7 @@
 """What a report shows, as plain numbers and texts, before anything is drawn: `report_data`.
 
 Exact counts come from the build's statistics (`tfrecord_builder.json`): values, min, max, mean,
-std, classes, top values, lengths, missing and non-finite values. Distributions come from a
+std, classes, top values, lengths, missing, filled and non-finite values. Distributions come from a
 sample of records (sample.py): histograms of numbers over bins that span the build's exact min
 and max, lengths and steps per record, a few images per class. Every key of the statistics is
 optional, as datasets of older versions lack some.
@@ -80,6 +80,7 @@ class FeatureData:
     num_values: dict[str, int] = field(default_factory=dict)  # strings: values per split (the tops' shares)
     images: list[ImageGrid] = field(default_factory=list)  # sampled
     missing: dict[str, int] = field(default_factory=dict)  # per split: values absent in the source
+    filled: dict[str, int] = field(default_factory=dict)  # per split: of those, records the default filled
     non_finite: dict[str, int] = field(default_factory=dict)  # per split: NaN and ±inf
 
 
@@ -176,12 +177,13 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
     data = FeatureData(name, kind, feature.describe(), feature.description or "", feature.sequence,
                        name == info.spec.label)
     data.missing = {split: int(item["num_missing"]) for split, item in stats.items() if item.get("num_missing")}
+    data.filled = {split: int(item["num_filled"]) for split, item in stats.items() if item.get("num_filled")}
     data.non_finite = {split: int(item["num_non_finite"]) for split, item in stats.items()
                        if item.get("num_non_finite")}
     if name in edges:
-        data.values = Histogram([float(edge) for edge in edges[name]],
-                                {split: part.counts[name].tolist() for split, part in collected.items()},
-                                _is_whole(edges[name]))
+        counts = {split: part.counts[name].tolist() for split, part in collected.items()}
+        _without_filled(counts, feature, edges[name], data.filled, info, collected)
+        data.values = Histogram([float(edge) for edge in edges[name]], counts, _is_whole(edges[name]))
     if any(part.lengths.get(name) for part in collected.values()):
         data.lengths = _count_histogram({split: part.lengths[name] for split, part in collected.items()})
     if any(part.steps.get(name) for part in collected.values()):
@@ -224,6 +226,26 @@ def _value_edges(feature: Feature, name: str, info: DatasetInfo, statistics: dic
             expected += item[name]["num_values"] * share
     bins = int(min(50, max(10, round(2 * expected ** (1 / 3)))))
     return np.linspace(low, high, bins + 1)
+
+
+def _without_filled(counts: dict[str, list[int]], feature: Feature, edges: np.ndarray, filled: dict[str, int],
+                    info: DatasetInfo, collected: dict[str, Collected]) -> None:
+    """Takes the default's values out of the histogram, as the statistics leave them out: a
+    record can't tell a filled value from a given one, but the build counted the filled records,
+    each holding the default (a NaN default is never drawn). Exact when the whole split was
+    read; for a sample, its share of them. (The bins span the source's values: a default beyond
+    them, e.g. -1, sits in the end bin the sample reader clips it into.)"""
+    default = getattr(feature, "default", None)
+    if not filled or not isinstance(default, (int, float)) or isinstance(default, bool) or not math.isfinite(default):
+        return
+    per_record = getattr(feature, "inner_size", 1)
+    where = int(np.histogram([min(max(float(default), edges[0]), edges[-1])], bins=edges)[0].argmax())
+    for split, count in filled.items():
+        examples = info.splits[split].num_examples
+        if split not in counts or not examples:
+            continue
+        share = min(1.0, collected[split].records / examples)
+        counts[split][where] -= min(counts[split][where], round(count * per_record * share))
 
 
 def _is_whole(edges: np.ndarray) -> bool:
@@ -308,6 +330,8 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
         add("NaN or ±inf", each(lambda item: count(item.get("num_non_finite", 0))))
     if any("num_missing" in item for item in stats.values()):
         add("missing in the source", each(lambda item: count(item.get("num_missing", 0))))
+    if any("num_filled" in item for item in stats.values()):
+        add("filled (default, not counted above)", each(lambda item: count(item.get("num_filled", 0))))
     add("length (values per step)" if data.per_step else "length (values per record)",
         each(lambda item: span(item.get("length"))))
     add("steps per sequence", each(lambda item: span(item.get("steps"))))

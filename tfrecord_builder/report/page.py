@@ -125,6 +125,7 @@ def _quality(data: ReportData, colours: dict[str, str]) -> str:
     for what, attribute, none in (
             ("missing in the source", "missing",
              "no feature had values missing in the source (or the build did not count them)"),
+            ("filled by the default", "filled", "no value was filled by a feature's default"),
             ("NaN or ±inf", "non_finite", "no NaN or infinite values")):
         found = [feature for feature in data.features if getattr(feature, attribute)]
         if not found:
@@ -135,7 +136,9 @@ def _quality(data: ReportData, colours: dict[str, str]) -> str:
             f'<tr><td><a href="#feature-{escape(feature.name)}">{escape(feature.name)}</a></td>'
             + "".join(f"<td class=n>{getattr(feature, attribute).get(split.name, 0):,}</td>" for split in data.splits)
             + "</tr>" for feature in found)
-        kept = " (filled by the feature's default, or left empty)" if attribute == "missing" else " (allow_nan)"
+        kept = {"missing": " (filled by the feature's default, or left empty)",
+                "filled": " (left out of the statistics and histograms, which describe the source's values)",
+                "non_finite": " (allow_nan)"}[attribute]
         parts.append(f'<p><span class="flag warn">{escape(what)}</span> values per feature and split{kept}:</p>'
                      f'<table class="grid narrow"><thead><tr><th>feature</th>{head}</tr></thead>'
                      f"<tbody>{rows}</tbody></table>")

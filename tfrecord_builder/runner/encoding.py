@@ -157,10 +157,17 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
         every = len(rows) == len(batch)
         statistics = SplitStatistics(spec.features)
         for feature_name, by_key in encoded.values.items():
-            main = spec.features[feature_name].statistics_values(by_key)
-            statistics.add(feature_name, main if every else _select(main, rows))
-            missing = encoded.missing[feature_name]
-            statistics.features[feature_name].missing += int(missing.sum() if every else missing[rows].sum())
+            feature = spec.features[feature_name]
+            main = feature.statistics_values(by_key)
+            missing = encoded.missing[feature_name] if every else encoded.missing[feature_name][rows]
+            # the default's values aren't the source's: counted apart, left out of min, mean, classes...
+            filled = missing if feature.fills_missing else np.zeros(len(missing), dtype=bool)
+            if filled.any():
+                statistics.add(feature_name, _select(main, np.flatnonzero(~filled) if every else rows[~filled]))
+            else:
+                statistics.add(feature_name, main if every else _select(main, rows))
+            statistics.features[feature_name].missing += int(missing.sum())
+            statistics.features[feature_name].filled += int(filled.sum())
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
             labels = [key_label(batch.origin(row), batch.keys[row]) for row in rows.tolist()]

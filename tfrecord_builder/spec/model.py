@@ -277,12 +277,12 @@ class Spec(Section):
                     raise (at / "sequence" / name).error(
                         f"column `{feature.source_name}` already feeds context feature `{context[feature.source_name]}`; "
                         "in a long table a column feeds context or sequence features, not both")
-        if self.source.builder in _TABLE_BUILDERS:
+        if self.source.builder in _TABLE_BUILDERS - {"parquet"}:  # (a Parquet categorical has its categories)
             for name, feature in self.features.items():
                 if isinstance(feature, ClassLabelFeature) and not feature.has_classes:
                     raise (at / "features" / name).error(
                         "a class_label needs one of `names`, `names_file` or `num_classes` "
-                        "(only image_folder sources define classes themselves)")
+                        "(only image_folder sources and Parquet categorical columns define classes themselves)")
         if self.stratify is not None:
             self._check_stratify(at / "stratify")
         if self.label is not None and self.label not in self.features:

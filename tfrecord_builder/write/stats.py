@@ -4,7 +4,10 @@ Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel 
 Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
 values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
 Class labels: examples per class. Images: height and width. Every feature: how many records
-had no value in the source (`num_missing`, filled by the `default:` or left empty), when any had.
+had no value in the source (`num_missing`, filled by the `default:` or left empty), when any had,
+and of those how many the `default:` filled (`num_filled`): the other figures describe only the
+values the source gave, so a default of 0 or NaN doesn't move the mean or draw a bar at 0.
+(Statistics of earlier builds lack `num_filled` and counted filled values in.)
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ class FeatureStatistics:
         self.num_values = 0
         self.non_finite = 0  # NaN and ±inf (allow_nan): counted apart from the moments
         self.missing = 0  # records whose source had no value (the runner counts them, before defaults)
+        self.filled = 0  # of those, records the default filled (their values left out of the rest)
         self.mean = 0.0
         self.m2 = 0.0
         self.low: float | None = None
@@ -99,6 +103,7 @@ class FeatureStatistics:
             self._merge_moments(other.num_values, other.mean, other.m2, other.low, other.high)
         self.non_finite += other.non_finite
         self.missing += other.missing
+        self.filled += other.filled
         self.lengths.merge(other.lengths)
         self.steps.merge(other.steps)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
@@ -107,7 +112,7 @@ class FeatureStatistics:
     def state(self) -> dict[str, Any]:
         """Everything accumulated, as JSON (for a build's checkpoint); `restore` reads it back exactly."""
         return {
-            "num_values": self.num_values, "non_finite": self.non_finite, "missing": self.missing, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
+            "num_values": self.num_values, "non_finite": self.non_finite, "missing": self.missing, "filled": self.filled, "mean": self.mean, "m2": self.m2, "low": self.low, "high": self.high,
             # latin-1 maps every byte to one character: any bytes survive JSON; the order is kept for ties
             "vocabulary": [[value.decode("latin-1"), count] for value, count in self.vocabulary.items()],
             "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
@@ -119,6 +124,7 @@ class FeatureStatistics:
         self.num_values, self.mean, self.m2 = state["num_values"], state["mean"], state["m2"]
         self.non_finite = state.get("non_finite", 0)
         self.missing = state.get("missing", 0)
+        self.filled = state.get("filled", 0)
         self.low, self.high, self.kind = state["low"], state["high"], state["kind"]
         self.vocabulary = Counter({value.encode("latin-1"): count for value, count in state["vocabulary"]})
         self.vocabulary_capped = state["vocabulary_capped"]
@@ -132,6 +138,8 @@ class FeatureStatistics:
         out = self._summary()
         if self.missing:
             out["num_missing"] = self.missing
+        if self.filled:
+            out["num_filled"] = self.filled
         return out
 
     def _summary(self) -> dict[str, Any]:
