@@ -89,9 +89,15 @@ class Feature(Section):
     type_name: ClassVar[str] = ""
     batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
     reads_text_cells: ClassVar[bool] = False  # takes features.cells.ArrowCells columns as they are
+    # takes `columns:` (several columns gathered into one value, features/gathered.py): encode()
+    # is then handed a GatheredColumns
+    gathers_columns: ClassVar[bool] = False
 
     name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
+    columns: list[str] | str | None = meta(
+        "several columns gathered into one feature of shape [n], in this order: a list [a, b, c], or a pattern "
+        "such as \"gene_*\" (fnmatch-style, matched against the source's header, in the file's order)", None)
     key: str | None = meta("the feature's key inside the record (default: the feature's name)", None)
     description: str | None = meta("what the feature is, for people", None)
     sequence: bool = meta("a per-step feature of a sequence_example (set by where it is declared)", False,
@@ -140,6 +146,23 @@ class Feature(Section):
     @property
     def source_name(self) -> str:
         return self.source if self.source is not None else self.name  # "" names an unnamed column
+
+    @property
+    def source_names(self) -> list[str]:
+        """Every column the feature reads: its `columns:` once they are known, else its one source."""
+        if isinstance(self.columns, list):
+            return list(self.columns)
+        return [self.source_name]
+
+    @property
+    def reads(self) -> str:
+        """The column(s) it reads, for messages: `column \`x\`` or `columns a, b, c`."""
+        if self.columns is None:
+            return f"column `{self.source_name}`"
+        if isinstance(self.columns, str):
+            return f"columns {self.columns!r}"
+        shown = ", ".join(self.columns[:4]) + (f" and {len(self.columns) - 4} more" if len(self.columns) > 4 else "")
+        return f"columns {shown}"
 
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""

@@ -158,7 +158,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
             main = spec.features[feature_name].statistics_values(by_key)
             statistics.add(feature_name, main if every else _select(main, rows))
             missing = encoded.missing[feature_name]
-            statistics.features[feature_name].missing += int(missing.sum() if every else missing[rows].sum())
+            statistics.features[feature_name].add_missing(missing if every else missing[rows])
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
             labels = [key_label(batch.origin(row), batch.keys[row]) for row in rows.tolist()]
