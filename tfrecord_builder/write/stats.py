@@ -6,7 +6,7 @@ values, then marked as a lower bound). Variable-length features: min/max/mean of
 Class labels: examples per class. Images: height and width. Every feature: how many records
 had no value in the source (`num_missing`, filled by the `default:` or left empty), when any had.
 Features gathered from several columns (`columns:`): also per column (`per_column`: min, max,
-mean of its finite values, and its missing cells), what the report lists for a wide table.
+mean and number of its finite values, and its missing cells), what the report lists for a wide table.
 """
 from __future__ import annotations
 
@@ -226,6 +226,7 @@ class _PerColumn:
         if seen.any():
             out.update({key: [float(value) if known else None for value, known in zip(values.tolist(), seen.tolist())]
                         for key, values in (("min", self.low), ("max", self.high), ("mean", mean))})
+        out["num_values"] = self.count.tolist()
         out["num_missing"] = self.missing.tolist()
         return out
 
