@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from .columns import Profile, profile
 from .declare import Column, declare, na_spellings, spells_na
+from .gathered import gather_runs
 from .names import dataset_name, feature_names
 from .plan import Declaration, Plan, guess_label
 from .sources import Table
@@ -32,6 +33,7 @@ def table_plan(table: Table) -> Plan:
                         counts[column], na_values)
         declared(plan, found, plan.features)
     plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
+    gather_runs(plan, table.columns, list(table.unreadable))  # many numbered number columns: one feature
     if any(declaration.fields.get("type") == "image" for declaration in plan.features):
         plan.source["builder"] = "image_manifest"
         plan.source_notes["builder"] = "guessed: a column names image files (relative to the table)"
