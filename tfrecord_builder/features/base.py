@@ -156,16 +156,6 @@ class Feature(Section):
             return list(self.columns)
         return [self.source_name]
 
-    @property
-    def reads(self) -> str:
-        """The column(s) it reads, for messages: `column \`x\`` or `columns a, b, c`."""
-        if self.columns is None:
-            return f"column `{self.source_name}`"
-        if isinstance(self.columns, str):
-            return f"columns {self.columns!r}"
-        shown = ", ".join(self.columns[:4]) + (f" and {len(self.columns) - 4} more" if len(self.columns) > 4 else "")
-        return f"columns {shown}"
-
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
 
