@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
+from tfrecord_builder.verify import verify
 from tfrecord_builder.write.info import read_info
 
+from cli.helpers import run_cli, show
 from conftest import batches_as_numpy, write_spec
 
 ROWS = [
@@ -338,3 +340,21 @@ def test_gathered_columns_round_trip_exactly(tmp_path_factory, table):
     info = tb.build(write_spec(folder, spec), output=folder / "out")
     assert info.spec.features["v"].columns == header
     assert [record["v"].tolist() for record in tb.read(info.path, "train")] == table
+
+
+def test_a_gathered_feature_validates_verifies_and_inspects_with_its_shape(tmp_path):
+    """What reads a built dataset knows `n` from the columns the build recorded, the source unread."""
+    name = _gathered_source(tmp_path, "csv")
+    spec = {"name": "g", "source": {"builder": "csv", "path": name}, "output": {"dir": "out"},
+            "features": {"genes": {"dtype": "float32", "columns": "g_*"}}}
+    write_spec(tmp_path, spec)
+    result = run_cli("validate", "spec.yaml", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == "spec.yaml: ok: g 1.0.0, 1 features, splits: train 1\n", show(result)
+    info = tb.build(tmp_path / "spec.yaml")
+    (tmp_path / name).unlink()
+    verification = verify(info.path, workers=1)
+    assert verification.ok and verification.num_records == len(GATHERED_ROWS)
+    result = run_cli("inspect", info.path, cwd=tmp_path)
+    assert "genes    float32 [3]  genes: tf.io.FixedLenFeature([3], tf.float32)" in result.stdout, show(result)
+    assert "'genes': {'sequence': False, 'parse': {'genes': ('fixed', 'float32', [3])}" in \
+        tb.generate_module(read_info(info.path).spec)
