@@ -61,3 +61,17 @@ def test_a_run_with_missing_values_shares_its_default_and_parquet_runs_gather_to
     assert "a missing cell takes the default" in comment(text, "  pxs:")
     by_id = {int(record["id"]): record["pxs"].tolist() for record in records}
     assert by_id == {row: [table[f"px{index}"][row] or 0.0 for index in range(18)] for row in range(6)}
+
+
+def test_a_long_run_of_unnumbered_number_columns_is_listed_and_the_key_stays_apart(tmp_path):
+    genes = [f"{'ABCDEFGHIJ'[index // 12]}{'klmnopqrstuv'[index % 12]}" for index in range(120)]  # no numbers
+    header = ["sample_id", *genes, "tumor"]
+    rows = [[row, *[row * 10 + index for index in range(120)], "xy"[row % 2]] for row in range(6)]
+    _table(tmp_path, "symbols.csv", header, rows)
+    text, spec, info, records = _built(tmp_path, "symbols.csv")
+    assert spec["source"]["key"] == "sample_id" and spec["features"]["sample_id"] == {"dtype": "int64"}
+    assert spec["features"]["values"] == {"dtype": "int64", "columns": genes}
+    assert comment(text, "  values:") == ("guessed: gathers the 120 int64 columns Ak ... Jv, in this order, into one "
+                                          "[120] tensor: one feature, not 120")
+    by_id = {int(record["sample_id"]): record["values"].tolist() for record in records}
+    assert by_id == {row[0]: row[1:121] for row in rows}

@@ -33,12 +33,12 @@ def table_plan(table: Table) -> Plan:
                         counts[column], na_values)
         declared(plan, found, plan.features)
     plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
-    gather_runs(plan, table.columns, list(table.unreadable))  # many numbered number columns: one feature
     if any(declaration.fields.get("type") == "image" for declaration in plan.features):
         plan.source["builder"] = "image_manifest"
         plan.source_notes["builder"] = "guessed: a column names image files (relative to the table)"
     add_source_options(plan, table, counts, na_values)
     add_key(plan, table, table.columns)
+    gather_runs(plan, table.columns, list(table.unreadable))  # many number columns in a row: one feature
     guess_label(plan)
     plan.header = header_lines(table)
     return plan
