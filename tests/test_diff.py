@@ -431,6 +431,28 @@ def test_a_spec_against_its_dataset_compares_their_specs(built, capsys):
     assert price["changes"] == [{"key": "dtype", "old": "float32", "new": "float64"}] and price["crossed"] is True
 
 
+def test_gathered_columns_compare_by_the_columns_a_pattern_matches(tmp_path, capsys):
+    """A spec's `columns:` pattern is matched against its source as a build would: the spec and its
+    dataset agree; a narrower pattern is a change, its columns shown by count and ends."""
+    header = ["id"] + [f"g_{index}" for index in range(10)]
+    files = {"d.csv": ",".join(header) + "\n" + "".join(f"{row}," + ",".join("1" * 10) + "\n" for row in range(4))}
+    spec = ("name: wide\nsource: {builder: csv, path: d.csv}\noutput: {dir: out}\n"
+            "features:\n  genes: {dtype: float32, columns: 'g_*'}\n")
+    write_spec(tmp_path, spec, files, name="wide.yaml")
+    write_spec(tmp_path, spec.replace("g_*", "g_[0-2]"), name="narrow.yaml")
+    info = tb.build(tmp_path / "wide.yaml")
+    status, out = _run(capsys, tmp_path / "wide.yaml", info.path)
+    assert status == 0 and _lines(out)[2:4] == ["spec", "(no changes)"]
+    (tmp_path / "d.csv").unlink()  # a source that can't be read: the pattern stands for the columns it matches
+    status, out = _run(capsys, tmp_path / "wide.yaml", info.path)
+    assert status == 0 and _lines(out)[2:4] == ["spec", "(no changes)"]
+    write_spec(tmp_path, spec, files, name="wide.yaml")
+    status, out = _run(capsys, info.path, tmp_path / "narrow.yaml")
+    assert status == 1
+    assert _lines(out)[3] == ("! feature `genes` changed: columns: 10 columns: g_0, g_1, g_2, g_3, g_4, ..., g_9 -> "
+                              "[\"g_0\", \"g_1\", \"g_2\"]; shape: [10] -> [3]")
+
+
 # --- what is not two comparable things ---------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import warnings
 
-from .builders.sources import check_sources, source_builders, with_source_classes
+from .builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
 from .codegen.render import render_module
 from .generate import write_module
 from .errors import BuildWarning, UsageError
@@ -120,7 +120,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
     """
     builders = source_builders(spec)
-    spec = with_source_classes(spec, builders)
+    spec = with_source_columns(with_source_classes(spec, builders), builders)
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1
     staging = staging_folder(work)

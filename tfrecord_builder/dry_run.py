@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .builders.base import loaded
-from .builders.sources import check_sources, source_builders, with_source_classes
+from .builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
 from .errors import UsageError
 from .features import ClassLabelFeature, ImageFeature
 from ._tf import tensorflow
@@ -106,7 +106,7 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
         spec = load_spec(spec)
     check_sources(spec)
     builders = source_builders(spec)
-    spec = with_source_classes(spec, builders)
+    spec = with_source_columns(with_source_classes(spec, builders), builders)
     by_split = dict(builders)
     names = list(spec.splits)
     counts = dict.fromkeys(names, 0)
@@ -221,7 +221,8 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
         if stats.missing >= total:
             filled = "its default" if getattr(feature, "default", None) is not None else "empty"
             findings.append(f"feature `{name}`: the source has no value for it {where}, so it is always "
-                            f"{filled}: is `source: {feature.source_name}` the column meant?")
+                            f"{filled}: is `source: {feature.source_name}` the column meant?" if feature.columns is None
+                            else f"{filled}: a value is missing in one of its columns in every record")
         elif isinstance(feature, ClassLabelFeature):
             present = np.flatnonzero(stats.classes) if stats.classes is not None else []
             if len(present) == 1 and total > 1:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 
 from . import fs
-from .builders.sources import source_builders, with_source_classes
+from .builders.sources import source_builders, with_source_classes, with_source_columns
 from .codegen.render import render_module
 from .errors import TFRecordBuilderError, UsageError
 from .features import ClassLabelFeature
+from .features.gathered import is_pattern
 from .spec.load import load_spec
 from .spec.model import Spec
 from .write.info import write_file
@@ -26,6 +27,8 @@ def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | No
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
     spec = _with_source_classes(spec)
+    if any(is_pattern(feature.columns) for feature in spec.features.values()):
+        spec = with_source_columns(spec, source_builders(spec))  # the shape [n] needs the source's header
     folder = os.fspath(data_dir) if data_dir is not None else dataset_dir(
         spec.resolve(spec.output.dir), spec.name, spec.version)
     text = render_module(spec, folder)

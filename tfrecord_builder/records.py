@@ -31,6 +31,7 @@ class RecordReader:
         self.info = info
         self.reading = info.spec.reading()
         self.compression = info.spec.output.compression
+        self.keys: frozenset[str] | None = None  # the record keys parsed (None: all)
         self._indexes: dict[str, np.ndarray] = {}
         self._files: dict[str, tuple[int, BinaryIO]] = {}  # by shard: opened by which process, the file
 
@@ -86,7 +87,7 @@ class RecordReader:
 
     def decoded(self, data: bytes, path: str, number: int) -> dict[str, Any]:
         try:
-            lists, steps = parse_arrays(data)
+            lists, steps = parse_arrays(data, self.keys)
             return decode_record(lists, steps, self.reading)
         except RecordError as error:
             raise DatasetError(f"{path}: record {number}: {error} (run `tfrecord-builder verify`)") from None

@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tfrecord_builder as tb
-from tfrecord_builder.errors import DataError
+from tfrecord_builder.errors import DataError, SpecError
+from tfrecord_builder.verify import verify
+from tfrecord_builder.write.info import read_info
 
+from cli.helpers import run_cli, show
 from conftest import batches_as_numpy, write_spec
 
 ROWS = [
@@ -223,3 +229,132 @@ def test_a_split_column_value_that_names_no_split_is_an_error_naming_the_row(tmp
     with pytest.raises(DataError, match=rf"^d\.csv, line 3: split column `part`: expected one of train, test, "
                                         rf"received {shown}$"):
         tb.build(path, output=tmp_path / "out")
+
+
+# ---- several columns gathered into one feature (`columns:`) ----------------------------------
+# the file's order of the g_ columns is not their names' order: a pattern keeps the file's
+GATHERED_HEADER = ["id", "g_10", "label", "g_2", "g_1"]
+GATHERED_ROWS = [[1, 0.5, "a", -2.25, 3.0], [2, 0.125, "b", 4.0, -0.0], [3, 7.5, "a", 8.0, 1.5]]
+
+
+def _gathered_source(tmp_path, builder, quoted=False):
+    name = f"d.{builder}"
+    if builder == "parquet":
+        pq.write_table(pa.Table.from_pylist([dict(zip(GATHERED_HEADER, row)) for row in GATHERED_ROWS]), tmp_path / name)
+    elif builder == "jsonl":
+        (tmp_path / name).write_text("".join(json.dumps(dict(zip(GATHERED_HEADER, row))) + "\n" for row in GATHERED_ROWS))
+    else:  # a quoted cell sends the whole file through the csv module's reader, not Arrow's
+        cells = [[f'"{value}"' if quoted and column == "label" else str(value) for column, value in zip(GATHERED_HEADER, row)]
+                 for row in GATHERED_ROWS]
+        (tmp_path / name).write_text(",".join(GATHERED_HEADER) + "\n" + "".join(",".join(row) + "\n" for row in cells))
+    return name
+
+
+@pytest.mark.parametrize("columns, order", [("g_*", ["g_10", "g_2", "g_1"]), (["g_1", "g_10"], ["g_1", "g_10"])],
+                         ids=["pattern", "list"])
+@pytest.mark.parametrize("builder", ["csv", "csv quoted", "jsonl", "parquet"])
+def test_columns_gather_into_one_feature_in_order(tmp_path, builder, columns, order):
+    """`columns:` reads each row's cells of those columns as one [n] tensor: a list in its own order,
+    a pattern in the file's; the build records the columns it read and the shape."""
+    name = _gathered_source(tmp_path, builder.split()[0], quoted=builder == "csv quoted")
+    spec = {"name": "g", "source": {"builder": builder.split()[0], "path": name}, "output": {"shuffle": False},
+            "features": {"id": {"dtype": "int64"}, "genes": {"dtype": "float32", "columns": columns}}}
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+    feature = info.spec.features["genes"]
+    assert (feature.columns, feature.shape) == (order, [len(order)])
+    assert read_info(info.path).spec.features["genes"].columns == order  # as recorded in tfrecord_builder.json
+    positions = [GATHERED_HEADER.index(column) for column in order]
+    read = [(record["id"], record["genes"].tolist()) for record in tb.read(info.path, "train")]
+    assert read == [(row[0], [row[position] for position in positions]) for row in GATHERED_ROWS]
+    assert all(record["genes"].dtype == np.float32 and record["genes"].shape == (len(order),)
+               for record in tb.read(info.path, "train"))
+    per_column = info.statistics["train"]["genes"]["per_column"]
+    assert per_column["min"] == [min(row[position] for row in GATHERED_ROWS) for position in positions]
+    assert per_column["num_missing"] == [0] * len(order)
+
+
+@pytest.mark.parametrize("builder", ["csv", "jsonl", "parquet"])
+def test_a_missing_cell_of_gathered_columns_takes_the_default_or_is_refused_by_row_and_column(tmp_path, builder):
+    rows = [{"id": 1, "a": 1.0, "b": 2.0}, {"id": 2, "a": None, "b": 4.0}]
+    if builder == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / "d.parquet")
+    elif builder == "jsonl":
+        (tmp_path / "d.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        (tmp_path / "d.csv").write_text("id,a,b\n1,1.0,2.0\n2,,4.0\n")
+    where = "line 3" if builder == "csv" else "line 2" if builder == "jsonl" else "row 2"
+    spec = {"name": "g", "source": {"builder": builder, "path": f"d.{builder}"}, "output": {"shuffle": False},
+            "features": {"v": {"dtype": "float32", "columns": ["a", "b"]}}}
+    with pytest.raises(DataError, match=rf"^d\.{builder}, {where}: feature `v`, column `a`: missing value "
+                                        r"\(the spec gives no `default`\)$"):
+        tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+    spec["features"]["v"]["default"] = -1
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out", overwrite=True)
+    assert [record["v"].tolist() for record in tb.read(info.path, "train")] == [[1.0, 2.0], [-1.0, 4.0]]
+    assert info.statistics["train"]["v"]["num_missing"] == 1
+    assert info.statistics["train"]["v"]["per_column"]["num_missing"] == [1, 0]
+
+
+def test_gathered_columns_of_mixed_types_name_the_column(tmp_path):
+    spec = {"name": "g", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"v": {"dtype": "float32", "columns": "c*"}}}
+    with pytest.raises(DataError, match=r"^d\.csv, line 3: feature `v`, column `c2`: expected a number \(float32\), "
+                                        r"received 'high'$"):
+        tb.build(write_spec(tmp_path, spec, {"d.csv": "c1,c2\n1,2\n3,high\n"}), output=tmp_path / "out")
+    pq.write_table(pa.table({"c1": [1.0], "c2": ["x"]}), tmp_path / "d.parquet")
+    spec["source"] = {"builder": "parquet", "path": "d.parquet"}
+    with pytest.raises(DataError, match=r"^d\.parquet, row 1: feature `v`, column `c2`: expected a number"):
+        tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+
+
+def test_a_pattern_that_matches_no_column_names_it_and_the_columns(tmp_path):
+    header = ",".join(f"x{index}" for index in range(12))
+    spec = {"name": "g", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"v": {"dtype": "float32", "columns": "gene_*"}}}
+    path = write_spec(tmp_path, spec, {"d.csv": header + "\n" + ",".join("1" * 12) + "\n"})
+    message = (r"spec\.yaml, line 8: features\.v\.columns: the pattern 'gene_\*' matches no column of d\.csv "
+               r"\(fnmatch-style, case-sensitive\); its columns: x0, x1, x2, x3, x4, x5, x6, x7 and 4 more$")
+    with pytest.raises(SpecError, match=message):
+        tb.build(path, output=tmp_path / "out")
+    with pytest.raises(SpecError, match=message):
+        tb.generate_module(path)
+    spec["features"]["v"]["shape"] = [3]
+    spec["features"]["v"]["columns"] = "x?"
+    with pytest.raises(SpecError, match=r"features\.v\.shape: shape \[3\] doesn't match the 10 columns gathered; "
+                                        r"omit `shape` \(it becomes \[10\]\) or give \[10\] \(the pattern 'x\?' matches "
+                                        r"10 columns of d\.csv\)$"):
+        tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(table=st.integers(1, 6).flatmap(lambda width: st.lists(
+    st.lists(st.integers(-10**6, 10**6), min_size=width, max_size=width), min_size=1, max_size=5)))
+def test_gathered_columns_round_trip_exactly(tmp_path_factory, table):
+    """Any table of whole numbers, through `columns:` of a CSV, reads back cell for cell."""
+    folder = tmp_path_factory.mktemp("g")
+    width = len(table[0])
+    header = [f"c{(index * 7) % width}_{index}" for index in range(width)]  # names not in file order
+    (folder / "d.csv").write_text(",".join(header) + "\n" + "".join(",".join(map(str, row)) + "\n" for row in table))
+    spec = {"name": "g", "source": {"builder": "csv", "path": "d.csv"}, "output": {"shuffle": False},
+            "features": {"v": {"dtype": "int64", "columns": "c*"}}}
+    info = tb.build(write_spec(folder, spec), output=folder / "out")
+    assert info.spec.features["v"].columns == header
+    assert [record["v"].tolist() for record in tb.read(info.path, "train")] == table
+
+
+def test_a_gathered_feature_validates_verifies_and_inspects_with_its_shape(tmp_path):
+    """What reads a built dataset knows `n` from the columns the build recorded, the source unread."""
+    name = _gathered_source(tmp_path, "csv")
+    spec = {"name": "g", "source": {"builder": "csv", "path": name}, "output": {"dir": "out"},
+            "features": {"genes": {"dtype": "float32", "columns": "g_*"}}}
+    write_spec(tmp_path, spec)
+    result = run_cli("validate", "spec.yaml", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == "spec.yaml: ok: g 1.0.0, 1 features, splits: train 1\n", show(result)
+    info = tb.build(tmp_path / "spec.yaml")
+    (tmp_path / name).unlink()
+    verification = verify(info.path, workers=1)
+    assert verification.ok and verification.num_records == len(GATHERED_ROWS)
+    result = run_cli("inspect", info.path, cwd=tmp_path)
+    assert "genes    float32 [3]  genes: tf.io.FixedLenFeature([3], tf.float32)" in result.stdout, show(result)
+    assert "'genes': {'sequence': False, 'parse': {'genes': ('fixed', 'float32', [3])}" in \
+        tb.generate_module(read_info(info.path).spec)

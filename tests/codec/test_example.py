@@ -21,10 +21,10 @@ LONG = {"int64": INT64, "float": FLOAT32, "bytes": st.binary(min_size=100, max_s
 
 
 @st.composite
-def tables(draw, max_values=5, kinds=KINDS):
+def tables(draw, max_values=5, kinds=KINDS, keys=st.text(min_size=1, max_size=12)):
     """A batch of records: per key, a list kind and each row's list of values."""
     num_rows = draw(st.integers(1, 6))
-    keys = draw(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=5, unique=True))
+    keys = draw(st.lists(keys, min_size=1, max_size=5, unique=True))
     table = {}
     for key in keys:
         kind = draw(st.sampled_from(sorted(kinds)))

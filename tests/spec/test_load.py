@@ -97,6 +97,26 @@ ERRORS = [
      "stratify: stratify divides splits given by fraction (e.g. {train: 0.8, test: 0.2}); here source.split_column "
      "names each row's split"),
     ("same record key", BASE + "  y: {dtype: float32, key: x}\n", 5, "record key 'x' is already used by feature `x`"),
+    ("columns and source", BASE.replace("{dtype: float32}", "{dtype: float32, source: a, columns: [a, b]}"), 4,
+     "features.x: give `columns` (several columns gathered into one feature) or `source` (one column), not both"),
+    ("columns against shape", BASE.replace("{dtype: float32}", "{dtype: float32, columns: [a, b, c], shape: [2]}"),
+     4, "features.x.shape: shape [2] doesn't match the 3 columns gathered; omit `shape` (it becomes [3]) or give [3]"),
+    ("pattern against a variable shape", BASE.replace("{dtype: float32}", "{dtype: float32, columns: 'g_*', shape: [null]}"),
+     4, "features.x.shape: columns gathered into one feature make a fixed shape [n]; omit `shape`, received [None]"),
+    ("a column twice", BASE.replace("{dtype: float32}", "{dtype: float32, columns: [a, b, a]}"), 4,
+     "features.x.columns[2]: column `a` is listed twice"),
+    ("no columns", BASE.replace("{dtype: float32}", "{dtype: float32, columns: []}"), 4,
+     "features.x.columns: expected at least one column name"),
+    ("columns of an image", BASE.replace("{dtype: float32}", "{type: image, columns: [a, b]}"), 4,
+     "features.x.columns: a feature of type image reads one column (`source:`); `columns:` gathers several into a "
+     "tensor feature"),
+    ("columns of a number", BASE.replace("{dtype: float32}", "{dtype: float32, columns: 3}"), 4,
+     "features.x.columns: expected a list of column names, e.g. [xmin, ymin, xmax, ymax], or a pattern such as "
+     "\"gene_*\", received 3"),
+    ("a column not named", BASE.replace("{dtype: float32}", "{dtype: float32, columns: [a, 3]}"), 4,
+     "features.x.columns: expected a list of column names"),
+    ("a bad default of columns", BASE.replace("{dtype: float32}", "{dtype: float32, columns: [a, b], default: x}"),
+     4, "features.x.default: invalid default: expected a number (float32), received 'x'"),
 ]
 
 
@@ -137,6 +157,34 @@ def test_the_normalised_spec_loads_back_the_same(tmp_path):
     spec = tb.load_spec(ROOT / "specs" / "wine.yaml")
     again = tb.spec.load.spec_from_dict(json.loads(json.dumps(spec.to_dict())), spec.file)
     assert again.to_dict() == spec.to_dict()
+
+
+def test_columns_give_a_fixed_shape_and_load_back_the_same(tmp_path):
+    spec = load(tmp_path, BASE.replace("{dtype: float32}", "{dtype: float32, columns: [b, a, c], default: 0}"))
+    feature = spec.features["x"]
+    assert (feature.columns, feature.shape, feature.source_names) == (["b", "a", "c"], [3], ["b", "a", "c"])
+    assert spec.reading()["features"]["x"]["parse"] == {"x": ("fixed", "float32", [3])}
+    # the normalised spec (what a build records) holds the list and the shape
+    again = tb.spec.load.spec_from_dict(json.loads(json.dumps(spec.to_dict())), spec.file)
+    assert again.to_dict() == spec.to_dict() and again.features["x"].default == 0
+    pattern = load(tmp_path, BASE.replace("{dtype: float32}", "{dtype: float32, columns: 'g_*'}")).features["x"]
+    assert (pattern.columns, pattern.shape) == ("g_*", [])  # matched when the source's header is read
+
+
+def test_columns_are_refused_in_a_long_table(tmp_path):
+    text = ("name: demo\nformat: sequence_example\nsource: {builder: csv, path: d.csv, group_by: id, order_by: t}\n"
+            "context:\n  c: {dtype: float32, columns: [a, b]}\nsequence:\n  s: {dtype: float32}\n")
+    with pytest.raises(SpecError, match=r"line 5: context.c.columns: a long table \(group_by\) gives each feature one "
+                                        r"column; `columns:` gathers several columns of one row"):
+        load(tmp_path, text)
+
+
+def test_columns_are_refused_per_step(tmp_path):
+    text = ("name: demo\nformat: sequence_example\nsource: {builder: sequence_jsonl, path: d.jsonl}\n"
+            "sequence:\n  s: {dtype: float32, columns: [a, b]}\n")
+    with pytest.raises(SpecError, match=r"line 5: sequence.s.columns: `columns:` gathers a record's columns into "
+                                        r"one tensor; a per-step feature reads one column per step"):
+        load(tmp_path, text)
 
 
 def test_the_committed_json_schema_is_current():

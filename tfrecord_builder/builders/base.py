@@ -170,6 +170,11 @@ class Builder:
         the rows; None otherwise."""
         return None
 
+    def column_names(self) -> list[str] | None:
+        """The columns a `columns:` pattern is matched against, in the source's order: the header
+        (the default), or what else the source can say without reading its rows; None if nothing."""
+        return self.header()
+
     def tasks(self, split: str | None) -> Sequence[Any] | None:
         """Optional: the parts of `split` that can be read on their own, in order, for builds that
         run in parallel (`--runner beam` reads each part on a worker of its own).

@@ -128,18 +128,19 @@ def _schema(spec: Any, needed: Sequence[str]) -> Any:
     """The Arrow type of every needed field, or None if some field isn't only for tensor features."""
     types: dict[str, Any] = {}
     for feature in spec.features.values():
-        if feature.source_name not in needed:
+        if not set(feature.source_names) <= set(needed):
             continue
         if not isinstance(feature, TensorFeature) or feature.dtype == "bool" or len(feature.shape) > 1 \
                 or feature.format is not None:  # (dates and times as text are read value by value)
             return None
         kind = feature.dtype_info.kind
         arrow = {"int64": pa.int64(), "float": pa.float64(), "bytes": pa.string()}[kind]
-        depth = (1 if feature.sequence else 0) + (1 if feature.shape else 0)
+        depth = (1 if feature.sequence else 0) + (1 if feature.shape and feature.columns is None else 0)
         for _ in range(depth):
             arrow = pa.list_(arrow)
-        if types.setdefault(feature.source_name, arrow) != arrow:
-            return None
+        for column in feature.source_names:  # (gathered columns hold one value each)
+            if types.setdefault(column, arrow) != arrow:
+                return None
     if set(types) != set(needed):
         return None  # a field no feature reads (a split column, an ordering column...)
     return pa.schema(list(types.items()))

@@ -11,6 +11,7 @@ import os
 from .. import fs
 from ..errors import SpecError, TFRecordBuilderError
 from ..features import ClassLabelFeature
+from ..features import gathered
 from ..features.class_label import class_order
 from ..spec.fields import unknown_key_message
 from ..spec.model import Spec
@@ -93,7 +94,8 @@ def _created(spec: Spec, cls: type, path: str | None, options: dict) -> Builder:
 def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:
     """Every column the spec reads is in the header of each file that has one (CSV, Parquet):
     what a build would find at its first batch, found without reading the rows."""
-    wanted = {feature.source_name: f"feature `{name}`" for name, feature in spec.features.items()}
+    wanted = {column: f"feature `{name}`" for name, feature in spec.features.items() for column in feature.source_names
+              if not gathered.is_pattern(feature.columns)}
     for key in ("key", "split_column", "group_by", "order_by"):
         if getattr(spec.source, key) is not None:
             wanted.setdefault(getattr(spec.source, key), f"source.{key}")
@@ -104,6 +106,37 @@ def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Non
         for column, user in wanted.items():
             if column not in header:
                 raise no_column(os.path.basename(builder.path), user, column, header)
+
+
+def with_source_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:
+    """The spec with each `columns:` pattern matched against its source's columns, in the file's
+    order: the list a build records (in tfrecord_builder.json) and the shape `[n]`. Every split's
+    file must give the same list; a pattern that matches nothing is an error naming the pattern."""
+    patterns = [name for name, feature in spec.features.items() if gathered.is_pattern(feature.columns)]
+    if not patterns:
+        return spec
+    section = "context" if spec.is_sequence else "features"
+    features = dict(spec.features)
+    for name in patterns:
+        def error(path: tuple, message: str, name: str = name) -> Exception:
+            return spec.error((section, name, *path), message)
+        first: tuple[str, list[str]] | None = None
+        for _, builder in builders:
+            where = fs.basename(builder.path) if builder.path else type(builder).__name__
+            header = builder.column_names()
+            if header is None:
+                raise error(("columns",), f"a pattern is matched against the source's columns, and {where} names "
+                                          "none before its rows are read (a CSV or Parquet header, a JSONL file's "
+                                          "first object do); list the columns instead")
+            feature = gathered.resolved(spec.features[name], header, where, error)
+            if first is not None and feature.columns != first[1]:
+                raise error(("columns",), f"the pattern {spec.features[name].columns!r} matches other columns in "
+                                          f"{where} ({len(feature.columns)}) than in {first[0]} ({len(first[1])}); "
+                                          "every split's file must give the same columns")
+            first = first or (where, feature.columns)
+            features[name] = feature
+    context = {name: features[name] for name in spec.context} if spec.is_sequence else spec.context
+    return dataclasses.replace(spec, features=features, context=context)
 
 
 def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:

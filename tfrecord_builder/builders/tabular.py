@@ -7,6 +7,7 @@ In a CSV an empty cell is a missing value; in JSONL a null or an absent key is.
 from __future__ import annotations
 
 import codecs
+import json
 import os
 from typing import Any, Iterator, Sequence
 
@@ -163,6 +164,19 @@ class CsvBuilder(TableBuilder):
 class JsonlBuilder(TableBuilder):
     """`builder: jsonl`: one JSON object per line."""
 
+    def column_names(self) -> list[str] | None:
+        """The keys of the file's first object, in their order (what a `columns:` pattern matches)."""
+        path = self.check_file()
+        encoding = self.spec.source.encoding if self.spec is not None else "utf-8"
+        with open_source(path) as file:
+            lines, encoding = json_rows.lines_of(file, os.path.basename(path), encoding)
+            first = next((line for line in lines if line.strip()), None)
+        try:
+            record = json.loads(first.decode(encoding)) if first is not None else None
+        except ValueError:
+            return None  # reading the rows says what is wrong, and where
+        return list(record) if isinstance(record, dict) else None
+
     def parts(self) -> list[Window] | None:
         return text_windows(self.check_file(), header=False, quotes=False)
 
@@ -197,6 +211,9 @@ class ManifestBuilder(TableBuilder):
 
     def header(self) -> list[str] | None:
         return self._reader().header()
+
+    def column_names(self) -> list[str] | None:
+        return self._reader().column_names()
 
     def _reader(self) -> TableBuilder:
         path = self.check_file()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..builders.sources import check_columns, source_builders, with_source_classes
+from ..builders.sources import check_columns, source_builders, with_source_classes, with_source_columns
 from ..spec.load import load_spec
 
 NAME = "validate"
@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     builders = source_builders(spec)
     with_source_classes(spec, builders)
-    check_columns(spec, builders)
+    check_columns(with_source_columns(spec, builders), builders)
     splits = ", ".join(f"{name} {value:g}" if isinstance(value, float) else name for name, value in spec.splits.items())
     print(f"{args.spec}: ok: {spec.name} {spec.version}, {len(spec.features)} features, splits: {splits}")
     return 0

@@ -4,7 +4,9 @@ from __future__ import annotations
 import os
 
 from .. import fs
-from ..errors import UsageError
+from ..builders.sources import source_builders, with_source_columns
+from ..errors import TFRecordBuilderError, UsageError
+from ..features.gathered import is_pattern
 from ..spec.load import load_spec
 from ..spec.model import Spec
 from ..write.info import DatasetInfo, read_info
@@ -39,8 +41,20 @@ def open_side(what: str | os.PathLike | Spec | DatasetInfo) -> Side:
     if os.path.basename(path) in (INFO_FILE, METADATA_FILE):
         return _dataset(path)
     if path.lower().endswith(SPEC_SUFFIXES):
-        return Side(path, load_spec(path))
+        return Side(path, _with_columns(load_spec(path)))
     raise UsageError(f"{path}: neither a spec (a .yaml file) nor a built dataset (a NAME/VERSION folder)")
+
+
+def _with_columns(spec: Spec) -> Spec:
+    """A spec with its `columns:` patterns matched against its source's header, as a build records
+    them (so a spec compares with its dataset column for column); as it is when the source can't
+    be read here (specs.py then takes a pattern and the columns it matches as the same)."""
+    if not any(is_pattern(feature.columns) for feature in spec.features.values()):
+        return spec
+    try:
+        return with_source_columns(spec, source_builders(spec))
+    except TFRecordBuilderError:
+        return spec
 
 
 def _dataset(path: str) -> Side:

@@ -9,6 +9,7 @@ and `output.dir` and `output.module` say only where files go: they are left out.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 from typing import Any
 
@@ -60,9 +61,12 @@ def _feature_changes(old: Spec, new: Spec, fail_on_added: bool) -> list[SpecChan
             keys = [(key, before[name].get(key, UNSET), after[name].get(key, UNSET))
                     for key in _union(before[name], after[name])
                     if before[name].get(key, UNSET) != after[name].get(key, UNSET)
-                    and not (key == "names" and _classes_from_source(before[name], after[name]))]
+                    and not (key == "names" and _classes_from_source(before[name], after[name]))
+                    and not (key in ("columns", "shape") and _columns_of_pattern(before[name], after[name]))]
             if not keys:
                 continue
+            keys = [(key, _shown_columns(before_value), _shown_columns(after_value)) if key == "columns" else
+                    (key, before_value, after_value) for key, before_value, after_value in keys]
             changes.append(SpecChange("feature", name, "changed", before[name], after[name], keys,
                                       crossed=any(key not in INFORMATIVE_FEATURE_KEYS for key, _, _ in keys)))
     return changes
@@ -73,6 +77,25 @@ def _classes_from_source(old: dict[str, Any], new: dict[str, Any]) -> bool:
     subfolders): a spec declares none and its dataset lists them, which is no change."""
     return any(item.get("type") == "class_label" and "names" not in item and "num_classes" not in item
                for item in (old, new))
+
+
+def _shown_columns(columns: Any, shown: int = 6) -> Any:
+    """A long list of gathered columns as its count and ends (a wide table gathers thousands)."""
+    if not isinstance(columns, list) or len(columns) <= shown:
+        return columns
+    return f"{len(columns):,} columns: {', '.join(columns[:shown - 1])}, ..., {columns[-1]}"
+
+
+def _columns_of_pattern(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether one side gathers `columns:` by a pattern not yet matched (its source unread) and
+    the other lists columns the pattern matches, in the shape of that list: no change."""
+    for pattern, listed in ((old, new), (new, old)):
+        columns = listed.get("columns")
+        if isinstance(pattern.get("columns"), str) and isinstance(columns, list) and columns \
+                and pattern.get("shape") in ([], [len(columns)]) and listed.get("shape") == [len(columns)] \
+                and all(fnmatch.fnmatchcase(column, pattern["columns"]) for column in columns):
+            return True
+    return False
 
 
 def _split_changes(old: Spec, new: Spec, with_presence: bool, fail_on_added: bool) -> list[SpecChange]:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..registry import is_reference, load_class
-from ..spec.fields import At, Section, meta
+from ..spec.fields import At, Section, describe, meta
 from .dtypes import Invalid
 from .shown import Language
 from .values import ListKind, Values
@@ -89,9 +89,17 @@ class Feature(Section):
     type_name: ClassVar[str] = ""
     batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
     reads_text_cells: ClassVar[bool] = False  # takes features.cells.ArrowCells columns as they are
+    # takes `columns:` (several columns gathered into one value, features/gathered.py): encode()
+    # is then handed a GatheredColumns
+    gathers_columns: ClassVar[bool] = False
 
     name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
+    columns: list[str] | str | None = meta(
+        "several columns gathered into one feature of shape [n], in this order: a list [a, b, c], or a pattern "
+        "such as \"gene_*\" (fnmatch-style, matched against the source's header, in the file's order)", None,
+        convert=lambda value, at: _column_names(value, at),
+        schema={"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]})
     key: str | None = meta("the feature's key inside the record (default: the feature's name)", None)
     description: str | None = meta("what the feature is, for people", None)
     sequence: bool = meta("a per-step feature of a sequence_example (set by where it is declared)", False,
@@ -146,6 +154,13 @@ class Feature(Section):
     @property
     def source_name(self) -> str:
         return self.source if self.source is not None else self.name  # "" names an unnamed column
+
+    @property
+    def source_names(self) -> list[str]:
+        """Every column the feature reads: its `columns:` once they are known, else its one source."""
+        if isinstance(self.columns, list):
+            return list(self.columns)
+        return [self.source_name]
 
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
@@ -213,6 +228,13 @@ class Feature(Section):
     def describe(self) -> str:
         """A short human description of the decoded value, e.g. `float32 [3]`."""
         raise NotImplementedError
+
+
+def _column_names(value: Any, at: At) -> list[str] | str:
+    if isinstance(value, str) or (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+        return value
+    raise at.error(f"expected a list of column names, e.g. [xmin, ymin, xmax, ymax], or a pattern such as "
+                   f"\"gene_*\", received {describe(value)}")
 
 
 def locate(invalid: Invalid, counts: Sequence[int]) -> tuple[int, int]:

@@ -9,18 +9,20 @@ A list in a CSV cell is written as whitespace-separated values (`0.5 1 2.5`, or 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, SpecError
 from ..spec.fields import At, meta
 from .cells import ArrowCells
 from .base import DecodeStep, Feature, Origin, ParseSpec, locate, register
 from . import times
 from .dtypes import DTYPES, DType, Invalid
+from .gathered import GatheredColumns, is_pattern
 from . import rows
 from .rows import BadRow, Rows, format_shape
 from .shown import Language
@@ -51,6 +53,7 @@ class TensorFeature(Feature):
         "what an int64 feature counts dates and times in, since 1970-01-01T00:00:00 (default s)", None)
 
     reads_text_cells: ClassVar[bool] = True  # converts a CSV column with Arrow at once (encode_values)
+    gathers_columns: ClassVar[bool] = True  # `columns: [a, b, c]`: a [n] tensor, one value per column
 
     @property
     def batch_rows(self) -> int:  # type: ignore[override]
@@ -72,7 +75,8 @@ class TensorFeature(Feature):
             raise (at / "time_unit").error(f"a time unit applies to dtype int64 (a count since 1970), not {self.dtype}")
         if self.default is not None:
             try:
-                self.encode([None], lambda row: "")  # a missing value takes the default
+                # a missing value takes the default (of gathered columns: a missing cell)
+                (self.cell if self.columns is not None else self).encode([None], lambda row: "")
             except DataError as error:
                 raise (at / "default").error(f"invalid default: {error.problem or error}") from None
 
@@ -105,6 +109,11 @@ class TensorFeature(Feature):
         return value if isinstance(value, bytes) else value.item()
 
     @property
+    def cell(self) -> "TensorFeature":
+        """What one cell of a gathered feature's columns is: a scalar of the same dtype and rules."""
+        return dataclasses.replace(self, columns=None, shape=[])
+
+    @property
     def rows(self) -> Rows:
         """How a batch of raw values is checked against the shape and flattened (features/rows.py)."""
         return Rows(self.shape, self.dtype, self.dtype_info.kind, self.default)
@@ -135,7 +144,29 @@ class TensorFeature(Feature):
                language: Language = "python") -> dict[str, Values]:
         if self.sequence:
             return {self.record_key: self.encode_steps(values, origin, language)}
+        if isinstance(values, GatheredColumns):
+            return {self.record_key: self.encode_gathered(values, origin, language)}
         return {self.record_key: self.encode_values(values, origin, language)}
+
+    def encode_gathered(self, gathered: GatheredColumns, origin: Origin, language: Language = "python") -> Values:
+        """A batch of `columns:` (one value per column and row) as [n] tensors: each column is
+        converted at once as a scalar feature would convert it (Arrow's columns at Arrow's
+        speed), then the columns are interleaved into rows with one NumPy copy."""
+        cell = self.cell
+        converted = []
+        for name, column in zip(gathered.names, gathered.columns):
+            try:
+                converted.append(cell.encode_values(column, origin, language).values)
+            except DataError as error:  # the same words, naming the column
+                raise DataError(str(error).replace(f"feature `{self.name}`: ", f"feature `{self.name}`, column "
+                                                   f"`{name}`: ", 1), problem=error.problem) from None
+        rows = len(gathered)
+        counts = np.full(rows, len(converted), dtype=np.int64)
+        if self.dtype_info.kind == "bytes":
+            flat: Any = [value for row in zip(*converted) for value in row]
+        else:
+            flat = np.stack(converted, axis=1).reshape(-1) if converted else np.zeros(0)
+        return Values(self.dtype_info.kind, flat, counts)
 
     def encode_steps(self, values: Sequence[Any], origin: Origin, language: Language = "python") -> Values:
         """A batch of sequences (each a list of per-step values; None is an empty sequence)."""
@@ -287,6 +318,10 @@ class TensorFeature(Feature):
 
     # ---- reading side -----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
+        if is_pattern(self.columns):
+            raise SpecError(f"feature `{self.name}`: `columns: {self.columns!r}` is a pattern, matched against the "
+                            "source's header when the source is read (build, validate, generate); its shape isn't "
+                            "known before")
         storage = self.dtype_info.storage_tf
         if self.sequence:  # a per-step shape is fixed, or [null] (check_sequence)
             return {self.record_key: ("ragged" if self.is_variable else "fixed_steps", storage, list(self.shape))}

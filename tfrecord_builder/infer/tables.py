@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from .columns import Profile, profile
 from .declare import Column, declare, na_spellings, spells_na
+from .gathered import gather_runs
 from .names import dataset_name, feature_names
 from .plan import Declaration, Plan, guess_label
 from .sources import Table
@@ -40,8 +41,10 @@ def table_plan(table: Table) -> Plan:
         plan.source["builder"] = "image_manifest"
         plan.source_notes["builder"] = "guessed: a column names image files (relative to the table)"
     add_source_options(plan, table, counts, na_values)
-    add_key(plan, table, [column for column in table.columns if column != split])
-    guess_label(plan, table.columns)
+    columns = [column for column in table.columns if column != split]
+    add_key(plan, table, columns)
+    gather_runs(plan, columns, list(table.unreadable))  # many number columns in a row: one feature
+    guess_label(plan, columns)
     plan.header = header_lines(table)
     return plan
 

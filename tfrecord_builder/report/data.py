@@ -25,6 +25,11 @@ from ..progress import Progress
 from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Collected, SampleReader
 
 DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
+# features drawn on the page (their cards: statistics, histograms); a wide table's others, and each
+# column of a feature gathered from several columns, are rows of one summary table instead, so a
+# table of 2,000 columns makes a page of seconds and a few MB, not minutes and 75 MB. matplotlib
+# takes about 0.15 s a figure: 24 keep the page under 10 s on a busy machine
+MAX_PLOTTED = 24
 WHOLE_BINS = 60  # whole numbers spanning at most this many values get one bin each
 MAX_CLASSES_SHOWN = 30  # class balance bars: the most frequent classes
 SKIPPED_SHOWN = 20  # entries of skipped.jsonl listed
@@ -85,6 +90,21 @@ class FeatureData:
 
 
 @dataclass
+class SummaryRow:
+    """A row of the summary table: a feature the page doesn't draw, or one column of a feature
+    gathered from several (`column`), over every split together; texts ready to show."""
+
+    feature: str
+    column: str  # the source column of a gathered feature's value ("" for a whole feature)
+    declared: str
+    low: str
+    high: str
+    mean: str
+    missing: str
+    is_label: bool = False
+
+
+@dataclass
 class SplitData:
     """One split: its exact sizes and shards, and how many records the plots read."""
 
@@ -118,6 +138,12 @@ class ReportData:
     features: list[FeatureData]
     skipped: int
     skipped_entries: list[dict[str, Any]]
+    summary: list[SummaryRow] = field(default_factory=list)  # features not drawn, and gathered columns
+    summarised: int = 0  # features in the summary table only (beyond MAX_PLOTTED)
+
+    @property
+    def num_features(self) -> int:
+        return len(self.features) + self.summarised
 
     @property
     def num_examples(self) -> int:
@@ -143,12 +169,13 @@ def report_data(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress
         raise UsageError(f"sample: expected a positive number of records per split (or None for all), received {sample!r}")
     spec = info.spec
     statistics = {split: info.statistics.get(split, {}) for split in info.splits}
-    edges = {name: edges for name, feature in spec.features.items() if kind_of(feature) == "number"
+    shown, summarised = drawn_features(spec)
+    edges = {name: edges for name in shown for feature in [spec.features[name]] if kind_of(feature) == "number"
              for edges in [_value_edges(feature, name, info, statistics, sample)] if edges is not None}
-    reader = SampleReader(info, sample, edges, progress)
+    reader = SampleReader(info, sample, edges, progress, shown if summarised else None)
     collected = {split: reader.read(split) for split in info.splits}
-    features = [_feature(name, feature, info, statistics, collected, edges, reader)
-                for name, feature in spec.features.items()]
+    features = [_feature(name, spec.features[name], info, statistics, collected, edges, reader) for name in shown]
+    summary = summary_rows(spec, statistics, summarised)
     splits = [SplitData(name, split.num_examples, split.num_bytes, split.shards, collected[name].records)
               for name, split in info.splits.items()]
     return ReportData(
@@ -156,7 +183,60 @@ def report_data(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress
         compression=spec.output.compression, label=spec.label, tool_version=info.tool_version, path=info.path,
         spec_yaml=yaml.safe_dump(spec.to_dict(), sort_keys=False, allow_unicode=True, width=100),
         sample=sample, shuffled=spec.output.shuffle, splits=splits, features=features, skipped=info.skipped,
-        skipped_entries=_skipped_entries(info) if info.skipped else [])
+        skipped_entries=_skipped_entries(info) if info.skipped else [], summary=summary, summarised=len(summarised))
+
+
+def drawn_features(spec: Any) -> tuple[list[str], list[str]]:
+    """The features the page draws, and those it only summarises: all are drawn up to
+    MAX_PLOTTED; beyond, the label and the first others (in the spec's order) are, the label first."""
+    names = list(spec.features)
+    if len(names) <= MAX_PLOTTED:
+        return names, []
+    if spec.label in spec.features:
+        names = [spec.label] + [name for name in names if name != spec.label]
+    return names[:MAX_PLOTTED], names[MAX_PLOTTED:]
+
+
+def summary_rows(spec: Any, statistics: dict[str, dict[str, Any]], summarised: list[str]) -> list[SummaryRow]:
+    """The summary table: a row per feature not drawn (min, max, mean, missing over every split
+    together, from the build's exact statistics), then a row per column of each feature gathered
+    from several columns (`per_column`); the label first."""
+    rows = []
+    for name in summarised:
+        feature = spec.features[name]
+        merged = _merged([statistics[split].get(name, {}) for split in statistics])
+        rows.append(SummaryRow(name, "", feature.describe(), *merged, is_label=name == spec.label))
+    for name, feature in spec.features.items():
+        columns = feature.columns if isinstance(feature.columns, list) else None
+        per_split = [statistics[split].get(name, {}).get("per_column") for split in statistics]
+        per_split = [item for item in per_split if isinstance(item, dict)]
+        if columns is None or not per_split:
+            continue
+        for index, column in enumerate(columns):
+            parts = [{"min": _at(item.get("min"), index), "max": _at(item.get("max"), index),
+                      "mean": _at(item.get("mean"), index), "num_values": _at(item.get("num_values"), index),
+                      "num_missing": _at(item.get("num_missing"), index)} for item in per_split]
+            rows.append(SummaryRow(name, column, feature.dtype if hasattr(feature, "dtype") else feature.describe(),
+                                   *_merged(parts), is_label=name == spec.label))
+    rows.sort(key=lambda row: not row.is_label)  # (stable: otherwise in the order above)
+    return rows
+
+
+def _at(values: Any, index: int) -> Any:
+    return values[index] if isinstance(values, list) and index < len(values) else None
+
+
+def _merged(parts: list[dict[str, Any]]) -> tuple[str, str, str, str]:
+    """min, max, mean (weighted by each split's values) and missing of the splits' statistics, as texts."""
+    lows = [part["min"] for part in parts if part.get("min") is not None]
+    highs = [part["max"] for part in parts if part.get("max") is not None]
+    weighted = [(part["mean"], part["num_values"]) for part in parts
+                if part.get("mean") is not None and part.get("num_values")]
+    values = sum(count for _, count in weighted)
+    mean = sum(value * count for value, count in weighted) / values if values else None
+    missing = sum(int(part.get("num_missing") or 0) for part in parts)
+    return (number(min(lows)) if lows else "–", number(max(highs)) if highs else "–",
+            number(mean) if mean is not None else "–", f"{missing:,}")
 
 
 def kind_of(feature: Feature) -> str:

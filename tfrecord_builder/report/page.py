@@ -33,6 +33,7 @@ def page(data: ReportData, plots: list[Plot]) -> str:
         _splits(data, colours),
         _quality(data, colours),
         _features(data, by_feature, colours),
+        _summary(data),
         _shards(data, colours),
         _spec(data),
         "</main>",
@@ -52,15 +53,15 @@ def _header(data: ReportData, colours: dict[str, str]) -> str:
             ("folder", data.path)]
     totals = [("examples", f"{data.num_examples:,}"), ("splits", f"{len(data.splits)}"),
               ("shards", f"{data.num_shards:,}"), ("size", _size(data.num_bytes)),
-              ("features", f"{len(data.features)}"), ("skipped", f"{data.skipped:,}")]
+              ("features", f"{data.num_features:,}"), ("skipped", f"{data.skipped:,}")]
     legend = " ".join(_chip(split.name, colours) for split in data.splits)
     lead = f'<p class="lead">{escape(data.description)}</p>' if data.description else ""
     described = "".join(f"<div><dt>{escape(key)}</dt><dd>{escape(value)}</dd></div>" for key, value in meta)
     counted = "".join(f'<div class="total"><span class="number">{escape(value)}</span><span class="what">{key}</span>'
                       "</div>" for key, value in totals)
     links = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in (
-        ("splits", "Splits"), ("quality", "Missing and skipped"), ("features", "Features"), ("shards", "Shards"),
-        ("spec", "Spec")))
+        ("splits", "Splits"), ("quality", "Missing and skipped"), ("features", "Features"))
+        + ((("summary", "Summary table"),) if data.summary else ()) + (("shards", "Shards"), ("spec", "Spec")))
     return f"""<header class="top"><div class="wrap">
 <div class="eyebrow">Dataset report</div>
 <h1>{escape(data.name)} <span class="version">{escape(data.version)}</span></h1>
@@ -245,6 +246,30 @@ def _class_counts(feature: FeatureData, data: ReportData, colours: dict[str, str
 
 def _shortened(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- the summary table of a wide table ------------------------------------------------------
+def _summary(data: ReportData) -> str:
+    """One row per feature not drawn above, and per column of a feature gathered from several."""
+    if not data.summary:
+        return ""
+    notes = []
+    if data.summarised:
+        notes.append(f"The page draws {len(data.features)} of the {data.num_features:,} features"
+                     f"{' (the label first)' if data.label else ''}; the other {data.summarised:,} are rows here")
+    if any(row.column for row in data.summary):
+        notes.append("a feature gathered from several columns (<code>columns:</code>) has a row per column")
+    label = ' <span class="badge label">label</span>'
+    rows = "".join(
+        f"<tr><td>{escape(row.feature)}{label if row.is_label else ''}</td>"
+        f"<td>{escape(row.column)}</td><td><code>{escape(row.declared)}</code></td><td class=n>{escape(row.low)}</td>"
+        f"<td class=n>{escape(row.high)}</td><td class=n>{escape(row.mean)}</td><td class=n>{escape(row.missing)}</td>"
+        "</tr>" for row in data.summary)
+    head = "".join(f"<th{' class=n' if index > 2 else ''}>{text}</th>" for index, text in enumerate(
+        ("feature", "column", "type", "min", "max", "mean", "missing in the source")))
+    return (f'<section id="summary"><h2>Summary table</h2><p class="note">{"; ".join(notes)}: exact statistics '
+            f"from the build, over every split together.</p>"
+            f'<table class="grid summary"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></section>')
 
 
 # ---- shards and spec --------------------------------------------------------------------------

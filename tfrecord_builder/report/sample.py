@@ -73,13 +73,16 @@ class SampleReader:
     """Reads a dataset's splits into `Collected` samples."""
 
     def __init__(self, info: DatasetInfo, limit: int | None, edges: dict[str, np.ndarray],
-                 progress: Progress | None = None):
-        """`edges`: the histogram bins of each number feature to count (features without are not read)."""
+                 progress: Progress | None = None, shown: list[str] | None = None):
+        """`edges`: the histogram bins of each number feature to count (features without are not read).
+        `shown`: the features the page draws (None: all); the others are not even parsed."""
         self.info = info
         self.limit = limit
         self.edges = edges
         self.progress = progress
         spec = info.spec
+        if shown is not None and not spec.is_sequence:  # a wide table: records are parsed for the features drawn only
+            spec = dataclasses.replace(spec, features={name: spec.features[name] for name in shown})
         # stored values: no read-time resizing, scaling or cutting
         plain = dataclasses.replace(spec, input=dataclasses.replace(
             spec.input, image_dtype="uint8", image_size=None, max_length=None, mask_feature=None))
@@ -90,12 +93,15 @@ class SampleReader:
         for name in self.ragged_steps:
             reading["features"][name] = {**reading["features"][name], "decode": []}
         self.images = [name for name, feature in spec.features.items() if isinstance(feature, ImageFeature)]
-        self.group = thumbnail_group(info)
+        self.group = thumbnail_group(dataclasses.replace(info, spec=spec))
         self.group_names = _class_names(spec.features[self.group]) if self.group else None
         # two readers over the same records: every feature but the images, and the images alone
         self.reader = RecordReader(dataclasses.replace(info, spec=plain))
         self.reader.reading = {**reading, "features": {name: value for name, value in reading["features"].items()
                                                        if name not in self.images}}
+        if shown is not None and not spec.is_sequence:  # the others' keys are skipped unread
+            self.reader.keys = frozenset(key for name, feature in self.reader.reading["features"].items()
+                                         for key in feature["parse"])
         self.image_reader = RecordReader(dataclasses.replace(info, spec=plain))
         self.image_reader.reading = {"format": "example",
                                      "features": {name: reading["features"][name] for name in self.images}}

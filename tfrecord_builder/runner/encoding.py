@@ -160,13 +160,14 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
             feature = spec.features[feature_name]
             main = feature.statistics_values(by_key)
             missing = encoded.missing[feature_name] if every else encoded.missing[feature_name][rows]
+            statistics.features[feature_name].add_missing(missing)  # rows, or rows x columns (`columns:`)
             # the default's values aren't the source's: counted apart, left out of min, mean, classes...
-            filled = missing if feature.fills_missing else np.zeros(len(missing), dtype=bool)
+            # (per record: a gathered feature's cells filled among given ones stay in its figures)
+            filled = missing if feature.fills_missing and missing.ndim == 1 else np.zeros(len(missing), dtype=bool)
             if filled.any():
                 statistics.add(feature_name, _select(main, np.flatnonzero(~filled) if every else rows[~filled]))
             else:
                 statistics.add(feature_name, main if every else _select(main, rows))
-            statistics.features[feature_name].missing += int(missing.sum())
             statistics.features[feature_name].filled += int(filled.sum())
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash

@@ -60,7 +60,7 @@ def read_tasks(builders: list[tuple[str | None, Builder]]) -> list[ReadTask]:
 
 def task_batches(spec: Spec, builder: Builder, task: ReadTask) -> Iterator[Batch | PendingBatch]:
     """The task's batches, of the source names the spec reads."""
-    needed = sorted({feature.source_name for feature in spec.features.values()})
+    needed = sorted({column for feature in spec.features.values() for column in feature.source_names})
     batch_size = min(feature.batch_rows for feature in spec.features.values())
     return builder.encoding_batches(task.split, needed, batch_size, task.part)
 

@@ -17,6 +17,7 @@ from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
 from ..features import Feature
 from ..features.cells import ArrowCells, missing_rows
+from ..features.gathered import GatheredColumns, missing_cells
 from ..features.values import Values
 
 
@@ -39,10 +40,14 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
     """
     values, missing = {}, {}
     for name, feature in features.items():
-        column = batch.columns.get(feature.source_name)
-        if column is None:
-            column = _absent(feature, batch)
-        missing[name] = missing_rows(column)
+        if feature.columns is not None:
+            column = _gathered(feature, batch)
+            missing[name] = missing_cells(column, missing_rows)  # rows × columns
+        else:
+            column = batch.columns.get(feature.source_name)
+            if column is None:
+                column = _absent(feature, batch)
+            missing[name] = missing_rows(column)
         if isinstance(column, ArrowCells) and not feature.reads_text_cells:
             column = column.cells()
         values[name] = feature.encode(column, batch.origin, batch.base_dir, batch.language)
@@ -71,11 +76,26 @@ def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, 
                             "(or set `sequence_lengths: free` in the spec)")
 
 
-def _absent(feature: Feature, batch: Batch) -> list[None]:
+def _gathered(feature: Feature, batch: Batch) -> GatheredColumns:
+    """A `columns:` feature's columns of the batch, in its order (the spec's list, or the one its
+    pattern matched): a column the source lacks is refused or all missing, as for one column."""
+    names = feature.source_names
+    columns = []
+    for column_name in names:
+        column = batch.columns.get(column_name)
+        if column is None:
+            column = _absent(feature, batch, column_name)
+        if isinstance(column, ArrowCells) and not feature.reads_text_cells:
+            column = column.cells()
+        columns.append(column)
+    return GatheredColumns(names, columns)
+
+
+def _absent(feature: Feature, batch: Batch, column: str | None = None) -> list[None]:
     """A column the source lacks: an error where the source has a header (a CSV, a Parquet file:
     most likely a misspelt name, which a default would hide); elsewhere (JSON records, which may
     leave a field out) all missing values, fine with a default or a variable length."""
     if batch.available is not None or not feature.fills_absent:
-        raise no_column(batch.source or batch.origin(0), f"feature `{feature.name}`", feature.source_name,
+        raise no_column(batch.source or batch.origin(0), f"feature `{feature.name}`", column or feature.source_name,
                         batch.available)
     return [None] * len(batch)

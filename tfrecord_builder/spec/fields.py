@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import types
 import typing
 from dataclasses import dataclass
@@ -87,7 +88,9 @@ def meta(doc: str, default: Any = dataclasses.MISSING, **extra: Any) -> Any:
     return dataclasses.field(default=default, metadata=metadata)
 
 
+@functools.lru_cache(maxsize=None)
 def _hints(cls: type) -> dict[str, Any]:
+    """A class's type hints, evaluated once (a wide spec converts thousands of features)."""
     return typing.get_type_hints(cls)
 
 

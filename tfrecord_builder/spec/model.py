@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..registry import check_name
 from ..features import ClassLabelFeature, Feature, TensorFeature
+from ..features import gathered
 from ..errors import SpecError
 from ..fs import is_url, place_problem
 from .fields import At, Section, convert, describe, meta, spec_fields
@@ -119,6 +120,8 @@ def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bo
             )
         feature = convert(Feature, item, at / name)
         features[name] = dataclasses.replace(feature, name=name, sequence=sequence)
+        if feature.columns is not None:
+            features[name] = gathered.checked(features[name], at / name)
         if sequence:
             features[name].check_sequence(at / name)
         elif isinstance(feature, TensorFeature) and feature.pad is not None:
@@ -271,6 +274,12 @@ class Spec(Section):
         if self.source.group_by is not None and not self.is_sequence:
             raise (at / "source" / "group_by").error("grouping rows into sequences needs format: sequence_example")
         if self.source.group_by is not None:
+            for key in ("context", "sequence"):
+                for name, feature in getattr(self, key).items():
+                    if feature.columns is not None:
+                        raise (at / key / name / "columns").error(
+                            "a long table (group_by) gives each feature one column; `columns:` gathers "
+                            "several columns of one row, in a table of one row per record")
             context = {feature.source_name: name for name, feature in self.context.items()}
             for name, feature in self.sequence.items():
                 if feature.source_name in context:  # one value per sequence, or one per step: not both

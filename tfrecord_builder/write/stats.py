@@ -8,6 +8,8 @@ had no value in the source (`num_missing`, filled by the `default:` or left empt
 and of those how many the `default:` filled (`num_filled`): the other figures describe only the
 values the source gave, so a default of 0 or NaN doesn't move the mean or draw a bar at 0.
 (Statistics of earlier builds lack `num_filled` and counted filled values in.)
+Features gathered from several columns (`columns:`): also per column (`per_column`: min, max,
+mean and number of its finite values, and its missing cells), what the report lists for a wide table.
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ class FeatureStatistics:
         self.kind: str | None = None
         self.image_sizes = [_Moments(), _Moments()]  # heights, widths
         self.steps = _Moments()  # sequence lengths
+        columns = getattr(feature, "columns", None)
+        self.per_column = _PerColumn(len(columns)) if isinstance(columns, list) else None
 
     def add(self, values: Values) -> None:
         feature = self.feature
@@ -55,6 +59,8 @@ class FeatureStatistics:
             return
         if values.steps is not None:
             self.steps.add(values.steps)
+        if self.per_column is not None and values.kind != "bytes" and not isinstance(feature, ClassLabelFeature):
+            self.per_column.add(np.asarray(values.values, dtype=np.float64))
         if feature.is_variable:
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
@@ -69,6 +75,15 @@ class FeatureStatistics:
             self.num_values += len(values.values)
         else:
             self._add_numbers(np.asarray(values.values, dtype=np.float64))
+
+    def add_missing(self, missing: np.ndarray) -> None:
+        """Counts the records whose source had no value (per row; for gathered columns rows ×
+        columns: a record missing any, and each column's missing cells)."""
+        if missing.ndim == 2:
+            if self.per_column is not None:
+                self.per_column.missing += missing.sum(axis=0)
+            missing = missing.any(axis=1)
+        self.missing += int(missing.sum())
 
     def _add_numbers(self, numbers: np.ndarray) -> None:
         finite = np.isfinite(numbers)
@@ -106,6 +121,8 @@ class FeatureStatistics:
         self.filled += other.filled
         self.lengths.merge(other.lengths)
         self.steps.merge(other.steps)
+        if self.per_column is not None and other.per_column is not None:
+            self.per_column.merge(other.per_column)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
             mine.merge(theirs)
 
@@ -118,6 +135,7 @@ class FeatureStatistics:
             "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
             "classes": None if self.classes is None else self.classes.tolist(), "kind": self.kind,
             "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
+            "per_column": None if self.per_column is None else self.per_column.state(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -133,6 +151,8 @@ class FeatureStatistics:
         for moments, saved in zip(self.image_sizes, state["image_sizes"]):
             moments.restore(saved)
         self.steps.restore(state["steps"])
+        if self.per_column is not None and state.get("per_column") is not None:
+            self.per_column.restore(state["per_column"])
 
     def to_dict(self) -> dict[str, Any]:
         out = self._summary()
@@ -140,6 +160,8 @@ class FeatureStatistics:
             out["num_missing"] = self.missing
         if self.filled:
             out["num_filled"] = self.filled
+        if self.per_column is not None:
+            out["per_column"] = self.per_column.to_dict()
         return out
 
     def _summary(self) -> dict[str, Any]:
@@ -174,6 +196,60 @@ class FeatureStatistics:
         if self.steps.count:
             out["steps"] = self.steps.to_dict()
         return out
+
+
+class _PerColumn:
+    """Per column of a gathered feature (values come as rows of `n`): its finite values' count,
+    sum, min and max, and its missing cells; vectorised over the columns."""
+
+    def __init__(self, n: int):
+        self.count = np.zeros(n, np.int64)
+        self.total = np.zeros(n, np.float64)
+        self.low = np.full(n, np.inf)
+        self.high = np.full(n, -np.inf)
+        self.missing = np.zeros(n, np.int64)
+
+    def add(self, flat: np.ndarray) -> None:
+        n = len(self.count)
+        if not n or not len(flat):
+            return
+        table = flat.reshape(-1, n)
+        finite = np.isfinite(table)
+        self.count += finite.sum(axis=0)
+        self.total += np.where(finite, table, 0.0).sum(axis=0)
+        self.low = np.minimum(self.low, np.where(finite, table, np.inf).min(axis=0))
+        self.high = np.maximum(self.high, np.where(finite, table, -np.inf).max(axis=0))
+
+    def merge(self, other: "_PerColumn") -> None:
+        self.count += other.count
+        self.total += other.total
+        self.low = np.minimum(self.low, other.low)
+        self.high = np.maximum(self.high, other.high)
+        self.missing += other.missing
+
+    def to_dict(self) -> dict[str, Any]:
+        seen = self.count > 0
+        mean = np.divide(self.total, self.count, out=np.zeros_like(self.total), where=seen)
+        out: dict[str, Any] = {}
+        if seen.any():
+            out.update({key: [float(value) if known else None for value, known in zip(values.tolist(), seen.tolist())]
+                        for key, values in (("min", self.low), ("max", self.high), ("mean", mean))})
+        out["num_values"] = self.count.tolist()
+        out["num_missing"] = self.missing.tolist()
+        return out
+
+    def state(self) -> dict[str, Any]:
+        seen = self.count > 0  # (±inf where no value yet: JSON has no infinity)
+        return {"count": self.count.tolist(), "total": self.total.tolist(), "missing": self.missing.tolist(),
+                "low": np.where(seen, self.low, 0.0).tolist(), "high": np.where(seen, self.high, 0.0).tolist()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.count = np.array(state["count"], np.int64)
+        self.total = np.array(state["total"], np.float64)
+        self.missing = np.array(state["missing"], np.int64)
+        seen = self.count > 0
+        self.low = np.where(seen, np.array(state["low"], np.float64), np.inf)
+        self.high = np.where(seen, np.array(state["high"], np.float64), -np.inf)
 
 
 class _Moments:
