@@ -1,6 +1,8 @@
 """infer gathers a run of many numbered number columns into one `columns:` feature (infer/gathered.py)."""
 from __future__ import annotations
 
+import math
+
 import warnings
 
 import pyarrow as pa
@@ -57,10 +59,13 @@ def test_a_run_with_missing_values_shares_its_default_and_parquet_runs_gather_to
                                                      for row in range(6)] for index in range(18)}}
     pq.write_table(pa.table(table), tmp_path / "pixels.parquet")
     text, spec, info, records = _built(tmp_path, "pixels.parquet")
-    assert spec["features"]["pxs"] == {"dtype": "float32", "columns": "px*", "default": 0.0}
+    declared = spec["features"]["pxs"]
+    assert math.isnan(declared.pop("default"))  # a gap stays a gap (infer's float default)
+    assert declared == {"dtype": "float32", "columns": "px*", "allow_nan": True}
     assert "a missing cell takes the default" in comment(text, "  pxs:")
     by_id = {int(record["id"]): record["pxs"].tolist() for record in records}
-    assert by_id == {row: [table[f"px{index}"][row] or 0.0 for index in range(18)] for row in range(6)}
+    expected = {row: [table[f"px{index}"][row] for index in range(18)] for row in range(6)}
+    assert {row: [None if math.isnan(value) else value for value in values] for row, values in by_id.items()} == expected
 
 
 def test_a_long_run_of_unnumbered_number_columns_is_listed_and_the_key_stays_apart(tmp_path):

@@ -12,6 +12,8 @@ Shorter runs stay features of their own, and so does the source's key column.
 """
 from __future__ import annotations
 
+import math
+
 import fnmatch
 import re
 from typing import Any, Callable, Sequence
@@ -64,7 +66,13 @@ def _prefix(declaration: Declaration, key: str | None) -> str | None:
 
 def _same(first: Declaration, other: Declaration) -> bool:
     return first.fields.get("dtype") == other.fields.get("dtype") and \
-        first.fields.get("default") == other.fields.get("default")
+        _same_default(first.fields.get("default"), other.fields.get("default"))
+
+
+def _same_default(first: object, other: object) -> bool:
+    """Equal defaults, NaN included (infer's default for a float column with gaps)."""
+    both_nan = isinstance(first, float) and isinstance(other, float) and math.isnan(first) and math.isnan(other)
+    return both_nan or first == other
 
 
 def _by_pattern(run: list[Declaration], plan: Plan, columns: Sequence[str],
