@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import tfrecord_builder as tb
+from tfrecord_builder.builders.base import Batch
 from tfrecord_builder.runner import encoding
 
 from conftest import write_spec
@@ -49,3 +54,77 @@ def test_workers_started_midway_write_the_same_bytes(tmp_path, monkeypatch):
     monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 0.0)  # workers from the second batch on
     two = tb.build(spec, output=tmp_path / "two", workers=2)
     assert _digests(one) == _digests(two) and len(_digests(one)) == 2
+
+
+BAD_ROWS = (3, 4, 900, 1501, 1502, 1503, 1999)  # 7 bad cells in 2,000 rows: neighbours, a run, the last row
+
+
+def _table(bad: bool):
+    """id, x, word: x reads `not-a-number` in the rows BAD_ROWS (`bad`), or those rows are left out."""
+    return "id,x,word\n" + "".join(f"{i},{'not-a-number' if i in BAD_ROWS else i / 4},w{i % 7}\n"
+                                   for i in range(2000) if bad or i not in BAD_ROWS)
+
+
+def _records(info):
+    """Every record's bytes, sorted (the shards a record lands in depend on its key: its line)."""
+    from tfrecord_builder.codec.tfrecord import read_records
+
+    records = []
+    for split in info.splits.values():
+        for name in split.files:
+            with open(os.path.join(info.path, name), "rb") as stream:
+                records.extend(read_records(stream, name))
+    return sorted(records)
+
+
+def test_bad_rows_under_skip_cost_their_own_encodings_not_one_per_row(tmp_path, monkeypatch):
+    """7 bad cells among 2,000 rows in one batch: the rows are found by halving (each costs about
+    2·log2(2000) encodings of shrinking groups), not by encoding all 2,000 rows one by one; the
+    skipped list is what a row-by-row pass gives (each row's own error, in row order), and the
+    good rows' records are byte for byte those of the table without the bad rows."""
+    calls = []
+
+    def counted(features, batch, *args, **kwargs):
+        calls.append(len(batch))
+        return encode_batch(features, batch, *args, **kwargs)
+
+    encode_batch = encoding.encode_batch
+    monkeypatch.setattr(encoding, "encode_batch", counted)
+    spec = {**SPEC, "on_error": "skip", "features": {**SPEC["features"], "x": {"dtype": "float32"}}}
+    info = tb.build(write_spec(tmp_path / "bad", spec, {"d.csv": _table(bad=True)}), output=tmp_path / "bad" / "out")
+    assert info.splits["train"].num_examples == 2000 - len(BAD_ROWS)
+    assert len(calls) <= 2 + 2 * len(BAD_ROWS) * 11  # the whole, the halves (11 >= log2(2000)), the good rows
+    skipped = [json.loads(line) for line in open(os.path.join(info.path, "skipped.jsonl"), encoding="utf-8")]
+    assert skipped == [{"record": f"d.csv, line {row + 2}",
+                        "reason": f"d.csv, line {row + 2}: feature `x`: expected a number (float32), "
+                                  "received 'not-a-number'"} for row in BAD_ROWS]
+    monkeypatch.setattr(encoding, "encode_batch", encode_batch)
+    clean = tb.build(write_spec(tmp_path / "clean", spec, {"d.csv": _table(bad=False)}), output=tmp_path / "clean" / "out")
+    assert _records(info) == _records(clean) and len(_records(clean)) == 2000 - len(BAD_ROWS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda rows: st.tuples(st.just(rows), st.sets(st.integers(0, rows - 1)))))
+def test_halving_skips_what_encoding_each_row_alone_skips(tmp_path_factory, case):
+    """Whatever rows are bad (none, all, neighbours, the first or last): the same rows skipped with
+    the same reasons in the same order, and the same records, as a row-by-row pass."""
+    rows, bad = case
+    folder = tmp_path_factory.mktemp("spec")
+    spec = tb.load_spec(write_spec(folder, {**SPEC, "on_error": "skip",
+                                            "features": {**SPEC["features"], "x": {"dtype": "float32"}}}))
+    columns = {"id": [str(i) for i in range(rows)], "x": ["oops" if i in bad else f"{i}.5" for i in range(rows)],
+               "word": [f"w{i}" for i in range(rows)]}
+    batch = Batch(keys=columns["id"], columns=columns, origin=lambda row: f"d.csv, line {row + 2}", language="text")
+    good, skipped = [], []
+    for row in range(rows):  # the row-by-row pass
+        try:
+            encoding.encode_batch(spec.features, batch.select([row]))
+            good.append(row)
+        except tb.DataError as error:
+            skipped.append({"record": batch.origin(row), "reason": str(error)})
+    result = encoding.encode_for_build(spec, None, batch)
+    assert result.skipped == skipped and result.count == len(good)
+    if good:
+        expected = encoding.encode_batch(spec.features, batch.select(good), framed=True).records
+        assert [result.parts["train"].records.row(i) for i in range(len(good))] == \
+            [expected.row(i) for i in range(len(good))]
