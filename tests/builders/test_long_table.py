@@ -289,6 +289,16 @@ def test_dates_written_as_text_order_the_steps_by_the_format_of_the_feature_read
     assert records["b"]["value"].tolist() == [3.0, 5.0]
 
 
+def test_dates_ordering_the_steps_may_be_stored_as_iso_text(tmp_path):
+    """A per-step string feature with a `format:` pads with "" (a stored text, not a date to read)."""
+    spec = _dated_spec({"dtype": "string", "format": "%b %d %Y"})
+    info = tb.build(write_spec(tmp_path, spec, {"dated.csv": _dated_csv(DATED)}), output=tmp_path / "out")
+    records = {record["id"].decode(): record for record in tb.read(info.path, "train")}
+    assert [date.decode() for date in records["a"]["date"].tolist()] == \
+        ["1999-12-01", "2000-01-01", "2000-02-01", "2000-03-01", "2000-04-01"]
+    assert [date.decode() for date in records["b"]["date"].tolist()] == ["2001-03-03", "2001-04-01"]
+
+
 def test_dates_written_as_text_without_a_format_are_refused_with_the_format_that_reads_them(tmp_path):
     spec = _dated_spec({"dtype": "string"})
     with pytest.raises(tb.DataError) as caught:
