@@ -11,6 +11,7 @@ error, not rounded.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from typing import Any, Iterable, Sequence
 
@@ -29,10 +30,13 @@ _TIME_DIRECTIVES = set("HIMSfpXcTRrz")  # strptime directives that read a time o
 # the first that reads all its texts (so 03/04/2024 is taken as March 4, US style, unless some
 # text reads only day first). Each also with a time of day (TEXT_TIMES) after it.
 TEXT_DATES = ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y", "%d-%b-%Y", "%d-%b-%y",
-              "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y", "%m/%d/%y", "%d/%m/%y",
-              "%d.%m.%y")
+              "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y", "%m/%d/%y", "%d/%m/%y")
 TEXT_TIMES = ("", " %H:%M", " %H:%M:%S", " %I:%M %p", " %I:%M:%S %p")
-_DATE_LIKE = re.compile(r"\s*([0-9]{1,4}[/.-][0-9]{1,2}[/.-][0-9]{2,4}|[0-9]{1,2}[ -][A-Za-z]{3}|[A-Za-z]{3,9},? +[0-9])")
+_ISO_DATE = re.compile(r"\s*[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# what a TEXT_DATES date starts like (checked before strptime tries the 80 formats)
+_DATE_LIKE = re.compile(rf"\s*([0-9]{{1,4}}[/.-][0-9]{{1,2}}[/.-][0-9]{{2,4}}|[0-9]{{1,2}}[ -]{_MONTH}[ -]|{_MONTH},? +[0-9])",
+                        re.IGNORECASE)
 
 
 def holds_times(flat: Sequence[Any]) -> bool:
@@ -81,10 +85,14 @@ def parsed_time(item: Any, text_format: str | None) -> np.datetime64:
     return _time(item, text_format)
 
 
+@functools.lru_cache(maxsize=4096)  # a long table's positions repeat from one sequence to the next
 def is_date_text(text: str) -> bool:
     """Whether `text` is a date (or time) written as text in one of the TEXT_DATES formats, which,
     unlike ISO 8601 (`2024-03-01`), don't sort as text in date order."""
-    return _DATE_LIKE.match(text) is not None and bool(text_formats([text]))
+    if _ISO_DATE.match(text) or not _DATE_LIKE.match(text):
+        return False
+    stripped = text.strip()
+    return any(_reads(stripped, date + time) for date in TEXT_DATES for time in TEXT_TIMES)
 
 
 def text_formats(texts: Iterable[str]) -> list[str]:
