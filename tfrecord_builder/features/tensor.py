@@ -101,6 +101,8 @@ class TensorFeature(Feature):
     def _pad_converted(self) -> Any:
         """The pad as stored: converted as a value, except that `format:` reads the source's text,
         not the pad (a string feature's "" pads; it is no date to read)."""
+        if self.format is None:  # (a class_label's convert, which has no format, reads its names)
+            return self.convert([self.pad_value])
         return self.convert([self.pad_value], dates_from_text=False)
 
     @property
