@@ -50,6 +50,7 @@ bench: setup $(BEAM_STAMP)
 	$(PY) bench/tabular.py
 	$(PY) bench/images.py
 	$(PY) bench/sequences.py
+	$(PY) bench/bad_rows.py
 	$(PY) bench/memory.py
 	$(PY) bench/reading.py
 	$(PY) bench/beam.py

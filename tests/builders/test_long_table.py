@@ -6,13 +6,18 @@ The rows arrive shuffled; the built records must hold each group's steps in `ord
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tfrecord_builder as tb
+from tfrecord_builder.builders.long_table import OrderDates, _ordered
+from tfrecord_builder.features import times
 
 from conftest import batches_as_numpy, import_module, write_spec
 
@@ -251,3 +256,100 @@ def test_na_values_make_a_missing_position_an_error_not_a_text_sort(tmp_path):
     with pytest.raises(tb.DataError, match=r"steps.csv, line 3: `t` is empty; every step needs its sequence and "
                                            r"position"):
         tb.build(write_spec(tmp_path, spec, {"steps.csv": _csv(rows)}), output=tmp_path / "out")
+
+
+# ---- dates written as text ---------------------------------------------------------------------
+
+DATED = [["a", "Feb 1 2000", "2.0"], ["a", "Jan 1 2000", "1.0"], ["b", "Apr 1 2001", "5.0"],
+         ["a", "Apr 1 2000", "4.0"], ["b", "Mar 3 2001", "3.0"], ["a", "Dec 1 1999", "0.0"], ["a", "Mar 1 2000", "3.0"]]
+
+
+def _dated_spec(date):
+    return {"name": "dated", "format": "sequence_example",
+            "source": {"builder": "csv", "path": "dated.csv", "group_by": "id", "order_by": "date"},
+            "context": {"id": {"dtype": "string"}}, "sequence": {"date": date, "value": {"dtype": "float32"}},
+            "splits": {"train": 1.0}}
+
+
+def _dated_csv(rows):
+    return "id,date,value\n" + "".join(",".join(row) + "\n" for row in rows)
+
+
+def test_dates_written_as_text_order_the_steps_by_the_format_of_the_feature_reading_them(tmp_path):
+    """`Jan 1 2000` sorted as text puts April first; with the feature's `format:` the steps go
+    by date, and the values with them."""
+    spec = _dated_spec({"dtype": "int64", "format": "%b %d %Y", "time_unit": "days"})
+    info = tb.build(write_spec(tmp_path, spec, {"dated.csv": _dated_csv(DATED)}), output=tmp_path / "out")
+    records = {record["id"].decode(): record for record in tb.read(info.path, "train")}
+    days = {text: (np.datetime64(datetime.datetime.strptime(text, "%b %d %Y").date()) - np.datetime64("1970-01-01"))
+            .astype(int) for _, text, _ in DATED}
+    assert records["a"]["date"].tolist() == [days[text] for text in
+                                             ["Dec 1 1999", "Jan 1 2000", "Feb 1 2000", "Mar 1 2000", "Apr 1 2000"]]
+    assert records["a"]["value"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert records["b"]["value"].tolist() == [3.0, 5.0]
+
+
+def test_dates_ordering_the_steps_may_be_stored_as_iso_text(tmp_path):
+    """A per-step string feature with a `format:` pads with "" (a stored text, not a date to read)."""
+    spec = _dated_spec({"dtype": "string", "format": "%b %d %Y"})
+    info = tb.build(write_spec(tmp_path, spec, {"dated.csv": _dated_csv(DATED)}), output=tmp_path / "out")
+    records = {record["id"].decode(): record for record in tb.read(info.path, "train")}
+    assert [date.decode() for date in records["a"]["date"].tolist()] == \
+        ["1999-12-01", "2000-01-01", "2000-02-01", "2000-03-01", "2000-04-01"]
+    assert [date.decode() for date in records["b"]["date"].tolist()] == ["2001-03-03", "2001-04-01"]
+
+
+def test_dates_written_as_text_without_a_format_are_refused_with_the_format_that_reads_them(tmp_path):
+    spec = _dated_spec({"dtype": "string"})
+    with pytest.raises(tb.DataError) as caught:
+        tb.build(write_spec(tmp_path, spec, {"dated.csv": _dated_csv(DATED)}), output=tmp_path / "out")
+    assert str(caught.value) == (
+        "dated.csv, line 2: id 'a': position date 'Feb 1 2000' looks like a date written as text, which would be "
+        "ordered as text, not by date; declare a feature that reads column `date` with its `format:` to order by "
+        'it, e.g. `date: {dtype: int64, format: "%b %d %Y", time_unit: days}`')
+
+
+def test_a_position_the_format_does_not_read_is_an_error_naming_the_feature(tmp_path):
+    spec = _dated_spec({"dtype": "int64", "format": "%b %d %Y", "time_unit": "days"})
+    rows = DATED + [["a", "2000-05-01", "5.0"]]
+    with pytest.raises(tb.DataError) as caught:
+        tb.build(write_spec(tmp_path, spec, {"dated.csv": _dated_csv(rows)}), output=tmp_path / "out")
+    assert str(caught.value) == (
+        "dated.csv, line 9: id 'a': position date '2000-05-01' can't be ordered as a date: expected a date or time "
+        "as text in the format '%b %d %Y', received '2000-05-01' (the `format:` of feature `date`, which reads "
+        "column `date`)")
+
+
+def test_two_features_reading_the_order_column_with_different_formats_are_a_spec_error(tmp_path):
+    spec = _dated_spec({"dtype": "int64", "format": "%b %d %Y", "time_unit": "days"})
+    spec["sequence"]["shown"] = {"dtype": "int64", "source": "date", "format": "%d %b %Y", "time_unit": "days"}
+    with pytest.raises(tb.SpecError, match=r"sequence\.shown\.format: features `date` and `shown` read the order_by "
+                                           r"column `date` with different formats \('%b %d %Y', '%d %b %Y'\); "
+                                           r"expected one format for the dates that order the steps"):
+        tb.load_spec(write_spec(tmp_path, spec))
+
+
+_ORDERED_FORMATS = [text_format for text_format in times.TEXT_DATES if "%y" not in text_format]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dates(datetime.date(1000, 1, 1), datetime.date(9999, 12, 31)), min_size=2, max_size=12,
+                unique=True),
+       st.sampled_from(_ORDERED_FORMATS + ["iso"]), st.randoms(use_true_random=False))
+def test_dates_in_any_form_order_by_date_with_a_format_and_only_iso_ones_without(dates, text_format, generator):
+    """Shuffled steps whose positions are dates written in one of the forms exports use: ordered
+    by date with the format; without one, ISO 8601 text orders by date as text, and any other
+    form is refused (it would sort alphabetically)."""
+    def written(date):
+        return date.isoformat() if text_format == "iso" else date.strftime(text_format)
+
+    rows = [(written(date), f"line {index}", {}) for index, date in enumerate(dates)]
+    generator.shuffle(rows)
+    expected = [written(date) for date in sorted(dates)]
+    dates_format = OrderDates("iso8601" if text_format == "iso" else text_format, "date")
+    assert [order for order, _, _ in _ordered("s", rows, "id", "date", "text", dates_format)] == expected
+    if text_format == "iso":
+        assert [order for order, _, _ in _ordered("s", rows, "id", "date", "text")] == expected
+    else:
+        with pytest.raises(tb.DataError, match="looks like a date written as text"):
+            _ordered("s", rows, "id", "date", "text")

@@ -131,6 +131,25 @@ def _build(tmp_path, data, **options):
     return text, yaml.safe_load(text), {split: list(tb.read(info.path, split)) for split in info.splits}
 
 
+def test_a_long_table_ordered_by_dates_written_as_text_gets_their_format(tmp_path):
+    """`Jan 1 2000` positions: the order column is declared with the format that reads them (which
+    the build needs to order the steps by date rather than as text), day/month ambiguity noted."""
+    rows = [("a", "Feb 1 2000", 2), ("a", "Jan 1 2000", 1), ("b", "Apr 1 2001", 5), ("a", "Apr 1 2000", 4),
+            ("b", "Mar 3 2001", 3), ("a", "Dec 1 1999", 0), ("a", "Mar 1 2000", 3)]
+    (tmp_path / "dated.csv").write_text("id,date,value\n" + "".join(f"{i},{d},{v}\n" for i, d, v in rows))
+    text, spec, records = _build(tmp_path, "dated.csv", group_by="id", order_by="date")
+    assert spec["sequence"]["date"] == {"dtype": "int64", "format": "%b %d %Y", "time_unit": "days"}
+    assert comment(text, "date:") == "guessed: dates written as text, read by format '%b %d %Y': the steps are " \
+                                     "ordered by date"
+    found = {record["id"].decode(): record for split in records.values() for record in split}
+    assert {name: record["value"].tolist() for name, record in found.items()} == {"a": [0, 1, 2, 3, 4], "b": [3, 5]}
+    (tmp_path / "slashed.csv").write_text("id,date,value\na,03/04/2024,1\na,05/06/2024,2\nb,07/08/2024,1\n"
+                                          "b,01/02/2024,0\n")
+    text = infer(tmp_path / "slashed.csv", tmp_path / "s.yaml", group_by="id", order_by="date")
+    assert yaml.safe_load(text)["sequence"]["date"]["format"] == "%m/%d/%Y"
+    assert comment(text, "date:").endswith("(they read as '%d/%m/%Y' too: check which)")
+
+
 def test_tsv_gzip_r_row_names_and_names_yaml_would_misread(tmp_path):
     """A tab-separated, gzipped export from R: its unnamed row-name column, `NA`, and columns
     named `no` and `on`, which YAML would read as booleans unless quoted."""

@@ -2,19 +2,25 @@
 
 Time series and event logs usually arrive this way, often unsorted. Every row is read first
 (the whole table is held in memory), then each group's rows are ordered by `order_by` (as
-numbers, dates or text; a position of another kind than its group's others is an error). A context feature must have one value per group;
-a sequence feature takes the column's values over the ordered steps. Groups come out sorted by
-their id, so the result doesn't depend on the row order.
+numbers, dates or text; a position of another kind than its group's others is an error). Text
+that a feature reading the `order_by` column declares a `format:` for is ordered as the dates it
+reads; without one, text that is a date in another form than ISO 8601 (`Jan 1 2000`, which
+would sort as text, April first) is an error that says so. A context feature must have one value
+per group; a sequence feature takes the column's values over the ordered steps. Groups come out
+sorted by their id, so the result doesn't depend on the row order.
 """
 from __future__ import annotations
 
 import datetime
 import math
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 
 from ..errors import DataError
+from ..features import times
+from ..features.dtypes import Invalid
 from ..features.shown import Language, shown
 from .base import Batch, KeyOrigins, check_split, column_list
 
@@ -23,6 +29,7 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str
     """Batches of whole sequences from batches of step rows (with `split`, only the sequences
     whose rows' split column names it: all of a sequence's rows must name the same split)."""
     group_by, order_by = spec.source.group_by, spec.source.order_by
+    dates = order_dates(spec)
     split_column = spec.source.split_column if split is not None else None
     groups: dict[str, list[tuple[Any, str, dict[str, Any]]]] = {}
     source = ""
@@ -49,7 +56,7 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str
     sequence = [feature for feature in spec.features.values() if feature.sequence]
     for start in range(0, len(names), batch_size):
         keys = names[start : start + batch_size]
-        records = [_record(key, groups[key], context, sequence, group_by, order_by, language) for key in keys]
+        records = [_record(key, groups[key], context, sequence, group_by, order_by, language, dates) for key in keys]
         columns = {feature.source_name: [record[feature.source_name] for record in records]
                    for feature in context + sequence}
         yield Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{source}, {group_by}", keys), source=source,
@@ -59,9 +66,25 @@ def group_steps(batches: Iterable[Batch], spec: Any, batch_size: int, split: str
         yield Batch(keys=[], columns={}, origin=KeyOrigins(source, []), source=source, broken=broken)
 
 
+@dataclass(frozen=True)
+class OrderDates:
+    """How a long table's positions written as text are read as dates: the `format:` of the
+    feature that reads the `order_by` column."""
+
+    text_format: str
+    feature: str  # the feature that declares it, for messages
+
+
+def order_dates(spec: Any) -> OrderDates | None:
+    """The date format a feature reading the `order_by` column declares (Spec.check makes sure
+    there is at most one), or None."""
+    return next((OrderDates(feature.format, feature.name) for feature in spec.features.values()
+                 if feature.source_name == spec.source.order_by and getattr(feature, "format", None)), None)
+
+
 def _record(key: str, rows: list[tuple[Any, str, dict[str, Any]]], context: list, sequence: list,
-            group_by: str, order_by: str, language: Language) -> dict[str, Any]:
-    rows = _ordered(key, rows, group_by, order_by, language)
+            group_by: str, order_by: str, language: Language, dates: OrderDates | None) -> dict[str, Any]:
+    rows = _ordered(key, rows, group_by, order_by, language, dates)
     record: dict[str, Any] = {}
     for feature in context:
         values = [values.get(feature.source_name) for _, _, values in rows]
@@ -77,10 +100,14 @@ def _record(key: str, rows: list[tuple[Any, str, dict[str, Any]]], context: list
 
 
 def _ordered(key: str, rows: list[tuple[Any, str, dict[str, Any]]], group_by: str, order_by: str,
-             language: Language) -> list[tuple[Any, str, dict[str, Any]]]:
-    """A sequence's rows by position: numbers as numbers, times as times, text as text; a
-    position of another kind than the rest of its sequence (an `NA` among numbers) is an error,
-    as is one given twice."""
+             language: Language, dates: OrderDates | None = None) -> list[tuple[Any, str, dict[str, Any]]]:
+    """A sequence's rows by position: numbers as numbers, times as times, text as text (with
+    `dates`, text as the dates it reads); a position of another kind than the rest of its
+    sequence (an `NA` among numbers) is an error, as is one given twice, and so is text that is a
+    date written otherwise than in ISO 8601 when there is no format to read it."""
+    if dates is not None:
+        rows = [(_date(order, origin, key, group_by, order_by, dates, language), origin, values)
+                for order, origin, values in rows]
     kinds = [_kind(order) for order, _, _ in rows]
     counts = {kind: kinds.count(kind) for kind in _KINDS}
     kind = max(_KINDS, key=lambda name: (counts[name], name == "number"))  # (ties: numbers)
@@ -88,26 +115,73 @@ def _ordered(key: str, rows: list[tuple[Any, str, dict[str, Any]]], group_by: st
     if odd is not None:
         value, origin, _ = rows[odd]
         plural = {"number": "numbers", "time": "dates or times", "text": "text"}[kind]
-        raise DataError(f"{origin}: {group_by} {key!r}: position {order_by} {shown(value, language)} is "
+        raise DataError(f"{origin}: {group_by} {key!r}: position {order_by} {shown(_written(value), language)} is "
                         f"{_KIND_WORDS[kinds[odd]]}, but the sequence's other positions are {plural}, so it can't "
                         f"be ordered among them; expected {_KIND_WORDS[kind]}")
+    if kind == "text":
+        _refuse_date_text(key, rows, group_by, order_by, language)
     position = _POSITIONS[kind]
     rows = sorted(rows, key=lambda row: position(row[0]))
     for (first, origin, _), (second, other, _) in zip(rows, rows[1:]):
         if position(first) == position(second):
-            raise DataError(f"{other}: {group_by} {key!r} has step {order_by} {shown(second, language)} twice "
-                            f"(also at {origin})")
-    return rows
+            raise DataError(f"{other}: {group_by} {key!r} has step {order_by} {shown(_written(second), language)} "
+                            f"twice (also at {origin})")
+    return [(_written(order), origin, values) for order, origin, values in rows]
+
+
+@dataclass(frozen=True)
+class _Date:
+    """A position written as text, with the date it reads (what the sequence is ordered by)."""
+
+    text: str
+    time: np.datetime64
+
+
+def _written(position: Any) -> Any:
+    """A position as the source wrote it."""
+    return position.text if isinstance(position, _Date) else position
+
+
+def _date(order: Any, origin: str, key: str, group_by: str, order_by: str, dates: OrderDates,
+          language: Language) -> Any:
+    """A position written as text, read by the order column's format (other values as they are)."""
+    if not isinstance(order, str):
+        return order
+    try:
+        return _Date(order, times.parsed_time(order, dates.text_format))
+    except Invalid as invalid:
+        raise DataError(f"{origin}: {group_by} {key!r}: position {order_by} {shown(order, language)} can't be "
+                        f"ordered as a date: {invalid.text(language)} (the `format:` of feature "
+                        f"`{dates.feature}`, which reads column `{order_by}`)") from None
+
+
+def _refuse_date_text(key: str, rows: list[tuple[Any, str, dict[str, Any]]], group_by: str, order_by: str,
+                      language: Language) -> None:
+    """Text positions are ordered as text, which puts ISO 8601 dates (2024-03-01) in date order but
+    no other way of writing them (`Jan 1 2000` sorts April first): such dates are an error naming
+    the format that reads them, never ordered alphabetically in silence."""
+    found = next(((order, origin) for order, origin, _ in rows if isinstance(order, str) and times.is_date_text(order)),
+                 None)
+    if found is None:
+        return
+    order, origin = found
+    formats = times.text_formats([str(order) for order, _, _ in rows]) or times.text_formats([order])
+    unit = "s" if times.has_time_of_day(formats[0]) else "days"
+    raise DataError(f"{origin}: {group_by} {key!r}: position {order_by} {shown(order, language)} looks like a date "
+                    f"written as text, which would be ordered as text, not by date; declare a feature that reads "
+                    f"column `{order_by}` with its `format:` to order by it, e.g. "
+                    f"`{order_by}: {{dtype: int64, format: \"{formats[0]}\", time_unit: {unit}}}`")
 
 
 _KINDS = ("number", "time", "text")
 _KIND_WORDS = {"number": "a number", "time": "a date or time", "text": "text", "unordered": "NaN, which has no order"}
-_POSITIONS = {"number": float, "time": np.datetime64, "text": str}
+_POSITIONS = {"number": float, "time": lambda value: value.time if isinstance(value, _Date) else np.datetime64(value),
+              "text": str}
 
 
 def _kind(value: Any) -> str:
     """What a position is: a number (also as text), a date or time, other text; NaN is unordered."""
-    if isinstance(value, (np.datetime64, datetime.date)):
+    if isinstance(value, (np.datetime64, datetime.date, _Date)):
         return "time"
     if isinstance(value, (bool, np.bool_)):
         return "text"

@@ -90,6 +90,11 @@ class ArrowCells:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.array, self._cells = state["array"], None
 
+    def taken(self, rows: Sequence[int]) -> "ArrowCells":
+        """The cells at `rows`, still one Arrow array: a part of a batch (the rows around a bad
+        one) converts at once too, rather than value by value."""
+        return type(self)(self.array.take(np.asarray(rows, dtype=np.int64)))
+
     def cells(self) -> Sequence[Any]:
         """Every value as the plain reader would give it."""
         if self._cells is None:

@@ -85,7 +85,7 @@ class TensorFeature(Feature):
             raise (at / "shape").error("a per-step shape may be [], [k, ...] or [null], not "
                                        f"{format_shape(self.shape)}")
         try:
-            self.convert([self.pad_value])
+            self._pad_converted()
         except Invalid as invalid:
             raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
 
@@ -102,9 +102,16 @@ class TensorFeature(Feature):
         pad = self._pad_storage
         return pad not in (0, b"") or (isinstance(pad, float) and math.copysign(1.0, pad) < 0)
 
+    def _pad_converted(self) -> Any:
+        """The pad as stored: converted as a value, except that `format:` reads the source's text,
+        not the pad (a string feature's "" pads; it is no date to read)."""
+        if self.format is None:  # (a class_label's convert, which has no format, reads its names)
+            return self.convert([self.pad_value])
+        return self.convert([self.pad_value], dates_from_text=False)
+
     @property
     def _pad_storage(self) -> Any:
-        stored = self.convert([self.pad_value])
+        stored = self._pad_converted()
         value = stored[0]
         return value if isinstance(value, bytes) else value.item()
 
@@ -221,10 +228,12 @@ class TensorFeature(Feature):
             raise self.fail(origin, row, at + invalid.text(language)) from None
         return Values(self.dtype_info.kind, converted, counts)
 
-    def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
-        """Converts flattened raw values to storage values; raises Invalid naming a bad one."""
-        if self.format is not None or times.holds_times(flat):
-            flat = times.converted(flat, self.dtype, self.format, self.time_unit)
+    def convert(self, flat: Sequence[Any], dates_from_text: bool = True) -> np.ndarray | list[bytes]:
+        """Converts flattened raw values to storage values; raises Invalid naming a bad one.
+        With `dates_from_text` False, text is stored as it is even where `format:` reads dates."""
+        text_format = self.format if dates_from_text else None
+        if text_format is not None or times.holds_times(flat):
+            flat = times.converted(flat, self.dtype, text_format, self.time_unit)
         return self.dtype_info.convert(flat, self.allow_nan)
 
     def _cells_at_once(self, cells: Any) -> Values | None:

@@ -11,7 +11,9 @@ error, not rounded.
 from __future__ import annotations
 
 import datetime
-from typing import Any, Sequence
+import functools
+import re
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -23,6 +25,18 @@ DEFAULT_UNIT = "s"
 _NANOSECONDS = {"D": 86_400 * 10**9, "s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _FRACTION_DIGITS = {"ms": 3, "us": 6, "ns": 9}
 _TIME_DIRECTIVES = set("HIMSfpXcTRrz")  # strptime directives that read a time of day
+
+# How exports write dates as text other than ISO 8601, in the order tried: a column's format is
+# the first that reads all its texts (so 03/04/2024 is taken as March 4, US style, unless some
+# text reads only day first). Each also with a time of day (TEXT_TIMES) after it.
+TEXT_DATES = ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y", "%d %b %Y", "%d %B %Y", "%d-%b-%Y", "%d-%b-%y",
+              "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y", "%m-%d-%Y", "%d-%m-%Y", "%m/%d/%y", "%d/%m/%y")
+TEXT_TIMES = ("", " %H:%M", " %H:%M:%S", " %I:%M %p", " %I:%M:%S %p")
+_ISO_DATE = re.compile(r"\s*[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# what a TEXT_DATES date starts like (checked before strptime tries the 80 formats)
+_DATE_LIKE = re.compile(rf"\s*([0-9]{{1,4}}[/.-][0-9]{{1,2}}[/.-][0-9]{{2,4}}|[0-9]{{1,2}}[ -]{_MONTH}[ -]|{_MONTH},? +[0-9])",
+                        re.IGNORECASE)
 
 
 def holds_times(flat: Sequence[Any]) -> bool:
@@ -63,6 +77,49 @@ def converted(flat: Sequence[Any], dtype: str, text_format: str | None, unit: st
     for index, value in zip(positions, stored if isinstance(stored, list) else stored.tolist()):
         out[index] = value
     return out
+
+
+def parsed_time(item: Any, text_format: str | None) -> np.datetime64:
+    """One date or time (text read by `text_format`, or ISO 8601 without one) as a datetime64;
+    raises Invalid naming what was expected."""
+    return _time(item, text_format)
+
+
+@functools.lru_cache(maxsize=4096)  # a long table's positions repeat from one sequence to the next
+def is_date_text(text: str) -> bool:
+    """Whether `text` is a date (or time) written as text in one of the TEXT_DATES formats, which,
+    unlike ISO 8601 (`2024-03-01`), don't sort as text in date order."""
+    if _ISO_DATE.match(text) or not _DATE_LIKE.match(text):
+        return False
+    stripped = text.strip()
+    return any(_reads(stripped, date + time) for date in TEXT_DATES for time in TEXT_TIMES)
+
+
+def text_formats(texts: Iterable[str]) -> list[str]:
+    """The formats of TEXT_DATES (each with or without a time of day) that read every one of the
+    `texts`, in the order tried: the first is the format to declare; more than one means the
+    texts can be read either way (day or month first)."""
+    texts = list(dict.fromkeys(text.strip() for text in texts))
+    found = []
+    for date in TEXT_DATES:
+        for time in TEXT_TIMES:
+            text_format = date + time
+            if texts and all(_reads(text, text_format) for text in texts):
+                found.append(text_format)
+    return found
+
+
+def has_time_of_day(text_format: str) -> bool:
+    """Whether a strptime format reads a time of day (else it reads dates)."""
+    return any(f"%{directive}" in text_format for directive in _TIME_DIRECTIVES)
+
+
+def _reads(text: str, text_format: str) -> bool:
+    try:
+        datetime.datetime.strptime(text, text_format)
+    except ValueError:
+        return False
+    return True
 
 
 def _stored(times: np.ndarray, dates: np.ndarray, dtype: str, unit: str | None) -> Any:
@@ -118,7 +175,7 @@ def _is_date(item: Any, text_format: str | None) -> bool:
         if text_format is None or text_format == ISO_8601:
             stripped = item.strip()
             return "T" not in stripped and " " not in stripped and ":" not in stripped
-        return not any(f"%{directive}" in text_format for directive in _TIME_DIRECTIVES)
+        return not has_time_of_day(text_format)
     if isinstance(item, np.datetime64):
         return np.datetime_data(item.dtype)[0] == "D"
     return isinstance(item, datetime.date) and not isinstance(item, datetime.datetime)

@@ -2,6 +2,7 @@
 handed back to check from a shard read as columns (`StoredColumn`, codec/columns.py)."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +29,21 @@ class Values:
     def num_rows(self) -> int:
         """Records (for a sequence: steps)."""
         return len(self.counts)
+
+    def taken(self, rows: np.ndarray | list[int]) -> "Values":
+        """The values of the records at `rows` (ascending), in order (for a sequence, all steps
+        of those records).
+
+        Masks repeated over the counts pick the values in one NumPy pass, not a slice per record.
+        """
+        chosen = np.zeros(self.num_rows if self.steps is None else len(self.steps), dtype=bool)
+        chosen[rows] = True
+        step_chosen = chosen if self.steps is None else np.repeat(chosen, self.steps)
+        value_chosen = np.repeat(step_chosen, self.counts)
+        flat = self.values
+        picked = list(itertools.compress(flat, value_chosen)) if isinstance(flat, list) else flat[value_chosen]
+        steps = None if self.steps is None else self.steps[rows]
+        return Values(self.kind, picked, self.counts[step_chosen], steps)
 
 
 @dataclass

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ..builders.long_table import _ordered
+from ..builders.long_table import OrderDates, _ordered
 from ..errors import DataError, UsageError
+from ..features import times
 from .columns import profile
 from .declare import Column, declare, na_spellings
 from .names import dataset_name, feature_names
@@ -117,7 +118,9 @@ def long_table_plan(table: Table, group_by: str, order_by: str) -> Plan:
     names = feature_names(table.columns, taken={LENGTH_FEATURE})
     counts = {column: profile(table.values[column], table.language) for column in table.columns}
     na_values = frozenset(na_spellings(list(counts.values())))
-    groups = _groups(table, group_by, order_by, na_values)
+    formats = _date_formats(table.values[order_by], na_values)
+    dates = OrderDates(formats[0], names[order_by]) if formats else None
+    groups = _groups(table, group_by, order_by, na_values, dates)
     firsts = [rows[0] for rows in groups.values()]
     longest = max(len(rows) for rows in groups.values())
     context = [group_by] + [column for column in table.columns if column not in (group_by, order_by)
@@ -140,6 +143,8 @@ def long_table_plan(table: Table, group_by: str, order_by: str) -> Plan:
             continue
         found = declare(Column(column, names[column], table.values[column], table.where, table.language,
                                complete=table.complete, unit="steps", file=table.name), counts[column], na_values)
+        if column == order_by and formats and not isinstance(found, str):
+            _read_as_dates(found, formats)
         declared(plan, _per_step(found), plan.sequence)
     if not plan.sequence:
         raise DataError(f"{table.name}: no column can be per step (each is the same throughout its sequence, "
@@ -151,7 +156,29 @@ def long_table_plan(table: Table, group_by: str, order_by: str) -> Plan:
     return plan
 
 
-def _groups(table: Table, group_by: str, order_by: str, na_values: frozenset[str]) -> dict[str, list[int]]:
+def _date_formats(values: list[Any], na_values: frozenset[str]) -> list[str]:
+    """The formats that read the positions as dates, when they are dates written as text other
+    than ISO 8601 (which sorts as text in date order): the first is the one to declare."""
+    texts = [value for value in values if value is not None and value not in na_values]
+    if not texts or not all(isinstance(text, str) for text in texts) or not times.is_date_text(texts[0]):
+        return []
+    return times.text_formats(texts)
+
+
+def _read_as_dates(found: Declaration, formats: list[str]) -> None:
+    """The order column's declaration: its dates as days (or seconds) since 1970, read by the
+    format, so the build orders each sequence by date, not as text."""
+    unit = "s" if times.has_time_of_day(formats[0]) else "days"
+    source = {"source": found.fields["source"]} if "source" in found.fields else {}
+    found.fields = {"dtype": "int64", "format": formats[0], "time_unit": unit, **source}
+    note = f"guessed: dates written as text, read by format {formats[0]!r}: the steps are ordered by date"
+    if len(formats) > 1:
+        note += f" (they read as {formats[1]!r} too: check which)"
+    found.notes = [note]
+
+
+def _groups(table: Table, group_by: str, order_by: str, na_values: frozenset[str],
+            dates: OrderDates | None = None) -> dict[str, list[int]]:
     """The rows of each sequence; DataError for a step without its sequence or position, a
     position given twice or one that can't be ordered among its sequence's (the build's words)."""
     groups: dict[str, list[int]] = defaultdict(list)
@@ -163,7 +190,8 @@ def _groups(table: Table, group_by: str, order_by: str, na_values: frozenset[str
                                 "and position")
         groups[str(ids[row])].append(row)
     for key, rows in groups.items():
-        _ordered(key, [(orders[row], table.where(row), {}) for row in rows], group_by, order_by, table.language)
+        _ordered(key, [(orders[row], table.where(row), {}) for row in rows], group_by, order_by, table.language,
+                 dates)
     return dict(groups)
 
 

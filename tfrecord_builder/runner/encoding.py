@@ -21,15 +21,13 @@ from .. import processes
 from ..builders.base import Batch, PendingBatch, loaded
 from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
-from ..features import notices
-from ..features.values import Values
+from ..features import Feature, notices
 from ..spec.model import Spec
 from ..write.collect import RunFile, key_label, renew_run_names, write_run
 from ..write.keys import assign_splits, hash_keys
 from ..write.strata import Strata
 from ..write.stats import SplitStatistics
-from ..features import Feature
-from .records import BatchRecords, encode_batch
+from .records import BatchRecords, encode_batch, encode_good_rows
 
 
 @dataclass
@@ -165,9 +163,9 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
             # (per record: a gathered feature's cells filled among given ones stay in its figures)
             filled = missing if feature.fills_missing and missing.ndim == 1 else np.zeros(len(missing), dtype=bool)
             if filled.any():
-                statistics.add(feature_name, _select(main, np.flatnonzero(~filled) if every else rows[~filled]))
+                statistics.add(feature_name, main.taken(np.flatnonzero(~filled) if every else rows[~filled]))
             else:
-                statistics.add(feature_name, main if every else _select(main, rows))
+                statistics.add(feature_name, main if every else main.taken(rows))
             statistics.features[feature_name].filled += int(filled.sum())
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
@@ -184,22 +182,54 @@ def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch, framed: 
     (None: none kept), the rows kept (None: all) and the skipped ones (`on_error: skip`: a bad
     record is dropped and listed; otherwise the first raises DataError)."""
     skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
+    if spec.on_error != "skip":
+        return batch, encode_batch(features, batch, spec.sequence_lengths == "equal", framed=framed), None, skipped
+    good, encoded = _skipping(spec, features, batch, skipped, framed)
+    if len(good) == len(batch):
+        return batch, encoded, None, skipped
+    return batch.without_columns().select(good), encoded, good, skipped  # only keys and origins needed on
+
+
+def _skipping(spec: Spec, features: Mapping[str, Feature], batch: Batch, skipped: list[dict[str, str]],
+              framed: bool) -> tuple[list[int], BatchRecords | None]:
+    """A batch without its bad rows (`on_error: skip`): the good rows and their records (None if
+    there are none); each bad row is added to `skipped`, in row order, with the error it gives
+    encoded alone (what a row-by-row pass lists).
+
+    The bad rows are found feature by feature and the rest encoded once (`encode_good_rows`);
+    where that can't tell the bad rows (a row that fails only beside others, sequence features of
+    unequal lengths), whole rows are halved until the bad ones are alone.
+    """
     equal = spec.sequence_lengths == "equal"
+    found = encode_good_rows(features, batch, equal, framed=framed)
+    if found is not None:
+        good, encoded, reasons = found
+    else:
+        reasons = {}
+        half = len(batch) // 2
+        good = _encodable(spec, features, batch, list(range(half)), reasons) + \
+            _encodable(spec, features, batch, list(range(half, len(batch))), reasons)
+        notices.taken()  # the rows tried in parts: counted again by the encoding below
+        encoded = encode_batch(features, batch.select(good), equal, framed=framed) if good else None
+    skipped.extend({"record": batch.origin(row), "reason": reasons[row]} for row in sorted(reasons))
+    return good, encoded
+
+
+def _encodable(spec: Spec, features: Mapping[str, Feature], batch: Batch, rows: list[int],
+               reasons: dict[int, str]) -> list[int]:
+    """The `rows` of `batch` that encode, in order, halving a group that fails until its bad rows
+    are alone; each bad row's error (encoded alone) goes into `reasons`."""
+    if not rows:
+        return []
     try:
-        return batch, encode_batch(features, batch, equal, framed=framed), None, skipped
-    except DataError:
-        if spec.on_error == "fail":
-            raise
-    good = []
-    for row in range(len(batch)):
-        try:
-            encode_batch(features, batch.select([row]), equal)
-            good.append(row)
-        except DataError as error:
-            skipped.append({"record": batch.origin(row), "reason": str(error)})
-    batch = batch.select(good)
-    notices.taken()  # the rows tried one by one: counted again by the encoding below
-    return batch, encode_batch(features, batch, equal, framed=framed) if good else None, good, skipped
+        encode_batch(features, batch.select(rows), spec.sequence_lengths == "equal")
+        return rows
+    except DataError as error:
+        if len(rows) == 1:
+            reasons[rows[0]] = str(error)
+            return []
+    half = len(rows) // 2
+    return _encodable(spec, features, batch, rows[:half], reasons) + _encodable(spec, features, batch, rows[half:], reasons)
 
 
 @dataclass
@@ -265,18 +295,3 @@ def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> Any:
                                  _WORKER_SPEC.output.shuffle)
             part.hashes = part.records = part.labels = None
     return result
-
-
-def _select(values: Values, rows: np.ndarray) -> Values:
-    """The values of the records at `rows`, in order (for a sequence, all steps of those records).
-
-    Masks repeated over the counts pick the values in one NumPy pass, not a slice per record.
-    """
-    chosen = np.zeros(values.num_rows if values.steps is None else len(values.steps), dtype=bool)
-    chosen[rows] = True
-    step_chosen = chosen if values.steps is None else np.repeat(chosen, values.steps)
-    value_chosen = np.repeat(step_chosen, values.counts)
-    flat = values.values
-    picked = list(itertools.compress(flat, value_chosen)) if isinstance(flat, list) else flat[value_chosen]
-    steps = None if values.steps is None else values.steps[rows]
-    return Values(values.kind, picked, values.counts[step_chosen], steps)

@@ -280,6 +280,15 @@ class Spec(Section):
                         raise (at / key / name / "columns").error(
                             "a long table (group_by) gives each feature one column; `columns:` gathers "
                             "several columns of one row, in a table of one row per record")
+            formats = {name: feature.format for name, feature in self.features.items()
+                       if feature.source_name == self.source.order_by and getattr(feature, "format", None)}
+            if len(set(formats.values())) > 1:  # the steps are ordered by the dates it reads: one way
+                first, *others = formats
+                other = next(name for name in others if formats[name] != formats[first])
+                raise (at / ("sequence" if self.features[other].sequence else "context") / other / "format").error(
+                    f"features `{first}` and `{other}` read the order_by column `{self.source.order_by}` with "
+                    f"different formats ({formats[first]!r}, {formats[other]!r}); expected one format for the "
+                    "dates that order the steps")
             context = {feature.source_name: name for name, feature in self.context.items()}
             for name, feature in self.sequence.items():
                 if feature.source_name in context:  # one value per sequence, or one per step: not both
