@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -227,11 +228,45 @@ def _stored_photo(dataset: tb.Dataset, split: str, wanted: int) -> bytes:
     raise KeyError(wanted)
 
 
+# TFDS opening a folder in a process where tfrecord_builder can't be imported, as on a machine
+# without it: the last line of what it prints
+TFDS_WITHOUT_US = """
+import sys
+sys.modules["tfrecord_builder"] = None  # import tfrecord_builder fails, as where it isn't installed
+import tensorflow_datasets as tfds
+tfds.builder_from_directory(sys.argv[1])
+"""
+STEPS_REASON = ("steps 1.0.0 holds tf.train.SequenceExample records, which TensorFlow Datasets does not read (it "
+                "would see their sequence features as empty); read it with steps_input.py, tb.input_fn or tb.read")
+
+
+def test_tensorflow_datasets_refuses_a_sequence_example_dataset_with_the_reason_without_our_package(steps):
+    pytest.importorskip("tensorflow_datasets")
+    run = subprocess.run([sys.executable, "-c", TFDS_WITHOUT_US, steps.path], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"tensorflow_datasets.core.utils.version.DatasetVariantBlockedError: {STEPS_REASON}")
+
+
 def test_tensorflow_datasets_refuses_a_sequence_example_dataset_in_one_line(steps):
     tfds = pytest.importorskip("tensorflow_datasets")
-    with pytest.raises(ValueError, match="holds tf.train.SequenceExample records, which TensorFlow Datasets does not "
-                                         "read"):
+    with pytest.raises(ValueError, match=f"^{re.escape(STEPS_REASON)}$"):
         tfds.builder_from_directory(steps.path)
+
+
+def test_a_dataset_refused_through_our_feature_class_is_still_refused_with_the_reason(steps, tmp_path):
+    """Datasets built by earlier 0.3 versions name tfrecord_builder.tfds_refusal.Unreadable in features.json."""
+    tfds = pytest.importorskip("tensorflow_datasets")
+    target = tmp_path / "old"
+    shutil.copytree(steps.path, target)
+    info = json.loads((target / "dataset_info.json").read_text())
+    del info["configName"], info["isBlocked"]
+    (target / "dataset_info.json").write_text(json.dumps(info))
+    (target / "features.json").write_text(json.dumps(
+        {"type": "tfrecord_builder.tfds_refusal.Unreadable", "content": {"reason": STEPS_REASON}, "proto_cls": ""}))
+    with pytest.raises(ValueError, match=f"^{re.escape(STEPS_REASON)}$"):
+        tfds.builder_from_directory(target)
 
 
 def _tfrecord_description(dataset: tb.Dataset) -> dict[str, str]:
