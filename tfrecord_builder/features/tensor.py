@@ -80,10 +80,11 @@ class TensorFeature(Feature):
         if self.is_variable and len(self.shape) > 1:
             raise (at / "shape").error("a per-step shape may be [], [k, ...] or [null], not "
                                        f"{format_shape(self.shape)}")
-        try:
-            self.convert([self.pad_value])
-        except Invalid as invalid:
-            raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
+        if self.pad is not None:  # (the default pad, 0 or "", is a stored value: always valid)
+            try:
+                self._stored_pad()
+            except Invalid as invalid:
+                raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
 
     @property
     def pad_value(self) -> Any:
@@ -98,10 +99,16 @@ class TensorFeature(Feature):
         pad = self._pad_storage
         return pad not in (0, b"") or (isinstance(pad, float) and math.copysign(1.0, pad) < 0)
 
+    def _stored_pad(self) -> np.ndarray | list[bytes]:
+        """The pad as stored: the spec's `pad` converted as the feature's values are (text read
+        through `format:` for dates), the default 0 or "" as it is (no date format reads "")."""
+        if self.pad is None:
+            return self.dtype_info.convert([self.pad_value], self.allow_nan)
+        return self.convert([self.pad])
+
     @property
     def _pad_storage(self) -> Any:
-        stored = self.convert([self.pad_value])
-        value = stored[0]
+        value = self._stored_pad()[0]
         return value if isinstance(value, bytes) else value.item()
 
     @property
