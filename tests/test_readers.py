@@ -325,6 +325,30 @@ def test_the_tfrecord_package_reads_each_shard_with_its_index(kinds):
     assert sorted(theirs["loader_ids"]) == sorted(int(record["id"]) for record in ours)
 
 
+TFRECORD_IDS = """
+import json, sys
+from tfrecord.reader import tfrecord_loader
+files, indexes = json.loads(sys.argv[1])
+print(json.dumps([int(stored["id"][0]) for shard, index in zip(files, indexes)
+                  for stored in tfrecord_loader(shard, index, {"id": "int"})]))
+"""
+
+
+def test_the_tfrecord_package_reads_a_split_of_few_records_with_its_indexes(tmp_path):
+    """5 records asked into 4 shards were 2, 1, 1, 1: the package fails on a one-record shard's index."""
+    if importlib.util.find_spec("tfrecord") is None:
+        pytest.skip("the tfrecord package is a test dependency (make test installs it)")
+    spec = write_spec(tmp_path, {"name": "few", "source": {"builder": "csv", "path": "few.csv"}, "splits": {"train": 1.0},
+                                 "features": {"id": {"dtype": "int64"}}, "output": {"shards": 4}},
+                      {"few.csv": "id\n" + "".join(f"{row}\n" for row in range(5))})
+    with pytest.warns(tb.BuildWarning, match="2 shards, not the 4 asked"):
+        dataset = tb.load(tb.build(spec, output=tmp_path / "out").path)
+    arguments = json.dumps([dataset.files("train"), dataset.index_files("train")])
+    run = subprocess.run([sys.executable, "-c", TFRECORD_IDS, arguments], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert sorted(json.loads(run.stdout)) == [0, 1, 2, 3, 4]
+
+
 def test_our_torch_dataset_reads_every_record_once_with_two_workers(kinds):
     torch_data = pytest.importorskip("torch.utils.data")
     expected = [int(record["id"]) for record in kinds.read("train")]
