@@ -3,8 +3,11 @@
 Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel formula).
 Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
 values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
-Class labels: examples per class. Images: height and width. Every feature: how many records
-had no value in the source (`num_missing`, filled by the `default:` or left empty), when any had.
+Class labels: examples per class. Images: height and width. Sequence features: min/max/mean of
+the steps per record, and how many records have each number of steps (`steps.counts`, up to
+`MAX_STEP_COUNTS` different numbers: what a bucketed `input_fn` counts its batches from). Every
+feature: how many records had no value in the source (`num_missing`, filled by the `default:` or
+left empty), when any had.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from ..features.values import Values
 
 MAX_VOCABULARY = 100_000
 TOP_VALUES = 10
+MAX_STEP_COUNTS = 10_000  # different numbers of steps listed; beyond them, none are
 
 
 class FeatureStatistics:
@@ -40,6 +44,8 @@ class FeatureStatistics:
         self.kind: str | None = None
         self.image_sizes = [_Moments(), _Moments()]  # heights, widths
         self.steps = _Moments()  # sequence lengths
+        # records by number of steps; None past MAX_STEP_COUNTS numbers, or restored from an older checkpoint
+        self.step_counts: Counter[int] | None = Counter()
 
     def add(self, values: Values) -> None:
         feature = self.feature
@@ -51,6 +57,9 @@ class FeatureStatistics:
             return
         if values.steps is not None:
             self.steps.add(values.steps)
+            if self.step_counts is not None:
+                numbers, counts = np.unique(np.asarray(values.steps, np.int64), return_counts=True)
+                self._count_steps(Counter(dict(zip(numbers.tolist(), counts.tolist()))))
         if feature.is_variable:
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
@@ -101,8 +110,18 @@ class FeatureStatistics:
         self.missing += other.missing
         self.lengths.merge(other.lengths)
         self.steps.merge(other.steps)
+        if other.step_counts is None:
+            self.step_counts = None if other.steps.count else self.step_counts
+        elif self.step_counts is not None:
+            self._count_steps(other.step_counts)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
             mine.merge(theirs)
+
+    def _count_steps(self, counts: Counter[int]) -> None:
+        assert self.step_counts is not None
+        self.step_counts.update(counts)
+        if len(self.step_counts) > MAX_STEP_COUNTS:
+            self.step_counts = None
 
     def state(self) -> dict[str, Any]:
         """Everything accumulated, as JSON (for a build's checkpoint); `restore` reads it back exactly."""
@@ -113,6 +132,7 @@ class FeatureStatistics:
             "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
             "classes": None if self.classes is None else self.classes.tolist(), "kind": self.kind,
             "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
+            "step_counts": None if self.step_counts is None else sorted(self.step_counts.items()),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -127,6 +147,8 @@ class FeatureStatistics:
         for moments, saved in zip(self.image_sizes, state["image_sizes"]):
             moments.restore(saved)
         self.steps.restore(state["steps"])
+        saved = state.get("step_counts")  # (none in a checkpoint of an earlier version: then unknown)
+        self.step_counts = None if saved is None else Counter({steps: count for steps, count in saved})
 
     def to_dict(self) -> dict[str, Any]:
         out = self._summary()
@@ -165,6 +187,8 @@ class FeatureStatistics:
             out["length"] = self.lengths.to_dict()
         if self.steps.count:
             out["steps"] = self.steps.to_dict()
+            if self.step_counts is not None:  # by number of steps, in order (JSON's keys are text)
+                out["steps"]["counts"] = {str(steps): count for steps, count in sorted(self.step_counts.items())}
         return out
 
 
