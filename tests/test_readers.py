@@ -349,6 +349,55 @@ def test_the_tfrecord_package_reads_a_split_of_few_records_with_its_indexes(tmp_
     assert sorted(json.loads(run.stdout)) == [0, 1, 2, 3, 4]
 
 
+# NVIDIA DALI's CPU pipeline (device_id=None: no GPU needed) reading the train split through our
+# index files, as the README's recipe does; in a process of its own, as a DALI job runs
+DALI_PIPELINE = """
+import json, sys
+from nvidia.dali import fn, pipeline_def
+import nvidia.dali.tfrecord as tfrec
+files, indexes, count = json.loads(sys.argv[1])
+
+@pipeline_def(batch_size=count, num_threads=2, device_id=None)
+def pipeline():
+    records = fn.readers.tfrecord(path=files, index_path=indexes, name="reader",
+                                  features={"photo": tfrec.FixedLenFeature((), tfrec.string, ""),
+                                            "icon": tfrec.FixedLenFeature((), tfrec.string, ""),
+                                            "cat": tfrec.FixedLenFeature([], tfrec.int64, -1),
+                                            "id": tfrec.FixedLenFeature([], tfrec.int64, -1)})
+    return (records["photo"], fn.decoders.image(records["photo"], device="cpu"),
+            fn.decoders.image(records["icon"], device="cpu"), records["cat"], records["id"])
+
+dali = pipeline()
+dali.build()
+photos, decoded, icons, cats, ids = dali.run()  # a batch of the split's count: one epoch
+print(json.dumps({"epoch_size": dali.epoch_size("reader"), "ids": ids.as_array().tolist(),
+                  "cats": cats.as_array().tolist(), "photos": [photos.at(i).tobytes().hex() for i in range(count)],
+                  "decoded": [decoded.at(i).tolist() for i in range(count)],
+                  "icons": [icons.at(i).tolist() for i in range(count)]}))
+"""
+
+
+def test_nvidia_dali_reads_the_train_split_through_the_index_files(kinds):
+    if importlib.util.find_spec("nvidia") is None or importlib.util.find_spec("nvidia.dali") is None:
+        pytest.skip("NVIDIA DALI is a test dependency (nvidia-dali-cuda120, Linux only)")
+    count = kinds.info.splits["train"].num_examples
+    arguments = json.dumps([kinds.files("train"), kinds.index_files("train"), count])
+    run = subprocess.run([sys.executable, "-c", DALI_PIPELINE, arguments], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    theirs = json.loads(run.stdout)
+    assert theirs["epoch_size"] == count
+    ours = {int(record["id"]): record for record in kinds.read("train")}
+    assert sorted(theirs["ids"]) == sorted(ours)  # every record once, in one epoch
+    for place, wanted in enumerate(theirs["ids"]):
+        record = ours[wanted]
+        assert theirs["cats"][place] == int(record["cat"])
+        assert bytes.fromhex(theirs["photos"][place]) == _stored_photo(kinds, "train", wanted)  # the stored JPEG
+        # DALI's CPU decoders give Pillow's pixels, which ours are: the JPEG's and the PNG's
+        assert np.array_equal(np.asarray(theirs["decoded"][place], np.uint8), record["photo"])
+        assert np.array_equal(np.asarray(theirs["icons"][place], np.uint8), record["icon"])
+
+
 def test_our_torch_dataset_reads_every_record_once_with_two_workers(kinds):
     torch_data = pytest.importorskip("torch.utils.data")
     expected = [int(record["id"]) for record in kinds.read("train")]
