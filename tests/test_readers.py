@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -227,11 +228,45 @@ def _stored_photo(dataset: tb.Dataset, split: str, wanted: int) -> bytes:
     raise KeyError(wanted)
 
 
+# TFDS opening a folder in a process where tfrecord_builder can't be imported, as on a machine
+# without it: the last line of what it prints
+TFDS_WITHOUT_US = """
+import sys
+sys.modules["tfrecord_builder"] = None  # import tfrecord_builder fails, as where it isn't installed
+import tensorflow_datasets as tfds
+tfds.builder_from_directory(sys.argv[1])
+"""
+STEPS_REASON = ("steps 1.0.0 holds tf.train.SequenceExample records, which TensorFlow Datasets does not read (it "
+                "would see their sequence features as empty); read it with steps_input.py, tb.input_fn or tb.read")
+
+
+def test_tensorflow_datasets_refuses_a_sequence_example_dataset_with_the_reason_without_our_package(steps):
+    pytest.importorskip("tensorflow_datasets")
+    run = subprocess.run([sys.executable, "-c", TFDS_WITHOUT_US, steps.path], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"tensorflow_datasets.core.utils.version.DatasetVariantBlockedError: {STEPS_REASON}")
+
+
 def test_tensorflow_datasets_refuses_a_sequence_example_dataset_in_one_line(steps):
     tfds = pytest.importorskip("tensorflow_datasets")
-    with pytest.raises(ValueError, match="holds tf.train.SequenceExample records, which TensorFlow Datasets does not "
-                                         "read"):
+    with pytest.raises(ValueError, match=f"^{re.escape(STEPS_REASON)}$"):
         tfds.builder_from_directory(steps.path)
+
+
+def test_a_dataset_refused_through_our_feature_class_is_still_refused_with_the_reason(steps, tmp_path):
+    """Datasets built by earlier 0.3 versions name tfrecord_builder.tfds_refusal.Unreadable in features.json."""
+    tfds = pytest.importorskip("tensorflow_datasets")
+    target = tmp_path / "old"
+    shutil.copytree(steps.path, target)
+    info = json.loads((target / "dataset_info.json").read_text())
+    del info["configName"], info["isBlocked"]
+    (target / "dataset_info.json").write_text(json.dumps(info))
+    (target / "features.json").write_text(json.dumps(
+        {"type": "tfrecord_builder.tfds_refusal.Unreadable", "content": {"reason": STEPS_REASON}, "proto_cls": ""}))
+    with pytest.raises(ValueError, match=f"^{re.escape(STEPS_REASON)}$"):
+        tfds.builder_from_directory(target)
 
 
 def _tfrecord_description(dataset: tb.Dataset) -> dict[str, str]:
@@ -288,6 +323,79 @@ def test_the_tfrecord_package_reads_each_shard_with_its_index(kinds):
         assert stored["word"].encode("utf-8") == decoded["word"]  # the package keeps a list's first bytes only
         assert np.array_equal(stored["photo"], decoded["photo"])  # Pillow's pixels are ours
     assert sorted(theirs["loader_ids"]) == sorted(int(record["id"]) for record in ours)
+
+
+TFRECORD_IDS = """
+import json, sys
+from tfrecord.reader import tfrecord_loader
+files, indexes = json.loads(sys.argv[1])
+print(json.dumps([int(stored["id"][0]) for shard, index in zip(files, indexes)
+                  for stored in tfrecord_loader(shard, index, {"id": "int"})]))
+"""
+
+
+def test_the_tfrecord_package_reads_a_split_of_few_records_with_its_indexes(tmp_path):
+    """5 records asked into 4 shards were 2, 1, 1, 1: the package fails on a one-record shard's index."""
+    if importlib.util.find_spec("tfrecord") is None:
+        pytest.skip("the tfrecord package is a test dependency (make test installs it)")
+    spec = write_spec(tmp_path, {"name": "few", "source": {"builder": "csv", "path": "few.csv"}, "splits": {"train": 1.0},
+                                 "features": {"id": {"dtype": "int64"}}, "output": {"shards": 4}},
+                      {"few.csv": "id\n" + "".join(f"{row}\n" for row in range(5))})
+    with pytest.warns(tb.BuildWarning, match="2 shards, not the 4 asked"):
+        dataset = tb.load(tb.build(spec, output=tmp_path / "out").path)
+    arguments = json.dumps([dataset.files("train"), dataset.index_files("train")])
+    run = subprocess.run([sys.executable, "-c", TFRECORD_IDS, arguments], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert sorted(json.loads(run.stdout)) == [0, 1, 2, 3, 4]
+
+
+# NVIDIA DALI's CPU pipeline (device_id=None: no GPU needed) reading the train split through our
+# index files, as the README's recipe does; in a process of its own, as a DALI job runs
+DALI_PIPELINE = """
+import json, sys
+from nvidia.dali import fn, pipeline_def
+import nvidia.dali.tfrecord as tfrec
+files, indexes, count = json.loads(sys.argv[1])
+
+@pipeline_def(batch_size=count, num_threads=2, device_id=None)
+def pipeline():
+    records = fn.readers.tfrecord(path=files, index_path=indexes, name="reader",
+                                  features={"photo": tfrec.FixedLenFeature((), tfrec.string, ""),
+                                            "icon": tfrec.FixedLenFeature((), tfrec.string, ""),
+                                            "cat": tfrec.FixedLenFeature([], tfrec.int64, -1),
+                                            "id": tfrec.FixedLenFeature([], tfrec.int64, -1)})
+    return (records["photo"], fn.decoders.image(records["photo"], device="cpu"),
+            fn.decoders.image(records["icon"], device="cpu"), records["cat"], records["id"])
+
+dali = pipeline()
+dali.build()
+photos, decoded, icons, cats, ids = dali.run()  # a batch of the split's count: one epoch
+print(json.dumps({"epoch_size": dali.epoch_size("reader"), "ids": ids.as_array().tolist(),
+                  "cats": cats.as_array().tolist(), "photos": [photos.at(i).tobytes().hex() for i in range(count)],
+                  "decoded": [decoded.at(i).tolist() for i in range(count)],
+                  "icons": [icons.at(i).tolist() for i in range(count)]}))
+"""
+
+
+def test_nvidia_dali_reads_the_train_split_through_the_index_files(kinds):
+    if importlib.util.find_spec("nvidia") is None or importlib.util.find_spec("nvidia.dali") is None:
+        pytest.skip("NVIDIA DALI is a test dependency (nvidia-dali-cuda120, Linux only)")
+    count = kinds.info.splits["train"].num_examples
+    arguments = json.dumps([kinds.files("train"), kinds.index_files("train"), count])
+    run = subprocess.run([sys.executable, "-c", DALI_PIPELINE, arguments], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    theirs = json.loads(run.stdout)
+    assert theirs["epoch_size"] == count
+    ours = {int(record["id"]): record for record in kinds.read("train")}
+    assert sorted(theirs["ids"]) == sorted(ours)  # every record once, in one epoch
+    for place, wanted in enumerate(theirs["ids"]):
+        record = ours[wanted]
+        assert theirs["cats"][place] == int(record["cat"])
+        assert bytes.fromhex(theirs["photos"][place]) == _stored_photo(kinds, "train", wanted)  # the stored JPEG
+        # DALI's CPU decoders give Pillow's pixels, which ours are: the JPEG's and the PNG's
+        assert np.array_equal(np.asarray(theirs["decoded"][place], np.uint8), record["photo"])
+        assert np.array_equal(np.asarray(theirs["icons"][place], np.uint8), record["icon"])
 
 
 def test_our_torch_dataset_reads_every_record_once_with_two_workers(kinds):

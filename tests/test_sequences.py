@@ -703,3 +703,24 @@ def test_nan_and_infinite_pads_fill_steps_through_both_readers(tf, tmp_path):
         assert x[0] == 4.0 and math.isnan(x[1])
         assert v[order.index(0)].tolist() == [[1.0, float("-inf")], [2.0, 3.0]]
         assert v[order.index(1)].tolist() == [[float("-inf"), float("-inf")], [float("-inf"), float("-inf")]]
+
+
+DATED_ROWS = [{"id": 0, "day": ["01/02/2024", "02/02/2024"], "at": ["2024-01-01T00:00:01", "2024-01-01T00:00:02"]},
+              {"id": 1, "day": ["03/02/2024"], "at": ["1970-01-01T00:00:05"]}]
+
+
+def test_dates_read_through_a_format_in_sequences_pad_with_the_stored_default(tf, tmp_path):
+    sequence = {"day": {"dtype": "string", "format": "%d/%m/%Y"}, "at": {"dtype": "int64", "format": "iso8601"}}
+    info = build_sequences(tmp_path, {"id": {"dtype": "int64"}}, sequence, DATED_ROWS, splits={"train": 1.0})
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=2, shuffle=False))
+    order = batch["id"].tolist().index(1)
+    assert batch["day"][order].tolist() == [b"2024-02-03", b""]  # "" pads, as the spec reference says
+    assert batch["at"][order].tolist() == [5, 0]
+    assert batch["day"][1 - order].tolist() == [b"2024-02-01", b"2024-02-02"]
+
+
+def test_a_pad_not_in_the_dates_format_is_refused_as_the_pad_written(tmp_path):
+    sequence = {"day": {"dtype": "string", "format": "%d/%m/%Y", "pad": "1970-01-01"}}
+    with pytest.raises(tb.SpecError, match=r"sequence\.day\.pad: invalid pad value: expected a date or time as text "
+                                           r"in the format '%d/%m/%Y', received '1970-01-01'$"):
+        build_sequences(tmp_path, {"id": {"dtype": "int64"}}, sequence, DATED_ROWS)

@@ -32,6 +32,7 @@ from .write import checkpoint
 from .write.info import DatasetInfo, SplitInfo
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
 from .write.naming import INDEX_FOLDER, INFO_FILE, MARKER_FILE, is_ours
+from .write.shards import MIN_SHARD_RECORDS
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
@@ -241,6 +242,24 @@ def _check_url_target(folder: str, overwrite: bool) -> None:
                          "refusing to write into it (choose another --output)")
 
 
+def shard_warnings(spec: Spec, splits: dict[str, SplitInfo]) -> list[str]:
+    """A split given fewer shards than `output.shards` asks, so that none holds a single record
+    (write/shards.py count_shards): the count written, and why."""
+    found = []
+    for name, split in splits.items():
+        asked, made = spec.output.shards, len(split.shards)
+        if asked is None or not split.num_examples or made >= asked:
+            continue
+        if split.num_examples == 1:
+            found.append(f"split {name} has 1 record: 1 shard, not the {asked} asked (the tfrecord package's reader "
+                         "can't read a shard of one record through its index file)")
+        else:
+            found.append(f"split {name}: {made} shards, not the {asked} asked, so that each of them holds at least "
+                         f"{MIN_SHARD_RECORDS} of its {split.num_examples:,} records (the tfrecord package's reader "
+                         "can't read a shard of one record through its index file)")
+    return found
+
+
 SPLIT_TOLERANCE = 0.05  # how far a split made may be from the fraction asked before the build says so
 
 
@@ -250,6 +269,7 @@ def split_warnings(spec: Spec, splits: dict[str, SplitInfo], distinct: dict[str,
     different rows can't be divided finely). Unique keys off by chance, as hashing a few hundred
     records is, are not worth a word."""
     found = [f"split {name} has no examples" for name, split in splits.items() if not split.num_examples]
+    found += shard_warnings(spec, splits)
     total = sum(split.num_examples for split in splits.values())
     keys = sum(distinct.values()) if distinct and None not in distinct.values() else None
     if not spec.fraction_splits or not total or keys is None or keys == total:

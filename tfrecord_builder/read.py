@@ -176,7 +176,8 @@ class Dataset:
         shards = self._shards(split)
         with _library_errors():
             return _reading().input_batches(self.files(split), [shard["num_examples"] for shard in shards],
-                                            self.reading, split, batch_size, shuffle, repeat)
+                                            self.reading, split, batch_size, shuffle, repeat,
+                                            self.info.statistics.get(split, {}))
 
 
 def load(path: str | os.PathLike) -> Dataset:

@@ -1,10 +1,12 @@
-"""Imported by TensorFlow Datasets, never by tfrecord_builder: the feature it meets in the
-features.json of a dataset it can't read (SequenceExample records, compressed shards), which
-refuses with the reason in one line instead of giving examples whose sequence features are empty.
+"""Imported by TensorFlow Datasets, never by tfrecord_builder: the feature that the features.json of
+a dataset TFDS can't read (SequenceExample records, compressed shards) named in datasets built by
+earlier 0.3 versions, which refuses with the reason in one line instead of giving examples whose
+sequence features are empty.
 
 TFDS imports the module a features.json names and looks the class up by its full name; this one
-raises the reason write/tfds.py recorded. Without tfrecord_builder installed, TFDS says it can't
-import `tfrecord_builder.tfds_refusal`, and dataset_info.json's description holds the reason.
+raises the reason write/tfds.py recorded. Without tfrecord_builder installed TFDS could only say it
+can't import this module, so datasets are now refused through dataset_info.json's `isBlocked`
+instead (write/tfds.py), which TFDS raises itself; this class stays for the datasets already built.
 """
 from __future__ import annotations
 

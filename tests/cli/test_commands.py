@@ -341,6 +341,36 @@ def test_inspect_show_decodes_examples_equal_to_the_source_rows(built_toy: Path)
     assert len(seen) == 2
 
 
+FLOATS_SPEC = """\
+name: floats
+format: sequence_example
+source: {builder: sequence_jsonl, path: rows.jsonl}
+splits: {train: 1.0}
+context:
+  x: {dtype: float32}
+  v: {dtype: float32, shape: [2]}
+  half: {dtype: float16}
+sequence:
+  seq: {dtype: float32}
+"""
+
+
+def test_inspect_show_gives_float32_values_their_shortest_text_in_scalars_lists_and_sequences(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").write_text('{"x": 0.1, "v": [0.3, 2.5], "half": 0.1, "seq": [0.2, 1e-8, 3.14159]}\n')
+    (tmp_path / "floats.yaml").write_text(FLOATS_SPEC)
+    assert_ok(run_cli("build", "floats.yaml", "--output", "out", cwd=tmp_path))
+    dataset = tmp_path / "out" / "floats" / "1.0.0"
+    result = run_cli("inspect", dataset, "--show", "1", cwd=tmp_path)
+    assert_ok(result)
+    assert ('example 0: {"x": 0.1, "v": [0.3, 2.5], "half": 0.1, "seq": [0.2, 1e-08, 3.14159], '
+            '"sequence_length": 3}') in result.stdout.splitlines(), show(result)
+    (shard,) = load_info(dataset)["splits"]["train"]["shards"]
+    result = run_cli("inspect", dataset / shard["file"], "--show", "1", cwd=tmp_path)
+    assert_ok(result)  # a shard's float lists are float32s (a float16 is stored as one)
+    assert ('record 0: {"half": [0.099975586], "v": [0.3, 2.5], "x": [0.1], "seq": [[0.2], [1e-08], '
+            '[3.14159]]}') in result.stdout.splitlines(), show(result)
+
+
 def test_inspect_split_shows_that_splits_statistics(built_toy: Path) -> None:
     info = load_info(built_toy)
     for split in ("train", "test"):

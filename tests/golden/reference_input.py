@@ -274,8 +274,9 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     come as `tb.read` and `record(i)` give them), and the batches re-cut to `batch_size` across
     shards: one pass yields ceil(n / batch_size) batches. Shuffling reads 4 shards at a time in
     parallel, in small batches taken apart into a shuffle buffer. The order is the same on every
-    run (under the same `tf.random` seed). `bucketing` = (record_length, boundaries) batches
-    records of similar length together.
+    run (under the same `tf.random` seed). `bucketing` = (record_length, boundaries, steps)
+    batches records of similar length together; `steps` ({number of steps: records}, or None)
+    gives the number of batches that makes.
     """
     batch_size = positive_batch_size(batch_size)
     num_examples = sum(counts)
@@ -302,9 +303,13 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     if bucketing is not None:
         if not repeat:
             dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_examples))
-        record_length, boundaries = bucketing
+        record_length, boundaries, steps = bucketing
         # records of similar length share a batch: less padding
-        return dataset.bucket_by_sequence_length(record_length, boundaries, [batch_size] * (len(boundaries) + 1))
+        dataset = dataset.bucket_by_sequence_length(record_length, boundaries, [batch_size] * (len(boundaries) + 1))
+        if not repeat and steps is not None:  # a known length, as below (unknown, Keras warns every fit)
+            dataset = dataset.apply(tf.data.experimental.assert_cardinality(
+                bucketed_batches(steps, boundaries, batch_size)))
+        return dataset
     dataset = dataset.batch(batch_size) if by_record else dataset.rebatch(batch_size)
     if not repeat:
         # a known length lets Keras show progress and end epochs without a "ran out of data"
@@ -313,18 +318,39 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     return dataset
 
 
-def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, repeat=False):
+def bucketed_batches(steps, boundaries, batch_size):
+    """How many batches `bucket_by_sequence_length` makes of records with these numbers of steps
+    ({steps: records}): a record of n steps goes to the bucket of the boundaries <= n, and each
+    bucket's records into batches of `batch_size`, its last one short, whatever their order."""
+    buckets = [0] * (len(boundaries) + 1)
+    for number, records in steps.items():
+        buckets[sum(1 for boundary in boundaries if boundary <= int(number))] += records
+    return sum(-(-records // batch_size) for records in buckets)
+
+
+def length_steps(statistics, reading):
+    """The split's records by their number of steps of the length key ({steps: records}), from the
+    build's statistics of the split; None where they don't list them (earlier versions)."""
+    key = reading["length_key"]
+    name = next(name for name, feature in reading["features"].items()
+                if feature["sequence"] and key in feature["parse"])
+    counts = (statistics or {}).get(name, {}).get("steps", {}).get("counts")
+    return None if counts is None else {int(number): records for number, records in counts.items()}
+
+
+def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, repeat=False, statistics=None):
     """A `tf.data.Dataset` of batches of the split's decoded features, or of `(features, label)`
     pairs for Keras, from its shards `files` (holding `counts` records): what `input_fn` returns.
 
-    `batch_size` defaults to the spec's; `shuffle` to True for the "train" split only."""
+    `batch_size` defaults to the spec's; `shuffle` to True for the "train" split only. The split's
+    `statistics` (tfrecord_builder.json's) give a bucketed pass its number of batches."""
     batch_size = positive_batch_size(reading["batch_size"] if batch_size is None else batch_size)
     shuffle = split == "train" if shuffle is None else shuffle
     bucketing = None
     if reading["format"] == "sequence_example" and reading["bucket_boundaries"] is not None:
         # records of similar length share a batch: less padding
         bucketing = (tf.autograph.experimental.do_not_convert(lambda record: record_length(record, reading)),
-                     reading["bucket_boundaries"])
+                     reading["bucket_boundaries"], length_steps(statistics, reading))
     dataset = batched_records(files, counts, reading["compression"], batch_size, shuffle, reading["shuffle_buffer"],
                               repeat, bucketing)
     # plain graph code: nothing for autograph to convert
@@ -414,8 +440,10 @@ def split_info(split, data_dir=None):
     info = json.loads(info_text(folder, NAME).decode("utf-8"))
     if info.get("name") != NAME:
         raise ValueError(f"{folder}: holds dataset {info.get('name')!r}, not {NAME!r}")
-    entry = dict(info["splits"][known_split(split, list(info["splits"]))])
+    name = known_split(split, list(info["splits"]))
+    entry = dict(info["splits"][name])
     entry["files"] = shard_files(folder, entry["shards"])
+    entry["statistics"] = info.get("statistics", {}).get(name, {})
     return entry
 
 
@@ -424,8 +452,8 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
 
     Reads the split's shards, shuffles (by default only the "train" split), batches,
     parses each batch at once and prefetches. With `repeat=False` one pass yields every example
-    once, in ceil(n / batch_size) batches.
+    once, in ceil(n / batch_size) batches (more with bucketing: ceil(n / batch_size) per bucket).
     """
     entry = split_info(split, data_dir)
     counts = [shard["num_examples"] for shard in entry["shards"]]
-    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat)
+    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat, entry["statistics"])

@@ -6,10 +6,13 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.report import report, report_data
+from tfrecord_builder.report.data import number
 from tfrecord_builder.report.sample import quotas
 from tfrecord_builder.write.info import read_info
 
@@ -168,3 +171,31 @@ def test_lists_per_step_count_their_values_not_the_pads_and_compressed_shards_re
     assert nums.lengths.totals == {"train": len(per_step)}  # values per step, one count per step
     assert nums.steps.totals == {"train": 24}
     assert dict(nums.rows)["length (values per step)"] == {"train": "0–3, mean 1.5 ± 1.1"}
+
+
+def test_a_features_statistics_are_written_as_its_values_are_without_thousands_separators(tmp_path):
+    """Years: min and max 2007 and 2010 beside a mean of 2008, not 2,007 (counts keep theirs)."""
+    years = [2007, 2008, 2008, 2010] * 300
+    (tmp_path / "rows.csv").write_text("year,price\n" + "".join(f"{year},{year * 61.5}\n" for year in years),
+                                       encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text("name: cars\nsource: {builder: csv, path: rows.csv}\n"
+                                        "features: {year: {dtype: int64}, price: {dtype: float64}}\n",
+                                        encoding="utf-8")
+    info = tb.build(tmp_path / "spec.yaml", output=tmp_path / "out", workers=1)
+    data = report_data(info, sample=None)
+    year = dict(_feature(data, "year").rows)
+    assert (year["values"], year["min"], year["max"], year["mean"]) == (
+        {"train": "1,200"}, {"train": "2007"}, {"train": "2010"}, {"train": "2008"})
+    price = dict(_feature(data, "price").rows)  # to the unit from 1000 on: 123507.375 is 123507, not 1.235e+05
+    assert (price["min"], price["max"], price["mean"]) == ({"train": "123430"}, {"train": "123615"},
+                                                           {"train": "123507"})
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15))
+def test_a_statistic_reads_back_to_within_its_last_digit(value):
+    text = number(value)
+    assert "," not in text
+    if value.is_integer() or abs(value) >= 1000:
+        assert float(text) == round(value) or abs(float(text) - value) <= 0.5
+    else:
+        assert float(text) == pytest.approx(value, rel=5e-4, abs=1e-300)

@@ -13,6 +13,7 @@ from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import UsageError
 from ..features import ClassLabelFeature
+from ..features.shown import shortest_floats
 from ..read import Dataset
 from .. import fs
 from ..write.info import DatasetInfo, read_info
@@ -108,8 +109,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.ndim == 3:  # an image: its summary, not its pixels
         return f"<image {value.dtype} {list(value.shape)}, min {value.min():.3g}, max {value.max():.3g}>"
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind == "f":
-        # shortest text that reads back as the same float32/float16, not its float64 expansion
-        return np.vectorize(lambda item: float(str(item)), otypes=[object])(value).tolist()
+        return shortest_floats(value)  # what reads back as the same float32, not its float64 expansion
     value = value.tolist() if hasattr(value, "tolist") else value
     return _text(value)
 
@@ -120,6 +120,11 @@ def _text(value: Any) -> Any:
     if isinstance(value, list):
         return [_text(item) for item in value]
     return value
+
+
+def _stored(kind: str, values: list[Any]) -> list[Any]:
+    """A feature's stored list as JSON shows it: a float list's values are float32s."""
+    return shortest_floats(np.asarray(values, dtype=np.float32)) if kind == "float" else _text(values)
 
 
 def _summary(stats: dict[str, Any]) -> str:
@@ -177,8 +182,9 @@ def _file(path: str, show: int) -> None:
                 known, low, high = keys.get(key, (kind, len(values), len(values)))
                 keys[key] = (known if kind == "-" else kind, min(low, len(values)), max(high, len(values)))
             if len(shown) < show:
-                example = {key: _text(values) for key, (_, values) in features.items()}
-                example.update({key: [_text(values) for _, values in steps] for key, steps in (lists or {}).items()})
+                example = {key: _stored(kind, values) for key, (kind, values) in features.items()}
+                example.update({key: [_stored(kind, values) for kind, values in steps]
+                                for key, steps in (lists or {}).items()})
                 shown.append(example)
             count += 1
     kind = " and ".join(f"{name}s" for name, number in kinds.items() if number) or "records"

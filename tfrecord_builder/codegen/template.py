@@ -62,8 +62,10 @@ def split_info(split, data_dir=None):
     info = json.loads(info_text(folder, NAME).decode("utf-8"))
     if info.get("name") != NAME:
         raise ValueError(f"{{folder}}: holds dataset {{info.get('name')!r}}, not {{NAME!r}}")
-    entry = dict(info["splits"][known_split(split, list(info["splits"]))])
+    name = known_split(split, list(info["splits"]))
+    entry = dict(info["splits"][name])
     entry["files"] = shard_files(folder, entry["shards"])
+    entry["statistics"] = info.get("statistics", {{}}).get(name, {{}})
     return entry
 
 
@@ -72,11 +74,11 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
 
     Reads the split's shards, shuffles (by default only the "train" split), batches,
     parses each batch at once and prefetches. With `repeat=False` one pass yields every example
-    once, in ceil(n / batch_size) batches.
+    once, in ceil(n / batch_size) batches (more with bucketing: ceil(n / batch_size) per bucket).
     """
     entry = split_info(split, data_dir)
     counts = [shard["num_examples"] for shard in entry["shards"]]
-    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat)
+    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat, entry["statistics"])
 '''
 
 EXAMPLE_SPECS = '''\

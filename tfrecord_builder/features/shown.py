@@ -34,3 +34,15 @@ def _json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def shortest_floats(value: Any) -> Any:
+    """Floats (a NumPy scalar or array; nested lists for an array) as the shortest Python floats
+    that read back as the same value of their own dtype: a float32 0.1 is `0.1`, not its float64
+    expansion 0.10000000149011612, in an array as in a scalar (float64 values are as they are)."""
+    array = np.asarray(value)
+    if array.dtype == np.float64:
+        return array.tolist()
+    if array.ndim == 0:
+        return float(np.format_float_positional(array[()], unique=True, trim="."))  # (NaN and ±inf too)
+    return [shortest_floats(item) for item in array]

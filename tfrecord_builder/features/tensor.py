@@ -84,10 +84,11 @@ class TensorFeature(Feature):
         if self.is_variable and len(self.shape) > 1:
             raise (at / "shape").error("a per-step shape may be [], [k, ...] or [null], not "
                                        f"{format_shape(self.shape)}")
-        try:
-            self._pad_converted()
-        except Invalid as invalid:
-            raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
+        if self.pad is not None:  # (the default pad, 0 or "", is a stored value: always valid)
+            try:
+                self._stored_pad()
+            except Invalid as invalid:
+                raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
 
     @property
     def pad_value(self) -> Any:
@@ -102,17 +103,16 @@ class TensorFeature(Feature):
         pad = self._pad_storage
         return pad not in (0, b"") or (isinstance(pad, float) and math.copysign(1.0, pad) < 0)
 
-    def _pad_converted(self) -> Any:
-        """The pad as stored: converted as a value, except that `format:` reads the source's text,
-        not the pad (a string feature's "" pads; it is no date to read)."""
-        if self.format is None:  # (a class_label's convert, which has no format, reads its names)
-            return self.convert([self.pad_value])
-        return self.convert([self.pad_value], dates_from_text=False)
+    def _stored_pad(self) -> np.ndarray | list[bytes]:
+        """The pad as stored: the spec's `pad` converted as the feature's values are (text read
+        through `format:` for dates), the default 0 or "" as it is (no date format reads "")."""
+        if self.pad is None:
+            return self.dtype_info.convert([self.pad_value], self.allow_nan)
+        return self.convert([self.pad])
 
     @property
     def _pad_storage(self) -> Any:
-        stored = self._pad_converted()
-        value = stored[0]
+        value = self._stored_pad()[0]
         return value if isinstance(value, bytes) else value.item()
 
     @property
@@ -228,12 +228,10 @@ class TensorFeature(Feature):
             raise self.fail(origin, row, at + invalid.text(language)) from None
         return Values(self.dtype_info.kind, converted, counts)
 
-    def convert(self, flat: Sequence[Any], dates_from_text: bool = True) -> np.ndarray | list[bytes]:
-        """Converts flattened raw values to storage values; raises Invalid naming a bad one.
-        With `dates_from_text` False, text is stored as it is even where `format:` reads dates."""
-        text_format = self.format if dates_from_text else None
-        if text_format is not None or times.holds_times(flat):
-            flat = times.converted(flat, self.dtype, text_format, self.time_unit)
+    def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
+        """Converts flattened raw values to storage values; raises Invalid naming a bad one."""
+        if self.format is not None or times.holds_times(flat):
+            flat = times.converted(flat, self.dtype, self.format, self.time_unit)
         return self.dtype_info.convert(flat, self.allow_nan)
 
     def _cells_at_once(self, cells: Any) -> Values | None:

@@ -434,11 +434,16 @@ def count(value: Any) -> str | None:
 
 
 def number(value: Any) -> str | None:
-    """A statistic in 4 significant digits."""
+    """A statistic of a feature's values (min, max, mean, std), written as a value is: without the
+    thousands separators of counts (a year is 2007 beside a mean of 2008, never 2,007), a whole
+    number in full, another to 4 significant digits but to the unit from 1000 on (a mean of
+    123456.7 is 123457, not 1.235e+05); beyond 10^15, or NaN and infinities, as `.4g` has them."""
     if value is None:
         return None
     value = float(value)
-    return f"{value:,.0f}" if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return f"{value:.4g}"
+    return f"{value:.0f}" if value.is_integer() or abs(value) >= 1000 else f"{value:.4g}"
 
 
 def share(part: int, total: int) -> str:

@@ -175,14 +175,22 @@ def _histogram_drawer(histogram: Histogram, colours: dict[str, str], xlabel: str
         axes.set_ylabel(ylabel)
         axes.yaxis.set_major_formatter(lambda value, _: f"{value:g}%")
         if splits:
-            axes.legend(loc="upper right", handlelength=1.2)
+            _legend_beside(figure, axes)
     return drawn
 
 
 def _headroom(axes: Any) -> None:
-    """The y axis from 0, with room above the tallest bar for the legend."""
+    """The y axis from 0, a little above the tallest bar."""
     top = axes.get_ylim()[1]
-    axes.set_ylim(0, top * 1.18 if top > 0 else 1)
+    axes.set_ylim(0, top * 1.05 if top > 0 else 1)
+
+
+def _legend_beside(figure: Any, axes: Any) -> None:
+    """The splits' legend right of the plot, where no bar or line can lie under it (inside the
+    axes it hid the tallest bars of whichever split peaked beneath it); the figure keeps its
+    size, the plot narrowing to make room (constrained layout)."""
+    figure.set_layout_engine("constrained")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, handlelength=1.2)
 
 
 def _shares(counts: list[int]) -> np.ndarray:
@@ -240,7 +248,7 @@ def _classes_drawer(balance: ClassBalance, colours: dict[str, str]) -> Callable[
         if len(balance.shown) < len(balance.names):
             axes.set_xlabel(f"the {len(balance.shown)} most frequent of {len(balance.names)} classes")
         if splits:
-            axes.legend(loc="upper right", handlelength=1.2)
+            _legend_beside(figure, axes)
     return drawn
 
 

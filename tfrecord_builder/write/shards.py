@@ -43,8 +43,22 @@ class ShardInfo:
         return cls(entry["file"], entry["num_examples"], entry["num_bytes"], entry["sha256"], entry.get("index"))
 
 
+# The fewest records a shard holds, where its split has as many: the `tfrecord` package's reader
+# fails on the index file of a one-record shard (NumPy reads its one line as a 1-D array)
+MIN_SHARD_RECORDS = 2
+
+
 def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_bytes: int) -> int:
-    """Shards for a split: the spec's count, or enough to keep each under the target size."""
+    """Shards for a split: the spec's count, or enough to keep each under the target size; but no
+    more than leave every shard MIN_SHARD_RECORDS records (one shard for a split of one record)."""
+    wanted = asked_shards(num_examples, num_bytes, shards, target_bytes)
+    if not num_examples:
+        return wanted
+    return max(1, min(wanted, num_examples // MIN_SHARD_RECORDS))
+
+
+def asked_shards(num_examples: int, num_bytes: int, shards: int | None, target_bytes: int) -> int:
+    """The shards the spec asks for a split: its count, or enough to keep each under the target size."""
     if shards is not None:
         return shards
     return max(1, math.ceil(num_bytes / target_bytes)) if num_examples else 1

@@ -3,11 +3,13 @@
 Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel formula).
 Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
 values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
-Class labels: examples per class. Images: height and width. Every feature: how many records
-had no value in the source (`num_missing`, filled by the `default:` or left empty), when any had,
-and of those how many the `default:` filled (`num_filled`): the other figures describe only the
-values the source gave, so a default of 0 or NaN doesn't move the mean or draw a bar at 0.
-(Statistics of earlier builds lack `num_filled` and counted filled values in.)
+Class labels: examples per class. Images: height and width. Sequence features: min/max/mean of
+the steps per record, and how many records have each number of steps (`steps.counts`, up to
+`MAX_STEP_COUNTS` different numbers: what a bucketed `input_fn` counts its batches from). Every
+feature: how many records had no value in the source (`num_missing`, filled by the `default:` or
+left empty), when any had, and of those how many the `default:` filled (`num_filled`): the other
+figures describe only the values the source gave, so a default of 0 or NaN doesn't move the mean
+or draw a bar at 0. (Statistics of earlier builds lack `num_filled` and counted filled values in.)
 Features gathered from several columns (`columns:`): also per column (`per_column`: min, max,
 mean and number of its finite values, and its missing cells), what the report lists for a wide table.
 """
@@ -24,6 +26,7 @@ from ..features.values import Values
 
 MAX_VOCABULARY = 100_000
 TOP_VALUES = 10
+MAX_STEP_COUNTS = 10_000  # different numbers of steps listed; beyond them, none are
 
 
 class FeatureStatistics:
@@ -48,6 +51,8 @@ class FeatureStatistics:
         self.steps = _Moments()  # sequence lengths
         columns = getattr(feature, "columns", None)
         self.per_column = _PerColumn(len(columns)) if isinstance(columns, list) else None
+        # records by number of steps; None past MAX_STEP_COUNTS numbers, or restored from an older checkpoint
+        self.step_counts: Counter[int] | None = Counter()
 
     def add(self, values: Values) -> None:
         feature = self.feature
@@ -59,6 +64,9 @@ class FeatureStatistics:
             return
         if values.steps is not None:
             self.steps.add(values.steps)
+            if self.step_counts is not None:
+                numbers, counts = np.unique(np.asarray(values.steps, np.int64), return_counts=True)
+                self._count_steps(Counter(dict(zip(numbers.tolist(), counts.tolist()))))
         if self.per_column is not None and values.kind != "bytes" and not isinstance(feature, ClassLabelFeature):
             self.per_column.add(np.asarray(values.values, dtype=np.float64))
         if feature.is_variable:
@@ -123,8 +131,18 @@ class FeatureStatistics:
         self.steps.merge(other.steps)
         if self.per_column is not None and other.per_column is not None:
             self.per_column.merge(other.per_column)
+        if other.step_counts is None:
+            self.step_counts = None if other.steps.count else self.step_counts
+        elif self.step_counts is not None:
+            self._count_steps(other.step_counts)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
             mine.merge(theirs)
+
+    def _count_steps(self, counts: Counter[int]) -> None:
+        assert self.step_counts is not None
+        self.step_counts.update(counts)
+        if len(self.step_counts) > MAX_STEP_COUNTS:
+            self.step_counts = None
 
     def state(self) -> dict[str, Any]:
         """Everything accumulated, as JSON (for a build's checkpoint); `restore` reads it back exactly."""
@@ -136,6 +154,7 @@ class FeatureStatistics:
             "classes": None if self.classes is None else self.classes.tolist(), "kind": self.kind,
             "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
             "per_column": None if self.per_column is None else self.per_column.state(),
+            "step_counts": None if self.step_counts is None else sorted(self.step_counts.items()),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -153,6 +172,8 @@ class FeatureStatistics:
         self.steps.restore(state["steps"])
         if self.per_column is not None and state.get("per_column") is not None:
             self.per_column.restore(state["per_column"])
+        saved = state.get("step_counts")  # (none in a checkpoint of an earlier version: then unknown)
+        self.step_counts = None if saved is None else Counter({steps: count for steps, count in saved})
 
     def to_dict(self) -> dict[str, Any]:
         out = self._summary()
@@ -195,6 +216,8 @@ class FeatureStatistics:
             out["length"] = self.lengths.to_dict()
         if self.steps.count:
             out["steps"] = self.steps.to_dict()
+            if self.step_counts is not None:  # by number of steps, in order (JSON's keys are text)
+                out["steps"]["counts"] = {str(steps): count for steps, count in sorted(self.step_counts.items())}
         return out
 
 

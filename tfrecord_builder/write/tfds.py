@@ -8,8 +8,12 @@ a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor`
 everything else a `Tensor` of the feature's dtype and shape, variable length as `-1`.
 
 TFDS reads `tf.train.Example`s from uncompressed shards only. A SequenceExample dataset, or one
-with compressed shards, gets a `features.json` that TFDS refuses with the reason in one line
-(tfrecord_builder/tfds_refusal.py), never a dataset that reads back empty.
+with compressed shards, is one TFDS refuses with the reason in one line, never one that reads back
+empty: its dataset_info.json marks its config as blocked with the reason (`isBlocked`), which TFDS
+raises as it opens the folder, with or without tfrecord_builder installed; and it has no
+`features.json`, which TFDS reads before that check. (Datasets built by earlier 0.3 versions name
+a feature class of ours instead, tfrecord_builder/tfds_refusal.py, which refuses only where our
+package is installed.)
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from typing import Any
 from ..features import ClassLabelFeature, Feature
 from ..features.image import ImageFeature
 from .info import write_file
-from .naming import INFO_FILE, labels_name
+from .naming import FEATURES_FILE, INFO_FILE, labels_name
 
 _FEATURES = "tensorflow_datasets.core.features."
 TENSOR = _FEATURES + "tensor_feature.Tensor"
@@ -28,7 +32,9 @@ CLASS_LABEL = _FEATURES + "class_label_feature.ClassLabel"
 IMAGE = _FEATURES + "image_feature.Image"
 SEQUENCE = _FEATURES + "sequence_feature.Sequence"
 FEATURES_DICT = _FEATURES + "features_dict.FeaturesDict"
-REFUSAL = "tfrecord_builder.tfds_refusal.Unreadable"
+# the config an unreadable dataset's refusal is recorded for: TFDS checks a blocked config, not a
+# blocked version, of a folder it opens
+REFUSED_CONFIG = "tfrecord_builder"
 # TFDS's own name for a shard: ours, `NAME-SPLIT.tfrecord-00000-of-00004`
 FILEPATH_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 
@@ -61,6 +67,7 @@ def dataset_info(info: Any) -> dict[str, Any]:
         "fileFormat": "tfrecord",
         "moduleName": "tfrecord_builder",
         "disableShuffling": not spec.output.shuffle,
+        **({"configName": REFUSED_CONFIG, "isBlocked": reason} if reason is not None else {}),
         "splits": [{
             "name": name,
             "numBytes": str(split.num_bytes),
@@ -80,9 +87,6 @@ def dataset_info(info: Any) -> dict[str, Any]:
 
 def features_file(info: Any) -> dict[str, Any]:
     """TFDS's features.json: a FeaturesDict by record key (keys with `/` nest, as TFDS nests them)."""
-    reason = unreadable_reason(info)
-    if reason is not None:
-        return {"type": REFUSAL, "content": {"reason": reason}, "proto_cls": ""}
     options = info.spec.input
     nested: dict[str, Any] = {}
     for feature in info.spec.features.values():
@@ -151,9 +155,13 @@ def _dimensions(shape: list[int | None]) -> list[str]:
 
 
 def tfds_files(info: Any) -> dict[str, bytes]:
-    """Every file TFDS reads but dataset_info.json (written last, by the build), by name."""
+    """Every file TFDS reads but dataset_info.json (written last, by the build), by name: none for a
+    dataset TFDS can't read (a features.json would be read, and could fail, before TFDS meets the
+    refusal in dataset_info.json)."""
+    if unreadable_reason(info) is not None:
+        return {}
     files = {name: text.encode("utf-8") for name, text in label_files(info).items()}
-    files["features.json"] = _json(features_file(info))
+    files[FEATURES_FILE] = _json(features_file(info))
     return files
 
 

@@ -1,0 +1,55 @@
+"""How many shards a split gets, and how its records are dealt out: no shard holds one record
+where the split has more (the `tfrecord` package's reader fails on a one-record shard's index)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tfrecord_builder as tb
+from tfrecord_builder.write.shards import count_shards, shard_starts
+
+from conftest import write_spec
+
+TARGET = 1000
+
+
+@given(st.integers(0, 500), st.integers(1, 64) | st.none(), st.integers(0, 10**6))
+def test_every_shard_holds_two_records_where_the_split_has_two(num_examples, asked, num_bytes):
+    num_bytes = num_bytes if num_examples else 0
+    num_shards = count_shards(num_examples, num_bytes, asked, TARGET)
+    counts = np.diff(shard_starts(num_examples, num_shards))
+    wanted = asked if asked is not None else max(1, -(-num_bytes // TARGET)) if num_examples else 1
+    assert counts.sum() == num_examples
+    if num_examples == 0:
+        assert num_shards == wanted  # an empty split keeps the shards asked, empty
+    elif num_examples == 1:
+        assert counts.tolist() == [1]  # one shard of one record: nothing else can hold it
+    else:
+        assert counts.min() >= 2
+        # as many shards as asked, or as many as leave each two records
+        assert num_shards == min(wanted, num_examples // 2)
+
+
+@pytest.mark.parametrize("rows, counts, message", [
+    (5, [2, 3], "split train: 2 shards, not the 4 asked, so that each of them holds at least 2 of its 5 records (the "
+                "tfrecord package's reader can't read a shard of one record through its index file)"),
+    (1, [1], "split train has 1 record: 1 shard, not the 4 asked (the tfrecord package's reader can't read a shard of "
+             "one record through its index file)"),
+    (8, [2, 2, 2, 2], None),
+])
+def test_fewer_shards_than_asked_are_said(tmp_path, rows, counts, message):
+    data = "x\n" + "".join(f"{row}\n" for row in range(rows))
+    spec = write_spec(tmp_path, {"name": "few", "source": {"builder": "csv", "path": "few.csv"},
+                                 "splits": {"train": 1.0}, "features": {"x": {"dtype": "int64"}},
+                                 "output": {"shards": 4}}, {"few.csv": data})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = tb.build(spec, output=tmp_path / "out")
+    said = [str(item.message) for item in caught if item.category is tb.BuildWarning]
+    assert [shard["num_examples"] for shard in info.splits["train"].shards] == counts
+    assert said == ([message] if message else [])
+    assert info.warnings == said
