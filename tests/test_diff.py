@@ -378,7 +378,7 @@ def test_two_specs_list_every_feature_added_removed_or_changed(tmp_path):
         "! feature `price` changed: dtype: float32 -> float64; key: (unset) -> price/eur",
         "! feature `color` removed (was string [])",
         "! feature `sizes` changed: shape: [3] -> [null]",
-        "! feature `kind` changed: names: + d; - b (3 -> 3 classes)",
+        "! feature `kind` changed: names: indices moved: c 2 -> 1; new: d at 2; removed: b (was 1) (3 -> 3 classes)",
         "! feature `photo` changed: encoding: png -> jpeg",
         "! feature `note` changed: description: a remark -> what the buyer wrote; default: \"\" -> -",
         "  feature `weight` added: float32 []",
@@ -410,6 +410,55 @@ def test_added_features_fail_only_with_fail_on_added(tmp_path, capsys):
     write_spec(tmp_path, OLD_SPEC.replace("a remark", "another remark"), name="described.yaml")
     status, out = _run(capsys, tmp_path / "old.yaml", tmp_path / "described.yaml")
     assert status == 0 and "feature `note` changed: description: a remark -> another remark" in _lines(out)
+
+
+WEATHER_SPEC = """\
+name: weather
+version: VERSION
+source: {builder: csv, path: rows.csv}
+splits: {train: 0.8, test: 0.2}
+features:
+  temperature: {dtype: float32}
+  weather:     {type: class_label, names: NAMES}
+label: weather
+"""
+
+
+def _weather(tmp_path: Path, version: str, names: str) -> Path:
+    return write_spec(tmp_path, WEATHER_SPEC.replace("VERSION", version).replace("NAMES", names),
+                      name=f"{version}.yaml")
+
+
+def test_a_class_inserted_among_the_names_fails_naming_every_index_that_moved(tmp_path, capsys):
+    # the spec re-inferred after `clear` first appeared: names sorted, so it lands in the middle
+    old = _weather(tmp_path, "1.0.0", "[calm, chilly, rain, snow, sun]")
+    new = _weather(tmp_path, "1.1.0", "[calm, chilly, clear, rain, snow, sun]")
+    status, out = _run(capsys, old, new)
+    assert status == 1
+    assert _section(_lines(out), "spec") == [
+        "spec", "! feature `weather` changed: names: indices moved: rain 2 -> 3, snow 3 -> 4, sun 4 -> 5; "
+        "new: clear at 2 (5 -> 6 classes)"]
+    assert _lines(out)[-1] == "DRIFT: 1 over its threshold (spec 1)"
+    # the same names in another order: every index that means another class, none new
+    reordered = _weather(tmp_path, "1.0.1", "[chilly, calm, rain, snow, sun]")
+    status, out = _run(capsys, old, reordered)
+    assert status == 1 and _section(_lines(out), "spec")[1] == (
+        "! feature `weather` changed: names: indices moved: chilly 1 -> 0, calm 0 -> 1 (5 -> 5 classes)")
+
+
+def test_a_class_appended_after_the_old_names_is_an_addition(tmp_path, capsys):
+    old = _weather(tmp_path, "1.0.0", "[calm, chilly, rain, snow, sun]")
+    new = _weather(tmp_path, "1.1.0", "[calm, chilly, rain, snow, sun, clear]")
+    status, out = _run(capsys, old, new)
+    assert status == 0  # every old index keeps its class: like an added feature, reported
+    assert _section(_lines(out), "spec")[1] == "feature `weather` changed: names: new: clear at 5 (5 -> 6 classes)"
+    status, out = _run(capsys, old, new, "--fail-on-added")
+    assert status == 1
+    assert _section(_lines(out), "spec")[1] == "! feature `weather` changed: names: new: clear at 5 (5 -> 6 classes)"
+    # the last class dropped moves no index but a model still predicts it: a removal fails
+    status, out = _run(capsys, new, old)
+    assert status == 1
+    assert _section(_lines(out), "spec")[1] == "! feature `weather` changed: names: removed: clear (was 5) (6 -> 5 classes)"
 
 
 def test_a_spec_against_its_dataset_compares_their_specs(built, capsys):

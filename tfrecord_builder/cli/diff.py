@@ -20,7 +20,9 @@ split's counts and, split by split, each feature's statistics.
 
 Exit status 0: nothing over its threshold. 1: something is: a feature removed or changed (any key
 but its description), `format` or `label` changed, a split removed, or a count or statistic moved
-past one of the thresholds below (added features and splits fail only with --fail-on-added).
+past one of the thresholds below (added features and splits, and class names appended after the
+old ones, fail only with --fail-on-added; class names inserted, reordered or removed fail, each
+class whose index moved named).
 2: a usage error, a path that is neither a spec nor a dataset, or two unrelated things (different
 names, no feature in common). Other spec keys (source, splits, output, input) are reported, not
 failed. The report lists the drift measures over their thresholds (--all: every one), each
