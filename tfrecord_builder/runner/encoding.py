@@ -24,7 +24,8 @@ from ..errors import DataError
 from ..features.values import Values
 from ..spec.model import Spec
 from ..write.collect import RunFile, key_label, renew_run_names, write_run
-from ..write.keys import assign_splits, hash_keys
+from ..write.keys import assign_splits, hash_keys, member_hashes
+from ..write.membership import KeptSplits
 from ..write.stats import SplitStatistics
 from .records import encode_batch
 
@@ -38,6 +39,7 @@ class SplitPart:
     statistics: SplitStatistics
     labels: list[str] | None = None  # "origin\0key" of each record, when keys must be unique
     run: RunFile | None = None  # where a worker wrote the records, hashes and labels instead
+    members: np.ndarray | None = None  # uint64 seedless key hashes (write/membership.py), kept with a run too
 
 
 @dataclass
@@ -51,6 +53,7 @@ class DividedBatch:
     count: int = 0  # records encoded (the skipped ones not included)
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
 # Starting and stopping the worker pool costs 25-70 ms (a fork of the caller's memory per worker,
@@ -60,15 +63,17 @@ IN_PROCESS_SECONDS = 0.1
 
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
-                   workers: int = 1, runs: str | None = None) -> Iterator[DividedBatch]:
+                   workers: int = 1, runs: str | None = None, keep: KeptSplits | None = None
+                   ) -> Iterator[DividedBatch]:
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS, then, with `workers` > 1 and batches
     left, in that many worker processes. Given a `runs` folder, workers write their records there
-    (`collect.write_run`) and send back the run's name in their place."""
+    (`collect.write_run`) and send back the run's name in their place. `keep`: an earlier
+    version's splits, which the keys it holds keep."""
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
     for split, batch in batches:
-        yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch)
+        yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch, keep)
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
             break
     else:
@@ -76,10 +81,10 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     first = list(itertools.islice(batches, 2))
     if len(first) < 2:  # one batch left: not worth starting processes
         for split, batch in first:
-            yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch)
+            yield _ReadFailure.raised(batch) or encode_for_build(spec, split, batch, keep)
         return
     with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker,
-                             initargs=(spec, os.getpid(), runs)) as pool:
+                             initargs=(spec, os.getpid(), runs, keep)) as pool:
         pending: deque = deque()
         for split, batch in itertools.chain(first, batches):
             pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(_encode_in_worker, split, batch))
@@ -111,8 +116,10 @@ def _failure_in_turn(batches: Iterable[tuple[str | None, Batch | PendingBatch]])
         yield None, _ReadFailure(error)
 
 
-def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
-    """Parses a pending batch, encodes it, hashes its keys and divides it among the splits.
+def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
+                     keep: KeptSplits | None = None) -> DividedBatch:
+    """Parses a pending batch, encodes it, hashes its keys and divides it among the splits (by
+    hash; with `keep`, a key an earlier version holds goes to its split there).
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
@@ -143,9 +150,15 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
+    members = member_hashes(batch.keys)
     names = list(spec.splits)
     if split is None:
         assignment = assign_splits(hashes, list(spec.splits.values()))
+        if keep is not None:
+            before = keep.splits_of(members)
+            found = before >= 0
+            assignment = np.where(found, before, assignment)
+            result.kept = int(found.sum())
     else:
         assignment = np.full(len(batch), names.index(split))
     for index, name in enumerate(names):
@@ -164,7 +177,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch)
             labels = [key_label(batch.origin(row), batch.keys[row]) for row in rows.tolist()]
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
                                        records if every else records.take(rows), statistics,
-                                       labels)
+                                       labels, members=members if every else members[rows])
     return result
 
 
@@ -175,18 +188,19 @@ def keys_digest(hashes: np.ndarray) -> bytes:
 
 _WORKER_SPEC: Spec | None = None
 _WORKER_RUNS: str | None = None
+_WORKER_KEEP: KeptSplits | None = None
 
 
-def _start_worker(spec: Spec, parent: int, runs: str | None) -> None:
-    global _WORKER_SPEC, _WORKER_RUNS
+def _start_worker(spec: Spec, parent: int, runs: str | None, keep: KeptSplits | None) -> None:
+    global _WORKER_SPEC, _WORKER_RUNS, _WORKER_KEEP
     processes.die_with_parent(parent)
     renew_run_names()
-    _WORKER_SPEC, _WORKER_RUNS = spec, runs
+    _WORKER_SPEC, _WORKER_RUNS, _WORKER_KEEP = spec, runs, keep
 
 
 def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> DividedBatch:
     assert _WORKER_SPEC is not None
-    result = encode_for_build(_WORKER_SPEC, split, batch)
+    result = encode_for_build(_WORKER_SPEC, split, batch, _WORKER_KEEP)
     if _WORKER_RUNS is not None:  # the records stay here: written to runs, never sent back
         for name, part in result.parts.items():
             part.run = write_run(_WORKER_RUNS, name, part.hashes, part.records, part.labels,

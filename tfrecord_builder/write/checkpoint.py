@@ -32,6 +32,8 @@ class EncodingState:
     splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs (file names), num_examples, num_bytes
     statistics: dict[str, Any] = field(default_factory=dict)  # the statistics tree so far (runner/plan.py)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    members: dict[str, str] = field(default_factory=dict)  # split -> its key hashes so far (a file in runs/)
+    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
 def chain(digest: str, batch_keys: bytes) -> str:
@@ -66,6 +68,8 @@ def load(folder: str, build: str) -> EncodingState | None:
     for split in state.splits.values():
         if not all(os.path.isfile(os.path.join(folder, RUNS_FOLDER, run)) for run in split["runs"]):
             return None
+    if not all(os.path.isfile(os.path.join(folder, RUNS_FOLDER, name)) for name in state.members.values()):
+        return None
     return state
 
 
@@ -74,6 +78,7 @@ def drop_unlisted_runs(folder: str, state: EncodingState | None) -> None:
     list: those a killed build's workers wrote after its last checkpoint, or merged from others,
     which a resumed build would otherwise leave on disk until it ends."""
     listed = {run for split in (state.splits.values() if state is not None else ()) for run in split["runs"]}
+    listed |= set(state.members.values()) if state is not None else set()
     runs = os.path.join(folder, RUNS_FOLDER)
     for name in os.listdir(runs) if os.path.isdir(runs) else []:
         if name not in listed:
