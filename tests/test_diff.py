@@ -281,8 +281,11 @@ def test_json_holds_every_measure_with_its_value_threshold_and_verdict(built):
         assert measures[(split, "color", "top value shift")]["old"] == {"value": "black", "share": 0.0}
     # each split: examples and bytes
     drift = sum(m["crossed"] for m in report["drift"])
-    assert report["crossed_by_section"] == {"spec": 0, "splits": 4, "drift": drift}
+    assert report["crossed_by_section"] == {"spec": 0, "splits": 4, "drift": drift, "membership": 0}
     assert report["num_crossed"] == 4 + drift
+    # keyed by id: the 200 ids of 1.0.0 are in their splits again, 60 are new
+    assert report["membership"] == {"compared": True, "crossed": False, "threshold": 0, "moved": [], "num_moved": 0,
+                                    "stayed": 200, "unfollowed": 0, "added": 60}
 
 
 def test_a_changed_spec_between_datasets_and_a_removed_split(built, capsys):
@@ -304,7 +307,11 @@ def test_a_changed_spec_between_datasets_and_a_removed_split(built, capsys):
     assert {(m.split, m.feature) for m in drift} == {("train", name) for name in
                                                       ("price", "rating", "note", "tags", "kind")}
     # train holds every row now (+25%, bytes too), test is gone; the rows are the same: no drift
-    assert lines[-1] == "DRIFT: 5 over their thresholds (spec 2, splits 3)"
+    # and every row of the old test split is in train: a model trained on 2.0.0 has seen them
+    test_rows = _statistics(built, "1.0.0")["splits"]["test"]["num_examples"]
+    assert _section(lines, "membership") == [
+        "membership", f"! {test_rows} rows of old test are in new train", f"{200 - test_rows} rows kept their split"]
+    assert lines[-1] == "DRIFT: 6 over their thresholds (spec 2, splits 3, membership 1)"
 
 
 def test_statistics_of_an_older_dataset_without_std_of_lengths_or_missing_counts(built, tmp_path, capsys):

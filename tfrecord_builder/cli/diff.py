@@ -144,15 +144,16 @@ def _splits(splits: list[SplitChange]) -> str:
 
 
 def _membership(change: MembershipChange | None) -> list[str]:
-    """`split membership`: the rows of OLD in another split of NEW (`!` past the threshold), the rows
+    """`membership`: the rows of OLD in another split of NEW (`!` past the threshold), the rows
     that kept theirs, and those that can't be followed or are new."""
     if change is None:
         return []
     if change.missing is not None:
         one = change.missing != "OLD and NEW"
-        return ["split membership", f"  can't be compared: {change.missing} {'was' if one else 'were'} built without "
-                "the split membership files (splits/, written since issue 27); rebuild to compare"]
-    lines = ["split membership"]
+        return ["membership", f"  can't be compared: {change.missing} {'was' if one else 'were'} built without "
+                "the split membership files (splits/, which earlier versions of tfrecord-builder don't write); "
+                "rebuild it to compare"]
+    lines = ["membership"]
     mark = _mark(change.crossed)
     for (old, new), rows in change.moved.items():
         lines.append(f"{mark}{_rows(rows)} of old {old} {'is' if rows == 1 else 'are'} in new {new}")
