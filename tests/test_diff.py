@@ -25,6 +25,7 @@ from tfrecord_builder.diff.drift import feature_drift
 
 from conftest import write_spec
 from cli.helpers import assert_error, run_cli, show
+from versions import NUM_ROWS, weather_csv
 
 SPLITS = ("train", "test")
 
@@ -560,3 +561,85 @@ def test_measures_of_images_capped_vocabularies_and_vanished_classes():
     shift, ratio = feature_drift("train", "x", {"mean": 1.0, "std": 0.0}, {"mean": 2.0, "std": 0.5}, (1, 1), thresholds)
     assert (shift.value, ratio.value) == (math.inf, math.inf)
     assert shift.to_dict()["value"] == "inf"
+
+
+# --- split membership: rows that changed split between two versions ------------------------------
+
+DRIFT_OFF = ["--max-mean-shift", "inf", "--max-std-ratio", "inf", "--max-class-shift", "inf",
+             "--max-count-change", "inf", "--max-size-change", "inf"]  # only the membership decides
+
+
+def _weather_spec(version: str, path: str, *, key: bool, test: float = 0.1) -> dict[str, Any]:
+    return {"name": "weather", "version": version,
+            "source": {"builder": "csv", "path": path, **({"key": "station_date"} if key else {})},
+            "splits": {"train": round(1 - test, 2), "test": test},
+            "features": {"temperature": {"dtype": "float32"}, "wind": {"dtype": "float32"},
+                         "weather": {"type": "class_label", "names": ["calm", "chilly", "rain", "snow", "sun"]}},
+            "label": "weather"}
+
+
+@pytest.fixture(scope="module")
+def weather(tmp_path_factory) -> Path:
+    """The weather table in °C (1.x.0) and re-exported in °F (2.x.0): x=0 whole-row keys, x=1
+    keyed by station_date; 2.2.0 keyed with the test split grown to 0.2."""
+    root = tmp_path_factory.mktemp("weather")
+    files = {"celsius.csv": weather_csv(), "fahrenheit.csv": weather_csv(fahrenheit=True)}
+    for version, path, key, test in [("1.0.0", "celsius.csv", False, 0.1), ("2.0.0", "fahrenheit.csv", False, 0.1),
+                                     ("1.1.0", "celsius.csv", True, 0.1), ("2.1.0", "fahrenheit.csv", True, 0.1),
+                                     ("2.2.0", "fahrenheit.csv", True, 0.2)]:
+        spec = write_spec(root / "specs", _weather_spec(version, path, key=key, test=test), files,
+                          name=f"{version}.yaml")
+        tb.build(spec, output=root / "build", workers=1)
+    return root
+
+
+def _weather(root: Path, version: str) -> Path:
+    return root / "build" / "weather" / version
+
+
+def test_rows_whose_whole_row_key_changed_cant_be_followed(weather, capsys):
+    """The issue's re-export: one column converted, no source.key: every row has a new key."""
+    status, out = _run(capsys, _weather(weather, "1.0.0"), _weather(weather, "2.0.0"), *DRIFT_OFF)
+    assert _section(_lines(out), "membership") == [
+        "membership", "0 rows kept their split",
+        "3,071 rows of old can't be followed: their keys are not in new (removed, or the key changed: without "
+        "source.key a row's key is the whole row, so a row with any value changed can't be followed)",
+        "3,071 rows of new are not in old"]
+    assert status == 0  # nothing seen to move: reported, the drift of `temperature` fails it
+
+
+def test_a_key_keeps_rows_in_their_splits_and_rows_that_moved_fail(weather, capsys):
+    status, out = _run(capsys, _weather(weather, "1.1.0"), _weather(weather, "2.1.0"), *DRIFT_OFF)
+    assert status == 0
+    assert _section(_lines(out), "membership") == ["membership", "3,071 rows kept their split"]
+    # the test split grown from 0.1 to 0.2: rows of the old train split are tested on now
+    old = json.loads((_weather(weather, "1.1.0") / "tfrecord_builder.json").read_text())["splits"]
+    new = json.loads((_weather(weather, "2.2.0") / "tfrecord_builder.json").read_text())["splits"]
+    moved = new["test"]["num_examples"] - old["test"]["num_examples"]
+    assert moved > 250
+    status, out = _run(capsys, _weather(weather, "1.1.0"), _weather(weather, "2.2.0"), *DRIFT_OFF)
+    assert status == 1
+    assert _section(_lines(out), "membership") == [
+        "membership", f"! {moved:,} rows of old train are in new test", f"{NUM_ROWS - moved:,} rows kept their split"]
+    assert _lines(out)[-1] == "DRIFT: 1 over its threshold (membership 1)"
+    status, out = _run(capsys, _weather(weather, "1.1.0"), _weather(weather, "2.2.0"), *DRIFT_OFF,
+                       "--max-moved-rows", str(moved))
+    assert status == 0 and _section(_lines(out), "membership")[1] == f"{moved:,} rows of old train are in new test"
+    comparison = diff(_weather(weather, "1.1.0"), _weather(weather, "2.2.0"))
+    assert comparison.membership.moved == {("train", "test"): moved} and comparison.crossed_by_section["membership"]
+
+
+def test_a_dataset_built_without_membership_files_cant_be_compared(weather, tmp_path, capsys):
+    """As a dataset of an earlier tfrecord-builder: no splits/, no `membership` in its metadata."""
+    older = tmp_path / "weather" / "1.1.0"
+    shutil.copytree(_weather(weather, "1.1.0"), older)
+    shutil.rmtree(older / "splits")
+    info = json.loads((older / "tfrecord_builder.json").read_text())
+    del info["membership"]
+    (older / "tfrecord_builder.json").write_text(json.dumps(info))
+    status, out = _run(capsys, older, _weather(weather, "2.1.0"), *DRIFT_OFF)
+    assert status == 0
+    assert _section(_lines(out), "membership") == [
+        "membership", "can't be compared: OLD was built without the split membership files (splits/, which earlier "
+        "versions of tfrecord-builder don't write); rebuild it to compare"]
+    assert diff(older, _weather(weather, "2.1.0")).to_dict()["membership"] == {"compared": False, "missing": "OLD"}
