@@ -466,7 +466,8 @@ def test_a_class_appended_after_the_old_names_is_an_addition(tmp_path, capsys):
     # the last class dropped moves no index but a model still predicts it: a removal fails
     status, out = _run(capsys, new, old)
     assert status == 1
-    assert _section(_lines(out), "spec")[1] == "! feature `weather` changed: names: removed: clear (was 5) (6 -> 5 classes)"
+    assert _section(_lines(out), "spec")[1] == (
+        "! feature `weather` changed: names: removed: clear (was 5) (6 -> 5 classes)")
 
 
 def test_a_spec_against_its_dataset_compares_their_specs(built, capsys):

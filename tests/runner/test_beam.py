@@ -154,7 +154,8 @@ def test_split_membership_and_kept_splits_are_the_same_bytes_on_beam(tmp_path):
     beam = _files(out)
     _same(local, beam)
     assert [name for name in beam if name.startswith("rows/1.1.0/splits/")] == [
-        "rows/1.1.0/splits/rows-test.keys", "rows/1.1.0/splits/rows-train.keys", "rows/1.1.0/splits/rows-validation.keys"]
+        "rows/1.1.0/splits/rows-test.keys", "rows/1.1.0/splits/rows-train.keys",
+        "rows/1.1.0/splits/rows-validation.keys"]
     earlier = _files(tmp_path / "old-out")
     for split in ("train", "validation", "test"):
         before = np.frombuffer(earlier[f"rows/1.0.0/splits/rows-{split}.keys"], "<u8")

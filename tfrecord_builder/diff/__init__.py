@@ -25,8 +25,8 @@ from .model import Comparison, Measure, Side, SpecChange, SplitChange, Threshold
 from .sides import open_side
 from .specs import declarations, describe_change, spec_changes
 
-__all__ = ["Comparison", "Measure", "MembershipChange", "Side", "SpecChange", "SplitChange", "Thresholds", "describe_change", "diff",
-           "open_side"]
+__all__ = ["Comparison", "Measure", "MembershipChange", "Side", "SpecChange", "SplitChange", "Thresholds",
+           "describe_change", "diff", "open_side"]
 
 Comparable = str | os.PathLike | Spec | DatasetInfo
 

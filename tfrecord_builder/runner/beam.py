@@ -70,8 +70,9 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, scratch: str, build_id:
         workers: int, pipeline_options: list[str], progress: Callable | None,
         keep: KeptSplits | None = None) -> Written:
     """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
-    `finished_shards` found them; with `keep`, the splits of an earlier version); returns what it wrote into `staging` (a folder or a bucket's
-    prefix). `scratch` is a folder of this machine the DirectRunner's workers keep records in."""
+    `finished_shards` found them, and with `keep` the splits of an earlier version); returns what
+    it wrote into `staging` (a folder or a bucket's prefix). `scratch` is a folder of this machine
+    the DirectRunner's workers keep records in."""
     options = _options(pipeline_options, workers)
     local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
                                                          "SwitchingDirectRunner", "PrismRunner")
@@ -364,8 +365,9 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
     _save({"statistics": tree.to_dict(), "skipped": skipped, "counts": counts, "error": error,
            "num_shards": {name: len(starts) - 1 for name, starts in layout.shards.items()},
            "records": sum(summary.records for summary in summaries),
-           "members": {name: np.concatenate([hashes for summary in summaries for hashes in summary.members.get(name, [])]
-                                            or [np.empty(0, np.uint64)]) for name in spec.splits},
+           "members": {name: np.concatenate([hashes for summary in summaries
+                                             for hashes in summary.members.get(name, [])] or [np.empty(0, np.uint64)])
+                       for name in spec.splits},
            "kept": sum(summary.kept for summary in summaries)}, staging, "summary")
     return layout
 
@@ -534,5 +536,5 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
-    return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits},
-                   summary["members"], summary["kept"])
+    return Written(splits, summary["statistics"], summary["skipped"],
+                   {name: distinct.get(name, 0) for name in spec.splits}, summary["members"], summary["kept"])
