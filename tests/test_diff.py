@@ -594,13 +594,13 @@ def weather(tmp_path_factory) -> Path:
     return root
 
 
-def _weather(root: Path, version: str) -> Path:
+def _weather_dataset(root: Path, version: str) -> Path:
     return root / "build" / "weather" / version
 
 
 def test_rows_whose_whole_row_key_changed_cant_be_followed(weather, capsys):
     """The issue's re-export: one column converted, no source.key: every row has a new key."""
-    status, out = _run(capsys, _weather(weather, "1.0.0"), _weather(weather, "2.0.0"), *DRIFT_OFF)
+    status, out = _run(capsys, _weather_dataset(weather, "1.0.0"), _weather_dataset(weather, "2.0.0"), *DRIFT_OFF)
     assert _section(_lines(out), "membership") == [
         "membership", "0 rows kept their split",
         "3,071 rows of old can't be followed: their keys are not in new (removed, or the key changed: without "
@@ -610,37 +610,37 @@ def test_rows_whose_whole_row_key_changed_cant_be_followed(weather, capsys):
 
 
 def test_a_key_keeps_rows_in_their_splits_and_rows_that_moved_fail(weather, capsys):
-    status, out = _run(capsys, _weather(weather, "1.1.0"), _weather(weather, "2.1.0"), *DRIFT_OFF)
+    status, out = _run(capsys, _weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.1.0"), *DRIFT_OFF)
     assert status == 0
     assert _section(_lines(out), "membership") == ["membership", "3,071 rows kept their split"]
     # the test split grown from 0.1 to 0.2: rows of the old train split are tested on now
-    old = json.loads((_weather(weather, "1.1.0") / "tfrecord_builder.json").read_text())["splits"]
-    new = json.loads((_weather(weather, "2.2.0") / "tfrecord_builder.json").read_text())["splits"]
+    old = json.loads((_weather_dataset(weather, "1.1.0") / "tfrecord_builder.json").read_text())["splits"]
+    new = json.loads((_weather_dataset(weather, "2.2.0") / "tfrecord_builder.json").read_text())["splits"]
     moved = new["test"]["num_examples"] - old["test"]["num_examples"]
     assert moved > 250
-    status, out = _run(capsys, _weather(weather, "1.1.0"), _weather(weather, "2.2.0"), *DRIFT_OFF)
+    status, out = _run(capsys, _weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.2.0"), *DRIFT_OFF)
     assert status == 1
     assert _section(_lines(out), "membership") == [
         "membership", f"! {moved:,} rows of old train are in new test", f"{NUM_ROWS - moved:,} rows kept their split"]
     assert _lines(out)[-1] == "DRIFT: 1 over its threshold (membership 1)"
-    status, out = _run(capsys, _weather(weather, "1.1.0"), _weather(weather, "2.2.0"), *DRIFT_OFF,
+    status, out = _run(capsys, _weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.2.0"), *DRIFT_OFF,
                        "--max-moved-rows", str(moved))
     assert status == 0 and _section(_lines(out), "membership")[1] == f"{moved:,} rows of old train are in new test"
-    comparison = diff(_weather(weather, "1.1.0"), _weather(weather, "2.2.0"))
+    comparison = diff(_weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.2.0"))
     assert comparison.membership.moved == {("train", "test"): moved} and comparison.crossed_by_section["membership"]
 
 
 def test_a_dataset_built_without_membership_files_cant_be_compared(weather, tmp_path, capsys):
     """As a dataset of an earlier tfrecord-builder: no splits/, no `membership` in its metadata."""
     older = tmp_path / "weather" / "1.1.0"
-    shutil.copytree(_weather(weather, "1.1.0"), older)
+    shutil.copytree(_weather_dataset(weather, "1.1.0"), older)
     shutil.rmtree(older / "splits")
     info = json.loads((older / "tfrecord_builder.json").read_text())
     del info["membership"]
     (older / "tfrecord_builder.json").write_text(json.dumps(info))
-    status, out = _run(capsys, older, _weather(weather, "2.1.0"), *DRIFT_OFF)
+    status, out = _run(capsys, older, _weather_dataset(weather, "2.1.0"), *DRIFT_OFF)
     assert status == 0
     assert _section(_lines(out), "membership") == [
         "membership", "can't be compared: OLD was built without the split membership files (splits/, which earlier "
         "versions of tfrecord-builder don't write); rebuild it to compare"]
-    assert diff(older, _weather(weather, "2.1.0")).to_dict()["membership"] == {"compared": False, "missing": "OLD"}
+    assert diff(older, _weather_dataset(weather, "2.1.0")).to_dict()["membership"] == {"compared": False, "missing": "OLD"}
