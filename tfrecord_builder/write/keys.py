@@ -42,5 +42,13 @@ def member_hashes(keys: Sequence[Any]) -> np.ndarray:
 
     Unlike `hash_keys` these don't depend on `output.seed`: they name a record across versions of
     a dataset built with any seed, in the split membership files (write/membership.py)."""
-    digests = [hashlib.blake2b(key if type(key) is bytes else key_bytes(key), digest_size=8).digest() for key in keys]
+    plain = _PLAIN_8  # copied per key: twice as fast as a new hash object each time
+    digests = []
+    for key in keys:
+        state = plain.copy()
+        state.update(key if type(key) is bytes else key_bytes(key))
+        digests.append(state.digest())
     return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
+
+
+_PLAIN_8 = hashlib.blake2b(digest_size=8)
