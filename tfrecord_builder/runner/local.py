@@ -128,13 +128,16 @@ class Encoding:
                                     "num_examples": records.num_examples, "num_bytes": records.num_bytes}
                              for name, records in self.records.items()}
         self.state.statistics = self.statistics.state()
-        self.state.members = {}
+        # a file per checkpoint: the one the last checkpoint lists stays whole until the next is saved
+        before, self.state.members = self.state.members, {}
         for name in self.members:
             self.members[name] = [self.split_members(name)]
-            file = f"members-{name}.u64"
+            file = f"members-{name}-{self.state.batches:09d}.u64"
             write_file(os.path.join(self.runs, file), self.members[name][0].astype("<u8").tobytes())
             self.state.members[name] = file
         checkpoint.save(self.staging, self.state)
+        for file in set(before.values()) - set(self.state.members.values()):
+            os.remove(os.path.join(self.runs, file))
 
     def split_members(self, name: str) -> np.ndarray:
         """The split's key hashes so far (unsorted)."""
