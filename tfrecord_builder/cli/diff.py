@@ -11,7 +11,8 @@ from ..diff import Comparison, Measure, MembershipChange, SplitChange, Threshold
 from .format import size, table
 
 NAME = "diff"
-HELP = "compare two specs or built datasets: features, split counts, statistics' drift; exit 1 past a threshold"
+HELP = ("compare two specs or built datasets: features, split counts, rows that changed split, statistics' "
+        "drift; exit 1 past a threshold")
 
 DESCRIPTION = """\
 Compares OLD with NEW: two spec files, two built datasets (NAME/VERSION folders or their metadata
