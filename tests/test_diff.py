@@ -447,6 +447,9 @@ def test_a_class_inserted_among_the_names_fails_naming_every_index_that_moved(tm
         "spec", "! feature `weather` changed: names: indices moved: rain 2 -> 3, snow 3 -> 4, sun 4 -> 5; "
         "new: clear at 2 (5 -> 6 classes)"]
     assert _lines(out)[-1] == "DRIFT: 1 over its threshold (spec 1)"
+    (change,) = diff(old, new).to_dict()["spec"][0]["changes"]
+    assert change["indices"] == {"moved": [("rain", 2, 3), ("snow", 3, 4), ("sun", 4, 5)], "new": [("clear", 2)],
+                                 "removed": []}
     # the same names in another order: every index that means another class, none new
     reordered = _weather(tmp_path, "1.0.1", "[chilly, calm, rain, snow, sun]")
     status, out = _run(capsys, old, reordered)

@@ -78,7 +78,10 @@ class SpecChange:
     def to_dict(self) -> dict[str, Any]:
         out = {"subject": self.subject, "name": self.name, "change": self.change, "crossed": self.crossed}
         if self.changes:
-            out["changes"] = [{"key": key, "old": old, "new": new} for key, old, new in self.changes]
+            from .specs import index_changes  # specs.py builds on this module
+            out["changes"] = [{"key": key, "old": old, "new": new,
+                               **({"indices": index_changes(old, new)} if key == "names" and isinstance(old, list)
+                                  and isinstance(new, list) else {})} for key, old, new in self.changes]
         else:
             out.update(old=self.old, new=self.new)
         return out
