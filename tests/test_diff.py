@@ -25,6 +25,7 @@ from tfrecord_builder.diff.drift import feature_drift
 
 from conftest import write_spec
 from cli.helpers import assert_error, run_cli, show
+from versions import NUM_ROWS, weather_csv
 
 SPLITS = ("train", "test")
 
@@ -283,8 +284,11 @@ def test_json_holds_every_measure_with_its_value_threshold_and_verdict(built):
         assert measures[(split, "color", "top value shift")]["old"] == {"value": "black", "share": 0.0}
     # each split: examples and bytes
     drift = sum(m["crossed"] for m in report["drift"])
-    assert report["crossed_by_section"] == {"spec": 0, "splits": 4, "drift": drift}
+    assert report["crossed_by_section"] == {"spec": 0, "splits": 4, "drift": drift, "membership": 0}
     assert report["num_crossed"] == 4 + drift
+    # keyed by id: the 200 ids of 1.0.0 are in their splits again, 60 are new
+    assert report["membership"] == {"compared": True, "crossed": False, "threshold": 0, "moved": [], "num_moved": 0,
+                                    "stayed": 200, "unfollowed": 0, "added": 60}
 
 
 def test_a_changed_spec_between_datasets_and_a_removed_split(built, capsys):
@@ -306,7 +310,11 @@ def test_a_changed_spec_between_datasets_and_a_removed_split(built, capsys):
     assert {(m.split, m.feature) for m in drift} == {("train", name) for name in
                                                       ("price", "rating", "note", "tags", "kind")}
     # train holds every row now (+25%, bytes too), test is gone; the rows are the same: no drift
-    assert lines[-1] == "DRIFT: 5 over their thresholds (spec 2, splits 3)"
+    # and every row of the old test split is in train: a model trained on 2.0.0 has seen them
+    test_rows = _statistics(built, "1.0.0")["splits"]["test"]["num_examples"]
+    assert _section(lines, "membership") == [
+        "membership", f"! {test_rows} rows of old test are in new train", f"{200 - test_rows} rows kept their split"]
+    assert lines[-1] == "DRIFT: 6 over their thresholds (spec 2, splits 3, membership 1)"
 
 
 def test_statistics_of_an_older_dataset_without_std_of_lengths_or_missing_counts(built, tmp_path, capsys):
@@ -380,7 +388,7 @@ def test_two_specs_list_every_feature_added_removed_or_changed(tmp_path):
         "! feature `price` changed: dtype: float32 -> float64; key: (unset) -> price/eur",
         "! feature `color` removed (was string [])",
         "! feature `sizes` changed: shape: [3] -> [null]",
-        "! feature `kind` changed: names: + d; - b (3 -> 3 classes)",
+        "! feature `kind` changed: names: indices moved: c 2 -> 1; new: d at 2; removed: b (was 1) (3 -> 3 classes)",
         "! feature `photo` changed: encoding: png -> jpeg",
         "! feature `note` changed: description: a remark -> what the buyer wrote; default: \"\" -> -",
         "  feature `weight` added: float32 []",
@@ -412,6 +420,59 @@ def test_added_features_fail_only_with_fail_on_added(tmp_path, capsys):
     write_spec(tmp_path, OLD_SPEC.replace("a remark", "another remark"), name="described.yaml")
     status, out = _run(capsys, tmp_path / "old.yaml", tmp_path / "described.yaml")
     assert status == 0 and "feature `note` changed: description: a remark -> another remark" in _lines(out)
+
+
+WEATHER_SPEC = """\
+name: weather
+version: VERSION
+source: {builder: csv, path: rows.csv}
+splits: {train: 0.8, test: 0.2}
+features:
+  temperature: {dtype: float32}
+  weather:     {type: class_label, names: NAMES}
+label: weather
+"""
+
+
+def _weather(tmp_path: Path, version: str, names: str) -> Path:
+    return write_spec(tmp_path, WEATHER_SPEC.replace("VERSION", version).replace("NAMES", names),
+                      name=f"{version}.yaml")
+
+
+def test_a_class_inserted_among_the_names_fails_naming_every_index_that_moved(tmp_path, capsys):
+    # the spec re-inferred after `clear` first appeared: names sorted, so it lands in the middle
+    old = _weather(tmp_path, "1.0.0", "[calm, chilly, rain, snow, sun]")
+    new = _weather(tmp_path, "1.1.0", "[calm, chilly, clear, rain, snow, sun]")
+    status, out = _run(capsys, old, new)
+    assert status == 1
+    assert _section(_lines(out), "spec") == [
+        "spec", "! feature `weather` changed: names: indices moved: rain 2 -> 3, snow 3 -> 4, sun 4 -> 5; "
+        "new: clear at 2 (5 -> 6 classes)"]
+    assert _lines(out)[-1] == "DRIFT: 1 over its threshold (spec 1)"
+    (change,) = diff(old, new).to_dict()["spec"][0]["changes"]
+    assert change["indices"] == {"moved": [("rain", 2, 3), ("snow", 3, 4), ("sun", 4, 5)], "new": [("clear", 2)],
+                                 "removed": []}
+    # the same names in another order: every index that means another class, none new
+    reordered = _weather(tmp_path, "1.0.1", "[chilly, calm, rain, snow, sun]")
+    status, out = _run(capsys, old, reordered)
+    assert status == 1 and _section(_lines(out), "spec")[1] == (
+        "! feature `weather` changed: names: indices moved: chilly 1 -> 0, calm 0 -> 1 (5 -> 5 classes)")
+
+
+def test_a_class_appended_after_the_old_names_is_an_addition(tmp_path, capsys):
+    old = _weather(tmp_path, "1.0.0", "[calm, chilly, rain, snow, sun]")
+    new = _weather(tmp_path, "1.1.0", "[calm, chilly, rain, snow, sun, clear]")
+    status, out = _run(capsys, old, new)
+    assert status == 0  # every old index keeps its class: like an added feature, reported
+    assert _section(_lines(out), "spec")[1] == "feature `weather` changed: names: new: clear at 5 (5 -> 6 classes)"
+    status, out = _run(capsys, old, new, "--fail-on-added")
+    assert status == 1
+    assert _section(_lines(out), "spec")[1] == "! feature `weather` changed: names: new: clear at 5 (5 -> 6 classes)"
+    # the last class dropped moves no index but a model still predicts it: a removal fails
+    status, out = _run(capsys, new, old)
+    assert status == 1
+    assert _section(_lines(out), "spec")[1] == (
+        "! feature `weather` changed: names: removed: clear (was 5) (6 -> 5 classes)")
 
 
 def test_a_spec_against_its_dataset_compares_their_specs(built, capsys):
@@ -528,3 +589,85 @@ def test_measures_of_images_capped_vocabularies_and_vanished_classes():
     shift, ratio = feature_drift("train", "x", {"mean": 1.0, "std": 0.0}, {"mean": 2.0, "std": 0.5}, (1, 1), thresholds)
     assert (shift.value, ratio.value) == (math.inf, math.inf)
     assert shift.to_dict()["value"] == "inf"
+
+
+# --- split membership: rows that changed split between two versions ------------------------------
+
+DRIFT_OFF = ["--max-mean-shift", "inf", "--max-std-ratio", "inf", "--max-class-shift", "inf",
+             "--max-count-change", "inf", "--max-size-change", "inf"]  # only the membership decides
+
+
+def _weather_spec(version: str, path: str, *, key: bool, test: float = 0.1) -> dict[str, Any]:
+    return {"name": "weather", "version": version,
+            "source": {"builder": "csv", "path": path, **({"key": "station_date"} if key else {})},
+            "splits": {"train": round(1 - test, 2), "test": test},
+            "features": {"temperature": {"dtype": "float32"}, "wind": {"dtype": "float32"},
+                         "weather": {"type": "class_label", "names": ["calm", "chilly", "rain", "snow", "sun"]}},
+            "label": "weather"}
+
+
+@pytest.fixture(scope="module")
+def weather(tmp_path_factory) -> Path:
+    """The weather table in °C (1.x.0) and re-exported in °F (2.x.0): x=0 whole-row keys, x=1
+    keyed by station_date; 2.2.0 keyed with the test split grown to 0.2."""
+    root = tmp_path_factory.mktemp("weather")
+    files = {"celsius.csv": weather_csv(), "fahrenheit.csv": weather_csv(fahrenheit=True)}
+    for version, path, key, test in [("1.0.0", "celsius.csv", False, 0.1), ("2.0.0", "fahrenheit.csv", False, 0.1),
+                                     ("1.1.0", "celsius.csv", True, 0.1), ("2.1.0", "fahrenheit.csv", True, 0.1),
+                                     ("2.2.0", "fahrenheit.csv", True, 0.2)]:
+        spec = write_spec(root / "specs", _weather_spec(version, path, key=key, test=test), files,
+                          name=f"{version}.yaml")
+        tb.build(spec, output=root / "build", workers=1)
+    return root
+
+
+def _weather_dataset(root: Path, version: str) -> Path:
+    return root / "build" / "weather" / version
+
+
+def test_rows_whose_whole_row_key_changed_cant_be_followed(weather, capsys):
+    """The issue's re-export: one column converted, no source.key: every row has a new key."""
+    status, out = _run(capsys, _weather_dataset(weather, "1.0.0"), _weather_dataset(weather, "2.0.0"), *DRIFT_OFF)
+    assert _section(_lines(out), "membership") == [
+        "membership", "0 rows kept their split",
+        "3,071 rows of old can't be followed: their keys are not in new (removed, or the key changed: without "
+        "source.key a row's key is the whole row, so a row with any value changed can't be followed)",
+        "3,071 rows of new are not in old"]
+    assert status == 0  # nothing seen to move: reported, the drift of `temperature` fails it
+
+
+def test_a_key_keeps_rows_in_their_splits_and_rows_that_moved_fail(weather, capsys):
+    status, out = _run(capsys, _weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.1.0"), *DRIFT_OFF)
+    assert status == 0
+    assert _section(_lines(out), "membership") == ["membership", "3,071 rows kept their split"]
+    # the test split grown from 0.1 to 0.2: rows of the old train split are tested on now
+    old = json.loads((_weather_dataset(weather, "1.1.0") / "tfrecord_builder.json").read_text())["splits"]
+    new = json.loads((_weather_dataset(weather, "2.2.0") / "tfrecord_builder.json").read_text())["splits"]
+    moved = new["test"]["num_examples"] - old["test"]["num_examples"]
+    assert moved > 250
+    status, out = _run(capsys, _weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.2.0"), *DRIFT_OFF)
+    assert status == 1
+    assert _section(_lines(out), "membership") == [
+        "membership", f"! {moved:,} rows of old train are in new test", f"{NUM_ROWS - moved:,} rows kept their split"]
+    assert _lines(out)[-1] == "DRIFT: 1 over its threshold (membership 1)"
+    status, out = _run(capsys, _weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.2.0"), *DRIFT_OFF,
+                       "--max-moved-rows", str(moved))
+    assert status == 0 and _section(_lines(out), "membership")[1] == f"{moved:,} rows of old train are in new test"
+    comparison = diff(_weather_dataset(weather, "1.1.0"), _weather_dataset(weather, "2.2.0"))
+    assert comparison.membership.moved == {("train", "test"): moved} and comparison.crossed_by_section["membership"]
+
+
+def test_a_dataset_built_without_membership_files_cant_be_compared(weather, tmp_path, capsys):
+    """As a dataset of an earlier tfrecord-builder: no splits/, no `membership` in its metadata."""
+    older = tmp_path / "weather" / "1.1.0"
+    shutil.copytree(_weather_dataset(weather, "1.1.0"), older)
+    shutil.rmtree(older / "splits")
+    info = json.loads((older / "tfrecord_builder.json").read_text())
+    del info["membership"]
+    (older / "tfrecord_builder.json").write_text(json.dumps(info))
+    status, out = _run(capsys, older, _weather_dataset(weather, "2.1.0"), *DRIFT_OFF)
+    assert status == 0
+    assert _section(_lines(out), "membership") == [
+        "membership", "can't be compared: OLD was built without the split membership files (splits/, which earlier "
+        "versions of tfrecord-builder don't write); rebuild it to compare"]
+    assert diff(older, _weather_dataset(weather, "2.1.0")).to_dict()["membership"] == {"compared": False, "missing": "OLD"}

@@ -98,7 +98,7 @@ def test_a_spec_that_builds_but_reads_back_wrong_exits_1(tmp_path):
 @pytest.mark.parametrize("args, line", [
     (["--dry-run", "0"], "error: tfrecord-builder build: argument --dry-run: expected a positive integer, received '0'"),
     (["--dry-run", "--overwrite"], "error: --dry-run writes nothing: give it without --resume, --overwrite, "
-                                   "--module and --pipeline-options"),
+                                   "--module, --pipeline-options and --keep-splits"),
 ])
 def test_dry_run_usage_errors(tmp_path, args, line):
     spec = write_spec(tmp_path, {"name": "t", "source": {"builder": "csv", "path": "t.csv"},

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import tfrecord_builder as tb
 from tfrecord_builder.features import TensorFeature
@@ -111,7 +112,7 @@ def test_resume_keeps_the_finished_shards_and_ends_byte_identical(tmp_path):
         resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)
         assert sorted(os.listdir(resumed.path)) == sorted([".made-by-tb", "big_input.py", "dataset_info.json",
                                                            "tfrecord_builder.json", "features.json", "index",
-                                                           *expected]), "a stray file in the finished dataset"
+                                                           "splits", *expected]), "a stray file in the finished dataset"
         assert sorted(os.listdir(os.path.join(resumed.path, "index"))) == sorted(
             f"{name.replace('.tfrecord-', '-')}.idx" for name in expected), "a stray index file"
         assert {shard["file"]: shard["sha256"] for shard in resumed.splits["train"].shards} == expected
@@ -180,6 +181,10 @@ def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypa
     assert sum(encoded_rows) == 60000 - state["records"]  # the checkpointed rows were read, not encoded
     assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
     assert resumed.statistics == reference.statistics  # merged in the same order: the same floats
+    assert state["members"] == {split: f"members-{split}-{state['batches']:09d}.u64" for split in ("train", "test")}
+    for split in ("train", "test"):  # the checkpointed batches' key hashes, restored with the rest
+        name = f"splits/big-{split}.keys"
+        assert (Path(resumed.path) / name).read_bytes() == (Path(reference.path) / name).read_bytes()
     assert sorted(os.listdir(tmp_path / "out" / "big")) == [".1.0.0.lock", "1.0.0"]  # runs and checkpoint gone
 
 
@@ -218,7 +223,8 @@ def test_a_build_killed_while_writing_resumes_without_encoding(tmp_path, monkeyp
     state = json.loads((staging / "checkpoint.json").read_text())
     assert state["records"] == 60000
     assert len(state["splits"]["train"]["runs"]) == min(30, max_runs)
-    assert sorted(os.listdir(staging / "runs")) == sorted(state["splits"]["train"]["runs"])  # the merged ones gone
+    assert sorted(os.listdir(staging / "runs")) == sorted(  # the merged ones gone
+        state["splits"]["train"]["runs"] + list(state["members"].values()))
 
     from tfrecord_builder.runner import encoding
     encoded_rows = []

@@ -29,7 +29,8 @@ from .spec.load import load_spec, spec_from_dict
 from .spec.model import Spec
 from .version import __version__
 from .write import checkpoint
-from .write.info import DatasetInfo, SplitInfo
+from .write.info import DatasetInfo, SplitInfo, read_info
+from .write.membership import KeptSplits
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
 from .write.naming import INDEX_FOLDER, INFO_FILE, MARKER_FILE, is_ours
 from .write.shards import MIN_SHARD_RECORDS
@@ -41,7 +42,8 @@ RUNNERS = ("local", "beam")
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
           module: str | os.PathLike | None = None, overwrite: bool = False, resume: bool = False,
           workers: int | None = None, progress: ProgressOption = None, runner: str = "local",
-          pipeline_options: list[str] | None = None) -> DatasetInfo:
+          pipeline_options: list[str] | None = None,
+          keep_splits: str | os.PathLike | DatasetInfo | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
     >>> info = build("specs/wine.yaml", output="build", overwrite=True)
@@ -63,6 +65,10 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     'tfrecord-builder[beam]'`), with `pipeline_options` passed to Beam as they are (e.g.
     `["--runner=DataflowRunner", "--project=...", ...]`; none: the DirectRunner in `workers`
     processes). The dataset is the same, byte for byte, as the local runner's.
+
+    `keep_splits`: an earlier version of the dataset (its folder): every record whose key it holds
+    goes to the split it had there, the others are split by hash as usual (the numbers are in
+    `info.membership["kept_splits"]`).
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
@@ -81,6 +87,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         if problem:
             raise UsageError(problem)
     check_sources(spec)  # before anything is made on disk
+    keep = kept_splits(spec, keep_splits) if keep_splits is not None else None
     if spec.output.report:
         check_plotting()
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
@@ -92,7 +99,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     display = progress_display(progress)
     try:
         with build_lock(work):
-            info = _build(spec, folder, work, module, resume, workers, display, runner, pipeline_options)
+            info = _build(spec, folder, work, module, resume, workers, display, runner, pipeline_options, keep)
     finally:
         display.close()
     for message in info.warnings:
@@ -111,7 +118,7 @@ def _local_work_folder(folder: str) -> str:
 
 def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None, resume: bool,
            workers: int | None, progress: Progress | None, runner: str,
-           pipeline_options: list[str] | None) -> DatasetInfo:
+           pipeline_options: list[str] | None, keep: KeptSplits | None = None) -> DatasetInfo:
     """Runs the build's plan (read tasks, encoding, shards) with the chosen runner in the staging
     folder beside `work` (the dataset's folder, or a local one for a URL), writes
     `dataset_info.json` last, then swaps the dataset into place (for a URL: uploads it to a
@@ -129,7 +136,8 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     # the rest of the dataset is put together here and uploaded once the shards are done
     remote = url_staging(folder) if fs.is_url(folder) else None
     shards_at = remote if remote is not None and runner == "beam" else staging
-    build_id = fingerprint(spec.to_dict(), __version__)
+    # kept splits decide where records go: a resumed build keeps what a build keeping the same made
+    build_id = fingerprint({**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}, __version__)
     kept = finished_shards(shards_at, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner == "local" else None
     if not kept and restored is None and os.path.exists(staging):
@@ -145,11 +153,19 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     try:
         if runner == "beam":
             written = _beam().run(spec, tasks, shards_at, staging, build_id, kept, workers, pipeline_options or [],
-                                  progress)
+                                  progress, keep)
         else:
-            written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress)
-        info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped,
-                      split_warnings(spec, written.splits, written.distinct) + notices.said(written.notices))
+            written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress,
+                                   keep)
+        total = sum(split.num_examples for split in written.splits.values())
+        kept_from = {"dataset": keep.source, "kept": written.kept, "new": total - written.kept} if keep else None
+        found = split_warnings(spec, written.splits, written.distinct) + notices.said(written.notices)
+        if keep is not None and not written.kept and total and len(keep.hashes):
+            found.append(f"--keep-splits {keep.source}: none of the {total:,} records has a key it holds, so none "
+                         "kept a split; without source.key a row's key is the whole row, and a row with any value "
+                         "changed has a new one")
+        info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped, found,
+                      written.members, kept_from)
         for leftover in (checkpoint.RUNS_FOLDER, SHARDS_FOLDER):
             shutil.rmtree(os.path.join(staging, leftover), ignore_errors=True)
         for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE):
@@ -175,22 +191,37 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
 
 def _run_locally(spec: Spec, tasks: list[ReadTask], builders: dict, staging: str, build_id: str,
                  restored: checkpoint.EncodingState | None, kept: dict[str, dict], workers: int,
-                 progress: Progress | None) -> Written:
+                 progress: Progress | None, keep: KeptSplits | None = None) -> Written:
     """The plan run by this machine's processes: encoding (checkpointed), then the shards."""
     with collector_paused():
         strata = first_pass(spec, tasks, builders, workers, progress)  # a stratified build's classes
-        encoded = Encoding(spec, staging, build_id, restored)
+        encoded = Encoding(spec, staging, build_id, restored, keep)
         try:
             encoded.run(tasks, builders, workers, progress, strata)
         except StaleCheckpoint:  # the source changed since the checkpoint: start over
             encoded.discard()
-            encoded = Encoding(spec, staging, build_id, None)
+            encoded = Encoding(spec, staging, build_id, None, keep)
             encoded.run(tasks, builders, workers, progress, strata)
     encoded.combine_runs(workers)
     manifest = Manifest(staging, build_id)  # each shard is recorded once written: --resume keeps it
     splits, distinct = write_shards(spec, staging, encoded.records, kept, manifest, progress, workers)
     encoded.discard()
-    return Written(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices)
+    members = {name: encoded.split_members(name) for name in spec.splits}
+    return Written(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices, members,
+                   encoded.state.kept)
+
+
+def kept_splits(spec: Spec, old: str | os.PathLike | DatasetInfo) -> KeptSplits:
+    """The splits of the earlier version `old` for the build of `spec` to keep. Raises UsageError
+    where there is nothing to keep: splits the spec's sources give, or a dataset without membership."""
+    if not spec.fraction_splits:
+        raise UsageError("--keep-splits: the spec's splits come from its sources (a path or a column per split), "
+                         "not from hashes of the keys: there is nothing to keep")
+    if spec.stratify is not None:  # a class's shares follow from this version's records of it
+        raise UsageError(f"--keep-splits: the spec's splits are stratified by `{spec.stratify}`, which divides "
+                         "each class by this version's records; expected one of the two, not both")
+    info = old if isinstance(old, DatasetInfo) else read_info(os.fspath(old))
+    return KeptSplits.of(info, list(spec.splits))
 
 
 def _beam():

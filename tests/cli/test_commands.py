@@ -102,9 +102,11 @@ def test_build_writes_the_dataset_layout_info_and_module(tmp_path: Path) -> None
     info = load_info(dataset)
 
     shards = {name for name in visible_files(dataset) if SHARD_NAME.fullmatch(name)}
-    # ours, what TensorFlow Datasets reads (its info, features, class names), the index files' folder
+    # ours, what TensorFlow Datasets reads (its info, features, class names), the index files' folder,
+    # the split membership's
     assert visible_files(dataset) == shards | {"tfrecord_builder.json", "dataset_info.json", "features.json",
-                                               "cultivar.labels.txt", "index", "wine_input.py"}
+                                               "cultivar.labels.txt", "index", "splits", "wine_input.py"}
+    assert sorted(os.listdir(dataset / "splits")) == ["wine-test.keys", "wine-train.keys"]
     indexes = {f"index/{name.replace('.tfrecord-', '-')}.idx" for name in shards}
     assert {f"index/{name}" for name in os.listdir(dataset / "index")} == indexes
     assert {shard["index"]["file"] for split in info["splits"].values() for shard in split["shards"]} == indexes
@@ -442,7 +444,7 @@ def test_compressed_shards(tmp_path: Path, compression: str, suffix: str) -> Non
     dataset = tmp_path / "out" / "toy" / "2.1.0"
     info = load_info(dataset)
     assert info["compression"] == compression
-    metadata = ("tfrecord_builder.json", "dataset_info.json", "features.json", "toy_input.py")
+    metadata = ("tfrecord_builder.json", "dataset_info.json", "features.json", "toy_input.py", "splits")
     names = {name for name in visible_files(dataset) if name not in metadata and not name.endswith(".labels.txt")}
     assert names and all(name.endswith(suffix) and SHARD_NAME.fullmatch(name) for name in names), names
     total = 0

@@ -312,7 +312,8 @@ def test_an_image_manifest_names_images_of_several_sizes(tmp_path):
     (tmp_path / "data" / "manifest.csv").write_text(text_rows.getvalue(), encoding="utf-8")
     text, spec, records = infer_validate_build(tmp_path, "data/manifest.csv")
 
-    assert spec["source"] == {"builder": "image_manifest", "path": "data/manifest.csv"}
+    # the image paths are unique: the key (an image keeps its split when a caption is edited)
+    assert spec["source"] == {"builder": "image_manifest", "path": "data/manifest.csv", "key": "file"}
     assert spec["features"] == {
         "n": {"dtype": "int64"},
         "file": {"type": "image", "encoding": "jpeg", "shape": [None, None, 3]},

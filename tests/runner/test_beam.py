@@ -149,6 +149,42 @@ def test_a_keyed_table_in_source_order_with_more_shards_than_records(tmp_path):
     assert [shard["num_examples"] for shard in info["splits"]["test"]["shards"]] == [2, 3]
 
 
+def test_split_membership_and_kept_splits_are_the_same_bytes_on_beam(tmp_path):
+    """splits/NAME-SPLIT.keys, and a build keeping an earlier version's splits (--keep-splits): the
+    local runner's bytes, from many read tasks."""
+    rows = _table(3000).splitlines()
+    unique = "\n".join(rows[:3001]) + "\n"  # keyed by id: without the repeated rows
+    spec = _tabular()
+    spec["source"]["key"] = "id"
+    old = write_spec(tmp_path / "old", spec, {"rows.csv": unique})
+    built = _cli(sys.executable, "build", str(old), "--output", str(tmp_path / "old-out"))
+    assert built.returncode == 0, built.stderr
+    # the next version: 500 rows more, the splits re-weighted; the 3,000 known rows keep theirs
+    spec["version"], spec["splits"] = "1.1.0", {"train": 0.5, "validation": 0.2, "test": 0.3}
+    new = write_spec(tmp_path / "new", spec, {"rows.csv": unique + "\n".join(_table(3500).splitlines()[3001:3501])
+                                              + "\n"})
+    out, keep = tmp_path / "out", str(tmp_path / "old-out" / "rows" / "1.0.0")
+    said = _cli(sys.executable, "build", str(new), "--output", str(out), "--workers", "2", "--keep-splits", keep,
+                env=SMALL_TASKS)
+    assert said.returncode == 0, said.stderr
+    assert f"splits kept from {keep}: 3,000 records in the split they had there, 500 new to it (split by hash)" \
+        in said.stdout.splitlines()
+    local = _files(out)
+    shutil.rmtree(out)
+    said = _beam("build", str(new), "--output", str(out), "--workers", "2", "--keep-splits", keep, env=SMALL_TASKS)
+    assert said.returncode == 0, said.stderr
+    beam = _files(out)
+    _same(local, beam)
+    assert [name for name in beam if name.startswith("rows/1.1.0/splits/")] == [
+        "rows/1.1.0/splits/rows-test.keys", "rows/1.1.0/splits/rows-train.keys",
+        "rows/1.1.0/splits/rows-validation.keys"]
+    earlier = _files(tmp_path / "old-out")
+    for split in ("train", "validation", "test"):
+        before = np.frombuffer(earlier[f"rows/1.0.0/splits/rows-{split}.keys"], "<u8")
+        after = np.frombuffer(beam[f"rows/1.1.0/splits/rows-{split}.keys"], "<u8")
+        assert np.isin(before, after).all()  # every known row where it was
+
+
 def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes(tmp_path):
     generator = random.Random(3)
     lines, rows = [], ["id,t,value,label"]

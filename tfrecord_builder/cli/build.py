@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "through the build's path, read them back with the generated module, and "
                              "predict the whole build's records, sizes, shards, time and memory; exit 1 "
                              "if the sample looks wrong (one class only, a feature always missing)")
+    parser.add_argument("--keep-splits", metavar="OLD_DATASET_DIR", default=None,
+                        help="an earlier version of the dataset (NAME/VERSION folder): every record whose key it "
+                             "holds stays in the split it had there; records new to it are split by hash")
     parser.add_argument("--resume", action="store_true",
                         help="finish an interrupted build, keeping the shards it finished (a finished "
                              "dataset is left as it is)")
@@ -49,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     spec = load_spec(args.spec)
     if args.dry_run is not None:
-        if args.resume or args.overwrite or args.module or args.pipeline_options is not None:
-            raise UsageError("--dry-run writes nothing: give it without --resume, --overwrite, --module "
-                             "and --pipeline-options")
+        if args.resume or args.overwrite or args.module or args.pipeline_options is not None or args.keep_splits:
+            raise UsageError("--dry-run writes nothing: give it without --resume, --overwrite, --module, "
+                             "--pipeline-options and --keep-splits")
         return _print_plan(dry_run(spec, args.dry_run, args.workers))
     root = args.output or spec.resolve(spec.output.dir)
     folder = fs.join(root, spec.name, spec.version)
@@ -72,11 +75,16 @@ def run(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore", BuildWarning)
         # progress: tqdm bars on a terminal, cleared before the summary; none in logs and pipes
         info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
-                     workers=args.workers, progress=None, runner=args.runner, pipeline_options=options)
+                     workers=args.workers, progress=None, runner=args.runner, pipeline_options=options,
+                     keep_splits=args.keep_splits)
     rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))
             for name, split in info.splits.items()]
     print(f"{spec.name} {spec.version} -> {info.path}")
     print(table(["split", "examples", "shards", "size"], rows))
+    kept = (info.membership or {}).get("kept_splits")
+    if kept is not None:
+        print(f"splits kept from {args.keep_splits}: {kept['kept']:,} records in the split they had there, "
+              f"{kept['new']:,} new to it (split by hash)")
     if info.skipped:
         print(f"skipped {info.skipped} bad records: listed in {os.path.join(info.path, 'skipped.jsonl')}")
     for message in info.warnings:

@@ -7,22 +7,25 @@ import dataclasses
 import json
 import math
 
-from ..diff import Comparison, Measure, SplitChange, Thresholds, describe_change, diff
+from ..diff import Comparison, Measure, MembershipChange, SplitChange, Thresholds, describe_change, diff
 from .format import size, table
 
 NAME = "diff"
-HELP = "compare two specs or built datasets: features, split counts, statistics' drift; exit 1 past a threshold"
+HELP = ("compare two specs or built datasets: features, split counts, rows that changed split, statistics' "
+        "drift; exit 1 past a threshold")
 
 DESCRIPTION = """\
 Compares OLD with NEW: two spec files, two built datasets (NAME/VERSION folders or their metadata
 files), or a spec with a dataset (then only the specs). Between datasets it also compares each
-split's counts and, split by split, each feature's statistics.
+split's counts, split by split each feature's statistics, and the split membership: the rows of
+OLD that NEW holds in another split (found by their keys), and those it can't follow.
 
 Exit status 0: nothing over its threshold. 1: something is: a feature removed or changed (any key
-but its description), `format` or `label` changed, a split removed, or a count or statistic moved
-past one of the thresholds below (added features and splits fail only with --fail-on-added).
-2: a usage error, a path that is neither a spec nor a dataset, or two unrelated things (different
-names, no feature in common). Other spec keys (source, splits, output, input) are reported, not
+but its description), `format` or `label` changed, a split removed, rows moved to another split,
+or a count or statistic moved past one of the thresholds below (added features and splits, and
+class names appended after the old ones, fail only with --fail-on-added; class names inserted,
+reordered or removed fail, each class whose index moved named). 2: a usage error, a path that is
+neither a spec nor a dataset, or two unrelated things (different names, no feature in common). Other spec keys (source, splits, output, input) are reported, not
 failed. The report lists the drift measures over their thresholds (--all: every one), each
 marked `!`, and ends with `DRIFT: N over their thresholds (...)` or `ok: ...`.
 
@@ -52,6 +55,7 @@ _OPTIONS = [
     _Option("max_image_size_change", "images: relative change of the mean height or width"),
     _Option("max_nan_change", "numbers: change of the share of values that are NaN or infinite"),
     _Option("max_missing_change", "change of the share of examples whose source had no value (filled by the default)"),
+    _Option("max_moved_rows", "split membership: rows of OLD found, by their key, in another split of NEW"),
 ]
 
 
@@ -106,6 +110,7 @@ def report(comparison: Comparison, every_measure: bool = False) -> str:
         lines += ["", f"splits and drift: compared between two built datasets only ({spec_side} is a spec)"]
     else:
         lines += ["", "splits", _splits(comparison.splits), ""]
+        lines += _membership(comparison.membership) + [""]
         lines += _drift(comparison, every_measure)
     lines += ["", _verdict(comparison)]
     return "\n".join(lines)
@@ -137,6 +142,36 @@ def _splits(splits: list[SplitChange]) -> str:
                      f"{split.old['num_shards']} -> {split.new['num_shards']}",
                      _count_cell(measures["bytes"], size(split.old["num_bytes"]), size(split.new["num_bytes"]))))
     return table(["", "split", "examples", "shards", "size"], rows)
+
+
+def _membership(change: MembershipChange | None) -> list[str]:
+    """`membership`: the rows of OLD in another split of NEW (`!` past the threshold), the rows
+    that kept theirs, and those that can't be followed or are new."""
+    if change is None:
+        return []
+    if change.missing is not None:
+        one = change.missing != "OLD and NEW"
+        return ["membership", f"  can't be compared: {change.missing} {'was' if one else 'were'} built without "
+                "the split membership files (splits/, which earlier versions of tfrecord-builder don't write); "
+                "rebuild it to compare"]
+    lines = ["membership"]
+    mark = _mark(change.crossed)
+    for (old, new), rows in change.moved.items():
+        lines.append(f"{mark}{_rows(rows)} of old {old} {'is' if rows == 1 else 'are'} in new {new}")
+    lines.append(f"  {_rows(change.stayed)} kept {'its' if change.stayed == 1 else 'their'} split")
+    if change.unfollowed:
+        hint = (": without source.key a row's key is the whole row, so a row with any value changed can't be "
+                "followed" if change.whole_row_keys else "")
+        keys = "its key is" if change.unfollowed == 1 else "their keys are"
+        lines.append(f"  {_rows(change.unfollowed)} of old can't be followed: {keys} not in new (removed, or the "
+                     f"key changed{hint})")
+    if change.added:
+        lines.append(f"  {_rows(change.added)} of new {'is' if change.added == 1 else 'are'} not in old")
+    return lines
+
+
+def _rows(count: int) -> str:
+    return f"{count:,} row{'' if count == 1 else 's'}"
 
 
 def _count_cell(measure: Measure, old: str, new: str) -> str:

@@ -1,9 +1,10 @@
 """`diff`: two specs, or two built datasets (e.g. two versions), compared.
 
 Specs: features added, removed or changed, and the spec keys that moved (diff/specs.py). Datasets
-also: each split's examples, shards and bytes, and the drift of each feature's statistics, split by
-split (diff/drift.py). Each measure has a threshold (`Thresholds`); `Comparison.crossed` says
-whether anything is over one, which the command line turns into exit status 1.
+also: each split's examples, shards and bytes, the drift of each feature's statistics, split by
+split (diff/drift.py), and the rows that changed split (diff/membership.py). Each measure has a
+threshold (`Thresholds`); `Comparison.crossed` says whether anything is over one, which the
+command line turns into exit status 1.
 
 >>> comparison = diff("build/wine/1.0.0", "build/wine/1.0.0")
 >>> comparison.crossed, [measure.value for measure in comparison.drift][:2]
@@ -19,12 +20,13 @@ from ..errors import UsageError
 from ..spec.model import Spec
 from ..write.info import DatasetInfo
 from .drift import drift, split_changes
+from .membership import MembershipChange, membership_change
 from .model import Comparison, Measure, Side, SpecChange, SplitChange, Thresholds
 from .sides import open_side
 from .specs import declarations, describe_change, spec_changes
 
-__all__ = ["Comparison", "Measure", "Side", "SpecChange", "SplitChange", "Thresholds", "describe_change", "diff",
-           "open_side"]
+__all__ = ["Comparison", "Measure", "MembershipChange", "Side", "SpecChange", "SplitChange", "Thresholds",
+           "describe_change", "diff", "open_side"]
 
 Comparable = str | os.PathLike | Spec | DatasetInfo
 
@@ -47,7 +49,8 @@ def diff(old: Comparable, new: Comparable, thresholds: Thresholds | None = None)
     if before.info is None or after.info is None:
         return Comparison(before, after, thresholds, changes, [], [])
     return Comparison(before, after, thresholds, changes, split_changes(before.info, after.info, thresholds),
-                      drift(before.info, after.info, thresholds))
+                      drift(before.info, after.info, thresholds),
+                      membership_change(before.info, after.info, thresholds.max_moved_rows))
 
 
 def _check_related(old: Side, new: Side) -> None:

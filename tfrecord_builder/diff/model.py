@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from ..spec.model import Spec
 from ..write.info import DatasetInfo
+
+if TYPE_CHECKING:
+    from .membership import MembershipChange
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Thresholds:
     max_image_size_change: float = 0.1  # relative change of the images' mean height or width
     max_nan_change: float = 0.01  # change of the share of a feature's values that are NaN or infinite
     max_missing_change: float = 0.01  # change of the share of examples missing the feature
+    max_moved_rows: float = 0  # rows of OLD found by their key in another split of NEW
     fail_on_added: bool = False  # added features and splits fail too (by default they are reported)
 
     def __post_init__(self) -> None:
@@ -74,7 +78,10 @@ class SpecChange:
     def to_dict(self) -> dict[str, Any]:
         out = {"subject": self.subject, "name": self.name, "change": self.change, "crossed": self.crossed}
         if self.changes:
-            out["changes"] = [{"key": key, "old": old, "new": new} for key, old, new in self.changes]
+            from .specs import index_changes  # specs.py builds on this module
+            out["changes"] = [{"key": key, "old": old, "new": new,
+                               **({"indices": index_changes(old, new)} if key == "names" and isinstance(old, list)
+                                  and isinstance(new, list) else {})} for key, old, new in self.changes]
         else:
             out.update(old=self.old, new=self.new)
         return out
@@ -154,6 +161,7 @@ class Comparison:
     spec: list[SpecChange]
     splits: list[SplitChange]
     drift: list[Measure]
+    membership: Optional["MembershipChange"] = None  # both sides datasets: rows that changed split
 
     @property
     def datasets(self) -> bool:
@@ -167,6 +175,7 @@ class Comparison:
             "spec": sum(change.crossed for change in self.spec),
             "splits": sum(split.crossed_presence + sum(m.crossed for m in split.measures) for split in self.splits),
             "drift": sum(measure.crossed for measure in self.drift),
+            "membership": int(self.membership is not None and self.membership.crossed),
         }
 
     @property
@@ -185,6 +194,7 @@ class Comparison:
             "spec": [change.to_dict() for change in self.spec],
             "splits": [split.to_dict() for split in self.splits],
             "drift": [measure.to_dict() for measure in self.drift],
+            "membership": self.membership.to_dict() if self.membership is not None else None,
         }
 
 

@@ -68,8 +68,34 @@ def _feature_changes(old: Spec, new: Spec, fail_on_added: bool) -> list[SpecChan
             keys = [(key, _shown_columns(before_value), _shown_columns(after_value)) if key == "columns" else
                     (key, before_value, after_value) for key, before_value, after_value in keys]
             changes.append(SpecChange("feature", name, "changed", before[name], after[name], keys,
-                                      crossed=any(key not in INFORMATIVE_FEATURE_KEYS for key, _, _ in keys)))
+                                      crossed=any(_key_fails(key, old_value, new_value, fail_on_added)
+                                                  for key, old_value, new_value in keys)))
     return changes
+
+
+def _key_fails(key: str, old: Any, new: Any, fail_on_added: bool) -> bool:
+    """Whether a changed key of a feature fails: any but its description, except class names
+    only appended (every old index keeps its class: an addition, failing with `fail_on_added`)."""
+    if key in INFORMATIVE_FEATURE_KEYS:
+        return False
+    if key == "names" and isinstance(old, list) and isinstance(new, list) and new[:len(old)] == old:
+        return fail_on_added
+    return True
+
+
+def index_changes(old: list[Any], new: list[Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """What a change of class names does to the indices a model learnt: `moved` (name, old index,
+    new index), `new` (name, index) and `removed` (name, old index), each in index order.
+
+    >>> index_changes(["fog", "hail", "rain"], ["fog", "clear", "hail", "rain"])
+    {'moved': [('hail', 1, 2), ('rain', 2, 3)], 'new': [('clear', 1)], 'removed': []}
+    """
+    before = {name: index for index, name in enumerate(old)}
+    after = {name: index for index, name in enumerate(new)}
+    return {"moved": [(name, before[name], index) for name, index in after.items()
+                      if name in before and before[name] != index],
+            "new": [(name, index) for name, index in after.items() if name not in before],
+            "removed": [(name, index) for name, index in before.items() if name not in after]}
 
 
 def _classes_from_source(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -175,12 +201,16 @@ def summary(declaration: dict[str, Any]) -> str:
 
 def _key_change(key: str, old: Any, new: Any) -> str:
     if key == "names" and isinstance(old, list) and isinstance(new, list):
-        added = [name for name in new if name not in old]
-        removed = [name for name in old if name not in new]
-        parts = [f"+ {', '.join(map(str, added))}"] if added else []
-        parts += [f"- {', '.join(map(str, removed))}"] if removed else []
-        if not parts:  # the same names in another order: every index means another class
-            parts = ["reordered"]
+        # by index: a model trained on OLD reads index i as old[i], so a class that moved is wrong
+        changed = index_changes(old, new)
+        parts = []
+        if changed["moved"]:
+            parts.append("indices moved: " + ", ".join(f"{name} {before} -> {after}"
+                                                       for name, before, after in changed["moved"]))
+        if changed["new"]:
+            parts.append("new: " + ", ".join(f"{name} at {index}" for name, index in changed["new"]))
+        if changed["removed"]:
+            parts.append("removed: " + ", ".join(f"{name} (was {index})" for name, index in changed["removed"]))
         return f"names: {'; '.join(parts)} ({len(old)} -> {len(new)} classes)"
     return f"{key}: {show(old)} -> {show(new)}"
 

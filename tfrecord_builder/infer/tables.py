@@ -7,17 +7,15 @@ Also what the other table plans share: the header comment, the source's options 
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, Sequence
 
 from .columns import Profile, profile
 from .declare import Column, declare, na_spellings, spells_na
 from .gathered import gather_runs
+from .keys import add_key
 from .names import dataset_name, feature_names
 from .plan import Declaration, Plan, guess_label
 from .sources import Table
-
-_KEY_NAMES = ("id", "key", "uuid", "guid")
 
 
 def table_plan(table: Table) -> Plan:
@@ -90,27 +88,6 @@ def add_source_options(plan: Plan, table: Table, counts: dict[str, Profile], na_
                                         "in every column")
 
 
-def add_key(plan: Plan, table: Table, candidates: Sequence[str]) -> None:
-    """`source.key`: the first column named like an id (id, key, uuid, guid, or ending in _id...)
-    whose values are present, whole numbers or text, and unique: a row's split then follows it
-    alone, not the row's whole content, so editing another column doesn't move the row."""
-    for column in candidates:
-        plain = _snake(column)
-        if plain not in _KEY_NAMES and not plain.endswith(tuple(f"_{name}" for name in _KEY_NAMES)):
-            continue
-        values = table.values[column]
-        if not values or any(value is None or isinstance(value, (bool, float, list, dict)) for value in values):
-            continue
-        texts = [str(value) for value in values]
-        if len(set(texts)) != len(texts):
-            continue
-        plan.source["key"] = column
-        rows = f"all {len(texts):,} rows" if table.complete else f"the first {len(texts):,} rows read"
-        plan.source_notes["key"] = (f"guessed: unique in {rows}; it decides each row's split, so a row keeps "
-                                    "its split when other columns change")
-        return
-
-
 def header_lines(table: Table) -> list[str]:
     read = (f"all {table.rows:,} rows read" if table.complete else
             f"only the first {table.rows:,} rows read (a sample: the file has more; check classes, "
@@ -124,11 +101,6 @@ def declared(plan: Plan, found: Declaration | str, into: list[Declaration]) -> N
         plan.left_out.append(found)
     else:
         into.append(found)
-
-
-def _snake(name: str) -> str:
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
 
 
 def _listed(items: Sequence[Any]) -> str:

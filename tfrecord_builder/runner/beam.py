@@ -52,6 +52,7 @@ from ..spec.model import Spec
 from ..write.collect import duplicate_key, key_label
 from ..write.info import SplitInfo
 from ..write.manifest import record_shard, recorded_shards
+from ..write.membership import KeptSplits
 from ..write.naming import shard_name
 from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, shard_starts, write_shard
 from ..write.stats import SplitStatistics
@@ -69,10 +70,12 @@ _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
 def run(spec: Spec, tasks: list[ReadTask], staging: str, scratch: str, build_id: str, kept: dict[str, dict],
-        workers: int, pipeline_options: list[str], progress: Callable | None) -> Written:
+        workers: int, pipeline_options: list[str], progress: Callable | None,
+        keep: KeptSplits | None = None) -> Written:
     """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
-    `finished_shards` found them); returns what it wrote into `staging` (a folder or a bucket's
-    prefix). `scratch` is a folder of this machine the DirectRunner's workers keep records in."""
+    `finished_shards` found them, and with `keep` the splits of an earlier version); returns what
+    it wrote into `staging` (a folder or a bucket's prefix). `scratch` is a folder of this machine
+    the DirectRunner's workers keep records in."""
     options = _options(pipeline_options, workers)
     local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
                                                          "SwitchingDirectRunner", "PrismRunner")
@@ -89,7 +92,7 @@ def run(spec: Spec, tasks: list[ReadTask], staging: str, scratch: str, build_id:
         pipeline = beam.Pipeline(options=options)
     except ValueError as error:  # e.g. an unknown --runner
         raise UsageError(f"--pipeline-options: {error}") from None
-    _plan(pipeline, spec, tasks, staging, build_id, kept, bits, carrier)
+    _plan(pipeline, spec, tasks, staging, build_id, kept, bits, carrier, keep)
     # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
     # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
     held = stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local else contextlib.nullcontext()
@@ -115,9 +118,9 @@ def _carrier(local: bool, folder: str) -> "_Carrier":
 
 
 def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: str, build_id: str,
-          kept: dict[str, dict], bits: int, carrier: "_Carrier") -> None:
+          kept: dict[str, dict], bits: int, carrier: "_Carrier", keep: KeptSplits | None = None) -> None:
     """The plan's steps, as the module's docstring draws them."""
-    encode = _EncodeTask(spec, bits, builder_sources(spec), carrier)
+    encode = _EncodeTask(spec, bits, builder_sources(spec), carrier, keep)
     strata = []  # a stratified build's first pass: every record's class, before any is divided
     if spec.stratify is not None:
         strata.append(beam.pvalue.AsSingleton(pipeline
@@ -257,13 +260,17 @@ class _TaskSummary:
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py
     records: int = 0  # read, skipped ones included
     error: str | None = None  # the first DataError (the task stopped there)
+    members: dict[str, list[np.ndarray]] = field(default_factory=dict)  # seedless key hashes, by split
+    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
 class _EncodeTask(beam.DoFn):
     """Reads and encodes one task; its records go out by (split, bucket)."""
 
-    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], carrier: "_Carrier"):
+    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], carrier: "_Carrier",
+                 keep: KeptSplits | None = None):
         self.spec = spec
+        self.keep = keep
         self.bits = bits
         self.sources = sources  # the spec's builder file: a worker elsewhere doesn't have it
         self.carrier = carrier
@@ -287,9 +294,10 @@ class _EncodeTask(beam.DoFn):
         held: dict[str, list[_Piece]] = {}  # the task's records by split
         try:
             for batch in task_batches(spec, self.builders[task.split], task):
-                result = encode_for_build(spec, task.split, batch, strata)
+                result = encode_for_build(spec, task.split, batch, strata, self.keep)
                 summary.skipped.extend(result.skipped)
                 notices.added(summary.notices, result.notices)
+                summary.kept += result.kept
                 summary.records += result.count + len(result.skipped)
                 self.read.inc(result.count + len(result.skipped))
                 self.encoded.inc(result.count)
@@ -310,6 +318,7 @@ class _EncodeTask(beam.DoFn):
                     summary.num_bytes[name] = summary.num_bytes.get(name, 0) + int(
                         part.records.offsets[-1] - part.records.offsets[0])
                     summary.statistics.setdefault(name, SplitStatistics(spec.features)).merge(part.statistics)
+                    summary.members.setdefault(name, []).append(part.members)
                     held.setdefault(name, []).append(
                         _Piece(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels))
         except DataError as error:
@@ -406,7 +415,11 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
             rank += merged[bucket]
     _save({"statistics": tree.to_dict(), "skipped": skipped, "notices": noticed, "counts": counts, "error": error,
            "num_shards": {name: len(starts) - 1 for name, starts in layout.shards.items()},
-           "records": sum(summary.records for summary in summaries)}, staging, "summary")
+           "records": sum(summary.records for summary in summaries),
+           "members": {name: np.concatenate([hashes for summary in summaries
+                                             for hashes in summary.members.get(name, [])] or [np.empty(0, np.uint64)])
+                       for name in spec.splits},
+           "kept": sum(summary.kept for summary in summaries)}, staging, "summary")
     return layout
 
 
@@ -575,4 +588,4 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
     return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits},
-                   summary["notices"])
+                   summary["notices"], summary["members"], summary["kept"])

@@ -24,7 +24,8 @@ from ..errors import DataError
 from ..features import Feature, notices
 from ..spec.model import Spec
 from ..write.collect import RunFile, key_label, renew_run_names, write_run
-from ..write.keys import assign_splits, hash_keys
+from ..write.keys import assign_splits, hash_keys, member_hashes
+from ..write.membership import KeptSplits
 from ..write.strata import Strata
 from ..write.stats import SplitStatistics
 from .records import BatchRecords, encode_batch, encode_good_rows
@@ -39,6 +40,7 @@ class SplitPart:
     statistics: SplitStatistics
     labels: list[str] | None = None  # "origin\0key" of each record, when keys must be unique
     run: RunFile | None = None  # where a worker wrote the records, hashes and labels instead
+    members: np.ndarray | None = None  # uint64 seedless key hashes (write/membership.py), kept with a run too
 
 
 @dataclass
@@ -53,6 +55,7 @@ class DividedBatch:
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its encoding noted
+    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
 # Starting and stopping the worker pool costs 25-70 ms (a fork of the caller's memory per worker,
@@ -120,9 +123,10 @@ def _failure_in_turn(batches: Iterable[tuple[str | None, Batch | PendingBatch]])
 
 
 def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
-                     strata: Strata | None = None) -> DividedBatch:
+                     strata: Strata | None = None, keep: KeptSplits | None = None) -> DividedBatch:
     """Parses a pending batch, encodes it, hashes its keys and divides it among the splits (by
-    the key hashes alone, or with `strata` by class and key hash: `stratify:`).
+    the key hashes alone, or with `strata` by class and key hash: `stratify:`; with `keep`, a key
+    an earlier version holds goes to its split there: `--keep-splits`).
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
@@ -140,12 +144,18 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
+    members = member_hashes(batch.keys)
     names = list(spec.splits)
     if split is None and spec.stratify is not None:
         assert strata is not None, "a stratified spec's records are divided by the strata of its first pass"
         assignment = strata.assign(record_classes(spec, encoded), hashes)
     elif split is None:
         assignment = assign_splits(hashes, list(spec.splits.values()))
+        if keep is not None:
+            before = keep.splits_of(members)
+            found = before >= 0
+            assignment = np.where(found, before, assignment)
+            result.kept = int(found.sum())
     else:
         assignment = np.full(len(batch), names.index(split))
     for index, name in enumerate(names):
@@ -172,7 +182,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
             labels = [key_label(batch.origin(row), batch.keys[row]) for row in rows.tolist()]
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
                                        records if every else records.take(rows), statistics,
-                                       labels)
+                                       labels, members=members if every else members[rows])
     return result
 
 

@@ -28,8 +28,9 @@ from ..progress import Progress
 from ..spec.model import Spec
 from ..write import checkpoint
 from ..write.collect import MAX_RUNS, SplitRecords, duplicate_key, key_label
-from ..write.info import SplitInfo
+from ..write.info import SplitInfo, write_file
 from ..write.keys import hash_keys
+from ..write.membership import KeptSplits
 from ..write.manifest import Manifest
 from ..write.strata import Strata
 from ..write.shards import count_shards, shard_starts, write_split
@@ -44,8 +45,12 @@ class StaleCheckpoint(Exception):
 class Encoding:
     """A build's encoding phase: every split's records and statistics, the skips, and checkpoints."""
 
-    def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None):
+    def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None,
+                 keep: KeptSplits | None = None):
         self.spec = spec
+        self.keep = keep
+        # each split's seedless key hashes (write/membership.py), 8 bytes a record, batch by batch
+        self.members: dict[str, list[np.ndarray]] = {name: [] for name in spec.splits}
         self.staging = staging
         self.runs = runs = os.path.join(staging, checkpoint.RUNS_FOLDER)
         self.records = {name: SplitRecords(runs, spec.output.shuffle, name) for name in spec.splits}
@@ -58,6 +63,8 @@ class Encoding:
                 self.records[name].restore([os.path.join(runs, run) for run in saved["runs"]],
                                            saved["num_examples"], saved["num_bytes"])
             self.statistics.restore(restored.statistics)
+            for name, file in restored.members.items():
+                self.members[name] = [np.fromfile(os.path.join(runs, file), dtype="<u8").astype(np.uint64)]
 
     @property
     def skipped(self) -> list[dict[str, str]]:
@@ -74,7 +81,7 @@ class Encoding:
             if resumed and state.strata != strata.state():  # records added or changed after the checkpoint's
                 raise StaleCheckpoint
             state.strata = strata.state()
-        stage = functools.partial(encode_for_build, strata=strata) if strata is not None else None
+        stage = functools.partial(encode_for_build, strata=strata, keep=self.keep)
         last_save = time.monotonic()
         order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
         batches = self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
@@ -82,6 +89,7 @@ class Encoding:
             task = order.popleft()
             state.skipped.extend(result.skipped)
             notices.added(state.notices, result.notices)
+            state.kept += result.kept
             if result.batch is not None:  # keys of its own, records never sorted: checked here
                 _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
             for name, part in result.parts.items():
@@ -90,6 +98,7 @@ class Encoding:
                 else:
                     self.records[name].add(part.hashes, part.records, part.labels)
                 self.statistics.add(task, name, part.statistics)
+                self.members[name].append(part.members)
             state.batches += 1
             state.records += result.count + len(result.skipped)
             state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
@@ -128,7 +137,20 @@ class Encoding:
                                     "num_examples": records.num_examples, "num_bytes": records.num_bytes}
                              for name, records in self.records.items()}
         self.state.statistics = self.statistics.state()
+        # a file per checkpoint: the one the last checkpoint lists stays whole until the next is saved
+        before, self.state.members = self.state.members, {}
+        for name in self.members:
+            self.members[name] = [self.split_members(name)]
+            file = f"members-{name}-{self.state.batches:09d}.u64"
+            write_file(os.path.join(self.runs, file), self.members[name][0].astype("<u8").tobytes())
+            self.state.members[name] = file
         checkpoint.save(self.staging, self.state)
+        for file in set(before.values()) - set(self.state.members.values()):
+            os.remove(os.path.join(self.runs, file))
+
+    def split_members(self, name: str) -> np.ndarray:
+        """The split's key hashes so far (unsorted)."""
+        return np.concatenate(self.members[name]) if self.members[name] else np.empty(0, np.uint64)
 
     def combine_runs(self, processes: int) -> None:
         """Merges each split's runs down to `collect.MAX_RUNS` before shards are cut from them. A

@@ -30,6 +30,7 @@ from ..report import write_report
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.info import DatasetInfo, SplitInfo
+from ..write.membership import write_membership
 from ..write.tfds import write_metadata
 from ..write.naming import SKIPPED_FILE, module_name
 from ..write.stats import SplitStatistics
@@ -112,14 +113,17 @@ class StatisticsTree:
 
 @dataclass
 class Written:
-    """What running the plan made: the splits' shards, the statistics, the skipped records and
-    how many different keys each split has (None: not counted)."""
+    """What running the plan made: the splits' shards, the statistics, the skipped records, how
+    many different keys each split has (None: not counted), each split's seedless key hashes
+    (write/membership.py) and how many records kept an earlier version's split (--keep-splits)."""
 
     splits: dict[str, SplitInfo]
     statistics: dict[str, Any]
     skipped: list[dict[str, str]]
     distinct: dict[str, int | None]
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts
+    members: dict[str, np.ndarray] = field(default_factory=dict)  # split -> its records' key hashes (write/membership.py)
+    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
 def strata_of(spec: Spec, parts: Iterable["BatchClasses"]) -> Strata:
@@ -140,14 +144,19 @@ def source_order_keys(task: int, first: int, count: int) -> np.ndarray:
 
 
 def finish(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo], statistics: dict[str, Any],
-           skipped: list[dict[str, str]], warnings: list[str]) -> DatasetInfo:
-    """Writes the skipped records, the module, the metadata and, last, `dataset_info.json` into the
-    staging folder."""
+           skipped: list[dict[str, str]], warnings: list[str], members: dict[str, np.ndarray],
+           kept_from: dict[str, Any] | None = None) -> DatasetInfo:
+    """Writes the skipped records, the split membership, the module, the metadata and, last,
+    `dataset_info.json` into the staging folder. `kept_from`: the earlier version whose splits
+    were kept, and how many records kept theirs (recorded in the metadata)."""
+    membership = write_membership(staging, spec.name, members)
+    if kept_from is not None:
+        membership["kept_splits"] = kept_from
     if skipped:
         with open(os.path.join(staging, SKIPPED_FILE), "w", encoding="utf-8") as file:
             for entry in skipped:
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-    info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings)
+    info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings, membership=membership)
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
     if spec.output.report:  # read from the shards just written, before the dataset is whole
         write_report(info, files_at=staging)

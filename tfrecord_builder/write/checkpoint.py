@@ -34,6 +34,8 @@ class EncodingState:
     skipped: list[dict[str, str]] = field(default_factory=list)
     strata: dict[str, Any] | None = None  # a stratified build's division of each class (write/strata.py)
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts so far
+    members: dict[str, str] = field(default_factory=dict)  # split -> its key hashes so far (a file in runs/)
+    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
 def chain(digest: str, batch_keys: bytes) -> str:
@@ -68,6 +70,8 @@ def load(folder: str, build: str) -> EncodingState | None:
     for split in state.splits.values():
         if not all(os.path.isfile(os.path.join(folder, RUNS_FOLDER, run)) for run in split["runs"]):
             return None
+    if not all(os.path.isfile(os.path.join(folder, RUNS_FOLDER, name)) for name in state.members.values()):
+        return None
     return state
 
 
@@ -76,6 +80,7 @@ def drop_unlisted_runs(folder: str, state: EncodingState | None) -> None:
     list: those a killed build's workers wrote after its last checkpoint, or merged from others,
     which a resumed build would otherwise leave on disk until it ends."""
     listed = {run for split in (state.splits.values() if state is not None else ()) for run in split["runs"]}
+    listed |= set(state.members.values()) if state is not None else set()
     runs = os.path.join(folder, RUNS_FOLDER)
     for name in os.listdir(runs) if os.path.isdir(runs) else []:
         if name not in listed:

@@ -54,6 +54,8 @@ class DatasetInfo:
     skipped: int = 0
     warnings: list[str] = field(default_factory=list)  # what the build found worth saying (not stored)
     metadata_file: str = METADATA_FILE  # the file it was read from (dataset_info.json before 0.3)
+    # the split membership files (write/membership.py) and, with --keep-splits, what was kept
+    membership: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -76,6 +78,7 @@ class DatasetInfo:
             "statistics": self.statistics,
             "spec": self.spec.to_dict(),
             "spec_file": self.spec.file,
+            **({"membership": self.membership} if self.membership is not None else {}),
         }
 
     def write(self, folder: str | None = None) -> str:
@@ -141,4 +144,5 @@ def info_from_json(text: bytes, folder: str, name: str = METADATA_FILE) -> Datas
     except (ValueError, KeyError, TypeError) as error:
         raise DatasetError(f"{info_path}: unreadable dataset info: {error}") from None
     return DatasetInfo(fs.absolute(folder), spec, splits, data.get("statistics", {}),
-                       data.get("tool", {}).get("version", ""), data.get("num_skipped", 0), metadata_file=name)
+                       data.get("tool", {}).get("version", ""), data.get("num_skipped", 0), metadata_file=name,
+                       membership=data.get("membership"))

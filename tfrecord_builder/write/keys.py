@@ -35,3 +35,20 @@ def assign_splits(hashes: np.ndarray, fractions: Sequence[float]) -> np.ndarray:
     position = hashes[:, 0].astype(np.float64) / 2.0**64
     bounds = np.cumsum(fractions)[:-1]
     return np.searchsorted(bounds, position, side="right")
+
+
+def member_hashes(keys: Sequence[Any]) -> np.ndarray:
+    """A uint64 per key: its 8-byte BLAKE2b hash (`digest_size=8`, no key, no seed), read little-endian.
+
+    Unlike `hash_keys` these don't depend on `output.seed`: they name a record across versions of
+    a dataset built with any seed, in the split membership files (write/membership.py)."""
+    plain = _PLAIN_8  # copied per key: twice as fast as a new hash object each time
+    digests = []
+    for key in keys:
+        state = plain.copy()
+        state.update(key if type(key) is bytes else key_bytes(key))
+        digests.append(state.digest())
+    return np.frombuffer(b"".join(digests), dtype="<u8").astype(np.uint64)
+
+
+_PLAIN_8 = hashlib.blake2b(digest_size=8)
