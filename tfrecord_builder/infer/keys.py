@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from .names import snake_case
 from .plan import Plan
 from .sources import Table
 
@@ -51,7 +52,7 @@ def guess_key(table: Table, candidates: Sequence[str]) -> tuple[str, bool] | Non
 
 
 def _named_like_id(column: str) -> bool:
-    plain = _snake(column)
+    plain = snake_case(column)
     return plain in KEY_NAMES or plain.endswith(tuple(f"_{name}" for name in KEY_NAMES))
 
 
@@ -65,8 +66,3 @@ def _unique(values: Sequence[Any], numbers: bool) -> bool:
         return False
     texts = [str(value) for value in values]
     return len(set(texts)) == len(texts)
-
-
-def _snake(name: str) -> str:
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()

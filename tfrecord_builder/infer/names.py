@@ -24,14 +24,19 @@ def identifier(text: str, fallback: str = "column") -> str:
     `2nd` -> `_2nd`, `class` -> `class_`, `GrößeX` -> `grosse_x`."""
     if IDENTIFIER.match(text) and not keyword.iskeyword(text):
         return text
-    ascii_text = unicodedata.normalize("NFKD", text.replace("ß", "ss")).encode("ascii", "ignore").decode()
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", ascii_text)  # camelCase -> camel_Case
-    name = re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
+    name = snake_case(unicodedata.normalize("NFKD", text.replace("ß", "ss")).encode("ascii", "ignore").decode())
     if not name:
         return fallback
     if name[0].isdigit():
         name = f"_{name}"
     return f"{name}_" if keyword.iskeyword(name) else name
+
+
+def snake_case(text: str) -> str:
+    """`petalLength (cm)` -> `petal_length_cm`: what a column's name says, to compare with words
+    such as `id` or `split` (no identifier rules: it may be empty or start with a digit)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)  # camelCase -> camel_Case
+    return re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
 
 
 def feature_names(columns: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:

@@ -13,7 +13,7 @@ from .columns import Profile, profile
 from .declare import Column, declare, na_spellings, spells_na
 from .gathered import gather_runs
 from .keys import add_key
-from .names import dataset_name, feature_names
+from .names import dataset_name, feature_names, snake_case
 from .plan import Declaration, Plan, guess_label
 from .sources import Table
 
@@ -52,7 +52,7 @@ def add_split_column(plan: Plan, table: Table) -> str | None:
     missing, are two or more split names (train, validation, val, dev, test, ...): the data's own
     split, which a person keeps (the splits listed train first, test last). Returns the column."""
     for column in table.columns:
-        if _snake(column) not in _SPLIT_COLUMNS:
+        if snake_case(column) not in _SPLIT_COLUMNS:
             continue
         values = table.values[column]
         named = {value.strip() for value in values if isinstance(value, str)}
