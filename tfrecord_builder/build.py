@@ -33,7 +33,6 @@ from .write.info import DatasetInfo, SplitInfo, read_info
 from .write.membership import KeptSplits
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
 from .write.naming import INDEX_FOLDER, INFO_FILE, MARKER_FILE, is_ours
-from .write.shards import MIN_SHARD_RECORDS
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
@@ -285,8 +284,8 @@ def shard_warnings(spec: Spec, splits: dict[str, SplitInfo]) -> list[str]:
             found.append(f"split {name} has 1 record: 1 shard, not the {asked} asked (the tfrecord package's reader "
                          "can't read a shard of one record through its index file)")
         else:
-            found.append(f"split {name}: {made} shards, not the {asked} asked, so that each of them holds at least "
-                         f"{MIN_SHARD_RECORDS} of its {split.num_examples:,} records (the tfrecord package's reader "
+            found.append(f"split {name}: {made} shard{'s' if made > 1 else ''}, not the {asked} asked, so that no "
+                         f"shard holds just one of its {split.num_examples:,} records (the tfrecord package's reader "
                          "can't read a shard of one record through its index file)")
     return found
 

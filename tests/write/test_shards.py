@@ -35,8 +35,10 @@ def test_every_shard_holds_two_records_where_the_split_has_two(num_examples, ask
 
 
 @pytest.mark.parametrize("rows, counts, message", [
-    (5, [2, 3], "split train: 2 shards, not the 4 asked, so that each of them holds at least 2 of its 5 records (the "
+    (5, [2, 3], "split train: 2 shards, not the 4 asked, so that no shard holds just one of its 5 records (the "
                 "tfrecord package's reader can't read a shard of one record through its index file)"),
+    (3, [3], "split train: 1 shard, not the 4 asked, so that no shard holds just one of its 3 records (the "
+             "tfrecord package's reader can't read a shard of one record through its index file)"),
     (1, [1], "split train has 1 record: 1 shard, not the 4 asked (the tfrecord package's reader can't read a shard of "
              "one record through its index file)"),
     (8, [2, 2, 2, 2], None),
