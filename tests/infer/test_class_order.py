@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
@@ -57,6 +58,26 @@ def test_a_class_label_without_names_takes_a_parquet_dictionary_in_its_order(tmp
     _, info, records = _built(tmp_path, spec, "months.parquet")
     assert info.spec.features["month"].names == MONTHS
     assert {int(record["id"]): int(record["month"]) for record in records} == dict(enumerate(codes))
+
+
+@pytest.mark.parametrize("writer", ["pandas", "polars"])
+def test_a_categorical_as_pandas_and_polars_write_it_keeps_their_codes(tmp_path, writer):
+    """The exports themselves: pandas' ordered `Categorical` and polars' `Enum`, with a category
+    (Dec) no row uses, in a shuffled table; a record holds pandas' `.cat.codes`."""
+    months = [MONTHS[(row * 7) % 11] for row in range(60)]
+    path = tmp_path / "months.parquet"
+    if writer == "pandas":
+        pd = pytest.importorskip("pandas")
+        pd.DataFrame({"id": range(60), "month": pd.Categorical(months, categories=MONTHS, ordered=True)}).to_parquet(path)
+    else:
+        pl = pytest.importorskip("polars")
+        pl.DataFrame({"id": range(60), "month": pl.Series(months, dtype=pl.Enum(MONTHS))}).write_parquet(path)
+    pd = pytest.importorskip("pandas")
+    codes = pd.read_parquet(path)["month"].astype(pd.CategoricalDtype(MONTHS)).cat.codes.tolist()
+    text, info, records = _built(tmp_path, None, "months.parquet")
+    assert yaml.safe_load(text)["features"]["month"] == {"type": "class_label", "names": MONTHS}
+    assert {int(record["id"]): int(record["month"]) for record in records} == dict(enumerate(codes))
+    assert codes[:3] == [0, 7, 3]  # Jan, Aug, Apr: not their places in alphabetical order (4, 1, 0)
 
 
 def test_labels_0_to_10_are_in_numeric_order(tmp_path):
