@@ -419,6 +419,30 @@ def test_16_bit_scans_are_scaled_by_the_rule_the_spec_chooses(tf, tmp_path, scal
         assert images["mr_9bit.png"][0].max() == 255 and images["ct_001.png"][0].min() == 0
 
 
+def test_real_ct_and_mr_slices_keep_every_grey_level_their_range_holds(tf, tmp_path):
+    """pydicom's own 12-bit test slices (CT 128-2191, MR 127-2145), as a PNG export writes them:
+    `min_max` spreads each file's range over 0-255, where the high byte kept 9 grey levels."""
+    pydicom = pytest.importorskip("pydicom")
+    from pydicom.data import get_testdata_file
+
+    slices = {}
+    for name in ("CT_small.dcm", "MR_small.dcm"):
+        pixels = pydicom.dcmread(get_testdata_file(name)).pixel_array.astype(np.uint16)
+        slices[name.replace(".dcm", ".png")] = pixels
+        save(pixels, tmp_path / "scans" / name.replace(".dcm", ".png"))
+    spec = _scan_spec(scale_16bit="min_max")
+    spec["features"]["image"]["shape"] = [None, None, 1]
+    _, batches = read_both(build(tmp_path, spec))
+    images = by_filename(batches)
+    for name, pixels in slices.items():
+        wide = pixels.astype(np.int64)
+        low, span = wide.min(), wide.max() - wide.min()
+        expected = ((wide - low) * 510 + span) // (2 * span)  # rounded half up
+        stored = images[name][0][: pixels.shape[0], : pixels.shape[1], 0]  # (a batch pads to its largest)
+        np.testing.assert_array_equal(stored, expected, err_msg=name)
+        assert stored.min() == 0 and stored.max() == 255 and len(np.unique(stored)) > 200, name
+
+
 # ---- EXIF orientation ----------------------------------------------------------------------------
 @pytest.mark.parametrize("orientation", [6, 3])
 def test_exif_orientation_is_applied(tf, tmp_path, orientation):
