@@ -7,12 +7,12 @@ STAMP := $(VENV)/.installed-stamp
 # Pillow) below what the main environment takes, and a build's Beam workers need no TensorFlow
 BEAM_VENV := .venv-beam
 BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
-EXTRAS ?= cpu,parquet,test
+EXTRAS ?= cpu,parquet,test,docs
 # the tests read datasets through PyTorch DataLoaders: a CPU build (this machine's pip finds one on
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test bench smoke schema clean chromium
+.PHONY: setup demo test docs bench smoke schema clean chromium
 
 setup: $(STAMP)
 
@@ -29,6 +29,10 @@ $(BEAM_STAMP): setup.cfg pyproject.toml
 
 demo: setup
 	$(PY) demo/run.py
+
+# the documentation site (docs/, mkdocs.yml) into site/; strict: a broken link or reference fails
+docs: setup
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 test: setup $(BEAM_STAMP) chromium
 	$(PY) -m pytest -q -n 2 --dist loadgroup
@@ -64,4 +68,4 @@ schema: setup
 	$(PY) -m tfrecord_builder schema > schema/spec.schema.json
 
 clean:
-	rm -rf build bench/out
+	rm -rf build bench/out site
