@@ -350,7 +350,7 @@ def test_the_tfrecord_package_reads_a_split_of_few_records_with_its_indexes(tmp_
 
 
 # NVIDIA DALI's CPU pipeline (device_id=None: no GPU needed) reading the train split through our
-# index files, as the README's recipe does; in a process of its own, as a DALI job runs
+# index files, as the recipe in docs/readers.md does; in a process of its own, as a DALI job runs
 DALI_PIPELINE = """
 import json, sys
 from nvidia.dali import fn, pipeline_def

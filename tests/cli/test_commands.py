@@ -1,6 +1,6 @@
 """The command line's happy paths: every command run for real in a subprocess, exit status 0.
 
-What is checked is the user-facing contract the README describes: the on-disk layout
+What is checked is the user-facing contract docs/ describes: the on-disk layout
 (DIR/NAME/VERSION, shard names, dataset_info.json with counts and sha256, NAME_input.py), the
 summary, --overwrite / --resume, --module, generate, validate, inspect, --version, --help and
 compression.
@@ -417,7 +417,7 @@ def test_console_script_runs_a_command(tmp_path: Path) -> None:
     assert re.search(r"\bok\b", result.stdout), show(result)
 
 
-COMMANDS = ["build", "generate", "validate", "inspect", "verify", "infer", "report", "diff"]  # the README's table
+COMMANDS = ["build", "generate", "validate", "inspect", "verify", "infer", "report", "diff"]  # the table of docs/cli.md
 
 
 @pytest.mark.parametrize("command", COMMANDS)

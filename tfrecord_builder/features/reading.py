@@ -268,7 +268,7 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     else:
         # in order, one shard after another: on 2 cores, two read at a time in parallel (whole
         # shards in turn, to keep the order) spent more CPU, faster on small records but slower
-        # on large ones (README: "Where the time goes")
+        # on large ones (docs/performance.md: "Where the time goes")
         dataset = dataset.flat_map(shard)
     if by_record:
         dataset = dataset.unbatch()

@@ -226,7 +226,7 @@ def _scalar_dtype(counts: Profile, kinds: Counter, column: str, where: Where,
     if present == {"bytes"}:
         return "bytes", None, False
     if present == {"time"}:
-        return "string", "dates and times stored as ISO 8601 text (or int64 with time_unit; see README)", False
+        return "string", "dates and times stored as ISO 8601 text (or int64 with time_unit; see docs/dates-and-times.md)", False
     if present <= {"int", "bigint"}:
         return "string", f"{_place(counts, 'bigint', where)}: a number beyond int64, so kept as text", False
     if present <= {"int", "bigint", "float"}:  # beside fractions, a huge whole number is one more float

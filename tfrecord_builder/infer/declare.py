@@ -95,7 +95,7 @@ def _tensor(column: Column, found: Guess) -> Declaration:
         notes.append(f"not a class label: {_count(found.missing, column.unit)} without a value")
     if found.dtype == "string" and found.distinct and not (found.mixed or found.times) \
             and _looks_like_dates(found.distinct):
-        notes.append("dates? kept as text (a `format:` reads them into int64, see README)")
+        notes.append("dates? kept as text (a `format:` reads them into int64, see docs/dates-and-times.md)")
     return Declaration(column.feature, fields, notes)
 
 
