@@ -1,7 +1,7 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
+    errors  <- base (atomic, fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
     <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
     <- read / verify / codegen
@@ -20,7 +20,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
-    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
+    {"atomic", "fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
