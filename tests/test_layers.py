@@ -122,3 +122,31 @@ def test_no_module_imports_itself_back_at_load_time():
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+def _calls(path: Path) -> set[str]:
+    """`module.name` (or `.name`, on anything else) for every attribute called in `path`, and every
+    bare name called."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value.id if isinstance(node.func.value, ast.Name) else ""
+            found.add(f"{owner}.{node.func.attr}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            found.add(node.func.id)
+    return found
+
+
+def test_one_way_to_move_a_file_into_place_and_one_way_to_start_worker_processes():
+    """Files are moved into place only by atomic.py (whose temporary names the clean-up after a
+    killed build knows), and worker processes are started only by processes.py."""
+    moves, pools = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        calls, module = _calls(path), _module(path)
+        if module != "atomic":
+            moves += [f"{module}: {call}" for call in sorted(calls & {"os.replace", "os.rename", "shutil.move"})]
+        if module != "processes":
+            pools += [f"{module}: {call}" for call in sorted(calls) if call.endswith(("ProcessPoolExecutor", ".Pool"))
+                      or call == "Pool"]
+    assert moves == []
+    assert pools == []
