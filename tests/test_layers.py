@@ -1,7 +1,7 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
+    errors  <- base (atomic, fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
     <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
     <- read / verify / codegen
@@ -20,7 +20,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
-    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
+    {"atomic", "fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
@@ -122,3 +122,31 @@ def test_no_module_imports_itself_back_at_load_time():
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+def _calls(path: Path) -> set[str]:
+    """`module.name` (or `.name`, on anything else) for every attribute called in `path`, and every
+    bare name called."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value.id if isinstance(node.func.value, ast.Name) else ""
+            found.add(f"{owner}.{node.func.attr}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            found.add(node.func.id)
+    return found
+
+
+def test_one_way_to_move_a_file_into_place_and_one_way_to_start_worker_processes():
+    """Files are moved into place only by atomic.py (whose temporary names the clean-up after a
+    killed build knows), and worker processes are started only by processes.py."""
+    moves, pools = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        calls, module = _calls(path), _module(path)
+        if module != "atomic":
+            moves += [f"{module}: {call}" for call in sorted(calls & {"os.replace", "os.rename", "shutil.move"})]
+        if module != "processes":
+            pools += [f"{module}: {call}" for call in sorted(calls) if call.endswith(("ProcessPoolExecutor", ".Pool"))
+                      or call == "Pool"]
+    assert moves == []
+    assert pools == []

@@ -22,7 +22,7 @@ from .features import notices
 from .processes import stderr_held
 from .report import check_plotting
 from .progress import Progress, ProgressOption, progress_display
-from . import fs
+from . import atomic, fs
 from .runner.local import Encoding, StaleCheckpoint, collector_paused, first_pass, write_shards
 from .runner.plan import ReadTask, Written, finish, read_tasks
 from .spec.load import load_spec, spec_from_dict
@@ -32,7 +32,7 @@ from .write import checkpoint
 from .write.info import DatasetInfo, SplitInfo, read_info
 from .write.membership import KeptSplits
 from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
-from .write.naming import INDEX_FOLDER, INFO_FILE, MARKER_FILE, is_ours
+from .write.naming import INFO_FILE, MARKER_FILE, is_ours
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 RUNNERS = ("local", "beam")
@@ -144,10 +144,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     if remote is not None and not kept:
         fs.rmtree(remote)  # an upload cut short, or a Beam job's shards of another build
     os.makedirs(staging, exist_ok=True)
-    for place in (staging, os.path.join(staging, INDEX_FOLDER)):
-        for name in os.listdir(place) if os.path.isdir(place) else []:
-            if name.startswith(".") and ".tmp-" in name:  # a file a killed build was writing
-                os.remove(os.path.join(place, name))
+    atomic.remove_temporaries(staging)  # files a killed build was writing, in any of its folders
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         if runner == "beam":

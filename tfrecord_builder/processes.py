@@ -1,14 +1,19 @@
-"""How the build starts its worker processes (encoding, and writing shards in parallel)."""
+"""How the build starts its worker processes (encoding, merging runs, writing shards, verifying):
+the one place a process pool is made."""
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import multiprocessing
 import os
 import signal
 import sys
 import tempfile
-from typing import Any, Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Iterator, TypeVar
+
+R = TypeVar("R")
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -56,6 +61,49 @@ def die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+# What the worker process this is was given by the pool that started it (`worker_pool`'s
+# `state`): the one place per-worker state is kept, read by the functions `in_worker` wraps
+_STATE: Any = None
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int, state: Any = None, setup: Callable[[], None] | None = None
+                ) -> Iterator[ProcessPoolExecutor]:
+    """A pool of `workers` processes, started as `context()` says, each of which dies with this
+    process (`die_with_parent`), runs `setup()` once (e.g. drawing its own run names) and holds
+    `state` for the functions `in_worker` wraps. Forked, a worker inherits `state` without a copy
+    (held records, a spec); spawned, it gets a pickled copy once, not one per task.
+
+    Results come back as the executor gives them (`map`: in order); a worker's exception is
+    raised again here. On leaving with an error, tasks not yet started are cancelled."""
+    pool = ProcessPoolExecutor(workers, mp_context=context(), initializer=_start_worker,
+                               initargs=(os.getpid(), state, setup))
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _start_worker(parent: int, state: Any, setup: Callable[[], None] | None) -> None:
+    global _STATE
+    die_with_parent(parent)
+    if setup is not None:
+        setup()
+    _STATE = state
+
+
+def in_worker(function: Callable[..., R]) -> Callable[..., R]:
+    """`function(state, *args)` as a task of a `worker_pool`: called with the arguments of the
+    task after the worker's state. (A module-level `function`, so it pickles by name.)"""
+    return functools.partial(_with_state, function)
+
+
+def _with_state(function: Callable[..., R], *args: Any) -> R:
+    return function(_STATE, *args)
 
 
 @contextlib.contextmanager

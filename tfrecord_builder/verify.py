@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal, Mapping
 
@@ -110,23 +109,8 @@ def _reports(check: "_ShardCheck", shards: list[dict[str, Any]], workers: int) -
     if workers <= 1 or len(shards) < 2:
         yield from map(check, shards)
         return
-    with ProcessPoolExecutor(min(workers, len(shards)), mp_context=processes.context(), initializer=_start_worker,
-                             initargs=(check, os.getpid())) as pool:
-        yield from pool.map(_check_in_worker, shards)
-
-
-_WORKER_CHECK: "_ShardCheck | None" = None
-
-
-def _start_worker(check: "_ShardCheck", parent: int) -> None:
-    global _WORKER_CHECK
-    processes.die_with_parent(parent)
-    _WORKER_CHECK = check
-
-
-def _check_in_worker(shard: dict[str, Any]) -> ShardReport:
-    assert _WORKER_CHECK is not None
-    return _WORKER_CHECK(shard)
+    with processes.worker_pool(min(workers, len(shards)), check) as pool:  # each worker gets the check once
+        yield from pool.map(processes.in_worker(_ShardCheck.__call__), shards)
 
 
 class _ShardCheck:

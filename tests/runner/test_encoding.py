@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrecord_builder as tb
+from tfrecord_builder import processes
 from tfrecord_builder.builders.base import Batch
 from tfrecord_builder.features.cells import TextCells
 from tfrecord_builder.runner import encoding
@@ -41,7 +42,7 @@ def test_a_build_within_the_in_process_time_starts_no_workers(tmp_path, monkeypa
     assert 0.05 <= DEFAULT_SECONDS <= 0.5  # about what starting and stopping the pool costs
     monkeypatch.setattr(TensorFeature, "batch_rows", 500)
     monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 30.0)
-    monkeypatch.setattr(encoding, "ProcessPoolExecutor", _NoPool)
+    monkeypatch.setattr(processes, "worker_pool", _NoPool)
     spec = write_spec(tmp_path, SPEC, {"d.csv": ROWS})
     in_process = tb.build(spec, output=tmp_path / "a", workers=2)
     assert in_process.splits["train"].num_examples == 3000

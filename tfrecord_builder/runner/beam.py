@@ -41,6 +41,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from apache_beam.runners.runner import PipelineState
 
 from .. import fs
+from ..atomic import AtomicFile
 from ..builders.base import Builder
 from ..builders.sources import builder_sources, ship, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
@@ -528,10 +529,8 @@ class _Carrier:
         if self.folder is None:
             return piece
         path = os.path.join(self.folder, f"{name}.pickle")
-        aside = f"{path}.tmp-{os.getpid()}"
-        with open(aside, "wb") as file:
+        with AtomicFile(path, sync=False) as file:  # not fsynced: a retried step writes it again
             pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(aside, path)
         return path
 
     def get(self, handle: Any) -> _Piece:
@@ -545,11 +544,8 @@ def _save(value: Any, staging: str, name: str) -> None:
     """Leaves a result of the pipeline in the staging folder, whole or not at all (in an object
     store, an object appears once its upload is complete)."""
     path = fs.join(staging, f"beam-{name}.pickle")
-    aside = path if fs.is_url(path) else f"{path}.tmp-{os.getpid()}"
-    with fs.open_file(aside, "wb") as file:
+    with fs.open_file(path, "wb") if fs.is_url(path) else AtomicFile(path, sync=False) as file:
         pickle.dump(value, file)
-    if aside != path:
-        os.replace(aside, path)
 
 
 def _load(staging: str, name: str) -> Any:

@@ -11,7 +11,6 @@ import itertools
 import os
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -89,11 +88,11 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         for split, batch in first:
             yield _ReadFailure.raised(batch) or stage(spec, split, batch)
         return
-    with ProcessPoolExecutor(workers, mp_context=processes.context(), initializer=_start_worker,
-                             initargs=(spec, os.getpid(), runs, stage)) as pool:
+    with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
         pending: deque = deque()
+        in_worker = processes.in_worker(_encode_in_worker)
         for split, batch in itertools.chain(first, batches):
-            pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(_encode_in_worker, split, batch))
+            pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(in_worker, split, batch))
             if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
                 yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
         while pending:
@@ -284,24 +283,12 @@ def keys_digest(hashes: np.ndarray) -> bytes:
     return hashlib.blake2b(hashes.tobytes(), digest_size=16).digest()
 
 
-_WORKER_SPEC: Spec | None = None
-_WORKER_RUNS: str | None = None
-_WORKER_STAGE: Callable[..., Any] = encode_for_build
-
-
-def _start_worker(spec: Spec, parent: int, runs: str | None, stage: Callable[..., Any]) -> None:
-    global _WORKER_SPEC, _WORKER_RUNS, _WORKER_STAGE
-    processes.die_with_parent(parent)
-    renew_run_names()
-    _WORKER_SPEC, _WORKER_RUNS, _WORKER_STAGE = spec, runs, stage
-
-
-def _encode_in_worker(split: str | None, batch: Batch | PendingBatch) -> Any:
-    assert _WORKER_SPEC is not None
-    result = _WORKER_STAGE(_WORKER_SPEC, split, batch)
-    if _WORKER_RUNS is not None and isinstance(result, DividedBatch):  # the records stay here: written to runs, never sent back
+def _encode_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], split: str | None,
+                      batch: Batch | PendingBatch) -> Any:
+    spec, runs, stage = state  # what the worker was started with
+    result = stage(spec, split, batch)
+    if runs is not None and isinstance(result, DividedBatch):  # the records stay here: written to runs, never sent back
         for name, part in result.parts.items():
-            part.run = write_run(_WORKER_RUNS, name, part.hashes, part.records, part.labels,
-                                 _WORKER_SPEC.output.shuffle)
+            part.run = write_run(runs, name, part.hashes, part.records, part.labels, spec.output.shuffle)
             part.hashes = part.records = part.labels = None
     return result

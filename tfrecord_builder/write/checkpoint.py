@@ -16,6 +16,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..atomic import AtomicFile
+
 INTERVAL = 60.0  # seconds of encoding between checkpoints
 CHECKPOINT_FILE = "checkpoint.json"
 RUNS_FOLDER = "runs"
@@ -50,12 +52,8 @@ def save(folder: str, state: EncodingState) -> None:
             with open(os.path.join(folder, RUNS_FOLDER, run), "rb") as file:
                 os.fsync(file.fileno())
     path = os.path.join(folder, CHECKPOINT_FILE)
-    aside = path + ".tmp"
-    with open(aside, "w", encoding="utf-8") as file:
+    with AtomicFile(path, "w", encoding="utf-8") as file:
         json.dump(asdict(state), file)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(aside, path)
 
 
 def load(folder: str, build: str) -> EncodingState | None:

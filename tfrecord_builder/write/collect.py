@@ -26,9 +26,10 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from ..atomic import AtomicFile
 from ..codec.bytecolumn import ByteColumn, concat
 from ..errors import DataError
-from ..processes import can_fork, context, die_with_parent
+from ..processes import can_fork, worker_pool
 
 SPILL_BYTES = 16 * 1024**2
 # A merge's fan-in: it opens every run it reads and holds a window of each (64 KiB of hashes, as
@@ -231,13 +232,8 @@ def _map(function, jobs: list, processes: int) -> list:
     processes = min(processes, len(jobs)) if can_fork() else 1
     if processes <= 1:
         return list(map(function, jobs))
-    with context().Pool(processes, _start_process, (os.getpid(),)) as pool:
-        return pool.map(function, jobs, chunksize=1)
-
-
-def _start_process(parent: int) -> None:
-    die_with_parent(parent)
-    renew_run_names()
+    with worker_pool(processes, setup=renew_run_names) as pool:  # each worker names its runs apart
+        return list(pool.map(function, jobs))
 
 
 def write_run(folder: str, name: str, hashes: np.ndarray, records: ByteColumn, labels: list[str] | None,
@@ -284,8 +280,10 @@ class _RunWriter:
     their own sections, so a run is written from a merge as it goes."""
 
     def __init__(self, path: str, count: int, data_bytes: int, label_bytes: int):
-        self.path = path
-        self.file = open(path + ".tmp", "wb")
+        # not fsynced: a killed process loses nothing written, and a checkpoint fsyncs the runs
+        # it lists (write/checkpoint.py) before it names them
+        self.target = AtomicFile(path, sync=False)
+        self.file = self.target.file
         self.file.write(_RUN_HEADER.pack(count, data_bytes, label_bytes))
         start = _RUN_HEADER.size
         # where the next piece of each section goes: hashes, lengths, label lengths, records, labels
@@ -308,14 +306,11 @@ class _RunWriter:
         return self
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.file.close()
         if kind is not None:
-            os.remove(self.path + ".tmp")
+            self.target.discard()
             return
         assert self.at[4] == self.end, "a run's records fell short of its header"
-        # not fsynced here: a killed process loses nothing written, and a checkpoint fsyncs the
-        # runs it lists (write/checkpoint.py) before it names them
-        os.replace(self.path + ".tmp", self.path)
+        self.target.commit()
 
 
 def _write_order(hashes: np.ndarray, shuffle: bool) -> np.ndarray:

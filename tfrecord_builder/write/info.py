@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DatasetError, UsageError
-from .. import fs
+from .. import atomic, fs
 from ..spec.model import Spec
 from ..spec.load import spec_from_dict
-from .naming import INFO_FILE, METADATA_FILE, temporary
+from .naming import INFO_FILE, METADATA_FILE
 
 
 @dataclass
@@ -93,14 +93,7 @@ def write_json(path: str, value: Any) -> str:
 
 def write_file(path: str, data: bytes) -> str:
     """Writes `data` at `path` (its folder made if needed), whole or not at all."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    aside = temporary(path)
-    with open(aside, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(aside, path)
-    return path
+    return atomic.write_bytes(path, data)
 
 
 def dataset_folder(path: str) -> str:

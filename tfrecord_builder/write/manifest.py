@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from .. import fs
+from .. import atomic, fs
 
 MANIFEST_FILE = "manifest.jsonl"
 SHARDS_FOLDER = "manifest"  # one file per shard, where shards are written by many workers at once
@@ -52,13 +52,7 @@ def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], fir
         with fs.open_file(path, "wb") as file:
             file.write(entry.encode("utf-8"))
         return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    aside = f"{path}.tmp-{os.getpid()}"
-    with open(aside, "w", encoding="utf-8") as file:
-        file.write(entry)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(aside, path)
+    atomic.write_bytes(path, entry.encode("utf-8"))
 
 
 def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:

@@ -50,9 +50,3 @@ def labels_name(key: str) -> str:
 
 def module_name(name: str) -> str:
     return f"{name}_input.py"
-
-
-def temporary(path: str) -> str:
-    """Where a file is written before it is moved into place when whole."""
-    folder, base = os.path.split(path)
-    return os.path.join(folder, f".{base}.tmp-{os.getpid()}")

@@ -15,6 +15,7 @@ import time
 from typing import Iterator
 
 from .. import fs
+from ..atomic import rename
 from ..errors import UsageError
 from .naming import INFO_FILE, is_ours
 
@@ -63,15 +64,15 @@ def build_lock(folder: str) -> Iterator[None]:
 def publish(staging: str, folder: str) -> None:
     """Moves a finished staging folder to `folder`, replacing what is there (ours, checked before)."""
     if not os.path.exists(folder):
-        os.rename(staging, folder)
+        rename(staging, folder)
         return
     if _exchange(staging, folder):  # one atomic step where the kernel offers it
         shutil.rmtree(staging)
         return
     parent, version = os.path.split(folder)
     replaced = os.path.join(parent, f".{version}.replaced-{os.getpid()}")
-    os.rename(folder, replaced)
-    os.rename(staging, folder)
+    rename(folder, replaced)
+    rename(staging, folder)
     shutil.rmtree(replaced)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import math
 import os
@@ -11,14 +12,15 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .. import fs
+from ..atomic import AtomicFile
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
-from ..processes import can_fork, context, die_with_parent
+from ..processes import can_fork, in_worker, worker_pool
 from .collect import HeldRecords, ShardSlices, hash_hex, read_slices
 from .manifest import Manifest
 from .index import index_lines
 from .info import write_file
-from .naming import index_name, shard_name, temporary
+from .naming import index_name, shard_name
 
 
 
@@ -76,7 +78,6 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Seque
     `kept` (from an interrupted run) whose records would be the same, by count and key range, is
     kept as it is; every shard written is added to `manifest` as soon as it is done.
     """
-    global _HELD
     kept = kept or {}
     shards: list[ShardInfo | None] = [None] * num_shards
     jobs = []
@@ -98,20 +99,17 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Seque
             todo.append((number, os.path.join(folder, file), count, what, compression, index))
     # starting processes costs ~25 ms: worth it only where the writing (gathering, hashing) takes longer
     processes = min(processes, len(todo)) if can_fork() and size >= POOL_BYTES else 1
-    _HELD = records if isinstance(records, HeldRecords) else None
-    try:
-        with contextlib.ExitStack() as stack:
-            if processes > 1:
-                pool = stack.enter_context(context().Pool(processes, die_with_parent, (os.getpid(),)))
-                written = pool.imap(write, todo)  # in order, each as soon as it is done
-            else:
-                written = map(write, todo)
-            for (number, *_), (shard, first, last) in zip(todo, written):
-                if manifest is not None:  # recorded at once: a resumed build keeps it
-                    manifest.add(split, shard.to_dict(), first, last)
-                shards[number] = shard
-    finally:
-        _HELD = None
+    held = records if isinstance(records, HeldRecords) else None  # forked writers read it from the parent's memory
+    with contextlib.ExitStack() as stack:
+        if processes > 1:
+            pool = stack.enter_context(worker_pool(processes, held))
+            written = pool.map(in_worker(write), todo)  # in order, each as soon as it is done
+        else:
+            written = map(functools.partial(write, held), todo)
+        for (number, *_), (shard, first, last) in zip(todo, written):
+            if manifest is not None:  # recorded at once: a resumed build keeps it
+                manifest.add(split, shard.to_dict(), first, last)
+            shards[number] = shard
     return [shard for shard in shards if shard is not None]
 
 
@@ -130,18 +128,16 @@ def shard_starts(total: int, num_shards: int) -> np.ndarray:
 
 
 POOL_BYTES = 8 * 1024**2  # held records below this are written by the calling process
-_HELD: HeldRecords | None = None  # what forked shard writers read (they share the parent's memory)
 
 _Job = tuple[int, str, int, tuple, str, bool]  # shard number, path, records, where they are, compression, index
 
 
-def _write_held_shard(job: _Job) -> tuple[ShardInfo, str, str]:
+def _write_held_shard(held: HeldRecords, job: _Job) -> tuple[ShardInfo, str, str]:
     _, path, count, (start, stop), compression, index = job
-    assert _HELD is not None
-    return write_shard(path, _HELD.chunks(start, stop), count, compression, index)
+    return write_shard(path, held.chunks(start, stop), count, compression, index)
 
 
-def _write_sliced_shard(job: _Job) -> tuple[ShardInfo, str, str]:
+def _write_sliced_shard(_: None, job: _Job) -> tuple[ShardInfo, str, str]:
     _, path, count, (slices, shuffle), compression, index = job
     return write_shard(path, read_slices(slices, shuffle), count, compression, index)
 
@@ -165,9 +161,7 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
     lines: list[bytes] = []
     size = 0
     first = last = ""
-    remote = fs.is_url(path)
-    aside = path if remote else temporary(path)
-    with fs.open_file(aside, "wb") as file:
+    with fs.open_file(path, "wb") if fs.is_url(path) else AtomicFile(path) as file:
         for hashes, chunk in pieces:
             first = first or hash_hex(hashes, 0)
             last = hash_hex(hashes, -1)
@@ -181,12 +175,8 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
         digest.update(tail)
         file.write(tail)
         size += len(tail)
-        if not remote:
-            file.flush()
-            os.fsync(file.fileno())
-    entry = _write_index(path, b"".join(lines)) if index else None
-    if not remote:
-        os.replace(aside, path)
+        # before the shard is moved into place: a shard found whole has its index
+        entry = _write_index(path, b"".join(lines)) if index else None
     return ShardInfo(fs.basename(path), count, size, digest.hexdigest(), entry), first, last
 
 
