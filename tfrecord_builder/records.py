@@ -16,7 +16,7 @@ from typing import Any, BinaryIO, Iterator
 import numpy as np
 
 from . import fs
-from .codec.arrays import parse_arrays
+from .codec.arrays import parse_arrays, refused
 from .codec.tfrecord import DATA_MISMATCH, masked_crc, open_records, read_records
 from .errors import DatasetError, UsageError
 from .features.numpy_reading import RecordError, decode_record
@@ -92,8 +92,7 @@ class RecordReader:
         except RecordError as error:
             raise DatasetError(f"{path}: record {number}: {error} (run `tfrecord-builder verify`)") from None
         except ValueError as error:
-            raise DatasetError(f"{path}: record {number}: not a valid tf.train.Example or SequenceExample: "
-                               f"{error}") from None
+            raise refused(f"{path}: record {number}", error) from None
 
     def checked_path(self, shard: dict[str, Any]) -> str:
         """The shard's path, after checking it has the size the metadata lists."""
