@@ -5,7 +5,8 @@ aside) and `inspect` all read records here, so one record reads one way everywhe
 an array (int64, float32, or an object array of bytes), packed or not, as any protobuf writer may
 write it. The error policy, in protobuf's terms:
 
-- a field this decoder doesn't know is skipped by its wire type, as protobuf skips one;
+- a field this decoder doesn't know is skipped by its wire type, as protobuf skips one
+  (TensorFlow's fast parser is stricter: it refuses one inside a list or a map entry);
 - a known field of the wrong wire type (a varint where a message belongs, a fixed64 in a float
   list), a field running past its message, a bad varint or a key that isn't UTF-8 is refused:
   ValueError here, which the callers turn into a DatasetError naming the shard and record;
@@ -23,7 +24,6 @@ from ..errors import DatasetError
 Lists = dict[str, np.ndarray]  # record key -> its values
 Steps = dict[str, list[np.ndarray]]  # record key -> each step's values
 
-KINDS = {1: "bytes", 2: "float", 3: "int64"}  # tf.train.Feature's lists, by field number
 NO_KIND = "-"  # the kind of an empty Feature's list: none (TensorFlow's parser: DT_INVALID)
 # an empty Feature's values: bool is none of the three kinds, and casts to any of them
 NO_VALUES = np.zeros(0, dtype=bool)
