@@ -8,7 +8,6 @@ read through fsspec, so a dataset in an object store reads as one on disk.
 from __future__ import annotations
 
 import os
-import struct
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Any, BinaryIO, Iterator
@@ -16,8 +15,8 @@ from typing import Any, BinaryIO, Iterator
 import numpy as np
 
 from . import fs
-from .codec.arrays import parse_arrays
-from .codec.tfrecord import DATA_MISMATCH, masked_crc, open_records, read_records
+from .codec.arrays import parse_arrays, refused
+from .codec.tfrecord import DATA_MISMATCH, data_intact, frame_length, open_records, read_records
 from .errors import DatasetError, UsageError
 from .features.numpy_reading import RecordError, decode_record
 from .write.index import FRAME_BYTES, parse_index
@@ -92,8 +91,7 @@ class RecordReader:
         except RecordError as error:
             raise DatasetError(f"{path}: record {number}: {error} (run `tfrecord-builder verify`)") from None
         except ValueError as error:
-            raise DatasetError(f"{path}: record {number}: not a valid tf.train.Example or SequenceExample: "
-                               f"{error}") from None
+            raise refused(f"{path}: record {number}", error) from None
 
     def checked_path(self, shard: dict[str, Any]) -> str:
         """The shard's path, after checking it has the size the metadata lists."""
@@ -129,12 +127,11 @@ class RecordReader:
         """The data of the framed record at `offset`, `length` bytes long, its checksums checked."""
         frame = self._read(shard, path, offset, length)
         where = f"{path}: record {within}"
-        if (len(frame) != length or length < FRAME_BYTES or masked_crc(frame[:8]) != struct.unpack("<I", frame[8:12])[0]
-                or struct.unpack("<Q", frame[:8])[0] != length - FRAME_BYTES):
+        if len(frame) != length or length < FRAME_BYTES or frame_length(frame[:12]) != (length - FRAME_BYTES, True):
             raise DatasetError(f"{where}: the index ({shard['index']['file']}) points at byte {offset}, {length} bytes, "
                                "where no such record is (a damaged index or shard: run `tfrecord-builder verify`)")
         data = frame[12:-4]
-        if masked_crc(data) != struct.unpack("<I", frame[-4:])[0]:
+        if not data_intact(data, frame[-4:]):
             raise DatasetError(f"{where}: {DATA_MISMATCH}")
         return data
 

@@ -459,3 +459,29 @@ def test_compressed_shards(tmp_path: Path, compression: str, suffix: str) -> Non
             assert_ok(result)
             assert re.search(rf"\b{shard['num_examples']} records", result.stdout), show(result)
     assert total == NUM_ROWS
+
+
+def test_inspect_names_the_shard_and_record_of_a_malformed_record_and_shows_an_empty_feature(tmp_path: Path) -> None:
+    """One wire decoder for every reader: an empty Feature is a list of no kind (`-`, the other
+    records' kind where they have one); a varint where a message belongs is refused, naming where."""
+    from tfrecord_builder.codec.bytecolumn import ByteColumn
+    from tfrecord_builder.codec.tfrecord import frame
+    from tfrecord_builder.codec.wire import varint
+
+    def field(number: int, content: bytes) -> bytes:
+        return varint(number << 3 | 2) + varint(len(content)) + content
+
+    def example(features: dict[str, bytes]) -> bytes:
+        return field(1, b"".join(field(1, field(1, key.encode()) + field(2, value)) for key, value in features.items()))
+
+    good = [example({"x": field(3, b"\x08\x05"), "e": b""}), example({"x": b"", "e": b""})]
+    path = tmp_path / "lone.tfrecord"
+    path.write_bytes(frame(ByteColumn.from_rows(good)))
+    result = run_cli("inspect", path, cwd=tmp_path)
+    assert_ok(result)
+    rows = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()[1:] if line.split()[:1] in (["x"], ["e"])}
+    assert rows == {"e": ["-", "0"], "x": ["int64", "0-1"]}, show(result)
+    path.write_bytes(frame(ByteColumn.from_rows([*good, example({"x": b"\x18\x05"})])))
+    line = assert_error(run_cli("inspect", path, cwd=tmp_path), 1)
+    assert line == ("error: lone.tfrecord: record 2: not a valid tf.train.Example or SequenceExample: field 3 of a "
+                    "Feature has wire type 0 (varint), where a length-delimited field belongs"), line

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..codec.arrays import NO_KIND
 from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import UsageError
@@ -171,16 +172,18 @@ def _file(path: str, show: int) -> None:
     shown = []
     kinds = {"Example": 0, "SequenceExample": 0}
     with open_records(path, compression) as stream:
-        for record in read_records(stream, fs.basename(path)):
-            features, lists = parse_record(record)
+        for index, record in enumerate(read_records(stream, fs.basename(path))):
+            features, lists = parse_record(record, f"{fs.basename(path)}: record {index}")
             kinds["SequenceExample" if lists is not None else "Example"] += 1
             flat = {key: (kind, values) for key, (kind, values) in features.items()}
             for key, steps in (lists or {}).items():
-                flat[f"{key} (steps)"] = (steps[0][0] if steps else "-", [value for _, values in steps for value in values])
-                flat[f"{key} (number of steps)"] = ("-", steps)
+                kinds_set = [kind for kind, _ in steps if kind != NO_KIND]
+                flat[f"{key} (steps)"] = (kinds_set[0] if kinds_set else NO_KIND,
+                                          [value for _, values in steps for value in values])
+                flat[f"{key} (number of steps)"] = (NO_KIND, steps)
             for key, (kind, values) in flat.items():
                 known, low, high = keys.get(key, (kind, len(values), len(values)))
-                keys[key] = (known if kind == "-" else kind, min(low, len(values)), max(high, len(values)))
+                keys[key] = (known if kind == NO_KIND else kind, min(low, len(values)), max(high, len(values)))
             if len(shown) < show:
                 example = {key: _stored(kind, values) for key, (kind, values) in features.items()}
                 example.update({key: [_stored(kind, values) for kind, values in steps]

@@ -17,8 +17,8 @@ import numpy as np
 
 from .. import fs
 from ..errors import DatasetError
-from .tfrecord import (DATA_MISMATCH, LENGTH_MISMATCH, WINDOW_BITS, masked_crc, masked_crcs, truncated_data,
-                       truncated_header)
+from .tfrecord import (DATA_MISMATCH, LENGTH_MISMATCH, WINDOW_BITS, frame_length, masked_crc, masked_crcs,
+                       truncated_data, truncated_header)
 
 if TYPE_CHECKING:
     import hashlib
@@ -144,9 +144,8 @@ def _frame(data: bytes, first: int, name: str, at_end: bool) -> tuple[RecordBloc
     index = first + len(heads)
     left = size - position
     if left >= _HEADER:  # a record the data cuts through: trust its length only once its CRC matches
-        header = data[position : position + _HEADER]
-        (length,) = unpack(header)
-        if masked_crc(header[:8]) != struct.unpack("<I", header[8:])[0]:
+        length, length_ok = frame_length(data[position : position + _HEADER])
+        if not length_ok:
             return block, position, 0, f"{name}: record {index}: {LENGTH_MISMATCH}"
         if at_end:
             return block, position, 0, truncated_data(name, index, length)

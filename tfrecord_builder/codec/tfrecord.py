@@ -123,6 +123,20 @@ def read_records(stream: BinaryIO, name: str, check_crc: bool = True) -> Iterato
         raise DatasetError(f"{name}: cannot be decompressed ({error})") from None
 
 
+def frame_length(header: bytes) -> tuple[int, bool]:
+    """A frame's 12-byte header: the data length it gives, and whether its CRC matches."""
+    (length, crc) = _HEADER.unpack(header)
+    return length, masked_crc(header[:8]) == crc
+
+
+def data_intact(data: bytes, footer: bytes) -> bool:
+    """Whether a frame's data matches the CRC of its 4-byte footer."""
+    return masked_crc(data) == _FOOTER.unpack(footer)[0]
+
+
+_HEADER, _FOOTER = struct.Struct("<QI"), struct.Struct("<I")
+
+
 def _records(stream: BinaryIO, name: str, check_crc: bool) -> Iterator[bytes]:
     index = 0
     while True:
@@ -131,14 +145,14 @@ def _records(stream: BinaryIO, name: str, check_crc: bool) -> Iterator[bytes]:
             return
         if len(header) < 12:
             raise DatasetError(truncated_header(name, index, len(header)))
-        (length,) = struct.unpack("<Q", header[:8])
-        if check_crc and masked_crc(header[:8]) != struct.unpack("<I", header[8:])[0]:
+        length, length_ok = frame_length(header)
+        if check_crc and not length_ok:
             raise DatasetError(f"{name}: record {index}: {LENGTH_MISMATCH}")
         data = stream.read(length)
         footer = stream.read(4)
         if len(data) < length or len(footer) < 4:
             raise DatasetError(truncated_data(name, index, length))
-        if check_crc and masked_crc(data) != struct.unpack("<I", footer)[0]:
+        if check_crc and not data_intact(data, footer):
             raise DatasetError(f"{name}: record {index}: {DATA_MISMATCH}")
         yield data
         index += 1
