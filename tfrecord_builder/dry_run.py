@@ -15,7 +15,6 @@ changes.
 from __future__ import annotations
 
 import gzip
-import importlib
 import os
 import resource
 import time
@@ -181,7 +180,8 @@ def _split_plan(spec: Spec, name: str, count: int, framed: list[bytes]) -> Split
 def _read_back(spec: Spec, sampled: dict[str, list[bytes]]) -> list[str]:
     """Parses the sample with the generated module's reading functions; what failed, as findings."""
     tf = tensorflow()  # first: it holds back TensorFlow's start-up lines
-    reading = importlib.import_module(f"{__package__}.features.reading")
+    from .features import reading  # here, not at the top: it imports TensorFlow
+
     description = spec.reading()
     findings = []
     for split, framed in sampled.items():

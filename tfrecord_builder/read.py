@@ -9,7 +9,6 @@ as a literal; this module calls the same functions), and records.py follows it w
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,7 +27,9 @@ def _reading() -> Any:
     """The reading functions the generated module copies (importing them imports TensorFlow,
     which `tensorflow()` does first, holding back its native start-up lines)."""
     tensorflow()
-    return importlib.import_module(f"{__package__}.features.reading")
+    from .features import reading  # here, not at the top: it imports TensorFlow
+
+    return reading
 
 
 @contextlib.contextmanager
