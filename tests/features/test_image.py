@@ -232,6 +232,26 @@ def test_a_turned_mpo_is_re_encoded_upright_and_the_build_says_so(tf, tmp_path):
     assert psnr(by_filename(batches)["photo.jpg"][0], upright) >= PSNR_BAR
 
 
+def test_a_bad_image_skipped_beside_turned_ones_leaves_their_count_as_it_is(tmp_path):
+    """Under `on_error: skip` the bad image's batch is encoded again in parts while its bad row is
+    searched for: the turned JPEGs are still counted once each, as the records written hold them."""
+    folder = tmp_path / "images"
+    for index in range(6):
+        exif = Image.Exif()
+        exif[0x0112] = 6 if index % 2 else 1
+        save(smooth_rgb(24 if index % 2 else 16, 16 if index % 2 else 24, index), folder / f"p{index}.jpg", exif=exif)
+    (folder / "p3b.jpg").write_bytes(b"\xff\xd8\xff not a JPEG")  # among the turned ones, in the one batch
+    spec = {"source": {"builder": "image_folder", "path": "images"}, "on_error": "skip",
+            "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 24, 3], "quality": 85},
+                         "filename": {"dtype": "string"}}}
+    with pytest.warns(tb.BuildWarning):
+        info = build(tmp_path, spec, workers=1)
+    assert sum(split.num_examples for split in info.splits.values()) == 6
+    assert [warning for warning in info.warnings if "JPEG" in warning] == [
+        "feature `image`: 3 JPEG files turned upright by the EXIF orientation, so re-encoded at quality 85 "
+        "(a second lossy pass) instead of stored byte for byte"]
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_jpegs_re_encoded_for_a_reason_the_spec_didnt_give_are_counted_in_one_warning(tmp_path, monkeypatch,
                                                                                        workers):

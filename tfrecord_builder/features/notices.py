@@ -24,6 +24,18 @@ def taken() -> dict[str, int]:
     return counts
 
 
+def counted() -> dict[str, int]:
+    """The notices counted so far, left as they are: what `restore` goes back to."""
+    return dict(_counts)
+
+
+def restore(counts: dict[str, int]) -> None:
+    """The counts as `counted` gave them: what encodings since noted is dropped (values encoded
+    again, whose second encoding counts them)."""
+    _counts.clear()
+    _counts.update(counts)
+
+
 def added(total: dict[str, int], more: dict[str, int]) -> dict[str, int]:
     """`total` with `more` counted in (in place; returned)."""
     for text, count in more.items():

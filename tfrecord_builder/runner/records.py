@@ -15,7 +15,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..codec.example import examples, features_entries
 from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
-from ..features import Feature
+from ..features import Feature, notices
 from ..features.cells import ArrowCells, missing_rows
 from ..features.gathered import GatheredColumns, missing_cells
 from ..features.values import Values
@@ -67,10 +67,12 @@ def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_length
     try:
         for name, feature in features.items():
             column = _column(feature, part)
+            before = notices.counted()
             try:
                 encoded = _encoded(feature, column, part)
             except DataError:
                 bad = _failing(feature, part, list(range(len(part))))
+                notices.restore(before)  # the failed column and the trials: its rows are encoded again below
                 if not bad:
                     return None
                 reasons.update((rows[index], reason) for index, reason in bad.items())
