@@ -193,52 +193,12 @@ def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch, framed: 
     skipped: list[dict[str, str]] = list(batch.broken)  # rows the reader couldn't read (on_error: skip)
     if spec.on_error != "skip":
         return batch, encode_batch(features, batch, spec.sequence_lengths == "equal", framed=framed), None, skipped
-    good, encoded = _skipping(spec, features, batch, skipped, framed)
+    # each bad row with the error it gives encoded alone (what a row-by-row pass lists), in row order
+    good, encoded, reasons = encode_good_rows(features, batch, spec.sequence_lengths == "equal", framed=framed)
+    skipped.extend({"record": batch.origin(row), "reason": reasons[row]} for row in sorted(reasons))
     if len(good) == len(batch):
         return batch, encoded, None, skipped
     return batch.without_columns().select(good), encoded, good, skipped  # only keys and origins needed on
-
-
-def _skipping(spec: Spec, features: Mapping[str, Feature], batch: Batch, skipped: list[dict[str, str]],
-              framed: bool) -> tuple[list[int], BatchRecords | None]:
-    """A batch without its bad rows (`on_error: skip`): the good rows and their records (None if
-    there are none); each bad row is added to `skipped`, in row order, with the error it gives
-    encoded alone (what a row-by-row pass lists).
-
-    The bad rows are found feature by feature and the rest encoded once (`encode_good_rows`);
-    where that can't tell the bad rows (a row that fails only beside others, sequence features of
-    unequal lengths), whole rows are halved until the bad ones are alone.
-    """
-    equal = spec.sequence_lengths == "equal"
-    found = encode_good_rows(features, batch, equal, framed=framed)
-    if found is not None:
-        good, encoded, reasons = found
-    else:
-        reasons = {}
-        half = len(batch) // 2
-        good = _encodable(spec, features, batch, list(range(half)), reasons) + \
-            _encodable(spec, features, batch, list(range(half, len(batch))), reasons)
-        notices.taken()  # the rows tried in parts: counted again by the encoding below
-        encoded = encode_batch(features, batch.select(good), equal, framed=framed) if good else None
-    skipped.extend({"record": batch.origin(row), "reason": reasons[row]} for row in sorted(reasons))
-    return good, encoded
-
-
-def _encodable(spec: Spec, features: Mapping[str, Feature], batch: Batch, rows: list[int],
-               reasons: dict[int, str]) -> list[int]:
-    """The `rows` of `batch` that encode, in order, halving a group that fails until its bad rows
-    are alone; each bad row's error (encoded alone) goes into `reasons`."""
-    if not rows:
-        return []
-    try:
-        encode_batch(features, batch.select(rows), spec.sequence_lengths == "equal")
-        return rows
-    except DataError as error:
-        if len(rows) == 1:
-            reasons[rows[0]] = str(error)
-            return []
-    half = len(rows) // 2
-    return _encodable(spec, features, batch, rows[:half], reasons) + _encodable(spec, features, batch, rows[half:], reasons)
 
 
 @dataclass

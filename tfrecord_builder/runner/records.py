@@ -47,7 +47,7 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
 
 
 def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
-                     framed: bool = False) -> tuple[list[int], BatchRecords | None, dict[int, str]] | None:
+                     framed: bool = False) -> tuple[list[int], BatchRecords | None, dict[int, str]]:
     """The rows of `batch` that encode, their records (None if none do), and each other row's
     error as encoding it alone gives it (`on_error: skip`).
 
@@ -55,10 +55,25 @@ def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_length
     its bad rows are searched for in that column alone (`_failing`), dropped from the batch, and
     the features before it keep their values for the rows left; so a bad row costs about an
     encoding of one column from that row on, not a batch's (once per row, that was 140 times
-    the build for 7 bad rows in 50,000). None where that doesn't account for the failure (a row
-    that fails only beside others, sequence features of unequal lengths): the caller then halves
-    whole rows.
+    the build for 7 bad rows in 50,000). Where that doesn't account for the failure (a row that
+    fails only beside others, sequence features of unequal lengths), whole rows are halved until
+    the bad ones are alone (`_encodable`), and the good ones encoded once.
     """
+    before = notices.counted()
+    found = _good_rows_by_column(features, batch, equal_lengths, framed)
+    if found is not None:
+        return found
+    reasons: dict[int, str] = {}
+    half = len(batch) // 2
+    good = _encodable(features, batch, list(range(half)), equal_lengths, reasons) + \
+        _encodable(features, batch, list(range(half, len(batch))), equal_lengths, reasons)
+    notices.restore(before)  # the tries: the good rows are encoded again below
+    return good, encode_batch(features, batch.select(good), equal_lengths, framed=framed) if good else None, reasons
+
+
+def _good_rows_by_column(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool, framed: bool
+                         ) -> tuple[list[int], BatchRecords | None, dict[int, str]] | None:
+    """`encode_good_rows` column by column; None where that doesn't account for the failure."""
     rows = list(range(len(batch)))  # the rows kept, as rows of `batch`
     part = batch
     values: dict[str, dict[str, Values]] = {}
@@ -91,6 +106,24 @@ def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_length
         return rows, _records(features, values, missing, part, equal_lengths, framed), reasons
     except DataError:
         return None
+
+
+def _encodable(features: Mapping[str, Feature], batch: Batch, rows: list[int], equal_lengths: bool,
+               reasons: dict[int, str]) -> list[int]:
+    """The `rows` of `batch` that encode, in order, halving a group that fails until its bad rows
+    are alone; each bad row's error (encoded alone) goes into `reasons`."""
+    if not rows:
+        return []
+    try:
+        encode_batch(features, batch.select(rows), equal_lengths)
+        return rows
+    except DataError as error:
+        if len(rows) == 1:
+            reasons[rows[0]] = str(error)
+            return []
+    half = len(rows) // 2
+    return _encodable(features, batch, rows[:half], equal_lengths, reasons) + \
+        _encodable(features, batch, rows[half:], equal_lengths, reasons)
 
 
 def _failing(feature: Feature, batch: Batch, rows: list[int]) -> dict[int, str]:
