@@ -52,8 +52,32 @@ def test_truncation_is_caught():
             list(read_records(io.BytesIO(data[:cut]), "shard"))
 
 
+def _reference(data: bytes) -> tuple[list[bytes], str | None]:
+    """(records, error) as a plain record-at-a-time reader reads `data`: the framing's definition."""
+    from tfrecord_builder.codec.tfrecord import (DATA_MISMATCH, LENGTH_MISMATCH, data_intact, frame_length,
+                                                 truncated_data, truncated_header)
+
+    records, position, index = [], 0, 0
+    while position < len(data):
+        header = data[position : position + 12]
+        if len(header) < 12:
+            return records, truncated_header("s", index, len(header))
+        length, length_ok = frame_length(header)
+        if not length_ok:
+            return records, f"s: record {index}: {LENGTH_MISMATCH}"
+        record, footer = data[position + 12 : position + 12 + length], data[position + 12 + length : position + 16 + length]
+        if len(record) < length or len(footer) < 4:
+            return records, truncated_data("s", index, length)
+        if not data_intact(record, footer):
+            return records, f"s: record {index}: {DATA_MISMATCH}"
+        records.append(record)
+        position, index = position + 16 + length, index + 1
+    return records, None
+
+
 def _read_both(data: bytes, block_bytes: int) -> tuple[tuple[list[bytes], str | None], tuple[list[bytes], str | None]]:
-    """(records, error) as the stream reader and verify's block reader (frames.py) read `data`."""
+    """(records, error) as the stream reader and verify's block stream (frames.py) read `data`,
+    both through the one framing loop, `record_blocks`, in blocks of `block_bytes`."""
     import hashlib
     import tempfile
 
@@ -62,7 +86,7 @@ def _read_both(data: bytes, block_bytes: int) -> tuple[tuple[list[bytes], str | 
     stream_records: list[bytes] = []
     stream_error = None
     try:
-        for record in read_records(io.BytesIO(data), "s"):
+        for record in read_records(io.BytesIO(data), "s", block_bytes):
             stream_records.append(record)
     except DatasetError as error:
         stream_error = str(error)
@@ -82,9 +106,10 @@ def _read_both(data: bytes, block_bytes: int) -> tuple[tuple[list[bytes], str | 
 
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.binary(max_size=40), max_size=6), st.data())
-def test_the_block_reader_reads_damaged_streams_as_the_stream_reader_does(records, data):
-    """verify's NumPy block framer and the per-record reader share `frame_length` and the fault
-    words; on the same bytes, whole or damaged, they give the same records and the same fault."""
+def test_the_framing_loop_reads_damaged_streams_as_a_record_at_a_time_reader_does(records, data):
+    """The one framing loop, over a stream (`read_records`) or verify's block stream, in blocks
+    that cut records anywhere: on the same bytes, whole or damaged, the same records and the same
+    fault as a plain record-at-a-time reader."""
     framed = bytearray(frame(ByteColumn.from_rows(records)))
     for _ in range(data.draw(st.integers(0, 3))):
         where = data.draw(st.integers(0, len(framed)))
@@ -94,4 +119,19 @@ def test_the_block_reader_reads_damaged_streams_as_the_stream_reader_does(record
             del framed[where:]
     block_bytes = data.draw(st.sampled_from([7, 64, 1 << 20]))  # blocks that cut records, and one that doesn't
     stream, blocks = _read_both(bytes(framed), block_bytes)
-    assert blocks == stream
+    assert stream == blocks == _reference(bytes(framed))
+
+
+def test_read_records_frames_a_block_at_a_time():
+    """`read_records` is the framing loop's record-at-a-time view: a stream of a thousand records
+    is read in a few blocks, not three reads a record."""
+    class Counted(io.BytesIO):
+        reads = 0
+
+        def read(self, size: int = -1) -> bytes:
+            Counted.reads += 1
+            return super().read(size)
+
+    records = [bytes([index % 251]) * (index % 7) for index in range(1000)]
+    assert list(read_records(Counted(frame(ByteColumn.from_rows(records))), "s")) == records
+    assert Counted.reads <= 2
