@@ -16,9 +16,12 @@ import numpy as np
 
 from . import fs
 from .codec.arrays import parse_arrays, refused
-from .codec.tfrecord import DATA_MISMATCH, data_intact, frame_length, open_records, read_records
+from .codec.columns import Layout, read_columns
+from .codec.tfrecord import (DATA_MISMATCH, RecordBlock, data_intact, frame_length, open_records, read_records,
+                              stream_blocks)
 from .errors import DatasetError, UsageError
 from .features.numpy_reading import RecordError, decode_record
+from .features.values import StoredColumn
 from .write.index import FRAME_BYTES, parse_index
 from .write.info import DatasetInfo
 
@@ -45,20 +48,26 @@ class RecordReader:
             yield from self.shard_records(shard)
 
     def shard_records(self, shard: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """Every record of one shard (an entry of a split's `shards`), in order."""
+        """Every record of one shard (an entry of a split's `shards`), in order, decoded a block
+        of records at a time where the records are as our encoder writes them (`BlockDecoder`),
+        else one at a time."""
         path = self.checked_path(shard)
+        blocks = BlockDecoder.of(self.reading) if self.keys is None else None
         with open_records(path, self.compression) as stream:
-            records = read_records(stream, path)
-            number = 0
+            framed = stream_blocks(stream, path)
             while True:
                 try:
-                    data = next(records)
+                    block = next(framed)
                 except StopIteration:
                     return
                 except DatasetError as error:  # a broken frame, or compressed data that isn't whole
                     raise DatasetError(f"{error}; `tfrecord-builder verify` lists every fault") from None
-                yield self.decoded(data, path, number)
-                number += 1
+                records = blocks.decoded(block) if blocks is not None else None
+                if records is not None:
+                    yield from records
+                else:
+                    for number, data in enumerate(block.records(), block.first):
+                        yield self.decoded(data, path, number)
 
     def record(self, split: str, number: int) -> dict[str, Any]:
         """Record `number` of the split (0-based, negative from the end), read through its shard's
@@ -154,3 +163,119 @@ class RecordReader:
 
     def __getstate__(self) -> dict[str, Any]:  # pickled into worker processes: without open files
         return {**self.__dict__, "_files": {}}
+
+
+# ---- a block of records at once ---------------------------------------------------------------------
+
+_LIST_KINDS = {"int64": "int64", "float32": "float", "string": "bytes"}  # stored dtype -> its list
+# decode steps that act on each value alone, so on a column as on a record's values: (step, its
+# function over a column of values of the stored dtype (None: strings refused))
+_ELEMENTWISE: dict[str, Any] = {
+    "cast": lambda values, dtype: values.astype(np.dtype(dtype)),
+    "exact_float64": lambda values: np.asarray(values, dtype=np.float64),
+    "to_ragged": lambda values: values,
+    "pad_steps": lambda values, **_: values,  # a record's own steps need no pad
+}
+
+
+class BlockDecoder:
+    """Decodes a block of records at once, from their columns (codec/columns.py, verify's reader),
+    to the values `decode_record` gives record by record: equal, of the same types. It covers
+    descriptions whose every feature has one record key, read as a fixed shape, a variable
+    length, or a fixed shape per step, with decode steps that act on each value alone (`cast`
+    and the like); a block holding a record off the layout, or one `decode_record` would refuse,
+    is left to the per-record reader (which then says what is wrong with it)."""
+
+    def __init__(self, reading: dict[str, Any], layout: Layout):
+        self.reading = reading
+        self.layout = layout
+
+    @classmethod
+    def of(cls, reading: dict[str, Any]) -> "BlockDecoder | None":
+        """The decoder for the description, or None if some feature is beyond it."""
+        kinds: dict[bool, dict[str, str]] = {False: {}, True: {}}
+        for feature in reading["features"].values():
+            if len(feature["parse"]) != 1:
+                return None
+            (key, (kind, dtype, _)), = feature["parse"].items()
+            if kind not in (("fixed_steps",) if feature["sequence"] else ("fixed", "var")):
+                return None
+            for step, arguments in feature["decode"]:
+                if step not in _ELEMENTWISE or (dtype == "string" and step != "to_ragged"):
+                    return None
+                if step != "pad_steps" and any(isinstance(value, dict) for value in arguments.values()):
+                    return None
+            if kinds[feature["sequence"]].setdefault(key, _LIST_KINDS[dtype]) != _LIST_KINDS[dtype]:
+                return None
+        sequence = reading["format"] == "sequence_example"
+        if kinds[True] and not sequence:
+            return None
+        return cls(reading, Layout.of(kinds[False], kinds[True] if sequence else None))
+
+    def decoded(self, block: RecordBlock) -> list[dict[str, Any]] | None:
+        """The block's records, or None if one is left to the per-record reader."""
+        columns = read_columns(block.data, block.starts, block.ends, self.layout)
+        if len(columns.irregular):
+            return None
+        count = len(block)
+        names, values = [], []
+        steps: dict[str, np.ndarray] = {}
+        for name, feature in self.reading["features"].items():
+            (key, (kind, dtype, shape)), = feature["parse"].items()
+            group, items = (columns.lists, columns.list_items) if feature["sequence"] else \
+                (columns.context, columns.context_items)
+            column = group[key]
+            flat = self._values(block, column, items.get(key))
+            for step, arguments in feature["decode"]:
+                flat = _ELEMENTWISE[step](flat, **arguments)
+            if kind == "var":
+                per_record = _split(flat, column.counts)
+            else:
+                inner = [int(dim) for dim in shape]
+                if len(column.counts) and (column.counts != np.prod(inner, dtype=np.int64)).any():
+                    return None  # a value of another shape: the per-record reader says which
+                shaped = flat.reshape([len(column.counts), *inner])
+                if kind == "fixed":
+                    per_record = list(shaped)
+                else:
+                    steps[key] = column.steps
+                    per_record = _split(shaped, column.steps)
+            names.append(name)
+            values.append(per_record)
+        if self.reading["format"] == "sequence_example":
+            self._sequence(names, values, steps[self.reading["length_key"]], count)
+        return [dict(zip(names, record)) for record in zip(*values)] if values else [{} for _ in range(count)]
+
+    @staticmethod
+    def _values(block: RecordBlock, column: StoredColumn, starts: np.ndarray | None) -> np.ndarray:
+        """A column's values: numbers as they are, a bytes list's as an array of `bytes`."""
+        if starts is None:
+            return column.values
+        raw = block.data.base
+        items = np.empty(len(starts), dtype=object)
+        items[:] = list(map(raw.__getitem__, map(slice, starts.tolist(), (starts + column.values).tolist())))
+        return items
+
+    def _sequence(self, names: list[str], values: list[list[Any]], steps: np.ndarray, count: int) -> None:
+        """`decode_record`'s last part, for every record: the cut to `max_length`, the length and
+        the mask features."""
+        reading = self.reading
+        lengths = steps
+        if reading["max_length"] is not None:
+            limit = reading["max_length"]
+            for place, name in enumerate(names):
+                if reading["features"][name]["sequence"]:
+                    values[place] = [value[:limit] for value in values[place]]
+            lengths = np.minimum(lengths, limit)
+        if reading["length_feature"] is not None:
+            names.append(reading["length_feature"])
+            values.append(list(lengths.astype(np.int64)))
+        if reading["mask_feature"] is not None:
+            names.append(reading["mask_feature"])
+            values.append([np.ones(length, dtype=bool) for length in lengths.tolist()])
+
+
+def _split(values: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """`values` cut into consecutive pieces of `counts[i]` (rows along the first axis)."""
+    ends = np.cumsum(counts).tolist()
+    return [values[start:end] for start, end in zip([0, *ends[:-1]], ends)]

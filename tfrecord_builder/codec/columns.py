@@ -56,6 +56,10 @@ class RecordColumns:
     irregular: np.ndarray  # indices of the records to read one at a time
     context: dict[str, StoredColumn]  # by record key; rows: the regular records
     lists: dict[str, StoredColumn]  # by record key; rows: the regular records' steps
+    # by bytes record key, beside `context` and `lists`: where each value starts in the block (a
+    # bytes column's values are the lengths), so a reader can take the bytes themselves
+    context_items: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    list_items: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
 def read_columns(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, layout: Layout) -> RecordColumns:
@@ -74,11 +78,17 @@ def read_columns(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, layout:
         lists = _feature_lists(records, layout.sequence, records.field(_FIELD_2, ends, fills=True))
     # every column is decoded before any is cut down: a malformed value sets its record aside too
     decoded = [{key: located.decode(block, irregular) for key, located in group.items()} for group in (context, lists)]
+    columns = [{key: column for key, (column, _) in group.items()} for group in decoded]
+    items = [{key: starts for key, (_, starts) in group.items() if starts is not None} for group in decoded]
     kept = ~irregular
     if not kept.all():  # the records set aside leave the columns: rows, steps and values
-        decoded = [{key: column.select(kept[group[key].owner], kept) for key, column in columns.items()}
-                   for group, columns in zip((context, lists), decoded)]
-    return RecordColumns(np.flatnonzero(kept), np.flatnonzero(irregular), *decoded)
+        for group, found, starts in zip((context, lists), columns, items):
+            for key, column in found.items():
+                rows = kept[group[key].owner]
+                if key in starts:
+                    starts[key] = starts[key][np.repeat(rows, column.counts)]
+                found[key] = column.select(rows, kept)
+    return RecordColumns(np.flatnonzero(kept), np.flatnonzero(irregular), *columns, *items)
 
 
 class _Bytes:
@@ -178,9 +188,14 @@ class _Located:
     owner: np.ndarray  # each row's record
     steps: np.ndarray | None = None  # per record, for a feature list
 
-    def decode(self, block: _Bytes, irregular: np.ndarray) -> StoredColumn:
+    def decode(self, block: _Bytes, irregular: np.ndarray) -> tuple[StoredColumn, np.ndarray | None]:
+        """The column, and for a bytes list where each value starts in the block."""
+        if self.kind == "bytes":  # a bytes list's items: its values are their lengths
+            rows, item_starts, item_ends = _repeated(block, self.starts, self.ends, self.owner, irregular)
+            counts = np.bincount(rows, minlength=len(self.starts)).astype(np.int64)
+            return StoredColumn(self.kind, counts, item_ends - item_starts, self.steps), item_starts
         counts, values = _DECODERS[self.kind](block, self.starts, self.ends, self.owner, irregular)
-        return StoredColumn(self.kind, counts, values, self.steps)
+        return StoredColumn(self.kind, counts, values, self.steps), None
 
 
 def _features(cursor: _Cursor, keys: tuple[tuple[str, ListKind], ...], end: np.ndarray) -> dict[str, _Located]:
@@ -302,14 +317,7 @@ def _floats(block: _Bytes, starts: np.ndarray, ends: np.ndarray, owner: np.ndarr
     return lengths // 4, _gather(block.data, starts, lengths).view("<f4")
 
 
-def _bytes(block: _Bytes, starts: np.ndarray, ends: np.ndarray, owner: np.ndarray,
-           irregular: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A bytes list's items: (items per row, each item's length)."""
-    rows, item_starts, item_ends = _repeated(block, starts, ends, owner, irregular)
-    return np.bincount(rows, minlength=len(starts)).astype(np.int64), item_ends - item_starts
-
-
-_DECODERS: dict[str, Decoder] = {"int64": _int64s, "float": _floats, "bytes": _bytes}
+_DECODERS: dict[str, Decoder] = {"int64": _int64s, "float": _floats}
 
 
 # ---- helpers ------------------------------------------------------------------------------------

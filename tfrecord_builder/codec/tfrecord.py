@@ -120,11 +120,16 @@ def open_records(path: str, compression: str) -> BinaryIO:
 
 
 def read_records(stream: BinaryIO, name: str, block_bytes: int = 1 << 20) -> Iterator[bytes]:
-    """Yields each record of a TFRecord stream, framed a block at a time by `record_blocks`; a
-    broken frame, or compressed data that can't be decompressed, raises DatasetError naming it."""
+    """Yields each record of a TFRecord stream: `stream_blocks`, a record at a time."""
+    for block in stream_blocks(stream, name, block_bytes):
+        yield from block.records()
+
+
+def stream_blocks(stream: BinaryIO, name: str, block_bytes: int = BLOCK_BYTES) -> Iterator[RecordBlock]:
+    """The records of a TFRecord stream a block at a time (`record_blocks`); a broken frame, or
+    compressed data that can't be decompressed, raises DatasetError naming it."""
     try:
-        for block in record_blocks(_Blocks(stream, block_bytes), name):
-            yield from block.records()
+        yield from record_blocks(_Blocks(stream, block_bytes), name)
     except (OSError, EOFError, zlib.error) as error:
         if isinstance(error, DatasetError):
             raise
