@@ -21,7 +21,10 @@ from PIL import Image
 
 import tfrecord_builder as tb
 from tfrecord_builder.codec.arrays import parse_arrays
-from tfrecord_builder.codec.tfrecord import read_records
+from tfrecord_builder.codec.bytecolumn import ByteColumn
+from tfrecord_builder.codec.tfrecord import RecordBlock, frame, read_records, stream_blocks
+from tfrecord_builder.codec.wire import varint
+from tfrecord_builder.records import BlockDecoder, RecordReader
 from tfrecord_builder.verify import verify
 
 from conftest import write_spec
@@ -491,3 +494,91 @@ def test_a_dataset_built_before_0_3_still_reads_everywhere(tf, kinds, tmp_path):
     run = subprocess.run([sys.executable, "-m", "tfrecord_builder", "inspect", str(target), "--show", "1"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "example 0: " in run.stdout, run.stderr
+
+
+# ---- tb.read a block of records at a time --------------------------------------------------------
+
+BLOCKS = {**KINDS, "name": "blocks", "splits": {"train": 1.0},
+          "features": {name: declared for name, declared in KINDS["features"].items()
+                       if name not in ("pts", "photo", "icon", "raw")}}  # a ragged shape, images: per record
+BLOCK_STEPS = {**SEQUENCES, "name": "blocksteps", "sequence": {"tok": {"dtype": "int64"},
+                                                               "frame": {"dtype": "float32", "shape": [2]}},
+               "input": {"max_length": 3, "mask_feature": "mask"}}
+
+
+def _record_by_record(dataset: tb.Dataset) -> list[dict]:
+    """The split's records decoded one at a time (`RecordReader.decoded`), what a block must equal."""
+    reader = RecordReader(dataset.info)
+    records = []
+    for shard in reader.split("train").shards:
+        path = reader.checked_path(shard)
+        with open(path, "rb") as file:
+            records.extend(reader.decoded(data, path, number) for number, data in enumerate(read_records(file, path)))
+    return records
+
+
+def _identical(left, right) -> None:
+    """The same value of the same type: dtype, shape and writability for arrays, NaN equal to NaN."""
+    assert type(left) is type(right), (left, right)
+    if isinstance(left, np.ndarray):
+        assert (left.dtype, left.shape, left.flags.writeable) == (right.dtype, right.shape, right.flags.writeable)
+        assert _same(left, right), (left, right)
+    elif isinstance(left, np.generic):
+        assert left.dtype == right.dtype and _same(left, right), (left, right)
+    else:
+        assert left == right, (left, right)
+
+
+@pytest.mark.parametrize("spec, rows", [(BLOCKS, "rows.jsonl"), (BLOCK_STEPS, "steps.jsonl")])
+def test_tb_read_decodes_whole_blocks_to_the_records_read_one_at_a_time(tmp_path, spec, rows):
+    data = _rows()[0] if rows == "rows.jsonl" else _sequence_rows()
+    info = tb.build(write_spec(tmp_path, spec, {rows: data}), output=tmp_path / "out")
+    dataset = tb.load(info.path)
+    assert BlockDecoder.of(dataset.reading) is not None  # every feature decoded a block at a time
+    read, expected = list(dataset.read("train")), _record_by_record(dataset)
+    assert len(read) == len(expected) == NUM_ROWS
+    for ours, theirs in zip(read, expected):
+        assert list(ours) == list(theirs)
+        for name in ours:
+            _identical(ours[name], theirs[name])
+    if spec is BLOCK_STEPS:
+        assert {int(record["id"]): int(record["sequence_length"]) for record in read} == \
+               {row: min(1 + row % 5, 3) for row in range(NUM_ROWS)}  # cut to max_length
+
+
+def _example(**lists) -> bytes:
+    """A tf.train.Example of int64 lists, packed, its keys in the order given."""
+    entries = b""
+    for key, values in lists.items():
+        packed = b"".join(varint(value) for value in values)
+        feature = _field(3, _field(1, packed) if values else b"")
+        entries += _field(1, _field(1, key.encode()) + _field(2, feature))
+    return _field(1, entries)
+
+
+def _field(number: int, content: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(content)) + content
+
+
+def _block_of(records: list[bytes]) -> RecordBlock:
+    """The records framed, as one block of the framing loop."""
+    stream = io.BytesIO(frame(ByteColumn.from_rows(records)))
+    block, = stream_blocks(stream, "s")
+    return block
+
+
+READING = {"format": "example", "features": {
+    "a": {"parse": {"a": ("fixed", "int64", [])}, "decode": [("cast", {"dtype": "int32"})], "sequence": False},
+    "b": {"parse": {"b": ("var", "int64", [None])}, "decode": [("to_ragged", {})], "sequence": False}}}
+
+
+def test_a_block_with_a_record_off_the_layout_or_of_another_shape_is_left_to_the_per_record_reader():
+    decoder = BlockDecoder.of(READING)
+    good = [_example(a=[index], b=list(range(index))) for index in range(5)]
+    records = decoder.decoded(_block_of(good))
+    assert [(type(record["a"]), int(record["a"]), record["b"].tolist()) for record in records] == \
+           [(np.int32, index, list(range(index))) for index in range(5)]
+    assert decoder.decoded(_block_of([*good, _example(b=[1], a=[2])])) is None  # keys out of map order
+    assert decoder.decoded(_block_of([*good, _example(a=[1, 2], b=[])])) is None  # `a` holds two values, not one
+    assert BlockDecoder.of({**READING, "features": {"i": {"parse": {"i": ("fixed", "string", [])},
+                                                          "decode": [["padded_images", {}]], "sequence": False}}}) is None
