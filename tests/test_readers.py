@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from PIL import Image
 
 import tfrecord_builder as tb
@@ -24,6 +25,7 @@ from tfrecord_builder.codec.arrays import parse_arrays
 from tfrecord_builder.codec.bytecolumn import ByteColumn
 from tfrecord_builder.codec.tfrecord import RecordBlock, frame, read_records, stream_blocks
 from tfrecord_builder.codec.wire import varint
+from tfrecord_builder.features.numpy_reading import decode_record
 from tfrecord_builder.records import BlockDecoder, RecordReader
 from tfrecord_builder.verify import verify
 
@@ -582,3 +584,22 @@ def test_a_block_with_a_record_off_the_layout_or_of_another_shape_is_left_to_the
     assert decoder.decoded(_block_of([*good, _example(a=[1, 2], b=[])])) is None  # `a` holds two values, not one
     assert BlockDecoder.of({**READING, "features": {"i": {"parse": {"i": ("fixed", "string", [])},
                                                           "decode": [["padded_images", {}]], "sequence": False}}}) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=2),
+                          st.lists(st.integers(-2**63, 2**63 - 1), max_size=4), st.booleans()), min_size=1, max_size=8))
+def test_a_decoded_block_is_its_records_decoded_one_at_a_time(rows):
+    """Any block: decoded at once, the records `decode_record` gives one at a time, or left to it
+    when a record is off the layout (keys swapped) or of another shape (two values for `a`)."""
+    records = [_example(b=[v & (2**64 - 1) for v in b], a=[v & (2**64 - 1) for v in a]) if swapped else
+               _example(a=[v & (2**64 - 1) for v in a], b=[v & (2**64 - 1) for v in b]) for a, b, swapped in rows]
+    decoded = BlockDecoder.of(READING).decoded(_block_of(records))
+    canonical = all(len(a) == 1 and not swapped for a, _, swapped in rows)
+    assert (decoded is not None) == canonical
+    if decoded is not None:
+        for ours, data in zip(decoded, records):
+            theirs = decode_record(*parse_arrays(data), READING)
+            assert list(ours) == list(theirs)
+            for name in ours:
+                _identical(ours[name], theirs[name])

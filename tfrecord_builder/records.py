@@ -1,9 +1,11 @@
 """A built dataset's records as dicts of NumPy values, without TensorFlow: `tb.read` (a split in
 order) and `Dataset.record` (record i, through the shards' index files).
 
-Records are parsed by our own wire decoder (codec/arrays.py) and decoded by the dataset's reading
-description (`Spec.reading()`), the one `input_fn` follows (features/numpy_reading.py). Files are
-read through fsspec, so a dataset in an object store reads as one on disk.
+Records are decoded by the dataset's reading description (`Spec.reading()`), the one `input_fn`
+follows (features/numpy_reading.py): in order a block of records at a time, read as columns
+(`BlockDecoder`, over verify's column reader, codec/columns.py) where they are in our encoder's
+layout, else one at a time through our own wire decoder (codec/arrays.py), to the same values.
+Files are read through fsspec, so a dataset in an object store reads as one on disk.
 """
 from __future__ import annotations
 

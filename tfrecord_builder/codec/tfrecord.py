@@ -293,13 +293,16 @@ class _ZlibReader:
         self._buffer = b""
 
     def read(self, size: int) -> bytes:
-        while len(self._buffer) < size:
+        parts, have = [self._buffer], len(self._buffer)
+        while have < size:  # the pieces joined once: a block is many chunks
             chunk = self._file.read(1 << 20)
+            part = self._inflater.decompress(chunk) if chunk else self._inflater.flush()
+            parts.append(part)
+            have += len(part)
             if not chunk:
-                self._buffer += self._inflater.flush()
                 break
-            self._buffer += self._inflater.decompress(chunk)
-        out, self._buffer = self._buffer[:size], self._buffer[size:]
+        data = b"".join(parts)
+        out, self._buffer = data[:size], data[size:]
         return out
 
     def __enter__(self) -> "_ZlibReader":
