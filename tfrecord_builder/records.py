@@ -170,8 +170,8 @@ class RecordReader:
 # ---- a block of records at once ---------------------------------------------------------------------
 
 _LIST_KINDS = {"int64": "int64", "float32": "float", "string": "bytes"}  # stored dtype -> its list
-# decode steps that act on each value alone, so on a column as on a record's values: (step, its
-# function over a column of values of the stored dtype (None: strings refused))
+# decode steps that act on each value alone, so on a column as on a record's values: the step's
+# function over a column of numbers (of strings only `to_ragged`, which does nothing)
 _ELEMENTWISE: dict[str, Any] = {
     "cast": lambda values, dtype: values.astype(np.dtype(dtype)),
     "exact_float64": lambda values: np.asarray(values, dtype=np.float64),

@@ -275,13 +275,15 @@ def _words(buffer: np.ndarray, positions: np.ndarray, width: int, dtype: np.dtyp
 
 
 class _Blocks:
-    """A stream read `size` bytes at a time, as `record_blocks` takes it."""
+    """A stream read in blocks doubling from a megabyte to `size` bytes, as `record_blocks` takes
+    it: a shard's first records come without reading (and decoding) all of a large block."""
 
     def __init__(self, stream: BinaryIO, size: int):
-        self._stream, self._size = stream, size
+        self._stream, self._size, self._next = stream, size, min(size, 1 << 20)
 
     def read(self) -> bytes:
-        return self._stream.read(self._size)
+        size, self._next = self._next, min(self._size, 2 * self._next)
+        return self._stream.read(size)
 
 
 class _ZlibReader:
