@@ -12,7 +12,7 @@ import pytest
 
 import tfrecord_builder as tb
 from tfrecord_builder.builders import image_folder, opened, parquet
-from tfrecord_builder.builders.base import loaded
+from tfrecord_builder.builders.base import parsed_batch
 from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.runner.plan import read_tasks, task_batches
@@ -35,7 +35,7 @@ def _records(spec_path: Path) -> tuple[int, list, list[str]]:
     keys, origins = [], []
     for task in tasks:
         for batch in task_batches(spec, dict(builders)[task.split], task):
-            batch = loaded(batch)
+            batch = parsed_batch(batch)
             keys += list(batch.keys)
             origins += [batch.origin(row) for row in range(len(batch))]
     return len(tasks), keys, origins

@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError
-from .base import Batch, Builder, PendingBatch, check_split, column_list, loaded
+from .base import Batch, Builder, PendingBatch, check_split, column_list, parsed_batch
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import group_steps
 from .opened import Window, open_source, open_window, plain_name, text_windows
@@ -96,7 +96,7 @@ class TableBuilder(Builder):
             if self.path else None
         for batch in self.read_batches(needed, batch_size, task):
             if not pending or (split_column is not None and split is not None):
-                batch = loaded(batch)
+                batch = parsed_batch(batch)
             if split_column is not None and split is not None:
                 batch = self._only_split(batch, split, split_column)
             batch.base_dir = folder  # image paths are relative to the table
