@@ -150,3 +150,41 @@ def test_one_way_to_move_a_file_into_place_and_one_way_to_start_worker_processes
                       or call == "Pool"]
     assert moves == []
     assert pools == []
+
+
+def _module_level(tree: ast.Module) -> list[ast.AST]:
+    """The nodes that run when the module is imported: everything outside function bodies (a
+    class body runs at import too)."""
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        found.append(node)
+        todo += list(ast.iter_child_nodes(node))
+    return found
+
+
+def _reads_environment(node: ast.AST) -> bool:
+    """`os.environ.get(...)`, `os.environ[...]`, `... in os.environ` or `os.getenv(...)`.
+    `os.environ.setdefault` is a write (a default for a library that reads it itself)."""
+    def environ(value: ast.AST) -> bool:
+        return isinstance(value, ast.Attribute) and value.attr == "environ"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (environ(node.func.value) and node.func.attr in ("get", "copy", "items", "keys", "values")) \
+            or node.func.attr == "getenv"
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        return environ(node.value)
+    if isinstance(node, ast.Compare):
+        return any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(map(environ, node.comparators))
+    return False
+
+
+def test_no_environment_variable_is_read_at_import():
+    """Settings from the environment are read when they are used: a value read at import is
+    fixed before a test, a caller or a worker's start-up could set it."""
+    read = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        read += [f"{_module(path)}:{node.lineno}" for node in _module_level(tree) if _reads_environment(node)]
+    assert read == []

@@ -20,7 +20,7 @@ from .. import fs
 from ..errors import DataError, SpecError
 from ..features.class_label import class_order
 from .base import Batch, Builder, PathOrigins
-from .opened import TASK_BYTES
+from .opened import task_bytes
 
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
@@ -50,8 +50,8 @@ class ImageFolderBuilder(Builder):
         return self.generate_task(split, tuple(self._listed()))
 
     def tasks(self, split: str | None) -> list[tuple[Listed, ...]] | None:
-        """The sorted images in runs of about `TASK_BYTES` of files, each image with its label."""
-        tasks = list(_runs(self._listed(), TASK_BYTES, None))
+        """The sorted images in runs of about `task_bytes()` of files, each image with its label."""
+        tasks = list(_runs(self._listed(), task_bytes(), None))
         return tasks if len(tasks) > 1 else None
 
     def generate_task(self, split: str | None, task: tuple[Listed, ...]) -> Iterator[tuple[Any, dict[str, Any]]]:
