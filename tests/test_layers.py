@@ -1,7 +1,7 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (atomic, fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
+    errors  <- atomic <- base (fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
     <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
     <- read / verify / codegen
@@ -20,7 +20,8 @@ from conftest import ROOT
 PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
-    {"atomic", "fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
+    {"atomic"},  # files written whole or not at all (fs writes through it)
+    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
@@ -188,3 +189,24 @@ def test_no_environment_variable_is_read_at_import():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         read += [f"{_module(path)}:{node.lineno}" for node in _module_level(tree) if _reads_environment(node)]
     assert read == []
+
+
+# fs.py knows local paths from URLs and does each thing both ways (open, join, write whole, ...);
+# a module branches on fs.is_url only where the difference is its point
+IS_URL_ALLOWED = {
+    "build": "a dataset bound for a store is put together here and published by copying (a store has no rename)",
+    "runner.beam": "Dataflow's workers reach only a store; a store's shards are written in place",
+    "read": "a dataset in a store is read through TensorFlow's filesystems, which input_fn reads it with",
+    "codec.tfrecord": "a gzip shard in a store is read through its file object, closed with the stream",
+    "builders.image_folder": "a store has no folders or links: its classes are prefixes, its images one listing",
+    "write.info": "a store has no folders: a missing dataset there is a missing info file",
+    "cli.inspect": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
+    "diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
+    "infer": "infer samples local files: a URL is refused",
+}
+
+
+def test_only_fs_tells_local_paths_from_urls_where_the_difference_is_not_the_point():
+    found = sorted(_module(path) for path in PACKAGE.rglob("*.py")
+                   if path.name != "fs.py" and "is_url" in path.read_text(encoding="utf-8"))
+    assert [module for module in found if module not in IS_URL_ALLOWED] == []

@@ -35,8 +35,8 @@ def open_source(path: str) -> io.BufferedReader:
     raises DataError when read."""
     kind = compression(path)
     if kind is None:
-        return fs.open_file(path) if not fs.is_url(path) else io.BufferedReader(fs.open_file(path), 1 << 20)
-    source: Any = path if not fs.is_url(path) else fs.open_file(path)  # a URL: its file object, read as it streams
+        return fs.open_stream(path)
+    source: Any = fs.path_or_file(path)
     if kind == "gzip":
         stream: BinaryIO = gzip.open(source, "rb")
     elif kind == "bzip2":

@@ -95,7 +95,7 @@ class ParquetBuilder(TableBuilder):
 def _opened(path: str) -> Any:
     """The Parquet file at `path` (its footer read), or a DataError naming it."""
     try:
-        return parquet.ParquetFile(fs.open_file(path) if fs.is_url(path) else path)  # a URL: read by ranges
+        return parquet.ParquetFile(fs.path_or_file(path))
     except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
         raise DataError(f"{os.path.basename(path)}: not a readable Parquet file: {error}") from None
 

@@ -92,8 +92,7 @@ class TableBuilder(Builder):
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
-        folder = (fs.dirname(self.path) if fs.is_url(self.path) else os.path.dirname(os.path.abspath(self.path))) \
-            if self.path else None
+        folder = fs.dirname(fs.absolute(self.path)) if self.path else None
         for batch in self.read_batches(needed, batch_size, task):
             if not pending or (split_column is not None and split is not None):
                 batch = parsed_batch(batch)
