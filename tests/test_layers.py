@@ -210,3 +210,9 @@ def test_only_fs_tells_local_paths_from_urls_where_the_difference_is_not_the_poi
     found = sorted(_module(path) for path in PACKAGE.rglob("*.py")
                    if path.name != "fs.py" and "is_url" in path.read_text(encoding="utf-8"))
     assert [module for module in found if module not in IS_URL_ALLOWED] == []
+
+
+def test_no_code_is_run_through_exec():
+    """Code is loaded through the import system (a builder file too: registry's loader), so every
+    module has its spec, its source lines and a name its classes pickle by."""
+    assert [_module(path) for path in sorted(PACKAGE.rglob("*.py")) if {"exec", "eval"} & _calls(path)] == []
