@@ -183,7 +183,8 @@ def open_whole(path: str, *, sync: bool = True) -> IO[bytes]:
 def write_whole(path: str, data: bytes, *, sync: bool = True) -> str:
     """Writes `data` at `path` whole or not at all (locally its folder made if needed); returns `path`."""
     if not is_url(path):
-        return write_bytes(path, data, sync=sync)
+        write_bytes(os.path.abspath(path), data, sync=sync)
+        return path
     with open_file(path, "wb") as file:
         file.write(data)
     return path
