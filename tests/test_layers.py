@@ -1,7 +1,7 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others.
 
-    errors  <- base (atomic, fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
+    errors  <- atomic <- base (fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
     <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
     <- read / verify / codegen
@@ -20,7 +20,8 @@ from conftest import ROOT
 PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
-    {"atomic", "fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
+    {"atomic"},  # files written whole or not at all (fs writes through it)
+    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
@@ -150,3 +151,68 @@ def test_one_way_to_move_a_file_into_place_and_one_way_to_start_worker_processes
                       or call == "Pool"]
     assert moves == []
     assert pools == []
+
+
+def _module_level(tree: ast.Module) -> list[ast.AST]:
+    """The nodes that run when the module is imported: everything outside function bodies (a
+    class body runs at import too)."""
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        found.append(node)
+        todo += list(ast.iter_child_nodes(node))
+    return found
+
+
+def _reads_environment(node: ast.AST) -> bool:
+    """`os.environ.get(...)`, `os.environ[...]`, `... in os.environ` or `os.getenv(...)`.
+    `os.environ.setdefault` is a write (a default for a library that reads it itself)."""
+    def environ(value: ast.AST) -> bool:
+        return isinstance(value, ast.Attribute) and value.attr == "environ"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (environ(node.func.value) and node.func.attr in ("get", "copy", "items", "keys", "values")) \
+            or node.func.attr == "getenv"
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        return environ(node.value)
+    if isinstance(node, ast.Compare):
+        return any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(map(environ, node.comparators))
+    return False
+
+
+def test_no_environment_variable_is_read_at_import():
+    """Settings from the environment are read when they are used: a value read at import is
+    fixed before a test, a caller or a worker's start-up could set it."""
+    read = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        read += [f"{_module(path)}:{node.lineno}" for node in _module_level(tree) if _reads_environment(node)]
+    assert read == []
+
+
+# fs.py knows local paths from URLs and does each thing both ways (open, join, write whole, ...);
+# a module branches on fs.is_url only where the difference is its point
+IS_URL_ALLOWED = {
+    "build": "a dataset bound for a store is put together here and published by copying (a store has no rename)",
+    "runner.beam": "Dataflow's workers reach only a store; a store's shards are written in place",
+    "read": "a dataset in a store is read through TensorFlow's filesystems, which input_fn reads it with",
+    "codec.tfrecord": "a gzip shard in a store is read through its file object, closed with the stream",
+    "builders.image_folder": "a store has no folders or links: its classes are prefixes, its images one listing",
+    "write.info": "a store has no folders: a missing dataset there is a missing info file",
+    "cli.inspect": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
+    "diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
+    "infer": "infer samples local files: a URL is refused",
+}
+
+
+def test_only_fs_tells_local_paths_from_urls_where_the_difference_is_not_the_point():
+    found = sorted(_module(path) for path in PACKAGE.rglob("*.py")
+                   if path.name != "fs.py" and "is_url" in path.read_text(encoding="utf-8"))
+    assert [module for module in found if module not in IS_URL_ALLOWED] == []
+
+
+def test_no_code_is_run_through_exec():
+    """Code is loaded through the import system (a builder file too: registry's loader), so every
+    module has its spec, its source lines and a name its classes pickle by."""
+    assert [_module(path) for path in sorted(PACKAGE.rglob("*.py")) if {"exec", "eval"} & _calls(path)] == []

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .builders.base import loaded
+from .builders.base import parsed_batch
 from .builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
 from .errors import UsageError
 from .features import ClassLabelFeature, ImageFeature
@@ -132,7 +132,7 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
                                                               minlength=len(names)).tolist()):
                         counts[names[index]] += count
                     continue
-                batch = loaded(pending)  # the rest is only counted, split by split
+                batch = parsed_batch(pending)  # the rest is only counted, split by split
                 if not len(batch):
                     continue
                 if task.split is None:

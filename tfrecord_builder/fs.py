@@ -8,12 +8,14 @@ written last, is the commit: a folder without it is no dataset (every reader ref
 from __future__ import annotations
 
 import functools
+import io
 import os
 import posixpath
 import re
 import shutil
 from typing import IO, Any, Callable, Iterator, TypeVar
 
+from .atomic import AtomicFile, write_bytes
 from .errors import UsageError
 
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -102,6 +104,16 @@ def absolute(path: str) -> str:
     return path.rstrip("/") if is_url(path) else os.path.abspath(path)
 
 
+def resolve(path: str, folder: str) -> str:
+    """`path` as written relative to `folder` (a spec's, a table's): a URL, or an absolute path,
+    as it is; a local result normalised (`a/../b` is `b`)."""
+    if is_url(path):
+        return path
+    if is_url(folder):
+        return posixpath.join(folder, path)
+    return os.path.normpath(os.path.join(folder, path))
+
+
 @_in_store
 def exists(path: str) -> bool:
     if not is_url(path):
@@ -142,6 +154,47 @@ def open_file(path: str, mode: str = "rb") -> IO[Any]:
         return open(path, mode)
     fs, inner = _fs(path)
     return fs.open(inner, mode)
+
+
+def open_stream(path: str) -> io.BufferedReader:
+    """A file to read front to back, with `peek`: a local file as `open` gives it; an object
+    behind a 1 MiB buffer (fsspec's file has no `peek`, and each read of it is a Python call)."""
+    if not is_url(path):
+        return open(path, "rb")
+    return io.BufferedReader(open_file(path), 1 << 20)
+
+
+def path_or_file(path: str) -> str | IO[bytes]:
+    """What to hand a library that opens files itself (pyarrow, gzip, bz2, lzma): a local path as
+    it is (read natively, without a Python call per read); an object opened here (read by ranges),
+    which the caller closes."""
+    return path if not is_url(path) else open_file(path)
+
+
+def open_whole(path: str, *, sync: bool = True) -> IO[bytes]:
+    """A file to write whole or not at all, as a context manager: locally written aside and moved
+    into place on leaving it without an error (AtomicFile; `sync`: fsynced first); in an object
+    store the object itself, which appears whole once closed."""
+    if not is_url(path):
+        return AtomicFile(path, sync=sync)  # type: ignore[return-value]  # a context manager giving the file
+    return open_file(path, "wb")
+
+
+def write_whole(path: str, data: bytes, *, sync: bool = True) -> str:
+    """Writes `data` at `path` whole or not at all (locally its folder made if needed); returns `path`."""
+    if not is_url(path):
+        write_bytes(os.path.abspath(path), data, sync=sync)
+        return path
+    with open_file(path, "wb") as file:
+        file.write(data)
+    return path
+
+
+def makedirs(folder: str) -> None:
+    """Makes a local folder and its parents (FileExistsError where a file is in the way); an
+    object store has no folders, only the names of its objects: nothing to make there."""
+    if not is_url(folder):
+        os.makedirs(folder, exist_ok=True)
 
 
 def remove(path: str) -> None:

@@ -12,7 +12,6 @@ from .features import ClassLabelFeature
 from .features.gathered import is_pattern
 from .spec.load import load_spec
 from .spec.model import Spec
-from .write.info import write_file
 from .write.naming import dataset_dir, module_name
 
 
@@ -53,13 +52,6 @@ def write_module(text: str, path: str, name: str) -> str:
     problem = fs.place_problem(path)
     if problem:
         raise UsageError(problem)
-    if fs.is_url(path):  # an object store: the object appears whole once written
-        if path.endswith("/") or fs.isdir(path):
-            path = fs.join(path.rstrip("/"), module_name(name))
-        with fs.open_file(path, "wb") as file:
-            file.write(text.encode("utf-8"))
-        return path
-    if os.path.isdir(path) or path.endswith(os.sep):
-        path = os.path.join(path, module_name(name))
-    write_file(os.path.abspath(path), text.encode("utf-8"))
-    return path
+    if path.endswith(("/", os.sep)) or fs.isdir(path):
+        path = fs.join(path, module_name(name))
+    return fs.write_whole(path, text.encode("utf-8"))

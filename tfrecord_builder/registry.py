@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib
+import importlib.abc
 import importlib.metadata
 import importlib.util
 import os
@@ -140,16 +141,39 @@ def _local_file(module_name: str, folders: list[str], at: str = "source.builder:
 
 
 def _load_file(path: str) -> ModuleType:
-    """Imports a Python file (or the text shipped for it) as a module of its own (registered, so
-    its classes pickle)."""
+    """Imports a Python file (or the text shipped for it) as a module of its own, through the
+    import system and registered under a name made from its path, so its classes pickle and a
+    worker that loads the same file gives them the same name."""
     path = os.path.abspath(path)
     digest = hashlib.sha256(path.encode()).hexdigest()[:8]
     name = f"tfrecord_builder_custom_{os.path.splitext(os.path.basename(path))[0]}_{digest}"
     if os.path.isfile(path):
         with open(path, "rb") as file:
             SHIPPED[path] = importlib.util.decode_source(file.read())  # what workers elsewhere run
-    module = ModuleType(name)
-    module.__file__ = path
-    sys.modules[name] = module
-    exec(compile(SHIPPED[path], path, "exec"), module.__dict__)
+    spec = importlib.util.spec_from_file_location(name, path, loader=_ShippedLoader(path))
+    assert spec is not None and spec.loader is not None  # a loader is given
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before its code runs: a dataclass or a pickle looks its module up there
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
+
+
+class _ShippedLoader(importlib.abc.ExecutionLoader):
+    """Loads a builder file from its text in SHIPPED: the text this process read (always the
+    file's current code, never a cached namesake or bytecode), or the text a worker was sent."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_source(self, fullname: str) -> str:
+        return SHIPPED[self.path]  # text: compiled as read (tracebacks show its lines from here too)
+
+    def is_package(self, fullname: str) -> bool:
+        return False

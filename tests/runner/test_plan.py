@@ -11,8 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tfrecord_builder as tb
-from tfrecord_builder.builders import image_folder, opened, parquet
-from tfrecord_builder.builders.base import loaded
+from tfrecord_builder.builders.base import parsed_batch
 from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.runner.plan import read_tasks, task_batches
@@ -23,8 +22,7 @@ from conftest import write_spec
 
 @pytest.fixture
 def small_tasks(monkeypatch):
-    for module in (opened, parquet, image_folder):
-        monkeypatch.setattr(module, "TASK_BYTES", 2000)
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "2000")
 
 
 def _records(spec_path: Path) -> tuple[int, list, list[str]]:
@@ -35,7 +33,7 @@ def _records(spec_path: Path) -> tuple[int, list, list[str]]:
     keys, origins = [], []
     for task in tasks:
         for batch in task_batches(spec, dict(builders)[task.split], task):
-            batch = loaded(batch)
+            batch = parsed_batch(batch)
             keys += list(batch.keys)
             origins += [batch.origin(row) for row in range(len(batch))]
     return len(tasks), keys, origins
@@ -54,7 +52,7 @@ SPEC = {"name": "t", "source": {"builder": "csv", "path": "rows.csv"},
 def test_windows_cover_a_large_file_once_with_its_line_numbers(tmp_path, small_tasks, monkeypatch):
     path = write_spec(tmp_path, SPEC, {"rows.csv": _csv(1000)})
     count, keys, origins = _records(path)
-    monkeypatch.setattr(opened, "TASK_BYTES", 10**9)
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", str(10**9))
     whole_count, whole_keys, whole_origins = _records(path)
     assert (whole_count, count > 5) == (1, True)
     assert keys == whole_keys and origins == whole_origins
@@ -99,7 +97,7 @@ def test_parquet_row_groups_and_image_folders_are_cut_in_order(tmp_path, small_t
 def test_shards_do_not_depend_on_how_the_source_is_cut(tmp_path, small_tasks, monkeypatch):
     path = write_spec(tmp_path, {**SPEC, "output": {"shards": 3}}, {"rows.csv": _csv(2000)})
     cut = tb.build(path, output=tmp_path / "cut", workers=1)
-    monkeypatch.setattr(opened, "TASK_BYTES", 10**9)
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", str(10**9))
     whole = tb.build(path, output=tmp_path / "whole", workers=1)
     for shard in whole.splits["train"].shards:
         assert shard["sha256"] == hashlib.sha256((Path(cut.path) / shard["file"]).read_bytes()).hexdigest()

@@ -129,7 +129,7 @@ def column_list(columns: Sequence[str]) -> str:
     return ", ".join(name if name else '""' for name in columns)
 
 
-def loaded(batch: "Batch | PendingBatch") -> Batch:
+def parsed_batch(batch: "Batch | PendingBatch") -> Batch:
     """The batch, parsed if it is still pending."""
     if isinstance(batch, PendingBatch):
         parsed = batch.load()

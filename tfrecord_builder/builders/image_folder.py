@@ -20,7 +20,7 @@ from .. import fs
 from ..errors import DataError, SpecError
 from ..features.class_label import class_order
 from .base import Batch, Builder, PathOrigins
-from .opened import TASK_BYTES
+from .opened import task_bytes
 
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
@@ -50,8 +50,8 @@ class ImageFolderBuilder(Builder):
         return self.generate_task(split, tuple(self._listed()))
 
     def tasks(self, split: str | None) -> list[tuple[Listed, ...]] | None:
-        """The sorted images in runs of about `TASK_BYTES` of files, each image with its label."""
-        tasks = list(_runs(self._listed(), TASK_BYTES, None))
+        """The sorted images in runs of about `task_bytes()` of files, each image with its label."""
+        tasks = list(_runs(self._listed(), task_bytes(), None))
         return tasks if len(tasks) > 1 else None
 
     def generate_task(self, split: str | None, task: tuple[Listed, ...]) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -64,10 +64,9 @@ class ImageFolderBuilder(Builder):
         """The task's images in batches of `batch_size` or `BATCH_BYTES` of files, whichever
         comes first, made column by column: `generate`'s records without a dict per image."""
         folder = self._folder()
-        join = os.path.join if not fs.is_url(folder) else fs.join
         for run in _runs(self._listed() if task is None else task, BATCH_BYTES, batch_size):
             keys = [relative for relative, _, _ in run]
-            offered = {"image": [join(folder, relative) for relative in keys],
+            offered = {"image": [fs.join(folder, relative) for relative in keys],
                        "label": [label for _, label, _ in run], "filename": keys}
             yield self._column_batch(keys, {name: offered.get(name, [None] * len(keys)) for name in needed})
 
@@ -164,6 +163,7 @@ class ImageFolderBuilder(Builder):
         message = (f"{path}: labels file not found (options.labels is relative to the spec's folder, "
                    f"{os.path.dirname(path) if self.spec is not None else folder}, not to the image folder)")
         beside = fs.join(folder, name)
+        # the hint is a path relative to the spec's folder: only an image folder on this machine has one
         if self.spec is not None and not fs.is_url(beside) and os.path.isfile(beside):
             relative = os.path.relpath(beside, self.spec.base_dir).replace(os.sep, "/")
             message += f"; there is one in the image folder: write `labels: {relative}`"
@@ -174,7 +174,7 @@ def _images(folder: str) -> Iterator[tuple[str, int]]:
     """Paths of the image files below `folder`, relative and with `/`, sorted, with their sizes
     (0 where unreadable: reading the image says why); hidden ones skipped. A folder's files come
     before its sub-folders, as `os.walk` gives them."""
-    if fs.is_url(folder):
+    if fs.is_url(folder):  # a store lists every object below a prefix at once, and has no links to follow
         yield from _stored_images(folder)
         return
     yield from _walk(folder, "", _ancestors(folder))

@@ -35,8 +35,8 @@ def open_source(path: str) -> io.BufferedReader:
     raises DataError when read."""
     kind = compression(path)
     if kind is None:
-        return fs.open_file(path) if not fs.is_url(path) else io.BufferedReader(fs.open_file(path), 1 << 20)
-    source: Any = path if not fs.is_url(path) else fs.open_file(path)  # a URL: its file object, read as it streams
+        return fs.open_stream(path)
+    source: Any = fs.path_or_file(path)
     if kind == "gzip":
         stream: BinaryIO = gzip.open(source, "rb")
     elif kind == "bzip2":
@@ -83,10 +83,15 @@ class _Checked(io.RawIOBase):
         super().close()
 
 
-# how much of a source one read task covers: a build running in parallel (`--runner beam`) reads
-# each part on a worker of its own; small enough that a worker holds a task's records, large
-# enough that a task's start-up cost doesn't show
-TASK_BYTES = int(os.environ.get("TFRECORD_BUILDER_TASK_BYTES", 64 * 1024**2))
+DEFAULT_TASK_BYTES = 64 * 1024**2
+
+
+def task_bytes() -> int:
+    """How much of a source one read task covers: a build running in parallel (`--runner beam`)
+    reads each part on a worker of its own; small enough that a worker holds a task's records,
+    large enough that a task's start-up cost doesn't show. TFRECORD_BUILDER_TASK_BYTES changes it,
+    read when the tasks are cut (not at import, so a test or a caller can set it)."""
+    return int(os.environ.get("TFRECORD_BUILDER_TASK_BYTES", DEFAULT_TASK_BYTES))
 _SCAN_BYTES = 16 * 1024**2
 
 
@@ -101,15 +106,16 @@ class Window:
 
 
 def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
-    """The file cut at line ends into windows of about `TASK_BYTES` (None: read it whole).
+    """The file cut at line ends into windows of about `task_bytes()` (None: read it whole).
 
     Only a plain (uncompressed) file larger than one task whose every line is one record is cut:
     no lone carriage return and, where a quoted cell may hold a newline (`quotes`: a CSV), no
     quote character. Finding that reads the file once, at disk speed.
     """
+    task = task_bytes()
     try:
         size = fs.size(path)
-        if size <= TASK_BYTES or compression(path) is not None:
+        if size <= task or compression(path) is not None:
             return None
         windows: list[Window] = []
         with fs.open_file(path) as file:
@@ -119,7 +125,7 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
             start = len(first)
             position = window_start = start
             lines = window_lines = 0
-            target = start + TASK_BYTES
+            target = start + task
             while True:
                 block = file.read(_SCAN_BYTES)
                 if not block:
@@ -133,7 +139,7 @@ def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
                     cut = position + newline + 1
                     windows.append(Window(window_start, cut, window_lines))
                     window_start, window_lines = cut, lines + block.count(b"\n", 0, newline + 1)
-                    target = cut + TASK_BYTES
+                    target = cut + task
                 lines += block.count(b"\n")
                 position += len(block)
         if window_start < size:

@@ -9,7 +9,7 @@ from .. import fs
 from ..errors import DataError
 from .arrow_rows import categories, python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
-from .opened import TASK_BYTES
+from .opened import task_bytes
 from .tabular import TableBuilder
 
 try:
@@ -40,17 +40,18 @@ class ParquetBuilder(TableBuilder):
         return None if first is None else categories(first.column(field))
 
     def parts(self) -> list[RowGroups] | None:
-        """Runs of row groups of about `TASK_BYTES` (uncompressed) each."""
+        """Runs of row groups of about `task_bytes()` (uncompressed) each."""
         if parquet is None:
             return None
         metadata = _opened(self.check_file()).metadata
         parts: list[RowGroups] = []
         first = rows_before = size = rows = 0
+        task = task_bytes()
         for index in range(metadata.num_row_groups):
             group = metadata.row_group(index)
             size += group.total_byte_size
             rows += group.num_rows
-            if size >= TASK_BYTES or index == metadata.num_row_groups - 1:
+            if size >= task or index == metadata.num_row_groups - 1:
                 parts.append(RowGroups(first, index + 1, rows_before))
                 first, rows_before, size, rows = index + 1, rows_before + rows, 0, 0
         return parts if len(parts) > 1 else None
@@ -94,7 +95,7 @@ class ParquetBuilder(TableBuilder):
 def _opened(path: str) -> Any:
     """The Parquet file at `path` (its footer read), or a DataError naming it."""
     try:
-        return parquet.ParquetFile(fs.open_file(path) if fs.is_url(path) else path)  # a URL: read by ranges
+        return parquet.ParquetFile(fs.path_or_file(path))
     except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
         raise DataError(f"{os.path.basename(path)}: not a readable Parquet file: {error}") from None
 

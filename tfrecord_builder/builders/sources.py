@@ -159,11 +159,11 @@ def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) 
 
 def builder_sources(spec: Spec) -> dict[str, str]:
     """The spec's own builder file's text by its path, as this process loaded it (empty for built-in
-    and installed builders): what workers on other machines load it from (`ship`)."""
+    and installed builders): what workers on other machines load it from (`add_shipped_sources`)."""
     path = builder_file(spec.source.builder, [spec.base_dir, os.getcwd()])
     return {path: SHIPPED[path]} if path is not None and path in SHIPPED else {}
 
 
-def ship(sources: dict[str, str]) -> None:
+def add_shipped_sources(sources: dict[str, str]) -> None:
     """Makes builder files read elsewhere (`builder_sources`) loadable here where they are missing."""
     SHIPPED.update(sources)

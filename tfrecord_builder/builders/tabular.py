@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError
-from .base import Batch, Builder, PendingBatch, check_split, column_list, loaded
+from .base import Batch, Builder, PendingBatch, check_split, column_list, parsed_batch
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import group_steps
 from .opened import Window, open_source, open_window, plain_name, text_windows
@@ -92,11 +92,10 @@ class TableBuilder(Builder):
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
-        folder = (fs.dirname(self.path) if fs.is_url(self.path) else os.path.dirname(os.path.abspath(self.path))) \
-            if self.path else None
+        folder = fs.dirname(fs.absolute(self.path)) if self.path else None
         for batch in self.read_batches(needed, batch_size, task):
             if not pending or (split_column is not None and split is not None):
-                batch = loaded(batch)
+                batch = parsed_batch(batch)
             if split_column is not None and split is not None:
                 batch = self._only_split(batch, split, split_column)
             batch.base_dir = folder  # image paths are relative to the table

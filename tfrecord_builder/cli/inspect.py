@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.show < 0:
         raise UsageError(f"--show: expected a number of examples (0 or more), received {args.show}")
+    # a missing local path is an error here; a URL is taken as it comes (read_info says what is missing there)
     if not fs.is_url(args.path) and not os.path.exists(args.path):
         raise UsageError(f"{args.path}: no such file or folder")
     # in an object store a folder is a prefix: what isn't a file is taken for a dataset's folder

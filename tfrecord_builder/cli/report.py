@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from .. import fs
 from ..report import DEFAULT_SAMPLE, open_dataset, render
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _shown(path: str) -> str:
-    return path if fs.is_url(path) else os.path.abspath(path)
+    return fs.absolute(path)
 
 
 def _sample(text: str) -> int | None:

@@ -13,7 +13,7 @@ import math
 import os
 from typing import Any
 
-from ..fs import is_url
+from ..fs import absolute
 from ..features import ClassLabelFeature
 from ..spec.model import Spec
 from ..version import __version__
@@ -37,7 +37,7 @@ def render_module(spec: Spec, data_dir: str) -> str:
         version_literal=literal(spec.version),
         description=literal(spec.description),
         spec_file=literal(os.path.basename(spec.file)),
-        data_dir=literal(data_dir if is_url(data_dir) else os.path.abspath(data_dir)),
+        data_dir=literal(absolute(data_dir)),
         splits=literal(splits),
         class_names=literal(class_names),
         reading=literal(spec.reading()),

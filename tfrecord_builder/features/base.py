@@ -26,6 +26,9 @@ ParseSpec = tuple[str, str, list[int | None]]  # (kind, dtype, shape): see Featu
 DecodeStep = tuple[str, dict[str, Any]]  # (function, arguments): see Feature.decoding
 
 FEATURE_TYPES: dict[str, type["Feature"]] = {}
+# the name each feature type is known by: what `type:` gives in a spec and dataset_info.json records
+# (kept here, not set on the class: the same class may be named by a reference in another spec)
+TYPE_NAMES: dict[type, str] = {}
 ENTRY_POINT_GROUP = "tfrecord_builder.features"  # installed packages' feature types
 
 # Describes row i of a batch for error messages, e.g. "wine.csv, line 17".
@@ -66,11 +69,20 @@ def register(name: str) -> Callable[[type], type]:
     """
 
     def add(cls: type) -> type:
-        cls.type_name = name
         FEATURE_TYPES[name] = cls
+        TYPE_NAMES[cls] = name
         return cls
 
     return add
+
+
+class _TypeName:
+    """`type_name` of a feature type and of its instances: the name the type was registered or
+    referenced by (TYPE_NAMES), or that of the nearest registered class it extends; "" if none.
+    A class may still state its own `type_name = "..."`."""
+
+    def __get__(self, instance: object, owner: type) -> str:
+        return next((TYPE_NAMES[cls] for cls in owner.__mro__ if cls in TYPE_NAMES), "")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,7 +98,7 @@ class Feature(Section):
 
     discriminator: ClassVar[str] = "type"
     default_variant: ClassVar[str] = "tensor"
-    type_name: ClassVar[str] = ""
+    type_name: ClassVar[str] = _TypeName()  # type: ignore[assignment]  # a str, on the class and its instances
     batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
     reads_text_cells: ClassVar[bool] = False  # takes features.cells.ArrowCells columns as they are
     # takes `columns:` (several columns gathered into one value, features/gathered.py): encode()
@@ -125,7 +137,7 @@ class Feature(Section):
             raise (at / "type").error(str(error)) from None
         if not (isinstance(cls, type) and issubclass(cls, Feature)):
             raise (at / "type").error(f"{name} is not a tfrecord_builder.Feature subclass")
-        cls.type_name = name  # what dataset_info.json calls it: a reader finds the class again by it
+        TYPE_NAMES[cls] = name  # what dataset_info.json calls it: a reader finds the class again by it
         return cls
 
     def named(self, name: str) -> "Feature":

@@ -42,8 +42,7 @@ class ClassLabelFeature(TensorFeature):
             raise at.error(f"give one of `names`, `names_file` or `num_classes`, not {' and '.join(given)}")
         names = self.names
         if self.names_file is not None:
-            path = self.names_file if fs.is_url(self.names_file) else \
-                os.path.join(os.path.dirname(os.path.abspath(at.document.file)), self.names_file)
+            path = fs.resolve(self.names_file, os.path.dirname(os.path.abspath(at.document.file)))
             try:
                 with io.TextIOWrapper(fs.open_file(path), encoding="utf-8") as file:
                     names = [line.strip() for line in file if line.strip()]

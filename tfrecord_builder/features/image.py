@@ -124,8 +124,8 @@ class ImageFeature(Feature):
         for row, value in enumerate(values):
             if value is None:
                 raise self.fail(origin, row, "missing image")
-            if base_dir is not None and isinstance(value, str) and not os.path.isabs(value) and not fs.is_url(value):
-                value = fs.join(base_dir, value)
+            if base_dir is not None and isinstance(value, str):
+                value = fs.resolve(value, base_dir)
             try:
                 data, shape = self.prepare(value)
             except BadImage as error:

@@ -15,7 +15,7 @@ from html import escape
 
 from .. import fs
 from ..errors import DatasetError, UsageError
-from ..write.info import DatasetInfo, dataset_folder, read_info, write_file
+from ..write.info import DatasetInfo, dataset_folder, read_info
 from ..write.naming import METADATA_FILE, REPORT_FILE
 from .data import DEFAULT_SAMPLE, ReportData, report_data
 from .figures import MISSING, Plot, draw
@@ -128,25 +128,19 @@ def open_dataset(path: str) -> DatasetInfo:
 
 def write_pngs(plots: list[Plot], folder: str) -> list[str]:
     """Writes each figure as `folder/STEM.png` (the folder made if needed); returns the paths."""
-    if not fs.is_url(folder):
-        if os.path.exists(folder) and not os.path.isdir(folder):
-            raise UsageError(f"{folder}: is a file; the figures go into a folder")
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as error:
-            raise UsageError(f"{folder}: can't be made: {error.strerror or error}") from None
+    try:
+        fs.makedirs(folder)
+    except FileExistsError:
+        raise UsageError(f"{folder}: is a file; the figures go into a folder") from None
+    except OSError as error:
+        raise UsageError(f"{folder}: can't be made: {error.strerror or error}") from None
     return [_write(fs.join(folder, f"{plot.stem}.png"), plot.png) for plot in plots]
 
 
 def _write(path: str, data: bytes) -> str:
     """Writes a file whole or not at all (locally), or into an object store."""
-    if fs.is_url(path):
-        with fs.open_file(path, "wb") as file:
-            file.write(data)
-        return path
     try:
-        write_file(os.path.abspath(path), data)
-        return path
+        return fs.write_whole(path, data)
     except IsADirectoryError:
         raise UsageError(f"{path}: is a folder; give the report's file name") from None
     except OSError as error:

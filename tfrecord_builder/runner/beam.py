@@ -43,7 +43,7 @@ from apache_beam.runners.runner import PipelineState
 from .. import fs
 from ..atomic import AtomicFile
 from ..builders.base import Builder
-from ..builders.sources import builder_sources, ship, source_builders
+from ..builders.sources import builder_sources, add_shipped_sources, source_builders
 from ..codec.bytecolumn import ByteColumn, concat
 from .encoding import BatchClasses, classify_for_build, encode_for_build
 from ..errors import DataError, TFRecordBuilderError, UsageError
@@ -278,7 +278,7 @@ class _EncodeTask(beam.DoFn):
         self.builders: dict[str | None, Builder] = {}
 
     def setup(self) -> None:
-        ship(self.sources)
+        add_shipped_sources(self.sources)
         self.builders = dict(source_builders(self.spec))  # a custom builder's code runs here, on the worker
         self.read = beam.metrics.Metrics.counter(_NAMESPACE, "records read")
         self.encoded = beam.metrics.Metrics.counter(_NAMESPACE, "records encoded")
@@ -354,7 +354,7 @@ class _ClassifyTask(beam.DoFn):
         self.builders: dict[str | None, Builder] = {}
 
     def setup(self) -> None:
-        ship(self.sources)
+        add_shipped_sources(self.sources)
         self.builders = dict(source_builders(self.spec))
 
     def process(self, task: ReadTask) -> Iterator[tuple[int, list[BatchClasses], str | None]]:

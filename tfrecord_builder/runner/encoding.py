@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from .. import processes
-from ..builders.base import Batch, PendingBatch, loaded
+from ..builders.base import Batch, PendingBatch, parsed_batch
 from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature, notices
@@ -129,7 +129,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
-    batch = loaded(batch)
+    batch = parsed_batch(batch)
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     if not len(batch):
         return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken))
@@ -217,7 +217,7 @@ def classify_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatc
     keeps. Under `on_error: skip` with `every_feature`, the records are encoded whole to know which
     ones are skipped (a bad value anywhere drops a record); else only the label is (a bad value
     elsewhere fails the build anyway; a dry run only estimates skips)."""
-    batch = loaded(batch)
+    batch = parsed_batch(batch)
     assert spec.stratify is not None
     hashes = hash_keys(batch.keys, spec.output.seed)
     read = len(batch) + len(batch.broken)

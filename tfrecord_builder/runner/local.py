@@ -19,7 +19,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..builders.base import Batch, Builder, PendingBatch, loaded
+from ..builders.base import Batch, Builder, PendingBatch, parsed_batch
 from .encoding import classify_for_build, encode_batches, encode_for_build, keys_digest
 from ..errors import DataError
 from ..features import notices
@@ -120,7 +120,7 @@ class Encoding:
             if index >= restored:
                 yield task, split, batch
                 continue
-            batch = loaded(batch)
+            batch = parsed_batch(batch)
             hashes = hash_keys(batch.keys, self.spec.output.seed)
             digest = checkpoint.chain(digest, keys_digest(hashes))
             if not batch.content_keys and not self.spec.output.shuffle:

@@ -18,7 +18,7 @@ from ..registry import check_name
 from ..features import ClassLabelFeature, Feature, TensorFeature
 from ..features import gathered
 from ..errors import SpecError
-from ..fs import is_url, place_problem
+from ..fs import place_problem, resolve
 from .fields import At, Section, convert, describe, meta, spec_fields
 
 _TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
@@ -374,9 +374,7 @@ class Spec(Section):
 
     def resolve(self, path: str) -> str:
         """A path of the spec, relative to its folder; a URL as it is."""
-        if is_url(path):
-            return path
-        return os.path.normpath(os.path.join(self.base_dir, os.path.expanduser(path)))
+        return resolve(os.path.expanduser(path), self.base_dir)
 
     @property
     def length_source(self) -> Feature | None:

@@ -108,6 +108,7 @@ def read_info(path: str) -> DatasetInfo:
     if problem:
         raise UsageError(problem)
     folder = dataset_folder(path)
+    # a store has no folders (a prefix without objects is no error of its own): there the missing info says it
     if not fs.is_url(folder) and not os.path.isdir(folder):
         raise DatasetError(f"{folder}: no such dataset folder")
     if not fs.exists(fs.join(folder, INFO_FILE)):  # in an object store, what a build writes last: the commit

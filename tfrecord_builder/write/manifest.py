@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from .. import atomic, fs
+from .. import fs
 
 MANIFEST_FILE = "manifest.jsonl"
 SHARDS_FOLDER = "manifest"  # one file per shard, where shards are written by many workers at once
@@ -48,11 +48,7 @@ def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], fir
     what a worker of a parallel build does once the shard is in place (`folder` may be a URL)."""
     entry = json.dumps({"build": build, "split": split, **shard, "first_key_hash": first, "last_key_hash": last})
     path = fs.join(folder, SHARDS_FOLDER, shard["file"] + ".json")
-    if fs.is_url(path):  # an object appears whole once written
-        with fs.open_file(path, "wb") as file:
-            file.write(entry.encode("utf-8"))
-        return
-    atomic.write_bytes(path, entry.encode("utf-8"))
+    fs.write_whole(path, entry.encode("utf-8"))
 
 
 def finished_shards(folder: str, build: str) -> dict[str, dict[str, Any]]:

@@ -12,14 +12,12 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .. import fs
-from ..atomic import AtomicFile
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
 from ..processes import can_fork, in_worker, worker_pool
 from .collect import HeldRecords, ShardSlices, hash_hex, read_slices
 from .manifest import Manifest
 from .index import index_lines
-from .info import write_file
 from .naming import index_name, shard_name
 
 
@@ -161,7 +159,7 @@ def write_shard(path: str, pieces: Iterable[tuple[np.ndarray, ByteColumn]], coun
     lines: list[bytes] = []
     size = 0
     first = last = ""
-    with fs.open_file(path, "wb") if fs.is_url(path) else AtomicFile(path) as file:
+    with fs.open_whole(path) as file:
         for hashes, chunk in pieces:
             first = first or hash_hex(hashes, 0)
             last = hash_hex(hashes, -1)
@@ -184,9 +182,5 @@ def _write_index(path: str, text: bytes) -> dict:
     """Writes the index file of the shard at `path` (whole or not at all) and returns its entry."""
     relative = index_name(fs.basename(path))
     target = fs.join(fs.dirname(path), relative)
-    if fs.is_url(target):
-        with fs.open_file(target, "wb") as file:
-            file.write(text)
-    else:
-        write_file(target, text)
+    fs.write_whole(target, text)
     return {"file": relative, "num_bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
