@@ -12,7 +12,12 @@ run merge, Beam's buckets) call these functions, so they write the same bytes.
 - **Shards.** A split of n records in k shards (`count_shards`): shard i holds the records of
   ranks `i*n//k` to `(i+1)*n//k` in that order (`shard_starts`).
 - **Distinct keys.** The different key hashes among records in key order (`distinct_keys`):
-  the count the split warnings (build.py) compare with the number of records.
+  the count the split warnings (build.py) compare with the number of records. Each runner
+  counts where it has the records in key order: a shuffled build's whole split (Beam: bucket by
+  bucket, each a range of hashes; locally in memory, or during the merge of the runs' hashes);
+  an unshuffled build's records held in memory (locally: not counted once spilled to runs, as
+  runs in the source's order can't be merged by key; Beam: task by task, so a key in two tasks
+  counts twice).
 """
 from __future__ import annotations
 
