@@ -55,7 +55,7 @@ from ..write.manifest import record_shard, recorded_shards
 from ..write.membership import KeptSplits
 from ..write.naming import shard_name
 from ..write.order import (count_shards, distinct_keys, duplicate_key, first_duplicate, key_label, key_order,
-                            shard_of, shard_starts, write_order)
+                            repeats, shard_of, shard_starts, write_order)
 from ..write.shards import ShardInfo, kept_shard, key_range, write_shard
 from ..write.stats import SplitStatistics
 from ..write.strata import Strata
@@ -142,7 +142,7 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
     parts = (encoded.records
              | "Buckets" >> beam.GroupByKey()
              | "Sort" >> beam.ParDo(_SortBucket(spec, carrier), layout).with_output_types(_ANY_PAIR).with_outputs(
-                 "problems", "distinct", main="parts"))
+                 "problems", "distinct", "keys", main="parts"))
     (parts.parts
      | "Shards" >> beam.GroupByKey()
      | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept, carrier), layout))
@@ -151,7 +151,9 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
      | "Problems" >> beam.Flatten()
      | "AllProblems" >> beam.combiners.ToList()
      | "SaveProblems" >> beam.Map(_save, staging, "problems"))
-    (parts.distinct
+    counted = parts["keys"] | "KeyRanges" >> beam.GroupByKey() | "CountKeys" >> beam.Map(_count_keys)
+    ((parts.distinct, counted)
+     | "Counts" >> beam.Flatten()
      | "Distinct" >> beam.CombinePerKey(sum)
      | "AllDistinct" >> beam.combiners.ToList()
      | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
@@ -440,8 +442,12 @@ class _SortBucket(beam.DoFn):
         shuffle = self.spec.output.shuffle
         whole = joined.take(write_order(joined.hashes, shuffle, joined.places))
         del joined
-        if not shuffle:  # a task's different keys: a key in two tasks counts twice
-            yield beam.pvalue.TaggedOutput("distinct", (split, distinct_keys(whole.hashes[key_order(whole.hashes)])))
+        if not shuffle:  # a task's different keys, by range of hashes: counted with every task's (`_count_keys`)
+            keys = whole.hashes[key_order(whole.hashes)]
+            keys = np.delete(keys, repeats(keys), axis=0)
+            ranges = (keys[:, 0] >> np.uint64(56)).astype(np.int64)
+            for key_range in np.unique(ranges).tolist():
+                yield beam.pvalue.TaggedOutput("keys", ((split, key_range), keys[ranges == key_range]))
         else:  # a bucket holds every record of its range of hashes
             yield beam.pvalue.TaggedOutput("distinct", (split, distinct_keys(whole.hashes)))
             found = first_duplicate(whole.hashes, True) if whole.labels is not None else None
@@ -457,6 +463,13 @@ class _SortBucket(beam.DoFn):
             rows = np.flatnonzero(shards == shard)
             part = whole.take(rows) if len(rows) < count else whole
             yield (split, shard), (bucket, self.carrier.put(part, f"{split}-shard{shard:05d}-{bucket:05d}"))
+
+
+def _count_keys(item: tuple[tuple[str, int], Iterable[np.ndarray]]) -> tuple[str, int]:
+    """How many different keys an unshuffled split has in one range of hashes, from every task's."""
+    (split, _), keys = item
+    keys = np.concatenate(list(keys))
+    return split, distinct_keys(keys[key_order(keys)])
 
 
 def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]:

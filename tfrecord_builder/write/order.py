@@ -16,8 +16,8 @@ run merge, Beam's buckets) call these functions, so they write the same bytes.
   counts where it has the records in key order: a shuffled build's whole split (Beam: bucket by
   bucket, each a range of hashes; locally in memory, or during the merge of the runs' hashes);
   an unshuffled build's records held in memory (locally: not counted once spilled to runs, as
-  runs in the source's order can't be merged by key; Beam: task by task, so a key in two tasks
-  counts twice).
+  runs in the source's order can't be merged by key; Beam: each task's keys gathered by range
+  of hashes, then counted range by range).
 """
 from __future__ import annotations
 
