@@ -35,7 +35,7 @@ from .spec.load import load_spec
 from .spec.model import Spec
 from .write.collect import SPILL_BYTES
 from .write.keys import assign_splits, hash_keys
-from .write.shards import count_shards
+from .write.order import count_shards
 from .write.stats import SplitStatistics
 
 DEFAULT_SAMPLE = 1000

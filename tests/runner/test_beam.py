@@ -103,12 +103,14 @@ def test_a_table_builds_the_same_bytes_on_beam(tmp_path, output, records):
 
 @pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "source-order"])
 def test_splits_far_from_the_fractions_asked_are_the_same_warning_on_both_runners(tmp_path, shuffle):
-    rows = "id,x\n" + "".join(f"{row % 3},{row % 3}.5\n" for row in range(300))  # 3 different rows
+    """The same count of different keys (write/order.py), the rows read in 4 tasks on Beam: a key
+    in several tasks counts once, in the source's order too."""
+    rows = "id,x\n" + "".join(f"{row % 3},{row % 3}.5\n" for row in range(12000))  # 3 different rows
     spec = write_spec(tmp_path, {"name": "few", "source": {"builder": "csv", "path": "rows.csv"},
                                  "features": {"x": {"dtype": "float32"}}, "splits": {"train": 0.5, "test": 0.5},
                                  "output": {"shards": 1, "shuffle": shuffle}}, {"rows.csv": rows})
     said = [_cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "local")),
-            _beam("build", str(spec), "--output", str(tmp_path / "beam"))]
+            _beam("build", str(spec), "--output", str(tmp_path / "beam"), env=SMALL_TASKS)]
     assert [done.returncode for done in said] == [0, 0], said[1].stderr
     assert "only 3 different keys" in said[0].stderr and said[1].stderr == said[0].stderr
 

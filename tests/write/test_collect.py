@@ -14,8 +14,8 @@ from tfrecord_builder.codec.bytecolumn import ByteColumn
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.runner import encoding
-from tfrecord_builder.write import collect
-from tfrecord_builder.write.shards import shard_starts
+from tfrecord_builder.write import collect, merge, runs as run_files
+from tfrecord_builder.write.order import shard_starts
 
 from conftest import write_spec
 
@@ -61,7 +61,7 @@ def _written(records, shards=1):
     """Every record in the order the shards hold them, through `slices` and `read_slices`, as
     the shard writers read them; and the shards' sizes."""
     plan, _ = records.slices(shard_starts(records.num_examples, shards))
-    chunks = [chunk for shard in plan for chunk in collect.read_slices(shard.slices, records._shuffle)]
+    chunks = [chunk for shard in plan for chunk in merge.read_slices(shard.slices, records._shuffle)]
     return chunks, [shard.count for shard in plan]
 
 
@@ -86,7 +86,7 @@ def test_records_held_in_memory_stay_there(tmp_path, monkeypatch):
     records = collect.SplitRecords(str(tmp_path / "runs"), shuffle=True)
     records.add(np.array([[3, 0], [1, 0]], dtype=np.uint64), ByteColumn.from_rows([b"three", b"one"]))
     assert records.combine() == [] and records.runs == [] and not (tmp_path / "runs").exists()
-    assert [row for _, chunk in records.held().chunks(0, 2) for row in chunk.rows()] == [b"one", b"three"]
+    assert [row for _, chunk in records.in_memory().chunks(0, 2) for row in chunk.rows()] == [b"one", b"three"]
 
 
 @settings(max_examples=60, deadline=None)
@@ -100,9 +100,9 @@ def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, 
     without a gap or an overlap (equal hashes here carry different bytes, which real content keys
     never do), with each shard's first and last key hashes."""
     folder = tmp_path_factory.mktemp("runs")
-    saved = collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS, collect.MAX_RUNS
+    saved = collect.SPILL_BYTES, merge.CHUNK_BYTES, run_files.CHUNK_RECORDS, collect.MAX_RUNS
     # small windows of records and of hashes: many blocks, ties across them
-    collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS = 0, window, max(1, window // 50)
+    collect.SPILL_BYTES, merge.CHUNK_BYTES, run_files.CHUNK_RECORDS = 0, window, max(1, window // 50)
     collect.MAX_RUNS = max_runs
     try:
         records = collect.SplitRecords(str(folder), shuffle=shuffle)
@@ -120,7 +120,7 @@ def test_the_block_merge_equals_a_stable_sort(tmp_path_factory, items, batches, 
         chunks, counts = _written(records, shards)
         plan, _ = records.slices(shard_starts(len(items), shards))
     finally:
-        collect.SPILL_BYTES, collect._CHUNK_BYTES, collect._CHUNK_RECORDS, collect.MAX_RUNS = saved
+        collect.SPILL_BYTES, merge.CHUNK_BYTES, run_files.CHUNK_RECORDS, collect.MAX_RUNS = saved
     merged = [(tuple(int(v) for v in h), row) for hashes, chunk in chunks for h, row in zip(hashes, chunk.rows())]
     assert counts == np.diff(shard_starts(len(items), shards)).tolist()
     # each shard's first and last key hashes (what a resumed build keeps a shard by), as written
@@ -162,8 +162,8 @@ def test_a_duplicate_key_is_named_across_merge_blocks(tmp_path, monkeypatch, max
     longer ones too."""
     monkeypatch.setattr(collect, "MAX_RUNS", max_runs)
     monkeypatch.setattr(collect, "SPILL_BYTES", 0)
-    monkeypatch.setattr(collect, "_CHUNK_BYTES", 64)
-    monkeypatch.setattr(collect, "_CHUNK_RECORDS", 8)  # the hashes merged 8 a run at a time
+    monkeypatch.setattr(merge, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(run_files, "CHUNK_RECORDS", 8)  # the hashes merged 8 a run at a time
     records = collect.SplitRecords(str(tmp_path), shuffle=True)
     for start in range(0, 200, 20):
         keys = list(range(start, start + 20)) + ([77] if start == 180 else [])

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tfrecord_builder as tb
-from tfrecord_builder.write.shards import count_shards, shard_starts
+from tfrecord_builder.write.order import count_shards, shard_starts
 
 from conftest import write_spec
 

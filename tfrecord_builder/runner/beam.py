@@ -50,12 +50,13 @@ from ..errors import DataError, TFRecordBuilderError, UsageError
 from ..features import notices
 from ..processes import stderr_held
 from ..spec.model import Spec
-from ..write.collect import duplicate_key, key_label
 from ..write.info import SplitInfo
 from ..write.manifest import record_shard, recorded_shards
 from ..write.membership import KeptSplits
 from ..write.naming import shard_name
-from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, shard_starts, write_shard
+from ..write.order import (count_shards, distinct_keys, duplicate_key, first_duplicate, key_label, key_order,
+                            repeats, shard_of, shard_starts, write_order)
+from ..write.shards import ShardInfo, kept_shard, key_range, write_shard
 from ..write.stats import SplitStatistics
 from ..write.strata import Strata
 from .local import check_not_empty
@@ -141,7 +142,7 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
     parts = (encoded.records
              | "Buckets" >> beam.GroupByKey()
              | "Sort" >> beam.ParDo(_SortBucket(spec, carrier), layout).with_output_types(_ANY_PAIR).with_outputs(
-                 "problems", "distinct", main="parts"))
+                 "problems", "distinct", "keys", main="parts"))
     (parts.parts
      | "Shards" >> beam.GroupByKey()
      | "Write" >> beam.ParDo(_WriteShard(spec, staging, build_id, kept, carrier), layout))
@@ -150,7 +151,9 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
      | "Problems" >> beam.Flatten()
      | "AllProblems" >> beam.combiners.ToList()
      | "SaveProblems" >> beam.Map(_save, staging, "problems"))
-    (parts.distinct
+    counted = parts["keys"] | "KeyRanges" >> beam.GroupByKey() | "CountKeys" >> beam.Map(_count_keys)
+    ((parts.distinct, counted)
+     | "Counts" >> beam.Flatten()
      | "Distinct" >> beam.CombinePerKey(sum)
      | "AllDistinct" >> beam.combiners.ToList()
      | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
@@ -226,7 +229,7 @@ def _options(given: list[str], workers: int) -> PipelineOptions:
 
 
 @dataclass
-class _Piece:
+class _PlacedRecords:
     """Records of one split on their way to a shard: their key hashes, their place in the source
     (task, record) and their framed bytes; `labels` ("origin\\0key") where keys must be unique."""
 
@@ -235,16 +238,16 @@ class _Piece:
     records: ByteColumn
     labels: list[str] | None = None
 
-    def take(self, rows: np.ndarray) -> "_Piece":
+    def take(self, rows: np.ndarray) -> "_PlacedRecords":
         labels = [self.labels[row] for row in rows.tolist()] if self.labels is not None else None
-        return _Piece(self.hashes[rows], self.places[rows], self.records.take(rows), labels)
+        return _PlacedRecords(self.hashes[rows], self.places[rows], self.records.take(rows), labels)
 
 
-def _joined(pieces: list[_Piece]) -> _Piece:
+def _joined(pieces: list[_PlacedRecords]) -> _PlacedRecords:
     if len(pieces) == 1:
         return pieces[0]
     labels = [label for piece in pieces for label in piece.labels] if pieces[0].labels is not None else None
-    return _Piece(np.concatenate([piece.hashes for piece in pieces]), np.concatenate([piece.places for piece in pieces]),
+    return _PlacedRecords(np.concatenate([piece.hashes for piece in pieces]), np.concatenate([piece.places for piece in pieces]),
                   concat([piece.records for piece in pieces]), labels)
 
 
@@ -292,7 +295,7 @@ class _EncodeTask(beam.DoFn):
             yield beam.pvalue.TaggedOutput("summary", summary)
             return
         seen = 0  # records of this task with keys of their own, for the uniqueness check
-        held: dict[str, list[_Piece]] = {}  # the task's records by split
+        held: dict[str, list[_PlacedRecords]] = {}  # the task's records by split
         try:
             for batch in task_batches(spec, self.builders[task.split], task):
                 result = encode_for_build(spec, task.split, batch, strata, self.keep)
@@ -321,7 +324,7 @@ class _EncodeTask(beam.DoFn):
                     summary.statistics.setdefault(name, SplitStatistics(spec.features)).merge(part.statistics)
                     summary.members.setdefault(name, []).append(part.members)
                     held.setdefault(name, []).append(
-                        _Piece(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels))
+                        _PlacedRecords(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels))
         except DataError as error:
             summary.error = str(error)
         else:  # the task's records of a split go out by bucket in one piece each: few, large elements
@@ -330,7 +333,7 @@ class _EncodeTask(beam.DoFn):
                 del pieces
         yield beam.pvalue.TaggedOutput("summary", summary)
 
-    def _by_bucket(self, split: str, task: int, piece: _Piece, counts: dict[int, int]) -> Iterator[Any]:
+    def _by_bucket(self, split: str, task: int, piece: _PlacedRecords, counts: dict[int, int]) -> Iterator[Any]:
         if not self.spec.output.shuffle:  # the source's order: a task's records are one bucket
             buckets = np.full(piece.records.num_rows, task, np.int64)
         elif self.bits == 0:
@@ -436,43 +439,50 @@ class _SortBucket(beam.DoFn):
         if layout.failed:
             return
         joined = _joined([self.carrier.get(run) for run in runs])  # in any order: the sort decides
-        hashes, places, records, labels = joined.hashes, joined.places, joined.records, joined.labels
+        shuffle = self.spec.output.shuffle
+        whole = joined.take(write_order(joined.hashes, shuffle, joined.places))
         del joined
-        if self.spec.output.shuffle:  # by hash; equal hashes in the source's order, as the local sort
-            order = np.lexsort((places[:, 1], places[:, 0], hashes[:, 1], hashes[:, 0]))
-        else:
-            order = np.lexsort((places[:, 1], places[:, 0]))
-        whole = _Piece(hashes, places, records, labels).take(order)
-        if not self.spec.output.shuffle:  # a task's different keys: a key in two tasks counts twice
-            yield beam.pvalue.TaggedOutput("distinct", (split, len(np.unique(whole.hashes, axis=0))))
-        else:
-            same = np.flatnonzero((whole.hashes[1:] == whole.hashes[:-1]).all(axis=1))
-            yield beam.pvalue.TaggedOutput("distinct", (split, len(whole.hashes) - len(same)))
-            if whole.labels is not None and len(same):
-                first = int(same[0])
+        if not shuffle:  # a task's different keys, by range of hashes: counted with every task's (`_count_keys`)
+            keys = whole.hashes[key_order(whole.hashes)]
+            keys = np.delete(keys, repeats(keys), axis=0)
+            ranges = (keys[:, 0] >> np.uint64(56)).astype(np.int64)
+            for key_range in np.unique(ranges).tolist():
+                yield beam.pvalue.TaggedOutput("keys", ((split, key_range), keys[ranges == key_range]))
+        else:  # a bucket holds every record of its range of hashes
+            yield beam.pvalue.TaggedOutput("distinct", (split, distinct_keys(whole.hashes)))
+            found = first_duplicate(whole.hashes, True) if whole.labels is not None else None
+            if found is not None:
+                first, second = found
                 yield beam.pvalue.TaggedOutput("problems", (
                     (list(self.spec.splits).index(split), *whole.hashes[first].tolist()),
-                    str(duplicate_key(whole.labels[first], whole.labels[first + 1]))))
+                    str(duplicate_key(whole.labels[first], whole.labels[second]))))
+        count = len(whole.hashes)
         starts = layout.shards[split]
-        ranks = layout.buckets[split][bucket] + np.arange(len(order))
-        shards = np.searchsorted(starts, ranks, side="right") - 1
+        shards = shard_of(starts, layout.buckets[split][bucket] + np.arange(count))
         for shard in np.unique(shards).tolist():
             rows = np.flatnonzero(shards == shard)
-            part = whole.take(rows) if len(rows) < len(order) else whole
+            part = whole.take(rows) if len(rows) < count else whole
             yield (split, shard), (bucket, self.carrier.put(part, f"{split}-shard{shard:05d}-{bucket:05d}"))
+
+
+def _count_keys(item: tuple[tuple[str, int], Iterable[np.ndarray]]) -> tuple[str, int]:
+    """How many different keys an unshuffled split has in one range of hashes, from every task's."""
+    (split, _), keys = item
+    keys = np.concatenate(list(keys))
+    return split, distinct_keys(keys[key_order(keys)])
 
 
 def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]:
     """The first key yielded twice (in the source's order) among records with keys of their own,
     in an unshuffled build (a shuffled one finds them next to each other once sorted)."""
     _, entries = item
-    entries = sorted(entries)  # by hash, then place in the source
-    found = None
-    for before, after in zip(entries, entries[1:]):
-        if before[:2] == after[:2] and (found is None or after[2:4] < found[0]):
-            found = (after[2:4], before[4], after[5])
+    entries = list(entries)  # (hash high, low, task, row, origin, label)
+    hashes = np.array([entry[:2] for entry in entries], np.uint64).reshape(-1, 2)
+    places = np.array([entry[2:4] for entry in entries], np.uint64).reshape(-1, 2)
+    found = first_duplicate(hashes, False, places)
     if found is not None:
-        yield (-1, *found[0]), str(duplicate_key(found[1], found[2]))
+        first, second = entries[found[0]], entries[found[1]]
+        yield (-1, *second[2:4]), str(duplicate_key(first[4], second[5]))
 
 
 class _WriteShard(beam.DoFn):
@@ -525,7 +535,7 @@ class _Carrier:
 
     folder: str | None
 
-    def put(self, piece: _Piece, name: str) -> Any:
+    def put(self, piece: _PlacedRecords, name: str) -> Any:
         if self.folder is None:
             return piece
         path = os.path.join(self.folder, f"{name}.pickle")
@@ -533,7 +543,7 @@ class _Carrier:
             pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
         return path
 
-    def get(self, handle: Any) -> _Piece:
+    def get(self, handle: Any) -> _PlacedRecords:
         if self.folder is None:
             return handle
         with open(handle, "rb") as file:

@@ -22,7 +22,9 @@ from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature, notices
 from ..spec.model import Spec
-from ..write.collect import RunFile, key_label, renew_run_names, write_run
+from ..write.collect import write_run
+from ..write.order import key_label
+from ..write.runs import RunFile, renew_run_names
 from ..write.keys import assign_splits, hash_keys, member_hashes
 from ..write.membership import KeptSplits
 from ..write.strata import Strata

@@ -27,13 +27,14 @@ from ..processes import allow_open_files
 from ..progress import Progress
 from ..spec.model import Spec
 from ..write import checkpoint
-from ..write.collect import MAX_RUNS, SplitRecords, duplicate_key, key_label
+from ..write.collect import MAX_RUNS, SplitRecords
 from ..write.info import SplitInfo, write_file
 from ..write.keys import hash_keys
 from ..write.membership import KeptSplits
 from ..write.manifest import Manifest
+from ..write.order import SeenKeys, count_shards, key_label, shard_starts
 from ..write.strata import Strata
-from ..write.shards import count_shards, shard_starts, write_split
+from ..write.shards import write_split
 from .plan import ReadTask, StatisticsTree, strata_of, task_batches
 
 
@@ -56,7 +57,7 @@ class Encoding:
         self.records = {name: SplitRecords(runs, spec.output.shuffle, name) for name in spec.splits}
         self.statistics = StatisticsTree(spec)
         self.state = restored or checkpoint.EncodingState(build_id)
-        self.seen_keys: dict[str | None, dict[bytes, str]] = {}  # by source split: they may reuse keys
+        self.seen_keys: dict[str | None, SeenKeys] = {}  # by source split: they may reuse keys
         checkpoint.drop_unlisted_runs(staging, restored)
         if restored is not None:
             for name, saved in restored.splits.items():
@@ -91,7 +92,7 @@ class Encoding:
             notices.added(state.notices, result.notices)
             state.kept += result.kept
             if result.batch is not None:  # keys of its own, records never sorted: checked here
-                _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, {}))
+                _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, SeenKeys()))
             for name, part in result.parts.items():
                 if part.run is not None:
                     self.records[name].add_run(part.run)
@@ -124,7 +125,7 @@ class Encoding:
             hashes = hash_keys(batch.keys, self.spec.output.seed)
             digest = checkpoint.chain(digest, keys_digest(hashes))
             if not batch.content_keys and not self.spec.output.shuffle:
-                _check_unique(batch, hashes, self.seen_keys.setdefault(split, {}))
+                _check_unique(batch, hashes, self.seen_keys.setdefault(split, SeenKeys()))
             if index + 1 == restored and digest != expected:
                 raise StaleCheckpoint
         if restored and digest != expected:
@@ -234,11 +235,9 @@ def _tasks_noted(batches: Iterator[tuple[int, str | None, Batch | PendingBatch]]
         yield split, batch
 
 
-def _check_unique(batch: Batch, hashes: np.ndarray, seen: dict[bytes, str]) -> None:
-    for row, digest in enumerate(hashes.tobytes()[i : i + 16] for i in range(0, 16 * len(batch), 16)):
-        if digest in seen:
-            raise duplicate_key(seen[digest], key_label(batch.origin(row), batch.keys[row]))
-        seen[digest] = batch.origin(row)
+def _check_unique(batch: Batch, hashes: np.ndarray, seen: SeenKeys) -> None:
+    """Raises DataError at the batch's first key met before (write/order.py's rule, in the source's order)."""
+    seen.add(hashes, batch.origin, lambda row: key_label(batch.origin(row), batch.keys[row]))
 
 
 def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kept: dict[str, dict],
@@ -252,7 +251,7 @@ def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kep
     for name, split_records in records.items():
         num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
                                   spec.output.target_shard_bytes)
-        held = split_records.held()
+        held = split_records.in_memory()
         if held is not None:
             source, distinct[name] = held, held.distinct_keys()
         else:

@@ -9,7 +9,7 @@
 3. A split's records are written in order of a 16-byte sort key: the key's hash when shuffling
    (equal hashes are equal rows, so their order among them never shows), else the task and the
    record's place in it, which is the source's order. Shard i holds ranks `i*n//k` to
-   `(i+1)*n//k` (`write.shards.shard_starts`).
+   `(i+1)*n//k` (`write/order.py` states the order and layout both runners use).
 4. Statistics are merged batch by batch within a task, then task by task in task order: float
    sums and the vocabulary cap depend on that order, and every executor keeps it.
 5. `dataset_info.json` is written last (`finish`); only then is the dataset whole.

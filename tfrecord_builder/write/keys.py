@@ -52,3 +52,9 @@ def member_hashes(keys: Sequence[Any]) -> np.ndarray:
 
 
 _PLAIN_8 = hashlib.blake2b(digest_size=8)
+
+
+def hash_hex(hashes: np.ndarray, row: int) -> str:
+    """The key hash at `row` of an (n, 2) array, in hex: how a shard's first and last keys are
+    recorded (and compared when a resumed build keeps a shard)."""
+    return hashes[row].astype(">u8").tobytes().hex()

@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import math
 import os
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -15,10 +14,13 @@ from .. import fs
 from ..codec.bytecolumn import ByteColumn
 from ..codec.tfrecord import Compressor
 from ..processes import can_fork, in_worker, worker_pool
-from .collect import HeldRecords, ShardSlices, hash_hex, read_slices
+from .collect import RecordsInMemory, ShardSlices
+from .keys import hash_hex
 from .manifest import Manifest
+from .merge import read_slices
 from .index import index_lines
 from .naming import index_name, shard_name
+from .order import shard_starts
 
 
 
@@ -43,34 +45,13 @@ class ShardInfo:
         return cls(entry["file"], entry["num_examples"], entry["num_bytes"], entry["sha256"], entry.get("index"))
 
 
-# The fewest records a shard holds, where its split has as many: the `tfrecord` package's reader
-# fails on the index file of a one-record shard (NumPy reads its one line as a 1-D array)
-MIN_SHARD_RECORDS = 2
-
-
-def count_shards(num_examples: int, num_bytes: int, shards: int | None, target_bytes: int) -> int:
-    """Shards for a split: the spec's count, or enough to keep each under the target size; but no
-    more than leave every shard MIN_SHARD_RECORDS records (one shard for a split of one record)."""
-    wanted = asked_shards(num_examples, num_bytes, shards, target_bytes)
-    if not num_examples:
-        return wanted
-    return max(1, min(wanted, num_examples // MIN_SHARD_RECORDS))
-
-
-def asked_shards(num_examples: int, num_bytes: int, shards: int | None, target_bytes: int) -> int:
-    """The shards the spec asks for a split: its count, or enough to keep each under the target size."""
-    if shards is not None:
-        return shards
-    return max(1, math.ceil(num_bytes / target_bytes)) if num_examples else 1
-
-
-def write_split(folder: str, name: str, split: str, records: HeldRecords | Sequence[ShardSlices], num_shards: int,
+def write_split(folder: str, name: str, split: str, records: RecordsInMemory | Sequence[ShardSlices], num_shards: int,
                 compression: str, kept: dict[str, dict] | None = None, manifest: Manifest | None = None,
                 processes: int = 1, index: bool = False, shuffle: bool = True) -> list[ShardInfo]:
     """Writes a split's records into `num_shards` shards of near-equal example counts, up to
     `processes` at a time in forked processes, once the records reach POOL_BYTES.
 
-    The records are held in memory (`HeldRecords`, cut into shards by rank: each writer gathers
+    The records are held in memory (`RecordsInMemory`, cut into shards by rank: each writer gathers
     its own from the parent's memory), or lie in run files, each shard's in the slices its
     `ShardSlices` lists (each writer merges its own, by key hash when `shuffle`). A shard in
     `kept` (from an interrupted run) whose records would be the same, by count and key range, is
@@ -79,7 +60,7 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Seque
     kept = kept or {}
     shards: list[ShardInfo | None] = [None] * num_shards
     jobs = []
-    if isinstance(records, HeldRecords):
+    if isinstance(records, RecordsInMemory):
         starts = shard_starts(len(records.order), num_shards)
         for number, (start, stop) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist())):
             span = (hash_hex(records.hashes, start), hash_hex(records.hashes, stop - 1)) if stop > start else ("", "")
@@ -97,7 +78,7 @@ def write_split(folder: str, name: str, split: str, records: HeldRecords | Seque
             todo.append((number, os.path.join(folder, file), count, what, compression, index))
     # starting processes costs ~25 ms: worth it only where the writing (gathering, hashing) takes longer
     processes = min(processes, len(todo)) if can_fork() and size >= POOL_BYTES else 1
-    held = records if isinstance(records, HeldRecords) else None  # forked writers read it from the parent's memory
+    held = records if isinstance(records, RecordsInMemory) else None  # forked writers read it from the parent's memory
     with contextlib.ExitStack() as stack:
         if processes > 1:
             pool = stack.enter_context(worker_pool(processes, held))
@@ -120,17 +101,12 @@ def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, 
     return ShardInfo.from_dict(entry)
 
 
-def shard_starts(total: int, num_shards: int) -> np.ndarray:
-    """The rank of each shard's first record (and `total` at the end): near-equal counts."""
-    return np.array([index * total // num_shards for index in range(num_shards + 1)], dtype=np.int64)
-
-
 POOL_BYTES = 8 * 1024**2  # held records below this are written by the calling process
 
 _Job = tuple[int, str, int, tuple, str, bool]  # shard number, path, records, where they are, compression, index
 
 
-def _write_held_shard(held: HeldRecords, job: _Job) -> tuple[ShardInfo, str, str]:
+def _write_held_shard(held: RecordsInMemory, job: _Job) -> tuple[ShardInfo, str, str]:
     _, path, count, (start, stop), compression, index = job
     return write_shard(path, held.chunks(start, stop), count, compression, index)
 
