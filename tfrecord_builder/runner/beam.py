@@ -58,8 +58,8 @@ from ..write.naming import shard_name
 from ..write.shards import ShardInfo, count_shards, kept_shard, key_range, shard_starts, write_shard
 from ..write.stats import SplitStatistics
 from ..write.strata import Strata
-from .local import check_not_empty
-from .plan import ReadTask, StatisticsTree, Written, source_order_keys, strata_of, task_batches
+from .contract import RunJob, RunResult, check_not_empty
+from .plan import ReadTask, StatisticsTree, source_order_keys, strata_of, task_batches
 
 SUMMARY_FILE = "beam-summary.pickle"
 RUNS_FOLDER = "beam-runs"  # records between the job's steps
@@ -70,9 +70,28 @@ MIN_BUCKETS = 16
 _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
+class BeamRunner:
+    """The Runner (runner/contract.py) of an Apache Beam pipeline: the DirectRunner on this
+    machine by default, or the runner `--pipeline-options` names. It keeps no checkpoint (a
+    resumed build keeps the finished shards), and for an output in a bucket writes the shards
+    there itself: a remote runner's workers are other machines."""
+
+    name = "beam"
+    takes_options = True
+    checkpoints = False
+    shards_to_bucket = True
+
+    def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
+        check(spec, folder, options, workers)
+
+    def run(self, job: RunJob) -> RunResult:
+        return run(job.spec, job.tasks, job.shards, job.staging, job.build_id, job.kept, job.workers, job.options,
+                   job.progress, job.keep)
+
+
 def run(spec: Spec, tasks: list[ReadTask], staging: str, scratch: str, build_id: str, kept: dict[str, dict],
         workers: int, pipeline_options: list[str], progress: Callable | None,
-        keep: KeptSplits | None = None) -> Written:
+        keep: KeptSplits | None = None) -> RunResult:
     """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
     `finished_shards` found them, and with `keep` the splits of an earlier version); returns what
     it wrote into `staging` (a folder or a bucket's prefix). `scratch` is a folder of this machine
@@ -553,7 +572,7 @@ def _load(staging: str, name: str) -> Any:
         return pickle.load(file)
 
 
-def _results(spec: Spec, staging: str, build_id: str) -> Written:
+def _results(spec: Spec, staging: str, build_id: str) -> RunResult:
     """What the pipeline left in the staging folder, checked and put together."""
     summary = _load(staging, "summary")
     if summary["error"] is not None:
@@ -583,5 +602,6 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
-    return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits},
-                   summary["notices"], summary["members"], summary["kept"])
+    return RunResult(splits, summary["statistics"], summary["skipped"],
+                     {name: distinct.get(name, 0) for name in spec.splits}, summary["notices"], summary["members"],
+                     summary["kept"])
