@@ -93,6 +93,9 @@ def test_the_table_refuses_a_runner_it_lacks_and_one_whose_engine_is_missing(mon
     with pytest.raises(UsageError) as raised:
         tb.build(spec, output=tmp_path / "out", runner="spark")
     assert str(raised.value) == "runner: expected one of local, beam, received 'spark'"
+    with pytest.raises(UsageError) as raised:
+        tb.build(spec, output=tmp_path / "out", runner=["local"])
+    assert str(raised.value) == "runner: expected one of local, beam, received ['local']"
     monkeypatch.setitem(runners.RUNNERS, "nowhere", runners.Implementation("no_such_module:X", "no_such_engine",
                                                                            "No Such Engine"))
     with pytest.raises(UsageError) as raised:

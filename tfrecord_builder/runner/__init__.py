@@ -38,7 +38,7 @@ def runner_names() -> tuple[str, ...]:
 def chosen_runner(name: str) -> Runner:
     """The runner called `name`. Raises UsageError for a name not in the table, or a runner whose
     engine isn't installed."""
-    if name not in RUNNERS:
+    if not isinstance(name, str) or name not in RUNNERS:  # a list would be unhashable
         raise UsageError(f"runner: expected one of {', '.join(RUNNERS)}, received {name!r}")
     implementation = RUNNERS[name]
     if implementation.engine is not None and importlib.util.find_spec(implementation.engine) is None:
