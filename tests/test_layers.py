@@ -5,7 +5,8 @@ back through others.
     <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
     <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
     <- read / verify / codegen
-    <- builders  <- infer / diff  <- generate (the module as a file)  <- runner  <- build, dry_run  <- cli
+    <- builders  <- infer / diff  <- generate (the module as a file)  <- metadata (a dataset's files besides its shards)
+    <- runner  <- build, dry_run  <- cli
 
 Imports under `if TYPE_CHECKING:` are left out: they name types for annotations and import
 nothing when the package runs.
@@ -34,6 +35,7 @@ LAYERS = [
     {"builders"},
     {"infer", "diff"},  # the tools: a spec from raw data, two versions compared
     {"generate"},
+    {"metadata"},  # a dataset's files besides its shards, written at the end of a build
     {"runner"},
     {"build", "dry_run"},
     {"cli"},

@@ -7,8 +7,6 @@ leaves a half-written dataset behind.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -19,24 +17,22 @@ from .codegen.render import render_module
 from .generate import write_module
 from .errors import BuildWarning, UsageError
 from .features import notices
-from .processes import stderr_held
+from .metadata import write_metadata_files
 from .report import check_plotting
 from .progress import Progress, ProgressOption, progress_display
 from . import atomic, fs
-from .runner.local import Encoding, StaleCheckpoint, collector_paused, first_pass, write_shards
-from .runner.plan import ReadTask, Written, finish, read_tasks
+from .runner import chosen_runner
+from .runner.contract import Runner, RunJob
+from .runner.plan import read_tasks
 from .spec.load import load_spec, spec_from_dict
 from .spec.model import Spec
 from .version import __version__
 from .write import checkpoint
 from .write.info import DatasetInfo, SplitInfo, read_info
 from .write.membership import KeptSplits
-from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest, finished_shards, fingerprint, has_shards
+from .write.manifest import MANIFEST_FILE, SHARDS_FOLDER, finished_shards, fingerprint, has_shards
 from .write.naming import INFO_FILE, MARKER_FILE, is_ours
 from .write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
-
-RUNNERS = ("local", "beam")
-
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
           module: str | os.PathLike | None = None, overwrite: bool = False, resume: bool = False,
@@ -54,7 +50,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     encoded, and shards written, in `workers` processes (default: the machine's cores; a source of
     one batch stays in this process); the output is byte-identical whatever the number. With
     `resume`, the shards an interrupted build of the same spec finished (still intact) are kept,
-    and the rest are written.
+    and the rest are result.
 
     `progress`: tqdm bars per phase (True), none (False), bars only on a terminal or in a notebook
     (None, the default), or a callable of your own called with (phase, records done, records in all
@@ -75,12 +71,9 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         spec_from_dict(spec.to_dict(), spec.file or "the spec")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
-    if runner not in RUNNERS:
-        raise UsageError(f"runner: expected one of {', '.join(RUNNERS)}, received {runner!r}")
-    if pipeline_options is not None and runner != "beam":
+    chosen = chosen_runner(runner)  # its engine imported only now, and only if installed
+    if pipeline_options is not None and not chosen.takes_options:
         raise UsageError("pipeline options are Beam's: give them with runner='beam' (--runner beam)")
-    if runner == "beam":
-        check_beam()
     for place in (module, output):
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
@@ -91,14 +84,13 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         check_plotting()
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = fs.absolute(fs.join(root, spec.name, spec.version))
-    if runner == "beam":
-        _beam().check(spec, folder, pipeline_options or [], workers or os.cpu_count() or 1)
+    chosen.check(spec, folder, pipeline_options or [], workers or os.cpu_count() or 1)
     _check_target(folder, overwrite)
     work = _local_work_folder(folder)
     display = progress_display(progress)
     try:
         with build_lock(work):
-            info = _build(spec, folder, work, module, resume, workers, display, runner, pipeline_options, keep)
+            info = _build(spec, folder, work, module, resume, workers, display, chosen, pipeline_options, keep)
     finally:
         display.close()
     for message in info.warnings:
@@ -116,7 +108,7 @@ def _local_work_folder(folder: str) -> str:
 
 
 def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None, resume: bool,
-           workers: int | None, progress: Progress | None, runner: str,
+           workers: int | None, progress: Progress | None, runner: Runner,
            pipeline_options: list[str] | None, keep: KeptSplits | None = None) -> DatasetInfo:
     """Runs the build's plan (read tasks, encoding, shards) with the chosen runner in the staging
     folder beside `work` (the dataset's folder, or a local one for a URL), writes
@@ -131,37 +123,34 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1
     staging = staging_folder(work)
-    # a Beam job bound for a bucket writes its shards there (its workers may be other machines);
+    # a runner may write the shards straight into a bucket (its workers may be other machines);
     # the rest of the dataset is put together here and uploaded once the shards are done
     remote = url_staging(folder) if fs.is_url(folder) else None
-    shards_at = remote if remote is not None and runner == "beam" else staging
+    shards_at = remote if remote is not None and runner.shards_to_bucket else staging
     # kept splits decide where records go: a resumed build keeps what a build keeping the same made
     build_id = fingerprint({**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}, __version__)
     kept = finished_shards(shards_at, build_id) if resume else {}
-    restored = checkpoint.load(staging, build_id) if resume and runner == "local" else None
+    restored = checkpoint.load(staging, build_id) if resume and runner.checkpoints else None
     if not kept and restored is None and os.path.exists(staging):
         shutil.rmtree(staging)  # ours: an interrupted build, of this spec or an earlier one
     if remote is not None and not kept:
-        fs.rmtree(remote)  # an upload cut short, or a Beam job's shards of another build
+        fs.rmtree(remote)  # an upload cut short, or a runner's shards of another build
     os.makedirs(staging, exist_ok=True)
     atomic.remove_temporaries(staging)  # files a killed build was writing, in any of its folders
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
-        if runner == "beam":
-            written = _beam().run(spec, tasks, shards_at, staging, build_id, kept, workers, pipeline_options or [],
-                                  progress, keep)
-        else:
-            written = _run_locally(spec, tasks, dict(builders), staging, build_id, restored, kept, workers, progress,
-                                   keep)
-        total = sum(split.num_examples for split in written.splits.values())
-        kept_from = {"dataset": keep.source, "kept": written.kept, "new": total - written.kept} if keep else None
-        found = split_warnings(spec, written.splits, written.distinct) + notices.said(written.notices)
-        if keep is not None and not written.kept and total and len(keep.hashes):
+        job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id=build_id, kept=kept,
+                     restored=restored, workers=workers, progress=progress, keep=keep, options=pipeline_options or [])
+        result = runner.run(job)
+        total = sum(split.num_examples for split in result.splits.values())
+        kept_from = {"dataset": keep.source, "kept": result.kept, "new": total - result.kept} if keep else None
+        found = split_warnings(spec, result.splits, result.distinct) + notices.said(result.notices)
+        if keep is not None and not result.kept and total and len(keep.hashes):
             found.append(f"--keep-splits {keep.source}: none of the {total:,} records has a key it holds, so none "
                          "kept a split; without source.key a row's key is the whole row, and a row with any value "
                          "changed has a new one")
-        info = finish(spec, folder, staging, written.splits, written.statistics, written.skipped, found,
-                      written.members, kept_from)
+        info = write_metadata_files(spec, folder, staging, result.splits, result.statistics, result.skipped, found,
+                                    result.members, kept_from)
         for leftover in (checkpoint.RUNS_FOLDER, SHARDS_FOLDER):
             shutil.rmtree(os.path.join(staging, leftover), ignore_errors=True)
         for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE):
@@ -172,8 +161,8 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
             shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
         raise
     if remote is not None:
-        fs.rmtree(fs.join(remote, SHARDS_FOLDER))  # a Beam job's records of its shards: the info says it all
-        upload(staging, remote)  # the shards (unless Beam wrote them there), dataset_info.json last
+        fs.rmtree(fs.join(remote, SHARDS_FOLDER))  # a runner's records of its shards: the info says it all
+        upload(staging, remote)  # the shards (unless the runner wrote them there), dataset_info.json last
         publish_url(remote, folder)
         shutil.rmtree(staging)
     else:
@@ -183,28 +172,6 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         if copy:
             write_module(source, os.fspath(copy), spec.name)
     return info
-
-
-def _run_locally(spec: Spec, tasks: list[ReadTask], builders: dict, staging: str, build_id: str,
-                 restored: checkpoint.EncodingState | None, kept: dict[str, dict], workers: int,
-                 progress: Progress | None, keep: KeptSplits | None = None) -> Written:
-    """The plan run by this machine's processes: encoding (checkpointed), then the shards."""
-    with collector_paused():
-        strata = first_pass(spec, tasks, builders, workers, progress)  # a stratified build's classes
-        encoded = Encoding(spec, staging, build_id, restored, keep)
-        try:
-            encoded.run(tasks, builders, workers, progress, strata)
-        except StaleCheckpoint:  # the source changed since the checkpoint: start over
-            encoded.discard()
-            encoded = Encoding(spec, staging, build_id, None, keep)
-            encoded.run(tasks, builders, workers, progress, strata)
-    encoded.combine_runs(workers)
-    manifest = Manifest(staging, build_id)  # each shard is recorded once written: --resume keeps it
-    splits, distinct = write_shards(spec, staging, encoded.records, kept, manifest, progress, workers)
-    encoded.discard()
-    members = {name: encoded.split_members(name) for name in spec.splits}
-    return Written(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices, members,
-                   encoded.state.kept)
 
 
 def kept_splits(spec: Spec, old: str | os.PathLike | DatasetInfo) -> KeptSplits:
@@ -218,18 +185,6 @@ def kept_splits(spec: Spec, old: str | os.PathLike | DatasetInfo) -> KeptSplits:
                          "each class by this version's records; expected one of the two, not both")
     info = old if isinstance(old, DatasetInfo) else read_info(os.fspath(old))
     return KeptSplits.of(info, list(spec.splits))
-
-
-def _beam():
-    """The Beam runner's module (it imports apache_beam: only when asked for)."""
-    with stderr_held(lambda error: True):  # importing Beam logs warnings about clients it lacks
-        return importlib.import_module(".runner.beam", __package__)
-
-
-def check_beam() -> None:
-    """Raises UsageError unless Apache Beam can be imported."""
-    if importlib.util.find_spec("apache_beam") is None:
-        raise UsageError("--runner beam needs Apache Beam: pip install 'tfrecord-builder[beam]'")
 
 
 def _check_target(folder: str, overwrite: bool) -> None:

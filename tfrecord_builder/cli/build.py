@@ -9,9 +9,10 @@ import time
 import warnings
 
 from .. import fs
-from ..build import RUNNERS, build
+from ..build import build
 from ..dry_run import DEFAULT_SAMPLE, DryRun, dry_run
 from ..errors import BuildWarning, UsageError
+from ..runner import runner_names
 from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, REPORT_FILE, module_name
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--module", metavar="FILE", help="also write the generated input module here")
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="processes that encode records (default: the machine's cores)")
-    parser.add_argument("--runner", choices=RUNNERS, default="local",
+    parser.add_argument("--runner", choices=runner_names(), default=runner_names()[0],
                         help="local: this machine's processes (default); beam: an Apache Beam pipeline, "
                              "byte for byte the same dataset")
     parser.add_argument("--pipeline-options", metavar="OPTIONS", default=None,

@@ -59,8 +59,8 @@ from ..write.order import (count_shards, distinct_keys, duplicate_key, first_dup
 from ..write.shards import ShardInfo, kept_shard, key_range, write_shard
 from ..write.stats import SplitStatistics
 from ..write.strata import Strata
-from .local import check_not_empty
-from .plan import ReadTask, StatisticsTree, Written, source_order_keys, strata_of, task_batches
+from .contract import RunJob, RunResult, check_not_empty
+from .plan import ReadTask, StatisticsTree, source_order_keys, strata_of, task_batches
 
 SUMMARY_FILE = "beam-summary.pickle"
 RUNS_FOLDER = "beam-runs"  # records between the job's steps
@@ -71,39 +71,64 @@ MIN_BUCKETS = 16
 _ANY_PAIR = beam.typehints.Tuple[beam.typehints.Any, beam.typehints.Any]
 
 
-def run(spec: Spec, tasks: list[ReadTask], staging: str, scratch: str, build_id: str, kept: dict[str, dict],
-        workers: int, pipeline_options: list[str], progress: Callable | None,
-        keep: KeptSplits | None = None) -> Written:
-    """Runs the plan as a Beam pipeline (keeping the `kept` shards of an interrupted run, as
-    `finished_shards` found them, and with `keep` the splits of an earlier version); returns what
-    it wrote into `staging` (a folder or a bucket's prefix). `scratch` is a folder of this machine
-    the DirectRunner's workers keep records in."""
-    options = _options(pipeline_options, workers)
-    local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
-                                                         "SwitchingDirectRunner", "PrismRunner")
-    summary_path = fs.join(staging, SUMMARY_FILE)
-    if fs.exists(summary_path):
-        fs.remove(summary_path)
-    carrier = _carrier(local, os.path.join(scratch, RUNS_FOLDER))
-    # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
-    # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
-    # buckets in one element each, so the elements grow as tasks x buckets
-    buckets = max(math.ceil(len(tasks) / TASKS_PER_BUCKET), min(len(tasks), MIN_BUCKETS))
-    bits = max(0, math.ceil(math.log2(buckets))) if spec.output.shuffle else 0
-    try:
-        pipeline = beam.Pipeline(options=options)
-    except ValueError as error:  # e.g. an unknown --runner
-        raise UsageError(f"--pipeline-options: {error}") from None
-    _plan(pipeline, spec, tasks, staging, build_id, kept, bits, carrier, keep)
-    # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
-    # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
-    held = stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local else contextlib.nullcontext()
-    with held:
-        _watch(pipeline.run(), progress)
-    written = _results(spec, staging, build_id)
-    if carrier.folder is not None:
-        shutil.rmtree(carrier.folder)
-    return written
+class BeamRunner:
+    """The Runner (runner/contract.py) of an Apache Beam pipeline: the DirectRunner on this
+    machine by default, or the runner `--pipeline-options` names. It keeps no checkpoint (a
+    resumed build keeps the finished shards), and for an output in a bucket writes the shards
+    there itself: a remote runner's workers are other machines."""
+
+    name = "beam"
+    takes_options = True
+    checkpoints = False
+    shards_to_bucket = True
+
+    def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
+        """Raises UsageError, before any work, for options Beam refuses and for places a job's
+        workers can't reach (Dataflow's run on other machines: what they read and write must be in a
+        bucket)."""
+        if _options(options, workers).view_as(StandardOptions).runner != "DataflowRunner":
+            return
+        if not fs.is_url(folder):
+            raise UsageError("--output: a DataflowRunner job's workers can't write to this machine's disk; "
+                             "give a bucket (--output gs://BUCKET/datasets)")
+        paths = [spec.source.path] + [split.path for split in spec.splits.values() if not isinstance(split, float)]
+        local = next((path for path in paths if path and not fs.is_url(path)), None)
+        if local is not None:
+            raise UsageError(f"{spec.resolve(local)}: a DataflowRunner job's workers can't read this machine's "
+                             "disk; copy the source to a bucket and give its URL as the path")
+
+    def run(self, job: RunJob) -> RunResult:
+        """Runs the plan as a Beam pipeline (keeping the `job.kept` shards of an interrupted run, and
+        with `job.keep` the splits of an earlier version); returns what it wrote into `job.shards`
+        (a folder or a bucket's prefix). The DirectRunner's workers keep records in `job.staging`."""
+        spec, tasks, shards = job.spec, job.tasks, job.shards
+        options = _options(job.options, job.workers)
+        local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
+                                                             "SwitchingDirectRunner", "PrismRunner")
+        summary_path = fs.join(shards, SUMMARY_FILE)
+        if fs.exists(summary_path):
+            fs.remove(summary_path)
+        carrier = _carrier(local, os.path.join(job.staging, RUNS_FOLDER))
+        # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
+        # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
+        # buckets in one element each, so the elements grow as tasks x buckets
+        buckets = max(math.ceil(len(tasks) / TASKS_PER_BUCKET), min(len(tasks), MIN_BUCKETS))
+        bits = max(0, math.ceil(math.log2(buckets))) if spec.output.shuffle else 0
+        try:
+            pipeline = beam.Pipeline(options=options)
+        except ValueError as error:  # e.g. an unknown --runner
+            raise UsageError(f"--pipeline-options: {error}") from None
+        _plan(pipeline, spec, tasks, shards, job.build_id, job.kept, bits, carrier, job.keep)
+        # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
+        # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
+        held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
+                else contextlib.nullcontext())
+        with held:
+            _watch(pipeline.run(), job.progress)
+        result = _results(spec, shards, job.build_id)
+        if carrier.folder is not None:
+            shutil.rmtree(carrier.folder)
+        return result
 
 
 def _carrier(local: bool, folder: str) -> "_Carrier":
@@ -157,23 +182,6 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
      | "Distinct" >> beam.CombinePerKey(sum)
      | "AllDistinct" >> beam.combiners.ToList()
      | "SaveDistinct" >> beam.Map(_save, staging, "distinct"))
-
-
-def check(spec: Spec, folder: str, pipeline_options: list[str], workers: int) -> None:
-    """Raises UsageError, before any work, for options Beam refuses and for places a job's
-    workers can't reach (Dataflow's run on other machines: what they read and write must be in a
-    bucket)."""
-    options = _options(pipeline_options, workers)
-    if options.view_as(StandardOptions).runner != "DataflowRunner":
-        return
-    if not fs.is_url(folder):
-        raise UsageError("--output: a DataflowRunner job's workers can't write to this machine's disk; "
-                         "give a bucket (--output gs://BUCKET/datasets)")
-    paths = [spec.source.path] + [split.path for split in spec.splits.values() if not isinstance(split, float)]
-    local = next((path for path in paths if path and not fs.is_url(path)), None)
-    if local is not None:
-        raise UsageError(f"{spec.resolve(local)}: a DataflowRunner job's workers can't read this machine's disk; "
-                         "copy the source to a bucket and give its URL as the path")
 
 
 def _watch(result: Any, progress: Callable | None) -> None:
@@ -563,7 +571,7 @@ def _load(staging: str, name: str) -> Any:
         return pickle.load(file)
 
 
-def _results(spec: Spec, staging: str, build_id: str) -> Written:
+def _results(spec: Spec, staging: str, build_id: str) -> RunResult:
     """What the pipeline left in the staging folder, checked and put together."""
     summary = _load(staging, "summary")
     if summary["error"] is not None:
@@ -593,5 +601,6 @@ def _results(spec: Spec, staging: str, build_id: str) -> Written:
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
-    return Written(splits, summary["statistics"], summary["skipped"], {name: distinct.get(name, 0) for name in spec.splits},
-                   summary["notices"], summary["members"], summary["kept"])
+    return RunResult(splits, summary["statistics"], summary["skipped"],
+                     {name: distinct.get(name, 0) for name in spec.splits}, summary["notices"], summary["members"],
+                     summary["kept"])

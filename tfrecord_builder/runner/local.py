@@ -21,7 +21,6 @@ import numpy as np
 
 from ..builders.base import Batch, Builder, PendingBatch, parsed_batch
 from .encoding import classify_for_build, encode_batches, encode_for_build, keys_digest
-from ..errors import DataError
 from ..features import notices
 from ..processes import allow_open_files
 from ..progress import Progress
@@ -35,16 +34,50 @@ from ..write.manifest import Manifest
 from ..write.order import SeenKeys, count_shards, key_label, shard_starts
 from ..write.strata import Strata
 from ..write.shards import write_split
+from .contract import RunJob, RunResult, check_not_empty
 from .plan import ReadTask, StatisticsTree, strata_of, task_batches
 
+
+class LocalRunner:
+    """The Runner (runner/contract.py) of this machine's processes: encoding (checkpointed), then
+    the shards, written into the staging folder (uploaded with the rest for a bucket)."""
+
+    name = "local"
+    takes_options = False
+    checkpoints = True
+    shards_to_bucket = False
+
+    def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
+        """Nothing to check: this machine reaches what the build's checks found."""
+
+    def run(self, job: RunJob) -> RunResult:
+        spec, staging, workers, progress = job.spec, job.staging, job.workers, job.progress
+        with collector_paused():
+            strata = first_pass(spec, job.tasks, job.builders, workers, progress)  # a stratified build's classes
+            encoded = CheckpointedEncoding(spec, staging, job.build_id, job.restored, job.keep)
+            try:
+                encoded.run(job.tasks, job.builders, workers, progress, strata)
+            except StaleCheckpoint:  # the source changed since the checkpoint: start over
+                encoded.discard()
+                encoded = CheckpointedEncoding(spec, staging, job.build_id, None, job.keep)
+                encoded.run(job.tasks, job.builders, workers, progress, strata)
+        encoded.combine_runs(workers)
+        manifest = Manifest(job.shards, job.build_id)  # each shard is recorded once written: --resume keeps it
+        splits, distinct = write_shards(spec, job.shards, encoded.records, job.kept, manifest, progress, workers)
+        encoded.discard()
+        members = {name: encoded.split_members(name) for name in spec.splits}
+        return RunResult(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices,
+                         members, encoded.state.kept)
 
 
 class StaleCheckpoint(Exception):
     """The source's first batches no longer have the keys the checkpoint recorded."""
 
 
-class Encoding:
-    """A build's encoding phase: every split's records and statistics, the skips, and checkpoints."""
+class CheckpointedEncoding:
+    """A build's encoding phase and what it made so far: every split's records (held, or in runs
+    in the staging folder), statistics and key hashes, the skips, and the checkpoints that save
+    them for `--resume`."""
 
     def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None,
                  keep: KeptSplits | None = None):
@@ -189,17 +222,6 @@ def first_pass(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Bui
         if progress:
             progress("stratifying", read, total)
     return strata_of(spec, parts)
-
-
-def check_not_empty(spec: Spec, counts: dict[str, int], skipped: list[dict[str, str]]) -> None:
-    """Raises DataError when no split has a record: the source has none, or every one was skipped."""
-    if any(counts.values()):
-        return
-    source = spec.source.path or spec.source.builder
-    if skipped:  # under on_error: skip
-        first = skipped[0]
-        raise DataError(f"{source}: every record was skipped ({len(skipped)}); the first: {first['reason']}")
-    raise DataError(f"{source}: the source has no records")
 
 
 @contextlib.contextmanager

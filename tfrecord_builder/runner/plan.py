@@ -12,27 +12,17 @@
    `(i+1)*n//k` (`write/order.py` states the order and layout both runners use).
 4. Statistics are merged batch by batch within a task, then task by task in task order: float
    sums and the vocabulary cap depend on that order, and every executor keeps it.
-5. `dataset_info.json` is written last (`finish`); only then is the dataset whole.
+5. `dataset_info.json` is written last (`metadata.write_metadata_files`); only then is the dataset whole.
 """
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
 from ..builders.base import Batch, Builder, PendingBatch
-from ..codegen.render import render_module
-from ..generate import write_module
-from ..report import write_report
 from ..spec.model import Spec
-from ..version import __version__
-from ..write.info import DatasetInfo, SplitInfo
-from ..write.membership import write_membership
-from ..write.tfds import write_metadata
-from ..write.naming import SKIPPED_FILE, module_name
 from ..write.stats import SplitStatistics
 from ..write.strata import Strata, stratified
 
@@ -111,21 +101,6 @@ class StatisticsTree:
         return {name: stats.to_dict() for name, stats in self.total.items()}
 
 
-@dataclass
-class Written:
-    """What running the plan made: the splits' shards, the statistics, the skipped records, how
-    many different keys each split has (None: not counted), each split's seedless key hashes
-    (write/membership.py) and how many records kept an earlier version's split (--keep-splits)."""
-
-    splits: dict[str, SplitInfo]
-    statistics: dict[str, Any]
-    skipped: list[dict[str, str]]
-    distinct: dict[str, int | None]
-    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts
-    members: dict[str, np.ndarray] = field(default_factory=dict)  # split -> its records' key hashes (write/membership.py)
-    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
-
-
 def strata_of(spec: Spec, parts: Iterable["BatchClasses"]) -> Strata:
     """A stratified build's strata from its first pass: every batch's classes and key hashes (in
     any order: the strata depend on the records, not on where they were read)."""
@@ -141,24 +116,3 @@ def source_order_keys(task: int, first: int, count: int) -> np.ndarray:
     keys[:, 0] = task
     keys[:, 1] = np.arange(first, first + count, dtype=np.uint64)
     return keys
-
-
-def finish(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo], statistics: dict[str, Any],
-           skipped: list[dict[str, str]], warnings: list[str], members: dict[str, np.ndarray],
-           kept_from: dict[str, Any] | None = None) -> DatasetInfo:
-    """Writes the skipped records, the split membership, the module, the metadata and, last,
-    `dataset_info.json` into the staging folder. `kept_from`: the earlier version whose splits
-    were kept, and how many records kept theirs (recorded in the metadata)."""
-    membership = write_membership(staging, spec.name, members)
-    if kept_from is not None:
-        membership["kept_splits"] = kept_from
-    if skipped:
-        with open(os.path.join(staging, SKIPPED_FILE), "w", encoding="utf-8") as file:
-            for entry in skipped:
-                file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-    info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings, membership=membership)
-    write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
-    if spec.output.report:  # read from the shards just written, before the dataset is whole
-        write_report(info, files_at=staging)
-    write_metadata(info, staging)  # dataset_info.json last: only now is the staging folder a whole dataset
-    return info
