@@ -76,9 +76,9 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
                    ) -> Iterator[Any]:
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS; then, with `workers` > 1, in that
-    many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far,
-    else here too (`_work_ahead`). Given a `runs` folder, workers write their records there
-    (`collect.write_run`) and send back the run's name in their place.
+    many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far
+    (in CPU time), else here too (`_work_ahead`). Given a `runs` folder, workers write their
+    records there (`collect.write_run`) and send back the run's name in their place.
 
     `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
     partial of one, for the workers): `encode_for_build` (the default; with its strata bound, for
@@ -86,11 +86,14 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
-    encoding, records = 0.0, 0  # seconds spent in `stage`, and the records it was given
+    # CPU seconds spent in `stage`, and the records it was given: its pace, which other processes
+    # busy on the same cores don't slow (they would inflate the work left, and start workers
+    # when they help least)
+    encoding, records = 0.0, 0
     for split, batch in batches:
-        began = time.perf_counter()
+        began = time.process_time()
         result = _ReadFailure.raised(batch) or stage(spec, split, batch)
-        encoding += time.perf_counter() - began
+        encoding += time.process_time() - began
         records += len(batch)
         yield result
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
