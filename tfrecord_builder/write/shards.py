@@ -128,9 +128,11 @@ def shard_starts(total: int, num_shards: int) -> np.ndarray:
     return np.array([index * total // num_shards for index in range(num_shards + 1)], dtype=np.int64)
 
 
-# Records (held, or in runs) below this are written by the calling process: 55 MB of them
-# (bench/images.py's 2,000 raw photos) took 1.25-1.6x as long in 2 processes as in one
-POOL_BYTES = 128 * 1024**2
+# Records (held, or in runs) below this are written by the calling process. Between two measured
+# sizes: the 53 MiB of bench/images.py's 2,000 raw photos (4 runs) took 1.25-1.6x as long in 2
+# processes as in one; a shard of the 64 MiB of bench/tabular.py's table (13 runs a shard, a
+# costlier merge) takes 0.11 s to write, and 2 processes write its 4 in about half the time
+POOL_BYTES = 60 * 1024**2
 
 _Job = tuple[int, str, int, tuple, str, bool]  # shard number, path, records, where they are, compression, index
 
