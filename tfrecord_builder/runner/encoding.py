@@ -77,7 +77,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS; then, with `workers` > 1, in that
     many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far
-    (in CPU time), else here too (`_work_ahead`). Given a `runs` folder, workers write their
+    (`_working_seconds`), else here too (`_work_ahead`). Given a `runs` folder, workers write their
     records there (`collect.write_run`) and send back the run's name in their place.
 
     `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
@@ -86,14 +86,11 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
-    # CPU seconds spent in `stage`, and the records it was given: its pace, which other processes
-    # busy on the same cores don't slow (they would inflate the work left, and start workers
-    # when they help least)
-    encoding, records = 0.0, 0
+    encoding, records = 0.0, 0  # seconds `stage` worked (`_working_seconds`), and the records it was given
     for split, batch in batches:
-        began = time.process_time()
+        began = _working_seconds()
         result = _ReadFailure.raised(batch) or stage(spec, split, batch)
-        encoding += time.process_time() - began
+        encoding += _working_seconds() - began
         records += len(batch)
         yield result
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
@@ -116,6 +113,20 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
                 yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
         while pending:
             yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
+
+
+def _working_seconds() -> float:
+    """Seconds since some start, less the time this thread waited for a core (Linux: its
+    schedstat): the pace of the work on a machine to itself. Wall time alone would count what
+    other processes on the cores take as work left, and start workers when they help least; CPU
+    time alone would count no work in waiting for a file (an object store's reads), which workers
+    overlap."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stats:
+            waited = int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):  # not Linux: wall time
+        waited = 0.0
+    return time.perf_counter() - waited
 
 
 def _work_ahead(batches: Iterator[tuple], wanted: float) -> tuple[list[tuple], bool]:
