@@ -55,6 +55,7 @@ bench: setup $(BEAM_STAMP)
 	$(PY) bench/images.py
 	$(PY) bench/sequences.py
 	$(PY) bench/bad_rows.py
+	$(PY) bench/workers.py
 	$(PY) bench/memory.py
 	$(PY) bench/reading.py
 	$(PY) bench/beam.py

@@ -160,7 +160,7 @@ def test_resume_encodes_only_the_batches_after_the_checkpoint(tmp_path, monkeypa
     spec = write_spec(tmp_path, {**SPEC, "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}},
                       {"rows.csv": _rows("c", 60000)})
     reference = tb.build(spec, output=tmp_path / "reference", workers=1)
-    workers_at_once = "from tfrecord_builder.runner import encoding; encoding.IN_PROCESS_SECONDS = 0; "
+    workers_at_once = "from tfrecord_builder.runner import encoding; encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = 0; "
     command = [sys.executable, "-c", workers_at_once + CHECKPOINT_EVERY_BATCH, "build", str(spec),
                "--output", str(tmp_path / "out"), "--workers", str(workers)]
     state = _kill_after_checkpoint(command, tmp_path / "out" / "big" / ".1.0.0.building", 5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 
 import pyarrow as pa
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from tfrecord_builder.runner import encoding
 from conftest import write_spec
 
 DEFAULT_SECONDS = encoding.IN_PROCESS_SECONDS  # as imported, before tests/conftest.py's fixture sets 0
+DEFAULT_PARALLEL = encoding.PARALLEL_SECONDS
 SPEC = {"name": "small", "source": {"builder": "csv", "path": "d.csv"}, "output": {"shards": 2},
         "features": {"id": {"dtype": "int64"}, "word": {"dtype": "string"}}}
 ROWS = "id,word\n" + "".join(f"{i},w{i % 7}\n" for i in range(3000))
@@ -56,6 +58,45 @@ def test_workers_started_midway_write_the_same_bytes(tmp_path, monkeypatch):
     spec = write_spec(tmp_path, SPEC, {"d.csv": ROWS})
     one = tb.build(spec, output=tmp_path / "one", workers=1)
     monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 0.0)  # workers from the second batch on
+    two = tb.build(spec, output=tmp_path / "two", workers=2)
+    assert _digests(one) == _digests(two) and len(_digests(one)) == 2
+
+
+def _paced(spec, split, batch):
+    """A stage for `encode_batches`: a batch is [seconds to take, its index, padding...]."""
+    time.sleep(batch[0])  # waiting, as for a file, is work that workers overlap
+    return batch[1], os.getpid()
+
+
+def _paced_batches(first_seconds: float, rows: int, count: int) -> list:
+    """A first batch of 10 records taking `first_seconds`, then `count` instant batches of `rows`."""
+    return [(None, [first_seconds, 0] + [0] * 8)] + [(None, [0, index] + [0] * (rows - 2)) for index in range(1, count + 1)]
+
+
+def test_workers_start_only_for_parallel_seconds_of_work_ahead(monkeypatch):
+    """After IN_PROCESS_SECONDS, the batches ahead are weighed at the pace so far (here 10 records
+    in 10 ms, so PARALLEL_SECONDS = 0.5 s is about 500 records): 30 records left are encoded in
+    this process, 600 in the workers; either way in source order."""
+    assert 0.2 <= DEFAULT_PARALLEL <= 2  # a few times what the pool costs
+    monkeypatch.setattr(encoding, "PARALLEL_SECONDS", 0.5)
+    short = list(encoding.encode_batches(None, _paced_batches(0.01, 10, 3), workers=2, stage=_paced))
+    assert short == [(index, os.getpid()) for index in range(4)]
+    long = list(encoding.encode_batches(None, _paced_batches(0.01, 10, 60), workers=2, stage=_paced))
+    assert [index for index, _ in long] == list(range(61))
+    assert long[0][1] == os.getpid() and {pid for _, pid in long[1:]} - {os.getpid()}
+
+
+def test_a_build_with_little_work_left_after_the_in_process_time_starts_no_workers(tmp_path, monkeypatch):
+    """Workers asked for, the first batch encoded, and the 29 left hold less than
+    PARALLEL_SECONDS of work (raised, so that a loaded machine can't make them more): no pool, and
+    the bytes of one process."""
+    from tfrecord_builder.features import TensorFeature
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 100)  # 30 batches
+    monkeypatch.setattr(encoding, "PARALLEL_SECONDS", 60.0)
+    spec = write_spec(tmp_path, SPEC, {"d.csv": ROWS})
+    one = tb.build(spec, output=tmp_path / "one", workers=1)
+    monkeypatch.setattr(processes, "worker_pool", _NoPool)
     two = tb.build(spec, output=tmp_path / "two", workers=2)
     assert _digests(one) == _digests(two) and len(_digests(one)) == 2
 

@@ -55,3 +55,25 @@ def test_fewer_shards_than_asked_are_said(tmp_path, rows, counts, message):
     assert [shard["num_examples"] for shard in info.splits["train"].shards] == counts
     assert said == ([message] if message else [])
     assert info.warnings == said
+
+
+class _NoPool:
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("shard writers were started for a few kilobytes of records")
+
+
+def test_runs_below_pool_bytes_are_written_by_the_build_process(tmp_path, monkeypatch):
+    """Records the workers wrote into runs, a few kilobytes of them (under POOL_BYTES): the
+    shards are merged from the runs in the build's process, with the bytes one process writes."""
+    from tfrecord_builder.features import TensorFeature
+    from tfrecord_builder.write import shards
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 100)  # 10 batches, 9 of them to the workers (conftest)
+    spec = write_spec(tmp_path, {"name": "small", "source": {"builder": "csv", "path": "d.csv"},
+                                 "output": {"shards": 3}, "features": {"id": {"dtype": "int64"}}},
+                      {"d.csv": "id\n" + "".join(f"{i}\n" for i in range(1000))})
+    one = tb.build(spec, output=tmp_path / "one", workers=1)
+    monkeypatch.setattr(shards, "worker_pool", _NoPool)
+    two = tb.build(spec, output=tmp_path / "two", workers=2)
+    assert [shard["sha256"] for shard in two.splits["train"].shards] == \
+        [shard["sha256"] for shard in one.splits["train"].shards] and len(one.splits["train"].shards) == 3

@@ -59,19 +59,28 @@ class DividedBatch:
     kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
-# Starting and stopping the worker pool costs 25-70 ms (a fork of the caller's memory per worker,
-# more with TensorFlow loaded): work shorter than this is done in the build's process, which a
-# 2,000-photo build finishes in about half the pool's cost
+# Encoded in the build's process first, however many workers are asked for: long enough to
+# measure the work's pace (the records encoded a second)
 IN_PROCESS_SECONDS = 0.1
+# Workers start only for at least this much work left (estimated at that pace): a pool of 2 costs
+# 50-100 ms to start, warm up and stop (a fork of the caller's memory per worker, more with
+# TensorFlow loaded), and its records go through run files the shard writers merge again, so the
+# 2,000 small photos of bench/images.py (0.2-0.3 s left after the first 0.1 s) were 1.1-1.25x
+# slower with 2 workers than in one process, on 2 cores shared with other work
+PARALLEL_SECONDS = 0.5
+# The batches read ahead to see whether that much work is left, at most: a source of many
+# near-empty batches (every row unreadable) isn't held in memory whole to find out
+LOOKAHEAD_BATCHES = 256
 
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
                    workers: int = 1, runs: str | None = None, stage: Callable[..., Any] | None = None
                    ) -> Iterator[Any]:
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
-    too): in this process for the first IN_PROCESS_SECONDS, then, with `workers` > 1 and batches
-    left, in that many worker processes. Given a `runs` folder, workers write their records there
-    (`collect.write_run`) and send back the run's name in their place.
+    too): in this process for the first IN_PROCESS_SECONDS; then, with `workers` > 1, in that
+    many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far
+    (`_working_seconds`), else here too (`_work_ahead`). Given a `runs` folder, workers write their
+    records there (`collect.write_run`) and send back the run's name in their place.
 
     `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
     partial of one, for the workers): `encode_for_build` (the default; with its strata bound, for
@@ -79,26 +88,62 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
+    encoding, records = 0.0, 0  # seconds `stage` worked (`_working_seconds`), and the records it was given
     for split, batch in batches:
-        yield _ReadFailure.raised(batch) or stage(spec, split, batch)
+        began = _working_seconds()
+        result = _ReadFailure.raised(batch) or stage(spec, split, batch)
+        encoding += _working_seconds() - began
+        records += len(batch)
+        yield result
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
             break
     else:
         return
-    first = list(itertools.islice(batches, 2))
-    if len(first) < 2:  # one batch left: not worth starting processes
-        for split, batch in first:
+    # the records that make PARALLEL_SECONDS at this pace (none encoded, e.g. all unreadable: no pace to go by)
+    wanted = PARALLEL_SECONDS * records / encoding if records and encoding else 0
+    ahead, enough = _work_ahead(batches, wanted)
+    if not enough:  # the rest is done here sooner than a pool starts and stops
+        for split, batch in ahead:
             yield _ReadFailure.raised(batch) or stage(spec, split, batch)
         return
     with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
         pending: deque = deque()
         in_worker = processes.in_worker(_encode_in_worker)
-        for split, batch in itertools.chain(first, batches):
+        for split, batch in itertools.chain(ahead, batches):
             pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(in_worker, split, batch))
             if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
                 yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
         while pending:
             yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
+
+
+def _working_seconds() -> float:
+    """Seconds since some start, less the time this thread waited for a core (Linux: its
+    schedstat): the pace of the work on a machine to itself. Wall time alone would count what
+    other processes on the cores take as work left, and start workers when they help least; CPU
+    time alone would count no work in waiting for a file (an object store's reads), which workers
+    overlap."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stats:
+            waited = int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):  # not Linux: wall time
+        waited = 0.0
+    return time.perf_counter() - waited
+
+
+def _work_ahead(batches: Iterator[tuple], wanted: float) -> tuple[list[tuple], bool]:
+    """The next batches, read until they hold more than `wanted` records (or LOOKAHEAD_BATCHES
+    are read), and whether they do (False: the source ended first, or a read failed)."""
+    ahead: list[tuple] = []
+    held = 0
+    for split, batch in batches:
+        ahead.append((split, batch))
+        if isinstance(batch, _ReadFailure):  # nothing follows it
+            return ahead, False
+        held += len(batch)
+        if held > wanted or len(ahead) >= LOOKAHEAD_BATCHES:
+            return ahead, True
+    return ahead, False
 
 
 @dataclass

@@ -49,7 +49,7 @@ def write_split(folder: str, name: str, split: str, records: RecordsInMemory | S
                 compression: str, kept: dict[str, dict] | None = None, manifest: Manifest | None = None,
                 processes: int = 1, index: bool = False, shuffle: bool = True) -> list[ShardInfo]:
     """Writes a split's records into `num_shards` shards of near-equal example counts, up to
-    `processes` at a time in forked processes, once the records reach POOL_BYTES.
+    `processes` at a time in forked processes, once the records (held, or their runs) reach POOL_BYTES.
 
     The records are held in memory (`RecordsInMemory`, cut into shards by rank: each writer gathers
     its own from the parent's memory), or lie in run files, each shard's in the slices its
@@ -69,14 +69,15 @@ def write_split(folder: str, name: str, split: str, records: RecordsInMemory | S
     else:
         jobs = [(number, (shard.first, shard.last), shard.count, (shard.slices, shuffle))
                 for number, shard in enumerate(records)]
-        write, size = _write_sliced_shard, POOL_BYTES  # runs: always written by the processes
+        runs = {path for shard in records for path, _, _ in shard.slices}
+        write, size = _write_sliced_shard, sum(os.path.getsize(path) for path in runs)
     todo = []
     for number, span, count, what in jobs:
         file = shard_name(name, split, number, num_shards, compression)
         shards[number] = kept_shard(kept.get(file), file, count, span)
         if shards[number] is None:
             todo.append((number, os.path.join(folder, file), count, what, compression, index))
-    # starting processes costs ~25 ms: worth it only where the writing (gathering, hashing) takes longer
+    # starting processes costs 25-100 ms: worth it only where the writing (gathering or merging, hashing) takes longer
     processes = min(processes, len(todo)) if can_fork() and size >= POOL_BYTES else 1
     held = records if isinstance(records, RecordsInMemory) else None  # forked writers read it from the parent's memory
     with contextlib.ExitStack() as stack:
@@ -101,7 +102,11 @@ def kept_shard(entry: dict | None, file: str, count: int, key_range: tuple[str, 
     return ShardInfo.from_dict(entry)
 
 
-POOL_BYTES = 8 * 1024**2  # held records below this are written by the calling process
+# Records (held, or in runs) below this are written by the calling process. Between two measured
+# sizes: the 53 MiB of bench/images.py's 2,000 raw photos (4 runs) took 1.25-1.6x as long in 2
+# processes as in one; a shard of the 64 MiB of bench/tabular.py's table (13 runs a shard, a
+# costlier merge) takes 0.11 s to write, and 2 processes write its 4 in about half the time
+POOL_BYTES = 60 * 1024**2
 
 _Job = tuple[int, str, int, tuple, str, bool]  # shard number, path, records, where they are, compression, index
 
