@@ -37,7 +37,7 @@ docs: setup
 test: setup $(BEAM_STAMP) chromium
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
-# the report's browser test (tests/report) opens pages in headless Chromium: Debian's package,
+# the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,
 # installed only where there is none (with sudo unless root)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

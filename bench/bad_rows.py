@@ -18,7 +18,7 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
 Before issue 27 a batch with a bad row was encoded again row by row: 7 bad cells in 50,000 rows
 built in 83 s against 0.6 s. Now the bad rows are found feature by feature (a failing column is
 searched from the row its error names) and the rest of the batch encoded once
-(runner/records.py, `encode_good_rows`), so a bad row costs about an encoding of its column from
+(build/encode_batch.py, `encode_good_rows`), so a bad row costs about an encoding of its column from
 that row on, and the batch's other features are encoded once.
 """
 from __future__ import annotations

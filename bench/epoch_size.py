@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import tfrecord_builder as tb  # noqa: E402
-from tfrecord_builder.features import reading  # noqa: E402
+from tfrecord_builder.read import tfdata as reading  # noqa: E402
 
 ROUNDS = 7
 

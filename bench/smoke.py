@@ -1,7 +1,7 @@
 """A quick regression guard for the encoder and the reader: small builds and reads, in under a minute.
 
-Run it before and after a change to the encoder (codec/, runner/, builders/, features/) or the
-reader (features/reading.py, read.py):
+Run it before and after a change to the encoder (codec/, build/runners/, builders/, features/) or the
+reader (read/tfdata.py, read.py):
 
     .venv/bin/python bench/smoke.py            # about 40 s on 2 cores
     .venv/bin/python bench/smoke.py --save     # ... and keep this run as the baseline

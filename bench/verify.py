@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package not be installed
 
 import tfrecord_builder as tb  # noqa: E402
-from tfrecord_builder.verify import verify  # noqa: E402
+from tfrecord_builder.tools.verify import verify  # noqa: E402
 from harness import (  # noqa: E402
     Column, OutputPaths, Result, argument_parser, best_of_rounds, machine, machine_line, results_table, with_ratios,
 )

@@ -15,7 +15,7 @@ counts, with the CPU time of that call (this process and the worker processes it
 
 The default must never be the slow one (issue 28): the target is the default's time over the
 one process's at most 1.05 (noise on a shared machine). A build starts workers only where its
-work outlasts what they cost (runner/encoding.py PARALLEL_SECONDS, write/shards.py POOL_BYTES),
+work outlasts what they cost (build/encoding.py PARALLEL_SECONDS, write/shards.py POOL_BYTES),
 so a small build runs in one process whatever the worker count. Prints a Markdown table and
 writes the same as JSON to bench/out/workers.json.
 """

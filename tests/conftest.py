@@ -38,8 +38,8 @@ def workers_at_once(monkeypatch):
     """A build asked for workers starts them after its first batch, as it does once its work runs
     past IN_PROCESS_SECONDS with PARALLEL_SECONDS of work ahead: the tests' small sources would
     otherwise all be encoded in the calling process, and the worker path would go untested
-    (tests/runner/test_encoding.py checks the default)."""
-    from tfrecord_builder.runner import encoding
+    (tests/build/test_encoding.py checks the default)."""
+    from tfrecord_builder.build import encoding
 
     monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 0.0)
     monkeypatch.setattr(encoding, "PARALLEL_SECONDS", 0.0)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import tfrecord_builder as tb
 from tfrecord_builder import atomic
 from tfrecord_builder.features import TensorFeature
-from tfrecord_builder.runner import encoding
+from tfrecord_builder.build import encoding
 from tfrecord_builder.write import checkpoint, collect
 
 from conftest import ROOT, write_spec

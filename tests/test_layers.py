@@ -1,12 +1,15 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
-back through others.
+back through others. The folders are the architecture:
 
-    errors  <- atomic <- base (fs, processes, progress, registry, sizes, version, _tf, tfds_refusal)  <- images (Pillow, libjpeg-turbo)
-    <- spec.fields (the declared-field machinery, spec.yaml_source)  <- features  <- spec (the model, loading)
-    <- codec (the wire format)  <- write (the on-disk layout)  <- records (NumPy reading), torch_data  <- report
-    <- read / verify / codegen
-    <- builders  <- infer / diff  <- generate (the module as a file)  <- metadata (a dataset's files besides its shards)
-    <- runner  <- build, dry_run  <- cli
+    the core: errors  <- atomic  <- fs, processes, progress, registry, sizes, version, _tf, tfds_refusal
+    <- images (Pillow, libjpeg-turbo)  <- spec.fields (declared fields)  <- features (the feature types)
+    <- spec (the model, loading)  <- codec (the wire format)  <- write (the on-disk layout)
+    <- read/: tfdata (the reading functions generated modules copy), numpy_decoding  <- records, torch_dataset
+    <- tools/report  <- read/dataset (tb.read) / tools/verify / codegen (the module's text)
+    <- builders (the sources)  <- tools/infer / tools/diff  <- tools/generate
+    <- build/: encode_batch  <- encoding  <- plan  <- metadata  <- runners/ (the contract and the engines)
+       <- run (tb.build), dry_run
+    <- cli
 
 Imports under `if TYPE_CHECKING:` are left out: they name types for annotations and import
 nothing when the package runs.
@@ -22,25 +25,32 @@ PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
     {"atomic"},  # files written whole or not at all (fs writes through it)
-    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},
+    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
+    {"build", "read", "tools"},  # the folders' own docstrings: they import nothing
     {"images"},  # image files: Pillow and libjpeg-turbo
     {"spec.fields"},
     {"features"},
     {"spec"},
     {"codec"},
     {"write"},
-    {"records", "torch_data"},  # records as NumPy, no TensorFlow; as a torch Dataset
-    {"report"},  # a page of a dataset: its statistics and records (Dataset.report shows it)
-    {"read", "verify", "codegen"},  # side by side: none imports another
+    {"read.tfdata", "read.numpy_decoding"},  # the reading functions (TensorFlow), and their twin in NumPy
+    {"read.records", "read.torch_dataset"},  # records as NumPy, no TensorFlow; as a torch Dataset
+    {"tools.report"},  # a page of a dataset: its statistics and records (Dataset.report shows it)
+    {"read.dataset", "tools.verify", "codegen"},  # side by side: none imports another
     {"builders"},
-    {"infer", "diff"},  # the tools: a spec from raw data, two versions compared
-    {"generate"},
-    {"metadata"},  # a dataset's files besides its shards, written at the end of a build
-    {"runner"},
-    {"build", "dry_run"},
+    {"tools.infer", "tools.diff"},  # a spec from raw data, two versions compared
+    {"tools.generate"},  # the module as a file
+    {"build.encode_batch"},  # a batch's rows into records
+    {"build.encoding"},  # batches encoded in worker processes
+    {"build.plan"},  # read tasks, statistics
+    {"build.metadata"},  # a dataset's files besides its shards, written at the end of a build
+    {"build.runners"},  # the engines that run the plan: this machine's processes, Apache Beam
+    {"build.run", "build.dry_run"},
     {"cli"},
     {"__main__", ""},  # python -m tfrecord_builder, and the package's public names
 ]
+
+FOLDERS = ("build", "read", "tools")
 
 
 def _module(path: Path) -> str:
@@ -50,9 +60,12 @@ def _module(path: Path) -> str:
 
 def _part(module: str) -> str:
     """The part of the package a module belongs to (`spec.fields`, with the YAML positions it
-    reports errors at, is a part of its own)."""
+    reports errors at, is a part of its own; in build/, read/ and tools/ each module or folder is a
+    part)."""
     if module in ("spec.fields", "spec.yaml_source"):
         return "spec.fields"
+    if module.split(".", 1)[0] in FOLDERS:  # a folder of parts: build/, read/, tools/
+        return ".".join(module.split(".")[:2])
     return module.split(".", 1)[0]
 
 
@@ -196,15 +209,15 @@ def test_no_environment_variable_is_read_at_import():
 # fs.py knows local paths from URLs and does each thing both ways (open, join, write whole, ...);
 # a module branches on fs.is_url only where the difference is its point
 IS_URL_ALLOWED = {
-    "build": "a dataset bound for a store is put together here and published by copying (a store has no rename)",
-    "runner.beam": "Dataflow's workers reach only a store; a store's shards are written in place",
-    "read": "a dataset in a store is read through TensorFlow's filesystems, which input_fn reads it with",
+    "build.run": "a dataset bound for a store is put together here and published by copying (a store has no rename)",
+    "build.runners.beam": "Dataflow's workers reach only a store; a store's shards are written in place",
+    "read.dataset": "a dataset in a store is read through TensorFlow's filesystems, which input_fn reads it with",
     "codec.tfrecord": "a gzip shard in a store is read through its file object, closed with the stream",
     "builders.image_folder": "a store has no folders or links: its classes are prefixes, its images one listing",
     "write.info": "a store has no folders: a missing dataset there is a missing info file",
     "cli.inspect": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
-    "diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
-    "infer": "infer samples local files: a URL is refused",
+    "tools.diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
+    "tools.infer": "infer samples local files: a URL is refused",
 }
 
 

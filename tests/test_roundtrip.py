@@ -4,7 +4,7 @@ Raw value -> JSONL -> `tb.build` -> shards -> the generated module's `input_fn`,
 `tb.read` (NumPy, no TensorFlow).
 float64 is stored as float32 (tf.train.Example has no double list), so its values are drawn
 from the float32-representable ones, subnormal ones included: TensorFlow's CPU cast would
-flush those to zero, so float64 is rebuilt from the stored bits (features/reading.py,
+flush those to zero, so float64 is rebuilt from the stored bits (read/tfdata.py,
 exact_float64). float16 draws normal floats only.
 """
 from __future__ import annotations

@@ -5,17 +5,17 @@
 >>> info = tb.build(spec, output="build", overwrite=True)
 >>> train = tb.input_fn(info.path, "train", batch_size=32)
 """
-from .build import build
-from .diff import diff
-from .dry_run import dry_run
-from .infer import infer
+from .build.run import build
+from .tools.diff import diff
+from .build.dry_run import dry_run
+from .tools.infer import infer
 from .builders.base import Builder
-from .generate import generate_module
+from .tools.generate import generate_module
 from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
 from .features import Feature, TensorFeature
 from .features.base import register as register_feature
-from .read import Dataset, input_fn, load, read
-from .report import report
+from .read.dataset import Dataset, input_fn, load, read
+from .tools.report import report
 from .spec.fields import meta as spec_field
 from .spec.load import load_spec
 from .spec.model import Spec

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
-from tfrecord_builder.verify import verify
+from tfrecord_builder.tools.verify import verify
 from tfrecord_builder.write.info import read_info
 
 from cli.helpers import run_cli, show

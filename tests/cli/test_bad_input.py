@@ -216,7 +216,7 @@ CASES = [
          ["--resume", "--overwrite"]),
     Case("validate-finds-a-column-missing-from-the-header", HEADER + GOOD_FEATURES, {CSV: "row_id,alcool\n1,13.2\n"},
          VALIDATE, 1, [CSV, "alcohol", "no column", "alcool"]),
-    # ---- URLs: outputs go to object stores whose filesystem is installed (tests/runner/test_object_store.py);
+    # ---- URLs: outputs go to object stores whose filesystem is installed (tests/build/test_object_store.py);
     # sources, verify and generate take local paths only, for now (a local folder `s3:` was once made) ----
     Case("output-is-a-url-without-its-filesystem", GOOD_SPEC, {CSV: GOOD_CSV},
          ("build", SPEC, "--output", "gs://bucket/x"), 2, ["gs://bucket/x", "needs gcsfs", "pip install gcsfs"]),

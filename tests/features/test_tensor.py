@@ -158,7 +158,7 @@ def test_a_float_at_two_to_the_63_is_refused_for_int64_not_wrapped():
 
 def test_float64_values_come_back_with_float32_subnormals_intact(tf):
     """TensorFlow's CPU cast flushes float32 subnormals to zero; exact_float64 rebuilds them."""
-    from tfrecord_builder.features.reading import exact_float64
+    from tfrecord_builder.read.tfdata import exact_float64
 
     stored = np.array([1.4e-45, -1e-40, 1.1754942e-38, 1.5, 0.0, -0.0, 3.4028235e38, np.inf, -np.inf],
                       np.float32)

@@ -58,7 +58,7 @@ READING = {
 }
 
 
-# ---- reading: tfrecord_builder's reading functions (features/reading.py), as written there ----
+# ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images")
 

@@ -13,7 +13,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.codec.bytecolumn import ByteColumn
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features import TensorFeature
-from tfrecord_builder.runner import encoding
+from tfrecord_builder.build import encoding
 from tfrecord_builder.write import collect, merge, runs as run_files
 from tfrecord_builder.write.order import shard_starts
 

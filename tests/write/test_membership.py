@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder.features import TensorFeature
-from tfrecord_builder.runner import encoding
+from tfrecord_builder.build import encoding
 from tfrecord_builder.write.info import read_info
 from tfrecord_builder.write.membership import KeptSplits
 

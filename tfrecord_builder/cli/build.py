@@ -9,10 +9,10 @@ import time
 import warnings
 
 from .. import fs
-from ..build import build
-from ..dry_run import DEFAULT_SAMPLE, DryRun, dry_run
+from ..build.run import build
+from ..build.dry_run import DEFAULT_SAMPLE, DryRun, dry_run
 from ..errors import BuildWarning, UsageError
-from ..runner import runner_names
+from ..build.runners import runner_names
 from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, REPORT_FILE, module_name

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import math
 
-from ..diff import Comparison, Measure, MembershipChange, SplitChange, Thresholds, describe_change, diff
+from ..tools.diff import Comparison, Measure, MembershipChange, SplitChange, Thresholds, describe_change, diff
 from .format import size, table
 
 NAME = "diff"

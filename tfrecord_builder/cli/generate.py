@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..generate import generate_module, write_module
+from ..tools.generate import generate_module, write_module
 from ..spec.load import load_spec
 
 NAME = "generate"

@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..errors import UsageError
-from ..infer import infer, spec_path, write_spec
+from ..tools.infer import infer, spec_path, write_spec
 
 NAME = "infer"
 HELP = "write a commented spec for a CSV, JSONL or Parquet file or a folder of images (to stdout, or to -o FILE)"

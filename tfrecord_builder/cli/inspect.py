@@ -15,7 +15,7 @@ from ..codec.tfrecord import open_records, read_records
 from ..errors import UsageError
 from ..features import ClassLabelFeature
 from ..features.shown import shortest_floats
-from ..read import Dataset
+from ..read.dataset import Dataset
 from .. import fs
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE, METADATA_FILE
@@ -217,7 +217,7 @@ def _compression(path: str) -> str:
 
 
 def parse_spec_text(kind: str, dtype: str, shape: list[int | None]) -> str:
-    """The `tf.io` parse spec that features/reading.py's parse_spec makes of a description, as text."""
+    """The `tf.io` parse spec that read/tfdata.py's parse_spec makes of a description, as text."""
     if kind == "var":
         return f"tf.io.VarLenFeature(tf.{dtype})"
     if kind == "ragged":

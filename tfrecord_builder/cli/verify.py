@@ -6,7 +6,7 @@ import os
 
 from ..errors import DatasetError, UsageError
 from ..write.naming import INFO_FILE
-from ..verify import verify
+from ..tools.verify import verify
 from .format import positive_int
 
 NAME = "verify"

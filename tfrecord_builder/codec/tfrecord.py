@@ -24,7 +24,7 @@ from ..errors import DatasetError
 from .bytecolumn import ByteColumn, join, looked_up, row_lengths
 
 _MASK_DELTA = 0xA282EAD8
-# what a broken frame is called (by `record_blocks`, and by the random access of records.py)
+# what a broken frame is called (by `record_blocks`, and by the random access of read/records.py)
 LENGTH_MISMATCH = "length checksum mismatch (corrupt frame)"
 DATA_MISMATCH = "data checksum mismatch (corrupt record)"
 # the suffixes Beam's ReadFromTFRecord detects compression by (zlib shards of 0.2 and before

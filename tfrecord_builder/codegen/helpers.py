@@ -1,4 +1,4 @@
-"""Copies the reading functions of `features/reading.py` into generated modules, verbatim.
+"""Copies the reading functions of `read/tfdata.py` into generated modules, verbatim.
 
 Both reading paths then run the very same text. The source is read with `ast`, not imported,
 because importing it would import TensorFlow.
@@ -9,9 +9,9 @@ import ast
 import os
 from functools import lru_cache
 
-from .. import features
 
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(features.__file__)), "reading.py")
+# read as a file, not imported: the reading side sits above this one (tests/test_layers.py)
+_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "read", "tfdata.py")
 
 
 @lru_cache(maxsize=1)

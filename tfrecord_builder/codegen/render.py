@@ -1,6 +1,6 @@
 """Renders the generated input module (`NAME_input.py`) from a spec: pure, spec in, text out.
 
-The module is the reading functions of features/reading.py, copied verbatim, plus data: every
+The module is the reading functions of read/tfdata.py, copied verbatim, plus data: every
 value taken from the spec enters the text as a Python literal (`repr` of str, int, float, bool,
 None, bytes, lists, tuples and dicts of them, checked by reading it back with
 `ast.literal_eval`), never as code, so no spec can put code into the module and no Python

@@ -1,5 +1,5 @@
 """The generated input module's text. `{...}` slots are filled by render.py with literals only;
-the reading itself is the verbatim copy of features/reading.py's functions, in {helpers}."""
+the reading itself is the verbatim copy of read/tfdata.py's functions, in {helpers}."""
 
 TEMPLATE = '''\
 """Input pipeline for the `{name}` dataset, version {version}.
@@ -29,7 +29,7 @@ CLASS_NAMES = {class_names}
 READING = {reading}
 
 
-# ---- reading: tfrecord_builder's reading functions (features/reading.py), as written there ----
+# ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 {helpers}
 
 {parse_specs}

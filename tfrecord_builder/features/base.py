@@ -3,7 +3,7 @@
 A feature type owns three things for its values: encoding (raw Python/NumPy values of a batch of
 rows to `Values` per record key), its parse spec and its decoding. The last two are a literal
 description (`Feature.parsing`, `Feature.decoding`) that the reading functions of
-features/reading.py follow, in `tb.input_fn` and in the generated module alike.
+read/tfdata.py follow, in `tb.input_fn` and in the generated module alike.
 """
 from __future__ import annotations
 
@@ -215,7 +215,7 @@ class Feature(Section):
         raise NotImplementedError
 
     # --- reading side -------------------------------------------------------------------------
-    # A feature describes its reading as literal data that features/reading.py's functions follow,
+    # A feature describes its reading as literal data that read/tfdata.py's functions follow,
     # in the library and in the generated module alike (which holds it as a `repr`).
     def parsing(self) -> dict[str, ParseSpec]:
         """How each record key is parsed: (kind, stored dtype, shape), kind one of `fixed`,

@@ -390,7 +390,7 @@ class Spec(Section):
                                                   sequence[0])
 
     def reading(self) -> dict[str, Any]:
-        """How the dataset is read, as literals only: what features/reading.py's functions follow
+        """How the dataset is read, as literals only: what read/tfdata.py's functions follow
         in `tb.input_fn` and, held as READING, in the generated module.
 
         >>> reading = tb.load_spec("specs/wine.yaml").reading()

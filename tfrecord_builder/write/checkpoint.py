@@ -32,7 +32,7 @@ class EncodingState:
     records: int = 0  # records read from them (skipped ones included)
     keys_digest: str = ""  # a chained digest of every batch's key hashes
     splits: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs (file names), num_examples, num_bytes
-    statistics: dict[str, Any] = field(default_factory=dict)  # the statistics tree so far (runner/plan.py)
+    statistics: dict[str, Any] = field(default_factory=dict)  # the statistics tree so far (build/plan.py)
     skipped: list[dict[str, str]] = field(default_factory=list)
     strata: dict[str, Any] | None = None  # a stratified build's division of each class (write/strata.py)
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: by text, their counts so far

@@ -4,7 +4,7 @@ run merge, Beam's buckets) call these functions, so they write the same bytes.
 - **Order.** Shuffled: by key hash, its high word then its low word (`write/keys.py`); records
   with equal hashes (equal rows under content keys) by their place in the source, (task, row).
   Unshuffled: by place in the source. The local runner's records arrive in the source's order,
-  so their arrival is their place; Beam's carry it (`runner/plan.py` `source_order_keys`).
+  so their arrival is their place; Beam's carry it (`build/plan.py` `source_order_keys`).
 - **Duplicates.** Where keys must be unique (a builder's own keys), the first duplicate is the
   first record, in the order records are written, whose key an earlier record has; it is
   reported with the first record that has that key (`duplicate_key`, each record's label made by
@@ -12,7 +12,7 @@ run merge, Beam's buckets) call these functions, so they write the same bytes.
 - **Shards.** A split of n records in k shards (`count_shards`): shard i holds the records of
   ranks `i*n//k` to `(i+1)*n//k` in that order (`shard_starts`).
 - **Distinct keys.** The different key hashes among records in key order (`distinct_keys`):
-  the count the split warnings (build.py) compare with the number of records. Each runner
+  the count the split warnings (build/run.py) compare with the number of records. Each runner
   counts where it has the records in key order: a shuffled build's whole split (Beam: bucket by
   bucket, each a range of hashes; locally in memory, or during the merge of the runs' hashes);
   an unshuffled build's records held in memory (locally: not counted once spilled to runs, as

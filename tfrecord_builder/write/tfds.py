@@ -3,7 +3,7 @@
 TFDS reads `dataset_info.json` (its DatasetInfo protobuf as JSON: name, version, splits with
 their shard lengths and a file name template that matches our shard names), `features.json`
 (its FeaturesDict) and a `KEY.labels.txt` per class label with names. Each feature is described
-from its reading description (features/reading.py), so TFDS parses the keys our records hold:
+from its reading description (read/tfdata.py), so TFDS parses the keys our records hold:
 a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor` of bytes),
 everything else a `Tensor` of the feature's dtype and shape, variable length as `-1`.
 

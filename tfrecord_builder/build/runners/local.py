@@ -1,0 +1,288 @@
+"""The local runner: the plan run by processes on this machine (the default).
+
+Tasks are read in order in this process; their batches are encoded in `workers` processes and
+come back in order. A worker writes its batches' records into sorted runs in the staging folder
+itself and sends back only what the build's process needs (statistics, counts, skips); records
+encoded in this process are held in memory (spilled to runs beyond a budget). A long build is
+checkpointed. Then forked processes write the shards side by side, each merging its own slices
+of the runs (or gathering its records from memory).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import os
+import time
+from collections import deque
+from typing import Iterator
+
+import numpy as np
+
+from ...builders.base import Batch, Builder, PendingBatch, parsed_batch
+from ..encoding import classify_for_build, encode_batches, encode_for_build, keys_digest
+from ...features import notices
+from ...processes import allow_open_files
+from ...progress import Progress
+from ...spec.model import Spec
+from ...write import checkpoint
+from ...write.collect import MAX_RUNS, SplitRecords
+from ...write.info import SplitInfo, write_file
+from ...write.keys import hash_keys
+from ...write.membership import KeptSplits
+from ...write.manifest import Manifest
+from ...write.order import SeenKeys, count_shards, key_label, shard_starts
+from ...write.strata import Strata
+from ...write.shards import write_split
+from .contract import RunJob, RunResult, check_not_empty
+from ..plan import ReadTask, StatisticsTree, strata_of, task_batches
+
+
+class LocalRunner:
+    """The Runner (build/runners/contract.py) of this machine's processes: encoding (checkpointed), then
+    the shards, written into the staging folder (uploaded with the rest for a bucket)."""
+
+    name = "local"
+    takes_options = False
+    checkpoints = True
+    shards_to_bucket = False
+
+    def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
+        """Nothing to check: this machine reaches what the build's checks found."""
+
+    def run(self, job: RunJob) -> RunResult:
+        spec, staging, workers, progress = job.spec, job.staging, job.workers, job.progress
+        with collector_paused():
+            strata = first_pass(spec, job.tasks, job.builders, workers, progress)  # a stratified build's classes
+            encoded = CheckpointedEncoding(spec, staging, job.build_id, job.restored, job.keep)
+            try:
+                encoded.run(job.tasks, job.builders, workers, progress, strata)
+            except StaleCheckpoint:  # the source changed since the checkpoint: start over
+                encoded.discard()
+                encoded = CheckpointedEncoding(spec, staging, job.build_id, None, job.keep)
+                encoded.run(job.tasks, job.builders, workers, progress, strata)
+        encoded.combine_runs(workers)
+        manifest = Manifest(job.shards, job.build_id)  # each shard is recorded once written: --resume keeps it
+        splits, distinct = write_shards(spec, job.shards, encoded.records, job.kept, manifest, progress, workers)
+        encoded.discard()
+        members = {name: encoded.split_members(name) for name in spec.splits}
+        return RunResult(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices,
+                         members, encoded.state.kept)
+
+
+class StaleCheckpoint(Exception):
+    """The source's first batches no longer have the keys the checkpoint recorded."""
+
+
+class CheckpointedEncoding:
+    """A build's encoding phase and what it made so far: every split's records (held, or in runs
+    in the staging folder), statistics and key hashes, the skips, and the checkpoints that save
+    them for `--resume`."""
+
+    def __init__(self, spec: Spec, staging: str, build_id: str, restored: checkpoint.EncodingState | None,
+                 keep: KeptSplits | None = None):
+        self.spec = spec
+        self.keep = keep
+        # each split's seedless key hashes (write/membership.py), 8 bytes a record, batch by batch
+        self.members: dict[str, list[np.ndarray]] = {name: [] for name in spec.splits}
+        self.staging = staging
+        self.runs = runs = os.path.join(staging, checkpoint.RUNS_FOLDER)
+        self.records = {name: SplitRecords(runs, spec.output.shuffle, name) for name in spec.splits}
+        self.statistics = StatisticsTree(spec)
+        self.state = restored or checkpoint.EncodingState(build_id)
+        self.seen_keys: dict[str | None, SeenKeys] = {}  # by source split: they may reuse keys
+        checkpoint.drop_unlisted_runs(staging, restored)
+        if restored is not None:
+            for name, saved in restored.splits.items():
+                self.records[name].restore([os.path.join(runs, run) for run in saved["runs"]],
+                                           saved["num_examples"], saved["num_bytes"])
+            self.statistics.restore(restored.statistics)
+            for name, file in restored.members.items():
+                self.members[name] = [np.fromfile(os.path.join(runs, file), dtype="<u8").astype(np.uint64)]
+
+    @property
+    def skipped(self) -> list[dict[str, str]]:
+        return self.state.skipped
+
+    def run(self, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+            progress: Progress | None, strata: Strata | None = None) -> None:
+        """Encodes every batch after the restored ones (divided by `strata` for a stratified build)."""
+        spec, state = self.spec, self.state
+        sizes = [builder.num_records(split) for split, builder in builders.items()]
+        total = sum(sizes) if None not in sizes else None
+        resumed = state.batches > 0
+        if strata is not None:
+            if resumed and state.strata != strata.state():  # records added or changed after the checkpoint's
+                raise StaleCheckpoint
+            state.strata = strata.state()
+        stage = functools.partial(encode_for_build, strata=strata, keep=self.keep)
+        last_save = time.monotonic()
+        order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
+        batches = self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
+        for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs, stage):
+            task = order.popleft()
+            state.skipped.extend(result.skipped)
+            notices.added(state.notices, result.notices)
+            state.kept += result.kept
+            if result.batch is not None:  # keys of its own, records never sorted: checked here
+                _check_unique(result.batch, result.hashes, self.seen_keys.setdefault(result.split, SeenKeys()))
+            for name, part in result.parts.items():
+                if part.run is not None:
+                    self.records[name].add_run(part.run)
+                else:
+                    self.records[name].add(part.hashes, part.records, part.labels)
+                self.statistics.add(task, name, part.statistics)
+                self.members[name].append(part.members)
+            state.batches += 1
+            state.records += result.count + len(result.skipped)
+            state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
+            if progress:
+                progress("encoding", state.records, total)
+            if time.monotonic() - last_save >= checkpoint.INTERVAL:
+                self.save()
+                last_save = time.monotonic()
+        check_not_empty(spec, {name: records.num_examples for name, records in self.records.items()}, state.skipped)
+        if resumed or os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
+            self.save()  # a long build: a kill while writing won't cost the encoding again
+
+    def _after_restored(self, batches: Iterator[tuple[int, str | None, Batch | PendingBatch]], restored: int,
+                        expected: str) -> Iterator[tuple[int, str | None, Batch | PendingBatch]]:
+        """The batches after the `restored` ones the checkpoint holds: those are read again (their
+        keys must chain to the `expected` digest), not encoded."""
+        digest = ""
+        for index, (task, split, batch) in enumerate(batches):
+            if index >= restored:
+                yield task, split, batch
+                continue
+            batch = parsed_batch(batch)
+            hashes = hash_keys(batch.keys, self.spec.output.seed)
+            digest = checkpoint.chain(digest, keys_digest(hashes))
+            if not batch.content_keys and not self.spec.output.shuffle:
+                _check_unique(batch, hashes, self.seen_keys.setdefault(split, SeenKeys()))
+            if index + 1 == restored and digest != expected:
+                raise StaleCheckpoint
+        if restored and digest != expected:
+            raise StaleCheckpoint  # the source has fewer batches than before
+
+    def save(self) -> None:
+        for records in self.records.values():
+            records.spill()
+        self.state.splits = {name: {"runs": [os.path.basename(run) for run in records.runs],
+                                    "num_examples": records.num_examples, "num_bytes": records.num_bytes}
+                             for name, records in self.records.items()}
+        self.state.statistics = self.statistics.state()
+        # a file per checkpoint: the one the last checkpoint lists stays whole until the next is saved
+        before, self.state.members = self.state.members, {}
+        for name in self.members:
+            self.members[name] = [self.split_members(name)]
+            file = f"members-{name}-{self.state.batches:09d}.u64"
+            write_file(os.path.join(self.runs, file), self.members[name][0].astype("<u8").tobytes())
+            self.state.members[name] = file
+        checkpoint.save(self.staging, self.state)
+        for file in set(before.values()) - set(self.state.members.values()):
+            os.remove(os.path.join(self.runs, file))
+
+    def split_members(self, name: str) -> np.ndarray:
+        """The split's key hashes so far (unsorted)."""
+        return np.concatenate(self.members[name]) if self.members[name] else np.empty(0, np.uint64)
+
+    def combine_runs(self, processes: int) -> None:
+        """Merges each split's runs down to `collect.MAX_RUNS` before shards are cut from them. A
+        checkpoint then lists the merged runs, before the runs they replace are removed.
+
+        No merge from here on (these, the hash merge, the shard writers forked later) opens more
+        than MAX_RUNS runs: the open-file limit is raised for that many first."""
+        allow_open_files(MAX_RUNS)
+        replaced = [path for records in self.records.values() for path in records.combine(processes)]
+        if replaced and os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
+            self.save()
+        for path in replaced:
+            os.remove(path)
+
+    def discard(self) -> None:
+        for records in self.records.values():
+            records.discard()
+        checkpoint.discard(self.staging)
+
+
+def first_pass(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+               progress: Progress | None) -> Strata | None:
+    """A stratified build's pass over the source before it encodes: every kept record's class
+    and key hash, made into the strata that divide each class among the splits (None: the spec
+    doesn't stratify)."""
+    if spec.stratify is None:
+        return None
+    sizes = [builder.num_records(split) for split, builder in builders.items()]
+    total = sum(sizes) if None not in sizes else None
+    parts, read = [], 0
+    batches = ((split, batch) for _, split, batch in _batches(spec, tasks, builders))
+    for part in encode_batches(spec, batches, workers, stage=classify_for_build):
+        parts.append(part)
+        read += part.records
+        if progress:
+            progress("stratifying", read, total)
+    return strata_of(spec, parts)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while batches are read and encoded.
+
+    A batch keeps thousands of parsed rows alive; the collector would scan them over and over
+    (a third of a JSONL build). The encoder makes no reference cycles, so reference counting
+    frees each batch as before; the collector resumes afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _batches(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder]
+             ) -> Iterator[tuple[int, str | None, Batch | PendingBatch]]:
+    """Each batch with its task and the split it belongs to (None: assign by fraction); a built-in
+    reader's may be pending, parsed where they are encoded."""
+    for task in tasks:
+        for batch in task_batches(spec, builders[task.split], task):
+            yield task.index, task.split, batch
+
+
+def _tasks_noted(batches: Iterator[tuple[int, str | None, Batch | PendingBatch]],
+                 order: deque[int]) -> Iterator[tuple[str | None, Batch | PendingBatch]]:
+    for task, split, batch in batches:
+        order.append(task)
+        yield split, batch
+
+
+def _check_unique(batch: Batch, hashes: np.ndarray, seen: SeenKeys) -> None:
+    """Raises DataError at the batch's first key met before (write/order.py's rule, in the source's order)."""
+    seen.add(hashes, batch.origin, lambda row: key_label(batch.origin(row), batch.keys[row]))
+
+
+def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kept: dict[str, dict],
+                 manifest: Manifest, progress: Progress | None,
+                 processes: int) -> tuple[dict[str, SplitInfo], dict[str, int | None]]:
+    """Writes every split's shards into the staging folder; returns the splits and how many
+    different keys each has (None: not counted)."""
+    splits = {}
+    written = 0
+    distinct: dict[str, int | None] = {}
+    for name, split_records in records.items():
+        num_shards = count_shards(split_records.num_examples, split_records.num_bytes, spec.output.shards,
+                                  spec.output.target_shard_bytes)
+        held = split_records.in_memory()
+        if held is not None:
+            source, distinct[name] = held, held.distinct_keys()
+        else:
+            source, distinct[name] = split_records.slices(shard_starts(split_records.num_examples, num_shards))
+        shards = write_split(staging, spec.name, name, source, num_shards, spec.output.compression, kept, manifest,
+                             processes, spec.output.writes_index, spec.output.shuffle)
+        splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
+                                 [shard.to_dict() for shard in shards])
+        written += split_records.num_examples
+        if progress:
+            progress("writing", written, sum(split.num_examples for split in records.values()))
+    return splits, distinct

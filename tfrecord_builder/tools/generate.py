@@ -1,0 +1,57 @@
+"""The generated input module as a file: rendered from a spec (`codegen/`, pure), written where
+asked (a file, a folder, a URL), whole or not at all."""
+from __future__ import annotations
+
+import os
+
+from .. import fs
+from ..builders.sources import source_builders, with_source_classes, with_source_columns
+from ..codegen.render import render_module
+from ..errors import TFRecordBuilderError, UsageError
+from ..features import ClassLabelFeature
+from ..features.gathered import is_pattern
+from ..spec.load import load_spec
+from ..spec.model import Spec
+from ..write.naming import dataset_dir, module_name
+
+
+def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | None = None,
+                    data_dir: str | os.PathLike | None = None) -> str:
+    """Renders the input module of `spec`, writes it to `path` (a file or folder) if given, returns it.
+
+    >>> text = generate_module("specs/wine.yaml", "train/")   # writes train/wine_input.py
+
+    `data_dir` is the dataset folder the module reads by default (default: where the spec builds).
+    """
+    if not isinstance(spec, Spec):
+        spec = load_spec(spec)
+    spec = _with_source_classes(spec)
+    if any(is_pattern(feature.columns) for feature in spec.features.values()):
+        spec = with_source_columns(spec, source_builders(spec))  # the shape [n] needs the source's header
+    folder = os.fspath(data_dir) if data_dir is not None else dataset_dir(
+        spec.resolve(spec.output.dir), spec.name, spec.version)
+    text = render_module(spec, folder)
+    if path is not None:
+        write_module(text, os.fspath(path), spec.name)
+    return text
+
+
+def _with_source_classes(spec: Spec) -> Spec:
+    """The spec with the class names its source defines (image folders' sub-folders), as a build
+    records them; as it is when the source can't be read here."""
+    if all(feature.has_classes for feature in spec.features.values() if isinstance(feature, ClassLabelFeature)):
+        return spec
+    try:
+        return with_source_classes(spec, source_builders(spec))
+    except TFRecordBuilderError:
+        return spec
+
+
+def write_module(text: str, path: str, name: str) -> str:
+    """Writes module text to `path`, or into it as NAME_input.py when `path` is a folder."""
+    problem = fs.place_problem(path)
+    if problem:
+        raise UsageError(problem)
+    if path.endswith(("/", os.sep)) or fs.isdir(path):
+        path = fs.join(path, module_name(name))
+    return fs.write_whole(path, text.encode("utf-8"))

@@ -1,0 +1,124 @@
+"""`infer`: a commented spec from raw data, which validates and builds as it is written.
+
+    sources.py      reads a sample of a table (CSV, JSONL, Parquet) or lists a folder's images
+    columns.py      what a column's values say: dtype, list shapes, missing values, distinct values
+    declare.py      a column's feature: tensor, class label or image (image_files.py looks at the files)
+    tables.py, sequences.py, folders.py   the plan of each kind of source (plan.py: what a plan holds)
+    names.py        feature names from column names, the dataset's name
+    spec_text.py    the plan as YAML text with its comments
+
+>>> text = infer("data/wine.csv", "specs/wine_guess.yaml")   # the spec's text; paths relative to specs/
+>>> for line in text.splitlines()[5:10]:
+...     print(line)
+source:
+  builder: csv
+  path: ../data/wine.csv
+splits: {train: 0.8, test: 0.2}  # change as you need: fractions that sum to 1
+features:
+>>> write_spec(text, "specs/wine_guess.yaml")
+'specs/wine_guess.yaml'
+"""
+from __future__ import annotations
+
+import os
+
+from ... import fs
+from ...builders.sources import check_sources
+from ...errors import DataError, TFRecordBuilderError, UsageError
+from ...spec.load import spec_from_document
+from ...spec.yaml_source import load_yaml
+from ...write.info import write_file
+from .folders import folder_plan
+from .names import dataset_name
+from .plan import Plan
+from .sequences import jsonl_plan, long_table_plan, step_columns
+from .sources import read_folder, read_table, table_kind
+from .spec_text import spec_text
+from .tables import table_plan
+
+__all__ = ["infer", "spec_path", "write_spec"]
+
+
+def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
+          order_by: str | None = None, sequence: bool | None = None) -> str:
+    """The commented spec text for `data`: a CSV, JSONL or Parquet file, or a folder of images.
+
+    `spec` is where the spec will be written (default: a file in the working directory): paths in
+    it are relative to its folder. `group_by` and `order_by` read a long table (one row per
+    step) as sequences; `sequence` True reads a JSONL's list fields as steps, False never, None
+    guesses. Raises UsageError (a missing file, a wrong option) or DataError (data no spec reads).
+
+    >>> tb.infer("data/wine.csv").splitlines()[3]
+    'name: wine'
+    """
+    data = os.fspath(data)
+    if fs.is_url(data):
+        raise UsageError(f"{data}: infer reads local files; copy it here first")
+    if not os.path.exists(data):
+        raise UsageError(f"{data}: not found; expected a CSV, JSONL or Parquet file, or a folder of images")
+    if (group_by is None) != (order_by is None):
+        raise UsageError("--group-by and --order-by go together: the column naming each row's sequence, and the "
+                         "column ordering its steps")
+    spec_file = os.path.abspath(spec if spec is not None else "spec.yaml")
+    plan = _plan(data, group_by, order_by, sequence)
+    plan.source["path"] = _path_from(os.path.abspath(data), os.path.dirname(spec_file))
+    text = spec_text(plan)
+    _check(text, spec_file)
+    return text
+
+
+def _path_from(data: str, folder: str) -> str:
+    """The data's path as the spec names it: relative to the spec's folder when they share more
+    than the root (a project's spec and data move together), else absolute."""
+    if os.path.commonpath([data, folder]) == os.path.dirname(os.path.commonpath([data, folder])) \
+            or os.path.splitdrive(data)[0] != os.path.splitdrive(folder)[0]:
+        return data.replace(os.sep, "/")  # only the root in common: /tmp/x/spec.yaml and /work/data.csv
+    return os.path.relpath(data, folder).replace(os.sep, "/")
+
+
+def spec_path(data: str | os.PathLike, output: str | os.PathLike) -> str:
+    """Where `-o OUTPUT` writes the spec: OUTPUT, or NAME.yaml inside it when it is a folder."""
+    output = os.fspath(output)
+    if os.path.isdir(output) or output.endswith(("/", os.sep)):
+        return os.path.join(output, f"{dataset_name(os.fspath(data))}.yaml")
+    return output
+
+
+def write_spec(text: str, path: str | os.PathLike, overwrite: bool = False) -> str:
+    """Writes the spec text to `path`, whole or not at all; an existing file only with `overwrite`
+    (a spec is edited by hand afterwards: replacing it by accident would lose the edits)."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not overwrite:
+        raise UsageError(f"{path} already exists; pass --overwrite to replace it")
+    write_file(os.path.abspath(path), text.encode("utf-8"))
+    return path
+
+
+def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool | None) -> Plan:
+    if os.path.isdir(data):
+        if group_by is not None or sequence:
+            raise UsageError(f"{data}: a folder of images has no rows to group; --group-by, --order-by and "
+                             "--sequence read tables")
+        return folder_plan(read_folder(data))
+    kind = table_kind(data)
+    if sequence and (group_by is not None or kind != "jsonl"):
+        raise UsageError(f"{data}: --sequence reads a JSONL file's list fields as steps; a long table takes "
+                         "--group-by and --order-by instead")
+    table = read_table(data)
+    if group_by is not None:
+        return long_table_plan(table, group_by, order_by or "")
+    steps = step_columns(table, sequence)
+    if steps is not None:
+        return jsonl_plan(table, *steps)
+    return table_plan(table)
+
+
+def _check(text: str, spec_file: str) -> None:
+    """The text loads as a valid spec whose source paths exist: anything else is a fault of ours,
+    said as such rather than left for the user to find. (The builder isn't loaded: its columns
+    are those just read.)"""
+    try:
+        check_sources(spec_from_document(load_yaml(text, spec_file)))
+    except TFRecordBuilderError as error:
+        raise DataError(f"internal error: the inferred spec does not validate ({error}); please report it "
+                        "with the data's first lines") from None

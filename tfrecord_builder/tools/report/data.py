@@ -1,0 +1,484 @@
+"""What a report shows, as plain numbers and texts, before anything is drawn: `report_data`.
+
+Exact counts come from the build's statistics (`tfrecord_builder.json`): values, min, max, mean,
+std, classes, top values, lengths, missing, filled and non-finite values. Distributions come from a
+sample of records (sample.py): histograms of numbers over bins that span the build's exact min
+and max, lengths and steps per record, a few images per class. Every key of the statistics is
+optional, as datasets of older versions lack some.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import yaml
+
+from ... import fs
+from ...errors import UsageError
+from ...features import ClassLabelFeature, Feature, ImageFeature, TensorFeature
+from ...write.info import DatasetInfo
+from ...write.naming import SKIPPED_FILE
+from ...progress import Progress
+from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Collected, SampleReader
+
+DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
+# features drawn on the page (their cards: statistics, histograms); a wide table's others, and each
+# column of a feature gathered from several columns, are rows of one summary table instead, so a
+# table of 2,000 columns makes a page of seconds and a few MB, not minutes and 75 MB. matplotlib
+# takes about 0.15 s a figure: 24 keep the page under 10 s on a busy machine
+MAX_PLOTTED = 24
+WHOLE_BINS = 60  # whole numbers spanning at most this many values get one bin each
+MAX_CLASSES_SHOWN = 30  # class balance bars: the most frequent classes
+SKIPPED_SHOWN = 20  # entries of skipped.jsonl listed
+
+
+@dataclass
+class Histogram:
+    """Counts per split over shared bins (`edges`, one more than the bins)."""
+
+    edges: list[float]
+    counts: dict[str, list[int]]
+    whole: bool  # one bin per whole number, centred on it
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return {split: sum(counts) for split, counts in self.counts.items()}
+
+
+@dataclass
+class ClassBalance:
+    """Exact examples (or values) per class and split, by class index."""
+
+    names: list[str]
+    counts: dict[str, list[int]]
+    shown: list[int]  # the classes drawn: all, or the most frequent MAX_CLASSES_SHOWN, in index order
+
+
+@dataclass
+class ImageGrid:
+    """Thumbnails of one split: rows of (label, uint8 HxWxC images)."""
+
+    split: str
+    rows: list[tuple[str, list[np.ndarray]]]
+    note: str  # how the images were chosen
+
+
+@dataclass
+class FeatureData:
+    """One feature's part of the page."""
+
+    name: str
+    kind: str  # number, string, class_label, image, other
+    declared: str  # the decoded value, e.g. `float32 [3]`
+    description: str
+    per_step: bool  # a sequence feature
+    is_label: bool
+    rows: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # (statistic, text per split)
+    values: Histogram | None = None  # numbers (sampled)
+    lengths: Histogram | None = None  # values per record of a variable-length feature (sampled)
+    steps: Histogram | None = None  # steps per record of a sequence feature (sampled)
+    classes: ClassBalance | None = None  # exact
+    top_values: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # exact, per split
+    num_values: dict[str, int] = field(default_factory=dict)  # strings: values per split (the tops' shares)
+    images: list[ImageGrid] = field(default_factory=list)  # sampled
+    missing: dict[str, int] = field(default_factory=dict)  # per split: values absent in the source
+    filled: dict[str, int] = field(default_factory=dict)  # per split: of those, records the default filled
+    non_finite: dict[str, int] = field(default_factory=dict)  # per split: NaN and ±inf
+
+
+@dataclass
+class SummaryRow:
+    """A row of the summary table: a feature the page doesn't draw, or one column of a feature
+    gathered from several (`column`), over every split together; texts ready to show."""
+
+    feature: str
+    column: str  # the source column of a gathered feature's value ("" for a whole feature)
+    declared: str
+    low: str
+    high: str
+    mean: str
+    missing: str
+    is_label: bool = False
+
+
+@dataclass
+class SplitData:
+    """One split: its exact sizes and shards, and how many records the plots read."""
+
+    name: str
+    num_examples: int
+    num_bytes: int
+    shards: list[dict[str, Any]]
+    sampled: int
+
+    @property
+    def is_sample(self) -> bool:
+        return self.sampled < self.num_examples
+
+
+@dataclass
+class ReportData:
+    """Everything the page shows."""
+
+    name: str
+    version: str
+    description: str
+    format: str
+    compression: str
+    label: str | None
+    tool_version: str
+    path: str
+    spec_yaml: str
+    sample: int | None  # the records per split asked for (None: all)
+    shuffled: bool  # records were written in shuffled order (so a shard's first records are a sample)
+    splits: list[SplitData]
+    features: list[FeatureData]
+    skipped: int
+    skipped_entries: list[dict[str, Any]]
+    summary: list[SummaryRow] = field(default_factory=list)  # features not drawn, and gathered columns
+    summarised: int = 0  # features in the summary table only (beyond MAX_PLOTTED)
+
+    @property
+    def num_features(self) -> int:
+        return len(self.features) + self.summarised
+
+    @property
+    def num_examples(self) -> int:
+        return sum(split.num_examples for split in self.splits)
+
+    @property
+    def num_bytes(self) -> int:
+        return sum(split.num_bytes for split in self.splits)
+
+    @property
+    def num_shards(self) -> int:
+        return sum(len(split.shards) for split in self.splits)
+
+    @property
+    def is_sample(self) -> bool:
+        return any(split.is_sample for split in self.splits)
+
+
+def report_data(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress: Progress | None = None) -> ReportData:
+    """The page's numbers: the statistics of `info`, and distributions over up to `sample` records
+    per split (None: every record)."""
+    if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int) or sample < 1):
+        raise UsageError(f"sample: expected a positive number of records per split (or None for all), received {sample!r}")
+    spec = info.spec
+    statistics = {split: info.statistics.get(split, {}) for split in info.splits}
+    shown, summarised = drawn_features(spec)
+    edges = {name: edges for name in shown for feature in [spec.features[name]] if kind_of(feature) == "number"
+             for edges in [_value_edges(feature, name, info, statistics, sample)] if edges is not None}
+    reader = SampleReader(info, sample, edges, progress, shown if summarised else None)
+    collected = {split: reader.read(split) for split in info.splits}
+    features = [_feature(name, spec.features[name], info, statistics, collected, edges, reader) for name in shown]
+    summary = summary_rows(spec, statistics, summarised)
+    splits = [SplitData(name, split.num_examples, split.num_bytes, split.shards, collected[name].records)
+              for name, split in info.splits.items()]
+    return ReportData(
+        name=spec.name, version=spec.version, description=spec.description, format=spec.format,
+        compression=spec.output.compression, label=spec.label, tool_version=info.tool_version, path=info.path,
+        spec_yaml=yaml.safe_dump(spec.to_dict(), sort_keys=False, allow_unicode=True, width=100),
+        sample=sample, shuffled=spec.output.shuffle, splits=splits, features=features, skipped=info.skipped,
+        skipped_entries=_skipped_entries(info) if info.skipped else [], summary=summary, summarised=len(summarised))
+
+
+def drawn_features(spec: Any) -> tuple[list[str], list[str]]:
+    """The features the page draws, and those it only summarises: all are drawn up to
+    MAX_PLOTTED; beyond, the label and the first others (in the spec's order) are, the label first."""
+    names = list(spec.features)
+    if len(names) <= MAX_PLOTTED:
+        return names, []
+    if spec.label in spec.features:
+        names = [spec.label] + [name for name in names if name != spec.label]
+    return names[:MAX_PLOTTED], names[MAX_PLOTTED:]
+
+
+def summary_rows(spec: Any, statistics: dict[str, dict[str, Any]], summarised: list[str]) -> list[SummaryRow]:
+    """The summary table: a row per feature not drawn (min, max, mean, missing over every split
+    together, from the build's exact statistics), then a row per column of each feature gathered
+    from several columns (`per_column`); the label first."""
+    rows = []
+    for name in summarised:
+        feature = spec.features[name]
+        merged = _merged([statistics[split].get(name, {}) for split in statistics])
+        rows.append(SummaryRow(name, "", feature.describe(), *merged, is_label=name == spec.label))
+    for name, feature in spec.features.items():
+        columns = feature.columns if isinstance(feature.columns, list) else None
+        per_split = [statistics[split].get(name, {}).get("per_column") for split in statistics]
+        per_split = [item for item in per_split if isinstance(item, dict)]
+        if columns is None or not per_split:
+            continue
+        for index, column in enumerate(columns):
+            parts = [{"min": _at(item.get("min"), index), "max": _at(item.get("max"), index),
+                      "mean": _at(item.get("mean"), index), "num_values": _at(item.get("num_values"), index),
+                      "num_missing": _at(item.get("num_missing"), index)} for item in per_split]
+            rows.append(SummaryRow(name, column, feature.dtype if hasattr(feature, "dtype") else feature.describe(),
+                                   *_merged(parts), is_label=name == spec.label))
+    rows.sort(key=lambda row: not row.is_label)  # (stable: otherwise in the order above)
+    return rows
+
+
+def _at(values: Any, index: int) -> Any:
+    return values[index] if isinstance(values, list) and index < len(values) else None
+
+
+def _merged(parts: list[dict[str, Any]]) -> tuple[str, str, str, str]:
+    """min, max, mean (weighted by each split's values) and missing of the splits' statistics, as texts."""
+    lows = [part["min"] for part in parts if part.get("min") is not None]
+    highs = [part["max"] for part in parts if part.get("max") is not None]
+    weighted = [(part["mean"], part["num_values"]) for part in parts
+                if part.get("mean") is not None and part.get("num_values")]
+    values = sum(count for _, count in weighted)
+    mean = sum(value * count for value, count in weighted) / values if values else None
+    missing = sum(int(part.get("num_missing") or 0) for part in parts)
+    return (number(min(lows)) if lows else "–", number(max(highs)) if highs else "–",
+            number(mean) if mean is not None else "–", f"{missing:,}")
+
+
+def kind_of(feature: Feature) -> str:
+    """How the page shows a feature: number, string, class_label, image or other."""
+    if isinstance(feature, ImageFeature):
+        return "image"
+    if isinstance(feature, ClassLabelFeature):
+        return "class_label"
+    if isinstance(feature, TensorFeature):
+        return "string" if feature.dtype_info.kind == "bytes" else "number"
+    return "other"
+
+
+def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[str, dict[str, Any]],
+             collected: dict[str, Collected], edges: dict[str, np.ndarray], reader: SampleReader) -> FeatureData:
+    kind = kind_of(feature)
+    stats = {split: statistics[split].get(name, {}) for split in statistics}
+    data = FeatureData(name, kind, feature.describe(), feature.description or "", feature.sequence,
+                       name == info.spec.label)
+    data.missing = {split: int(item["num_missing"]) for split, item in stats.items() if item.get("num_missing")}
+    data.filled = {split: int(item["num_filled"]) for split, item in stats.items() if item.get("num_filled")}
+    data.non_finite = {split: int(item["num_non_finite"]) for split, item in stats.items()
+                       if item.get("num_non_finite")}
+    if name in edges:
+        counts = {split: part.counts[name].tolist() for split, part in collected.items()}
+        _without_filled(counts, feature, edges[name], data.filled, info, collected)
+        data.values = Histogram([float(edge) for edge in edges[name]], counts, _is_whole(edges[name]))
+    if any(part.lengths.get(name) for part in collected.values()):
+        data.lengths = _count_histogram({split: part.lengths[name] for split, part in collected.items()})
+    if any(part.steps.get(name) for part in collected.values()):
+        data.steps = _count_histogram({split: part.steps[name] for split, part in collected.items()})
+    if kind == "class_label":
+        data.classes = _class_balance(feature, stats)
+    if kind == "string":
+        data.top_values = {split: [(str(top["value"]), int(top["count"])) for top in item.get("top_values", [])]
+                           for split, item in stats.items() if item.get("top_values")}
+        data.num_values = {split: int(item["num_values"]) for split, item in stats.items() if "num_values" in item}
+    if kind == "image":
+        data.images = [_image_grid(split, part.thumbnails.get(name, {}), reader) for split, part in collected.items()]
+        data.images = [grid for grid in data.images if grid.rows]
+    data.rows = _rows(kind, stats, data)
+    return data
+
+
+def _value_edges(feature: Feature, name: str, info: DatasetInfo, statistics: dict[str, dict[str, Any]],
+                 sample: int | None) -> np.ndarray | None:
+    """A number feature's histogram bins, over the exact min and max of all splits (None: the
+    statistics know no finite value)."""
+    found = [item for item in (statistics[split].get(name, {}) for split in statistics)
+             if item.get("min") is not None and item.get("max") is not None]
+    if not found:
+        return None
+    low, high = min(item["min"] for item in found), max(item["max"] for item in found)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    whole = isinstance(feature, TensorFeature) and feature.dtype_info.kind == "int64"
+    if whole and high - low <= WHOLE_BINS:
+        return np.arange(low - 0.5, high + 1.0, 1.0)
+    if low == high:
+        return np.array([low - 0.5, high + 0.5])
+    # the values the sample will hold, for the number of bins (Rice's rule: 2·n^(1/3), kept in 10-50)
+    expected = 0.0
+    for split, item in statistics.items():
+        examples = info.splits[split].num_examples
+        if examples and item.get(name, {}).get("num_values"):
+            share = 1.0 if sample is None else min(1.0, sample / examples)
+            expected += item[name]["num_values"] * share
+    bins = int(min(50, max(10, round(2 * expected ** (1 / 3)))))
+    return np.linspace(low, high, bins + 1)
+
+
+def _without_filled(counts: dict[str, list[int]], feature: Feature, edges: np.ndarray, filled: dict[str, int],
+                    info: DatasetInfo, collected: dict[str, Collected]) -> None:
+    """Takes the default's values out of the histogram, as the statistics leave them out: a
+    record can't tell a filled value from a given one, but the build counted the filled records,
+    each holding the default (a NaN default is never drawn). Exact when the whole split was
+    read; for a sample, its share of them. (The bins span the source's values: a default beyond
+    them, e.g. -1, sits in the end bin the sample reader clips it into.)"""
+    default = getattr(feature, "default", None)
+    if not filled or not isinstance(default, (int, float)) or isinstance(default, bool) or not math.isfinite(default):
+        return
+    per_record = getattr(feature, "inner_size", 1)
+    where = int(np.histogram([min(max(float(default), edges[0]), edges[-1])], bins=edges)[0].argmax())
+    for split, count in filled.items():
+        examples = info.splits[split].num_examples
+        if split not in counts or not examples:
+            continue
+        share = min(1.0, collected[split].records / examples)
+        counts[split][where] -= min(counts[split][where], round(count * per_record * share))
+
+
+def _is_whole(edges: np.ndarray) -> bool:
+    return len(edges) > 1 and bool(np.all(np.diff(edges) == 1.0)) and float(edges[0]) % 1 == 0.5
+
+
+def _count_histogram(values: dict[str, list[int]]) -> Histogram:
+    """Lengths or steps per record: a bin per whole number when they span few, else 40 bins."""
+    every = [value for items in values.values() for value in items]
+    low, high = min(every), max(every)
+    if high - low <= WHOLE_BINS:
+        edges = np.arange(low - 0.5, high + 1.0, 1.0)
+    else:
+        edges = np.linspace(low, high, 41)
+    counts = {split: np.histogram(np.asarray(items, dtype=np.float64), bins=edges)[0].tolist()
+              for split, items in values.items()}
+    return Histogram([float(edge) for edge in edges], counts, high - low <= WHOLE_BINS)
+
+
+def _class_balance(feature: Feature, stats: dict[str, dict[str, Any]]) -> ClassBalance | None:
+    given = {split: item["classes"] for split, item in stats.items() if isinstance(item.get("classes"), dict)}
+    if not given:
+        return None
+    names = [str(name) for name in feature.names] if getattr(feature, "names", None) else \
+        list(next(iter(given.values())))
+    counts = {split: [int(classes.get(name, 0)) for name in names] for split, classes in given.items()}
+    totals = [sum(split_counts[index] for split_counts in counts.values()) for index in range(len(names))]
+    shown = sorted(sorted(range(len(names)), key=lambda index: -totals[index])[:MAX_CLASSES_SHOWN])
+    return ClassBalance(names, counts, shown)
+
+
+def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], reader: SampleReader) -> ImageGrid:
+    if reader.group is None:
+        images = thumbnails.get(None, [])
+        rows = [("", images[start:start + THUMBNAILS_PER_CLASS])
+                for start in range(0, len(images), THUMBNAILS_PER_CLASS)]
+        return ImageGrid(split, rows, f"the first {len(images)} images")
+    names = reader.group_names or []
+    rows = [(names[index] if index < len(names) else str(index), thumbnails[index]) for index in sorted(thumbnails)]
+    more = len(names) > MAX_IMAGE_CLASSES
+    note = (f"the first {THUMBNAILS_PER_CLASS} per class of {reader.group}"
+            + (f", the first {MAX_IMAGE_CLASSES} of {len(names)} classes" if more else ""))
+    return ImageGrid(split, rows, note)
+
+
+# ---- the statistics table ---------------------------------------------------------------------
+def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> list[tuple[str, dict[str, str]]]:
+    """The statistics table of a feature: (row label, text per split); a row only where a split has it."""
+    rows: list[tuple[str, dict[str, str]]] = []
+
+    def add(label: str, texts: dict[str, str | None]) -> None:
+        kept = {split: text for split, text in texts.items() if text is not None}
+        if kept:
+            rows.append((label, kept))
+
+    def each(function: Any) -> dict[str, str | None]:
+        return {split: function(item) for split, item in stats.items()}
+
+    if kind == "image":
+        add("images", each(lambda item: count(item.get("num_images"))))
+        add("height", each(lambda item: span(item.get("height"))))
+        add("width", each(lambda item: span(item.get("width"))))
+        add("channels", each(lambda item: count(item.get("channels"))))
+    elif kind == "class_label" and data.classes is not None:
+        balance = data.classes
+        add("values" if data.lengths or data.per_step else "records",
+            {split: count(sum(counts)) for split, counts in balance.counts.items()})
+        add("classes present", {split: f"{sum(1 for value in counts if value)} of {len(counts)}"
+                                for split, counts in balance.counts.items()})
+        add("largest class", {split: _extreme(balance, split, max) for split in balance.counts})
+        add("smallest class", {split: _extreme(balance, split, min) for split in balance.counts})
+    elif kind == "string":
+        add("values", each(lambda item: count(item.get("num_values"))))
+        add("distinct values", each(lambda item: count(item.get("vocabulary_size")) if "vocabulary_size" in item
+                                    else (f"≥ {count(item['vocabulary_size_at_least'])}"
+                                          if "vocabulary_size_at_least" in item else None)))
+    else:
+        add("values", each(lambda item: count(item.get("num_values"))))
+        for key in ("min", "max", "mean", "std"):
+            add(key, each(lambda item, key=key: number(item.get(key))))
+    if any("num_non_finite" in item for item in stats.values()):
+        add("NaN or ±inf", each(lambda item: count(item.get("num_non_finite", 0))))
+    if any("num_missing" in item for item in stats.values()):
+        add("missing in the source", each(lambda item: count(item.get("num_missing", 0))))
+    if any("num_filled" in item for item in stats.values()):
+        add("filled (default, not counted above)", each(lambda item: count(item.get("num_filled", 0))))
+    add("length (values per step)" if data.per_step else "length (values per record)",
+        each(lambda item: span(item.get("length"))))
+    add("steps per sequence", each(lambda item: span(item.get("steps"))))
+    return rows
+
+
+def _extreme(balance: ClassBalance, split: str, which: Any) -> str | None:
+    """The largest (`max`) or smallest (`min`) class of a split, with its share."""
+    counts = balance.counts[split]
+    total = sum(counts)
+    if not total:
+        return None
+    index = which(range(len(counts)), key=lambda item: counts[item])
+    return f"{balance.names[index]} ({share(counts[index], total)})"
+
+
+def count(value: Any) -> str | None:
+    """A count with thousands separators."""
+    return None if value is None else f"{int(value):,}"
+
+
+def number(value: Any) -> str | None:
+    """A statistic of a feature's values (min, max, mean, std), written as a value is: without the
+    thousands separators of counts (a year is 2007 beside a mean of 2008, never 2,007), a whole
+    number in full, another to 4 significant digits but to the unit from 1000 on (a mean of
+    123456.7 is 123457, not 1.235e+05); beyond 10^15, or NaN and infinities, as `.4g` has them."""
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return f"{value:.4g}"
+    return f"{value:.0f}" if value.is_integer() or abs(value) >= 1000 else f"{value:.4g}"
+
+
+def share(part: int, total: int) -> str:
+    return f"{100 * part / total:.1f}%" if total else "-"
+
+
+def span(moments: Any) -> str | None:
+    """`min-max, mean m ± std` of lengths or sizes (`min`, `max`, `mean`, optional `std`)."""
+    if not isinstance(moments, dict) or moments.get("min") is None:
+        return None
+    low, high = moments["min"], moments.get("max", moments["min"])
+    text = f"{low:,}" if low == high else f"{low:,}–{high:,}"
+    if low != high and moments.get("mean") is not None:
+        text += f", mean {moments['mean']:.1f}"
+        if moments.get("std") is not None:
+            text += f" ± {moments['std']:.1f}"
+    return text
+
+
+def _skipped_entries(info: DatasetInfo) -> list[dict[str, Any]]:
+    """The first entries of skipped.jsonl (`record`, `reason`), or none if it can't be read."""
+    path = fs.join(info.path, SKIPPED_FILE)
+    entries: list[dict[str, Any]] = []
+    try:
+        with fs.open_file(path, "rb") as file:
+            for line in file:
+                if len(entries) == SKIPPED_SHOWN:
+                    break
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    entries.append(entry)
+    except OSError:  # listed in the count all the same
+        return []
+    return entries
+

@@ -1,0 +1,318 @@
+"""The report's figures, drawn with matplotlib into PNG bytes: `draw(data)`.
+
+matplotlib is an optional dependency (the `report` extra), imported here when a report is drawn.
+Figures are made with `matplotlib.figure.Figure` on an Agg canvas, never through pyplot: nothing
+global changes (a notebook keeps its own backend), and nothing is kept once a figure is saved.
+Histograms and class balances show the splits together, in the colours of style.py, as shares
+of each split, so a split of 31 records compares with one of 147; image grids are one per split.
+Figures keep their size in inches: the page shows them at 96 CSS pixels per inch.
+"""
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from PIL import Image
+
+from ...errors import UsageError
+from ...progress import Progress
+from .data import ClassBalance, Histogram, ImageGrid, ReportData
+from .style import INK, MUTED, RULE, split_colours
+
+DPI = 144  # PNG pixels per inch; the page shows a figure at 96 CSS pixels per inch (sharp on 1.5x screens)
+WIDTH = 7.0  # inches, a histogram (672 CSS pixels on the page)
+HEIGHT = 2.25
+THUMBNAIL = 44  # pixels: the largest side of a thumbnail in an image grid
+GAP = 3  # pixels between thumbnails
+MISSING = "the report draws its plots with matplotlib, which is not installed: pip install 'tfrecord-builder[report]'"
+
+STYLE = {
+    "font.family": "DejaVu Sans", "font.size": 8.5, "text.color": INK,
+    "axes.titlesize": 9.5, "axes.titleweight": "bold", "axes.titlelocation": "left", "axes.titlepad": 8,
+    "axes.labelsize": 8.5, "axes.labelcolor": MUTED, "axes.edgecolor": "#9AA1AB", "axes.linewidth": 0.8,
+    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "axes.grid.axis": "y",
+    "axes.axisbelow": True, "grid.color": RULE, "grid.linewidth": 0.8,
+    "xtick.color": MUTED, "ytick.color": MUTED, "xtick.labelsize": 8, "ytick.labelsize": 8,
+    "xtick.major.size": 3, "ytick.major.size": 0, "legend.fontsize": 8, "legend.frameon": False,
+    "figure.facecolor": "white", "savefig.facecolor": "white",
+}
+
+
+@dataclass
+class Plot:
+    """One drawn figure."""
+
+    stem: str  # its file name under --png DIR, without `.png`: FEATURE-values, FEATURE-images-SPLIT, ...
+    feature: str
+    title: str
+    png: bytes
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """Width and height in pixels, from the PNG header."""
+        return struct.unpack(">II", self.png[16:24])
+
+    @property
+    def css_width(self) -> int:
+        """The width the page shows it at: its size in inches at 96 CSS pixels per inch."""
+        return round(self.size[0] * 96 / DPI)
+
+
+@dataclass
+class _Job:
+    """A figure to draw: what draws it, and its size in inches."""
+
+    stem: str
+    feature: str
+    title: str
+    note: str  # what it is drawn from, in its top right corner
+    drawer: Callable[[Any], None]
+    size: tuple[float, float]
+
+
+def draw(data: ReportData, progress: Progress | None = None) -> list[Plot]:
+    """Every figure of the report, in page order."""
+    matplotlib, Figure, Canvas = _matplotlib()
+    jobs = _jobs(data)
+    plots = []
+    for number, job in enumerate(jobs):
+        if progress is not None:
+            progress("drawing", number, len(jobs))
+        with matplotlib.rc_context(STYLE):
+            figure = Figure(figsize=job.size, dpi=DPI)
+            Canvas(figure)
+            job.drawer(figure)
+            axes = figure.axes[0]
+            axes.set_title(_text(job.title))
+            if job.note and _fits(job.title, job.note, job.size[0]):
+                axes.set_title(_text(job.note), loc="right", fontsize=7.5, fontweight="normal", color=MUTED)
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.06,
+                           metadata={"Software": None})  # the same bytes whatever matplotlib wrote them
+        plots.append(Plot(job.stem, job.feature, job.title, buffer.getvalue()))
+    if progress is not None:
+        progress("drawing", len(jobs), len(jobs))
+    return plots
+
+
+def _jobs(data: ReportData) -> list[_Job]:
+    colours = split_colours([split.name for split in data.splits])
+    sampled = f"sample of ≤ {data.sample:,} records per split" if data.is_sample else "all records"
+    jobs = []
+    for feature in data.features:
+        name = feature.name
+        if feature.values is not None:
+            what = "values per step" if feature.per_step else "values"
+            jobs.append(_Job(f"{name}-values", name, f"{name}: {what}", sampled,
+                             _histogram_drawer(feature.values, colours, "value", "% of values"), (WIDTH, HEIGHT)))
+        if feature.lengths is not None:
+            within = "step" if feature.per_step else "record"
+            jobs.append(_Job(f"{name}-lengths", name, f"{name}: values per {within}", sampled,
+                             _histogram_drawer(feature.lengths, colours, f"values in the {within}", f"% of {within}s"),
+                             (WIDTH, HEIGHT)))
+        if feature.steps is not None:
+            jobs.append(_Job(f"{name}-steps", name, f"{name}: steps per sequence", sampled,
+                             _histogram_drawer(feature.steps, colours, "steps", "% of records"), (WIDTH, HEIGHT)))
+        if feature.classes is not None:
+            jobs.append(_Job(f"{name}-classes", name, f"{name}: class balance", "exact counts",
+                             _classes_drawer(feature.classes, colours), _classes_size(feature.classes)))
+        for grid in feature.images:
+            mosaic, centres = _mosaic(grid)
+            jobs.append(_Job(f"{name}-images-{grid.split}", name, f"{name}: {grid.split}", grid.note,
+                             _grid_drawer(mosaic, centres, grid), _grid_size(mosaic, grid)))
+    return jobs
+
+
+def _matplotlib() -> tuple[Any, Any, Any]:
+    try:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UsageError(MISSING) from None
+    return matplotlib, Figure, FigureCanvasAgg
+
+
+def _fits(title: str, note: str, width: float) -> bool:
+    """Whether the title (bold) and the note beside it fit a figure `width` inches wide."""
+    return len(title) * 0.085 + len(note) * 0.058 + 0.4 < width
+
+
+def _text(text: str) -> str:
+    """Text as matplotlib shows it literally (a `$` would start mathematics)."""
+    return text.replace("$", r"\$")
+
+
+# ---- histograms -------------------------------------------------------------------------------
+def _histogram_drawer(histogram: Histogram, colours: dict[str, str], xlabel: str, ylabel: str) -> Callable[[Any], None]:
+    def drawn(figure: Any) -> None:
+        axes = figure.add_subplot()
+        edges = np.asarray(histogram.edges)
+        splits = [split for split, total in histogram.totals.items() if total]
+        if histogram.whole:
+            centres = (edges[:-1] + edges[1:]) / 2
+            width = 0.84 / max(1, len(splits))
+            for place, split in enumerate(splits):
+                shares = _shares(histogram.counts[split])
+                offset = (place - (len(splits) - 1) / 2) * width
+                axes.bar(centres + offset, shares, width=width, color=colours[split], alpha=0.85,
+                         label=_legend(split, histogram), linewidth=0)
+            if len(centres) <= 20:
+                axes.set_xticks(centres)
+                axes.set_xticklabels([f"{value:g}" for value in centres])
+            axes.set_xlim(edges[0], edges[-1])
+        else:
+            for split in splits:
+                shares = _shares(histogram.counts[split])
+                axes.stairs(shares, edges, fill=True, color=colours[split], alpha=0.14, linewidth=0)
+                axes.stairs(shares, edges, color=colours[split], linewidth=1.5, label=_legend(split, histogram))
+            axes.set_xlim(edges[0], edges[-1])
+        _headroom(axes)
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.yaxis.set_major_formatter(lambda value, _: f"{value:g}%")
+        if splits:
+            _legend_beside(figure, axes)
+    return drawn
+
+
+def _headroom(axes: Any) -> None:
+    """The y axis from 0, a little above the tallest bar."""
+    top = axes.get_ylim()[1]
+    axes.set_ylim(0, top * 1.05 if top > 0 else 1)
+
+
+def _legend_beside(figure: Any, axes: Any) -> None:
+    """The splits' legend right of the plot, where no bar or line can lie under it (inside the
+    axes it hid the tallest bars of whichever split peaked beneath it); the figure keeps its
+    size, the plot narrowing to make room (constrained layout)."""
+    figure.set_layout_engine("constrained")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, handlelength=1.2)
+
+
+def _shares(counts: list[int]) -> np.ndarray:
+    values = np.asarray(counts, dtype=np.float64)
+    total = values.sum()
+    return values * 100 / total if total else values
+
+
+def _legend(split: str, histogram: Histogram) -> str:
+    return _text(f"{split} ({histogram.totals[split]:,})")
+
+
+# ---- class balance ----------------------------------------------------------------------------
+def _classes_size(balance: ClassBalance) -> tuple[float, float]:
+    """Wider with more bars, taller with slanted names (to a point: the figure's height stays
+    that of a histogram for short names)."""
+    longest = max((len(balance.names[index]) for index in balance.shown), default=1)
+    extra = 0.045 * min(longest, 24) if _slanted(balance) else 0.0
+    return _classes_size_width(balance), HEIGHT + extra
+
+
+def _slanted(balance: ClassBalance) -> bool:
+    """Whether the class names would crowd each other level (about 7 characters to a bar group)."""
+    names = [balance.names[index] for index in balance.shown]
+    width = _classes_size_width(balance)
+    return sum(len(name) + 2 for name in names) * 0.075 > width - 1.0
+
+
+def _classes_size_width(balance: ClassBalance) -> float:
+    bars = len(balance.shown) * max(1, len(balance.counts))
+    return min(11.0, max(WIDTH, 1.2 + 0.13 * bars))
+
+
+def _classes_drawer(balance: ClassBalance, colours: dict[str, str]) -> Callable[[Any], None]:
+    def drawn(figure: Any) -> None:
+        axes = figure.add_subplot()
+        positions = np.arange(len(balance.shown))
+        splits = [split for split, counts in balance.counts.items() if sum(counts)]
+        width = 0.84 / max(1, len(splits))
+        for place, split in enumerate(splits):
+            counts = np.asarray(balance.counts[split], dtype=np.float64)
+            shares = counts[balance.shown] * 100 / counts.sum()
+            offset = (place - (len(splits) - 1) / 2) * width
+            axes.bar(positions + offset, shares, width=width, color=colours[split], alpha=0.85, linewidth=0,
+                     label=_text(f"{split} ({int(counts.sum()):,})"))
+        names = [_text(balance.names[index]) for index in balance.shown]
+        slanted = _slanted(balance)
+        axes.set_xticks(positions)
+        axes.set_xticklabels(names, rotation=45 if slanted else 0, ha="right" if slanted else "center",
+                             rotation_mode="anchor")
+        axes.set_xlim(-0.6, len(positions) - 0.4)
+        axes.set_ylabel("% of the split")
+        _headroom(axes)
+        axes.yaxis.set_major_formatter(lambda value, _: f"{value:g}%")
+        if len(balance.shown) < len(balance.names):
+            axes.set_xlabel(f"the {len(balance.shown)} most frequent of {len(balance.names)} classes")
+        if splits:
+            _legend_beside(figure, axes)
+    return drawn
+
+
+# ---- image grids ------------------------------------------------------------------------------
+def _mosaic(grid: ImageGrid) -> tuple[np.ndarray, list[float]]:
+    """The grid's thumbnails as one RGB image (rows of tiles on white), and each row's centre."""
+    images = [image for _, row in grid.rows for image in row]
+    largest = max(max(image.shape[0], image.shape[1]) for image in images)
+    # tiny images (digits, icons) scaled up by a whole factor, pixels kept sharp; others fitted
+    factor = max(1, THUMBNAIL // largest) if largest <= THUMBNAIL // 2 else 1
+    tile = largest * factor if factor > 1 else THUMBNAIL
+    columns = max(len(row) for _, row in grid.rows)
+    height = len(grid.rows) * (tile + GAP) + GAP
+    width = columns * (tile + GAP) + GAP
+    mosaic = np.full((height, width, 3), 255, dtype=np.uint8)
+    centres = []
+    for row_number, (_, row) in enumerate(grid.rows):
+        top = GAP + row_number * (tile + GAP)
+        centres.append(top + tile / 2)
+        for column, image in enumerate(row):
+            thumbnail = _thumbnail(image, tile, factor)
+            left = GAP + column * (tile + GAP)
+            down = top + (tile - thumbnail.shape[0]) // 2
+            across = left + (tile - thumbnail.shape[1]) // 2
+            mosaic[down:down + thumbnail.shape[0], across:across + thumbnail.shape[1]] = thumbnail
+    return mosaic, centres
+
+
+def _thumbnail(image: np.ndarray, tile: int, factor: int) -> np.ndarray:
+    """An image as RGB fitting a tile: grey repeated, transparency over white."""
+    pixels = np.asarray(image, dtype=np.uint8)
+    if pixels.ndim == 2:
+        pixels = pixels[:, :, None]
+    if pixels.shape[2] == 4:
+        alpha = pixels[:, :, 3:4].astype(np.float32) / 255
+        pixels = (pixels[:, :, :3] * alpha + 255 * (1 - alpha)).astype(np.uint8)
+    if pixels.shape[2] == 1:
+        pixels = np.repeat(pixels, 3, axis=2)
+    picture = Image.fromarray(pixels, "RGB")
+    if factor > 1:
+        picture = picture.resize((picture.width * factor, picture.height * factor), Image.Resampling.NEAREST)
+    else:
+        picture.thumbnail((tile, tile), Image.Resampling.LANCZOS)
+    return np.asarray(picture)
+
+
+def _grid_size(mosaic: np.ndarray, grid: ImageGrid) -> tuple[float, float]:
+    labelled = any(label for label, _ in grid.rows)
+    label_width = 0.15 + 0.065 * max((len(label) for label, _ in grid.rows), default=0) if labelled else 0.1
+    # shown at 96 CSS pixels per inch: the thumbnails keep their pixel size on the page
+    return mosaic.shape[1] / 96 + label_width, mosaic.shape[0] / 96 + 0.45
+
+
+def _grid_drawer(mosaic: np.ndarray, centres: list[float], grid: ImageGrid) -> Callable[[Any], None]:
+    def drawn(figure: Any) -> None:
+        width, height = figure.get_size_inches()
+        image_width, image_height = mosaic.shape[1] / 96, mosaic.shape[0] / 96
+        axes = figure.add_axes((1 - image_width / width, 0.02, image_width / width, image_height / height))
+        axes.imshow(mosaic, interpolation="nearest")
+        axes.grid(False)
+        for spine in axes.spines.values():
+            spine.set_visible(False)
+        axes.set_xticks([])
+        axes.set_yticks(centres)
+        axes.set_yticklabels([_text(label) for label, _ in grid.rows])
+        axes.tick_params(axis="y", length=0, pad=4, labelsize=8.5, labelcolor=INK)
+    return drawn

@@ -1,0 +1,208 @@
+"""The records a report draws its distributions from: up to `limit` per split, read with the NumPy
+reader (read/records.py), without TensorFlow.
+
+A split's sample is the first records of each of its shards, each shard giving its share of the
+limit: the build writes records in a shuffled order (`output.shuffle`, the default), so these
+are a random sample of the split, and a shard is read from its start, never searched.
+
+Values are read as stored, not as the spec's `input:` options would reshape them: images uint8
+at their own size, sequences not cut at `max_length`. Images are decoded only for the few
+thumbnails the page shows, so a split of photos reads as fast as one of numbers.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from ...codec.tfrecord import open_records, read_records
+from ...errors import DatasetError
+from ...features import ClassLabelFeature, ImageFeature
+from ...progress import Progress
+from ...read.records import RecordReader
+from ...write.info import DatasetInfo
+
+THUMBNAILS_PER_CLASS = 8
+MAX_IMAGE_CLASSES = 12  # rows of an image grid: the first classes, in index order
+UNGROUPED_THUMBNAILS = 16  # an image feature without a class label: the first images
+# numbers held before they are counted into their histogram's bins: memory stays bounded when
+# records hold thousands of values, and NumPy still counts many at once
+FLUSH_VALUES = 1 << 16
+PROGRESS_EVERY = 1000  # records between progress calls
+
+
+@dataclass
+class Collected:
+    """What one split's sample holds, by feature."""
+
+    records: int = 0  # records read
+    counts: dict[str, np.ndarray] = field(default_factory=dict)  # numbers: how many fell in each bin (NaN, inf left out)
+    lengths: dict[str, list[int]] = field(default_factory=dict)  # values per record (or step) of variable length
+    steps: dict[str, list[int]] = field(default_factory=dict)  # steps per record (sequence features)
+    thumbnails: dict[str, dict[Any, list[np.ndarray]]] = field(default_factory=dict)  # image -> group -> images
+
+
+def quotas(counts: list[int], limit: int | None) -> list[int]:
+    """How many records to read from each shard: all of them, or `limit` shared out in proportion
+    to the shards' sizes (largest remainders first), so the sample spans every shard."""
+    total = sum(counts)
+    if limit is None or limit >= total:
+        return list(counts)
+    exact = [limit * count / total for count in counts]
+    shares = [int(value) for value in exact]
+    by_remainder = sorted(range(len(counts)), key=lambda index: (shares[index] - exact[index], index))
+    for index in by_remainder[: limit - sum(shares)]:
+        shares[index] += 1
+    return shares
+
+
+def thumbnail_group(info: DatasetInfo) -> str | None:
+    """The class label the image grids are grouped by: the label if it is one class per record,
+    else the first such class label; None when there is none."""
+    features = info.spec.features
+    scalar = [name for name, feature in features.items()
+              if isinstance(feature, ClassLabelFeature) and not feature.sequence and not feature.is_variable]
+    if info.spec.label in scalar:
+        return info.spec.label
+    return scalar[0] if scalar else None
+
+
+class SampleReader:
+    """Reads a dataset's splits into `Collected` samples."""
+
+    def __init__(self, info: DatasetInfo, limit: int | None, edges: dict[str, np.ndarray],
+                 progress: Progress | None = None, shown: list[str] | None = None):
+        """`edges`: the histogram bins of each number feature to count (features without are not read).
+        `shown`: the features the page draws (None: all); the others are not even parsed."""
+        self.info = info
+        self.limit = limit
+        self.edges = edges
+        self.progress = progress
+        spec = info.spec
+        if shown is not None and not spec.is_sequence:  # a wide table: records are parsed for the features drawn only
+            spec = dataclasses.replace(spec, features={name: spec.features[name] for name in shown})
+        # stored values: no read-time resizing, scaling or cutting
+        plain = dataclasses.replace(spec, input=dataclasses.replace(
+            spec.input, image_dtype="uint8", image_size=None, max_length=None, mask_feature=None))
+        reading = plain.reading()
+        # a sequence feature with a variable number of values per step: its steps as stored (a list
+        # of arrays), not padded to the record's longest step, whose pads would count as values
+        self.ragged_steps = {name for name, feature in spec.features.items() if feature.sequence and feature.is_variable}
+        for name in self.ragged_steps:
+            reading["features"][name] = {**reading["features"][name], "decode": []}
+        self.images = [name for name, feature in spec.features.items() if isinstance(feature, ImageFeature)]
+        self.group = thumbnail_group(dataclasses.replace(info, spec=spec))
+        self.group_names = _class_names(spec.features[self.group]) if self.group else None
+        # two readers over the same records: every feature but the images, and the images alone
+        self.reader = RecordReader(dataclasses.replace(info, spec=plain))
+        self.reader.reading = {**reading, "features": {name: value for name, value in reading["features"].items()
+                                                       if name not in self.images}}
+        if shown is not None and not spec.is_sequence:  # the others' keys are skipped unread
+            self.reader.keys = frozenset(key for name, feature in self.reader.reading["features"].items()
+                                         for key in feature["parse"])
+        self.image_reader = RecordReader(dataclasses.replace(info, spec=plain))
+        self.image_reader.reading = {"format": "example",
+                                     "features": {name: reading["features"][name] for name in self.images}}
+        self.numbers = [name for name in spec.features if name in edges]
+        # values per record, or per step for a sequence feature with a variable number per step
+        self.variable = [name for name, feature in spec.features.items()
+                         if not isinstance(feature, ImageFeature) and feature.is_variable]
+        self.sequence = [name for name, feature in spec.features.items() if feature.sequence]
+
+    def read(self, split: str) -> Collected:
+        """The split's sample."""
+        shards = self.info.splits[split].shards
+        shares = quotas([shard["num_examples"] for shard in shards], self.limit)
+        total = sum(shares)
+        collected = Collected(counts={name: np.zeros(len(self.edges[name]) - 1, np.int64) for name in self.numbers},
+                              lengths={name: [] for name in self.variable},
+                              steps={name: [] for name in self.sequence},
+                              thumbnails={name: {} for name in self.images})
+        phase = f"reading {split}"
+        self._progress(phase, 0, total)
+        pending: dict[str, list[np.ndarray]] = {name: [] for name in self.numbers}
+        pending_size = 0
+        for shard, share in zip(shards, shares):
+            for data, path, number in self._raw(shard, share):
+                record = self.reader.decoded(data, path, number)
+                for name in self.numbers:
+                    value = record[name]
+                    if name in self.ragged_steps:
+                        value = np.concatenate([np.ravel(step) for step in value]) if value else []
+                    values = np.asarray(value, dtype=np.float64).ravel()
+                    pending[name].append(values)
+                    pending_size += values.size
+                for name in self.variable:
+                    if name in self.ragged_steps:
+                        collected.lengths[name].extend(len(step) for step in record[name])
+                    else:
+                        collected.lengths[name].append(len(record[name]))
+                for name in self.sequence:
+                    collected.steps[name].append(len(record[name]))
+                if self.images:
+                    self._thumbnails(collected, record, data, path, number)
+                collected.records += 1
+                if pending_size >= FLUSH_VALUES:
+                    self._count(pending, collected)
+                    pending_size = 0
+                if collected.records % PROGRESS_EVERY == 0:
+                    self._progress(phase, collected.records, total)
+        self._count(pending, collected)
+        self._progress(phase, collected.records, total)
+        return collected
+
+    def _raw(self, shard: dict[str, Any], count: int) -> Iterator[tuple[bytes, str, int]]:
+        """The serialised records of a shard's first `count` records, with their place."""
+        if not count:
+            return
+        path = self.reader.checked_path(shard)
+        with open_records(path, self.info.spec.output.compression) as stream:
+            records = read_records(stream, path)
+            for number in range(count):
+                try:
+                    data = next(records)
+                except StopIteration:
+                    return
+                except DatasetError as error:  # a broken frame: name it, as tb.read does
+                    raise DatasetError(f"{error}; `tfrecord-builder verify` lists every fault") from None
+                yield data, path, number
+
+    def _thumbnails(self, collected: Collected, record: dict[str, Any], data: bytes, path: str, number: int) -> None:
+        """Keeps the record's images where its group still wants thumbnails."""
+        if self.group is not None:
+            index = int(record[self.group])
+            if index >= MAX_IMAGE_CLASSES:
+                return
+            key: Any = index
+            wanted = THUMBNAILS_PER_CLASS
+        else:
+            key, wanted = None, UNGROUPED_THUMBNAILS
+        needy = [name for name in self.images if len(collected.thumbnails[name].get(key, ())) < wanted]
+        if not needy:
+            return
+        images = self.image_reader.decoded(data, path, number)  # parsed again: only for these few records
+        for name in needy:
+            collected.thumbnails[name].setdefault(key, []).append(images[name])
+
+    def _count(self, pending: dict[str, list[np.ndarray]], collected: Collected) -> None:
+        """Counts the numbers read since the last time into their bins."""
+        for name, arrays in pending.items():
+            if not arrays:
+                continue
+            values = np.concatenate(arrays)
+            arrays.clear()
+            values = values[np.isfinite(values)]  # the statistics count NaN and ±inf apart
+            edges = self.edges[name]
+            # the bins span the build's exact min and max; a float16 read back may round a hair past them
+            counts, _ = np.histogram(np.clip(values, edges[0], edges[-1]), bins=edges)
+            collected.counts[name] += counts
+
+    def _progress(self, phase: str, count: int, total: int | None) -> None:
+        if self.progress is not None:
+            self.progress(phase, count, total)
+
+
+def _class_names(feature: ClassLabelFeature) -> list[str]:
+    return [str(name) for name in feature.names] if feature.names else [str(index) for index in range(feature.num_labels)]
