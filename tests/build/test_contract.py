@@ -1,5 +1,5 @@
 """The runner contract (build/runners/contract.py): the local and Beam runners implement it, the table in
-runner/__init__.py chooses them, and a runner the table gains builds a dataset with no edit to
+build/runners/__init__.py chooses them, and a runner the table gains builds a dataset with no edit to
 build/run.py, byte for byte the local runner's."""
 from __future__ import annotations
 

@@ -515,7 +515,7 @@ def _record_by_record(dataset: tb.Dataset) -> list[dict]:
     for shard in reader.split("train").shards:
         path = reader.checked_path(shard)
         with open(path, "rb") as file:
-            records.extend(reader.decoded(data, path, number) for number, data in enumerate(read_records(file, path)))
+            records.extend(reader.record_values(data, path, number) for number, data in enumerate(read_records(file, path)))
     return records
 
 
@@ -577,11 +577,11 @@ READING = {"format": "example", "features": {
 def test_a_block_with_a_record_off_the_layout_or_of_another_shape_is_left_to_the_per_record_reader():
     decoder = BlockDecoder.of(READING)
     good = [_example(a=[index], b=list(range(index))) for index in range(5)]
-    records = decoder.decoded(_block_of(good))
+    records = decoder.block_records(_block_of(good))
     assert [(type(record["a"]), int(record["a"]), record["b"].tolist()) for record in records] == \
            [(np.int32, index, list(range(index))) for index in range(5)]
-    assert decoder.decoded(_block_of([*good, _example(b=[1], a=[2])])) is None  # keys out of map order
-    assert decoder.decoded(_block_of([*good, _example(a=[1, 2], b=[])])) is None  # `a` holds two values, not one
+    assert decoder.block_records(_block_of([*good, _example(b=[1], a=[2])])) is None  # keys out of map order
+    assert decoder.block_records(_block_of([*good, _example(a=[1, 2], b=[])])) is None  # `a` holds two values, not one
     assert BlockDecoder.of({**READING, "features": {"i": {"parse": {"i": ("fixed", "string", [])},
                                                           "decode": [["padded_images", {}]], "sequence": False}}}) is None
 
@@ -594,7 +594,7 @@ def test_a_decoded_block_is_its_records_decoded_one_at_a_time(rows):
     when a record is off the layout (keys swapped) or of another shape (two values for `a`)."""
     records = [_example(b=[v & (2**64 - 1) for v in b], a=[v & (2**64 - 1) for v in a]) if swapped else
                _example(a=[v & (2**64 - 1) for v in a], b=[v & (2**64 - 1) for v in b]) for a, b, swapped in rows]
-    decoded = BlockDecoder.of(READING).decoded(_block_of(records))
+    decoded = BlockDecoder.of(READING).block_records(_block_of(records))
     canonical = all(len(a) == 1 and not swapped for a, _, swapped in rows)
     assert (decoded is not None) == canonical
     if decoded is not None:

@@ -64,12 +64,12 @@ class RecordReader:
                     return
                 except DatasetError as error:  # a broken frame, or compressed data that isn't whole
                     raise DatasetError(f"{error}; `tfrecord-builder verify` lists every fault") from None
-                records = blocks.decoded(block) if blocks is not None else None
+                records = blocks.block_records(block) if blocks is not None else None
                 if records is not None:
                     yield from records
                 else:
                     for number, data in enumerate(block.records(), block.first):
-                        yield self.decoded(data, path, number)
+                        yield self.record_values(data, path, number)
 
     def record(self, split: str, number: int) -> dict[str, Any]:
         """Record `number` of the split (0-based, negative from the end), read through its shard's
@@ -90,12 +90,12 @@ class RecordReader:
             with open_records(self.checked_path(shard), self.compression) as stream:
                 for seen, data in enumerate(read_records(stream, path)):
                     if seen == within:
-                        return self.decoded(data, path, within)
+                        return self.record_values(data, path, within)
             raise DatasetError(f"{path}: holds fewer than {within + 1} records (run `tfrecord-builder verify`)")
         offset, length = self._located(shard, within)
-        return self.decoded(self._framed(shard, path, within, offset, length), path, within)
+        return self.record_values(self._framed(shard, path, within, offset, length), path, within)
 
-    def decoded(self, data: bytes, path: str, number: int) -> dict[str, Any]:
+    def record_values(self, data: bytes, path: str, number: int) -> dict[str, Any]:
         try:
             lists, steps = parse_arrays(data, self.keys)
             return decode_record(lists, steps, self.reading)
@@ -214,7 +214,7 @@ class BlockDecoder:
             return None
         return cls(reading, Layout.of(kinds[False], kinds[True] if sequence else None))
 
-    def decoded(self, block: RecordBlock) -> list[dict[str, Any]] | None:
+    def block_records(self, block: RecordBlock) -> list[dict[str, Any]] | None:
         """The block's records, or None if one is left to the per-record reader."""
         columns = read_columns(block.data, block.starts, block.ends, self.layout)
         if len(columns.irregular):

@@ -11,7 +11,7 @@ Only task descriptions go into the graph (`beam.Create` pickles what it is given
 Records cross the shuffles as a few large elements (a task's for one bucket, a bucket's for one
 shard), or, on the DirectRunner, as files in the staging folder (`beam-runs/`) with only their
 names as elements, so a worker holds one task's or one bucket's records at a time however large
-the dataset (`_Carrier`). A bucket holds the records
+the dataset (`_BetweenSteps`). A bucket holds the records
 of one range of key hashes (shuffled builds) or of one task (in the source's order), so sorting
 buckets and cutting them by rank gives every shard exactly the records, in exactly the order,
 that the local runner writes. Shards are written by our writer, not `WriteToTFRecord` (whose
@@ -108,7 +108,7 @@ class BeamRunner:
         summary_path = fs.join(shards, SUMMARY_FILE)
         if fs.exists(summary_path):
             fs.remove(summary_path)
-        carrier = _carrier(local, os.path.join(job.staging, RUNS_FOLDER))
+        carrier = _between_steps(local, os.path.join(job.staging, RUNS_FOLDER))
         # a bucket of hashes holds one task's records in a small build (each sorted by a worker of its
         # own), about TASKS_PER_BUCKET tasks' in a large one: each task sends a split's records to the
         # buckets in one element each, so the elements grow as tasks x buckets
@@ -131,21 +131,21 @@ class BeamRunner:
         return result
 
 
-def _carrier(local: bool, folder: str) -> "_Carrier":
+def _between_steps(local: bool, folder: str) -> "_BetweenSteps":
     """How records cross the job's steps: `TFRECORD_BUILDER_BEAM_RECORDS` (files or elements), else
     files where the workers share this machine's disk (the DirectRunner), else Beam elements."""
     chosen = os.environ.get("TFRECORD_BUILDER_BEAM_RECORDS") or ("files" if local else "elements")
     if chosen not in ("files", "elements"):
         raise UsageError(f"TFRECORD_BUILDER_BEAM_RECORDS: expected files or elements, received {chosen!r}")
     if chosen == "elements":
-        return _Carrier(None)
+        return _BetweenSteps(None)
     shutil.rmtree(folder, ignore_errors=True)  # a killed job's
     os.makedirs(folder)
-    return _Carrier(folder)
+    return _BetweenSteps(folder)
 
 
 def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: str, build_id: str,
-          kept: dict[str, dict], bits: int, carrier: "_Carrier", keep: KeptSplits | None = None) -> None:
+          kept: dict[str, dict], bits: int, carrier: "_BetweenSteps", keep: KeptSplits | None = None) -> None:
     """The plan's steps, as the module's docstring draws them."""
     encode = _EncodeTask(spec, bits, builder_sources(spec), carrier, keep)
     strata = []  # a stratified build's first pass: every record's class, before any is divided
@@ -279,7 +279,7 @@ class _TaskSummary:
 class _EncodeTask(beam.DoFn):
     """Reads and encodes one task; its records go out by (split, bucket)."""
 
-    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], carrier: "_Carrier",
+    def __init__(self, spec: Spec, bits: int, sources: dict[str, str], carrier: "_BetweenSteps",
                  keep: KeptSplits | None = None):
         self.spec = spec
         self.keep = keep
@@ -438,7 +438,7 @@ def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
 class _SortBucket(beam.DoFn):
     """Sorts one bucket's records into the order they are written, and cuts it at shard bounds."""
 
-    def __init__(self, spec: Spec, carrier: "_Carrier"):
+    def __init__(self, spec: Spec, carrier: "_BetweenSteps"):
         self.spec = spec
         self.carrier = carrier
 
@@ -496,7 +496,7 @@ def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]
 class _WriteShard(beam.DoFn):
     """Writes one shard from its parts, with our writer (temporary name, then rename)."""
 
-    def __init__(self, spec: Spec, staging: str, build_id: str, kept: dict[str, dict], carrier: "_Carrier"):
+    def __init__(self, spec: Spec, staging: str, build_id: str, kept: dict[str, dict], carrier: "_BetweenSteps"):
         self.spec, self.staging, self.build_id, self.kept, self.carrier = spec, staging, build_id, kept, carrier
 
     def setup(self) -> None:
@@ -534,7 +534,7 @@ class _WriteShard(beam.DoFn):
 
 
 @dataclass(frozen=True)
-class _Carrier:
+class _BetweenSteps:
     """Carries records from one step of the job to the next: as Beam elements (`folder` None: a
     remote runner's shuffle pages them to disk), or as files in `folder`, with only their names as
     elements. The DirectRunner hands a worker its whole share of a step's elements at once, so

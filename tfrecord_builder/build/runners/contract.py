@@ -2,7 +2,7 @@
 (`RunResult`), and what it answers before the build starts (`Runner`).
 
 A runner is one implementation of this protocol in a module of its own (build/runners/local.py,
-build/runners/beam.py), named in the table of runner/__init__.py; build/run.py knows only the protocol. Every
+build/runners/beam.py), named in the table of build/runners/__init__.py; build/run.py knows only the protocol. Every
 runner writes the same shards, byte for byte, from the same plan (build/plan.py).
 """
 from __future__ import annotations

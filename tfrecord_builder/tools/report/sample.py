@@ -126,7 +126,7 @@ class SampleReader:
         pending_size = 0
         for shard, share in zip(shards, shares):
             for data, path, number in self._raw(shard, share):
-                record = self.reader.decoded(data, path, number)
+                record = self.reader.record_values(data, path, number)
                 for name in self.numbers:
                     value = record[name]
                     if name in self.ragged_steps:
@@ -182,7 +182,7 @@ class SampleReader:
         needy = [name for name in self.images if len(collected.thumbnails[name].get(key, ())) < wanted]
         if not needy:
             return
-        images = self.image_reader.decoded(data, path, number)  # parsed again: only for these few records
+        images = self.image_reader.record_values(data, path, number)  # parsed again: only for these few records
         for name in needy:
             collected.thumbnails[name].setdefault(key, []).append(images[name])
 
