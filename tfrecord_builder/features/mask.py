@@ -183,9 +183,9 @@ def mask_indices(value: Any) -> np.ndarray:
         raise BadImage(f"a {image.format} mask is lossy (its edges hold values between classes): save masks as PNG")
     mode = image.mode
     if mode not in ("P", "L", "1", "I", "I;16", "I;16B", "I;16L", "I;16N"):
-        hint = "a palette (P) or grey (L) PNG of class indices" if mode in ("RGB", "RGBA", "RGBX", "CMYK", "YCbCr") \
-            else "a palette (P) or grey (L) PNG of class indices, without alpha"
-        raise BadImage(f"a {mode} mask holds colours, not class indices: save it as {hint}")
+        alpha = "" if mode in ("RGB", "RGBX", "CMYK", "YCbCr") else ", without alpha"
+        raise BadImage(f"colour mode {mode}: a mask holds class indices, not colours; save it as a palette (P) or "
+                       f"grey (L) PNG of class indices{alpha}")
     pillow.load(image)
     indices = np.asarray(pillow.upright(image))  # P: the indices; never converted, which would give colours
     if indices.dtype == bool:  # mode "1"
@@ -193,7 +193,7 @@ def mask_indices(value: Any) -> np.ndarray:
     if indices.dtype != np.uint8:
         low, high = int(indices.min()), int(indices.max())
         if low < 0 or high > 255:
-            raise BadImage(f"a {mode} mask with values {low}-{high}: a mask holds class indices 0-255")
+            raise BadImage(f"mode {mode} with values {low}-{high}: a mask holds class indices 0-255")
         indices = indices.astype(np.uint8)
     return np.ascontiguousarray(indices)
 
