@@ -209,20 +209,24 @@ def test_masks_of_varying_size_are_padded_with_class_0_in_a_batch(tf, tmp_path):
 
 
 @pytest.mark.parametrize("mask, key, problem", [
-    ({"image": "label"}, "image", "expected the name of an image feature (image), received 'label'"),
+    ({"image": "label"}, "image", "expected the name of an image feature (image, free), received 'label'"),
     ({"image": "image", "shape": [10, 10]}, "shape",
      "the mask's shape [10, 10] differs from image `image`'s [32, 32]; omit it (the image's is taken)"),
     ({"image": "image", "resize": "crop"}, "resize",
      "`resize: crop` differs from image `image`'s `pad`; omit it (the image's is taken)"),
+    ({"image": "free", "resize": "crop"}, "resize",
+     "image `free` keeps each image's own size, so its mask does too; omit `resize: crop`"),
+    ({"quality": 80}, "quality", None),
     ({"shape": [8, 8, 3]}, "shape", "expected [height, width] or [height, width, 1], received [8, 8, 3]"),
 ])
 def test_bad_mask_declarations_are_spec_errors_at_their_key(tmp_path, mask, key, problem):
     features = {"image": {"type": "image", "shape": [32, 32, 3], "resize": "pad"}, "label": {"dtype": "int64"},
+                "free": {"type": "image"},
                 "mask": {"type": "mask", "source": "mask_path", **mask}}
     path = write_spec(tmp_path, {"name": "seg", "source": {"builder": "csv", "path": "t.csv"}, "features": features})
     with pytest.raises(SpecError) as error:
         tb.load_spec(path)
-    assert f"features.mask.{key}" in str(error.value) and str(error.value).endswith(problem)
+    assert f"features.mask.{key}" in str(error.value) and str(error.value).endswith(problem or "")
 
 
 @settings(max_examples=40, deadline=None)

@@ -54,6 +54,11 @@ class MaskFeature(ImageFeature):
         "how a fixed shape is reached (nearest neighbour always): stretch, pad or crop; with `image:` the "
         "image's", None)
     filter: Literal["nearest"] = meta("always nearest: a mask's values are classes, never averaged", "nearest")
+    # an image's choices that a mask doesn't have (lossless, 8-bit indices): not spec keys
+    quality: int = dataclasses.field(default=90, metadata={"internal": True})
+    validate: Literal["structure", "decode"] = dataclasses.field(default="decode", metadata={"internal": True})
+    scale_16bit: Literal["full_range", "min_max"] | None = dataclasses.field(default=None,
+                                                                             metadata={"internal": True})
     image: str | None = meta("the image feature this mask belongs to: the mask must have its (upright) size, "
                              "and takes its fixed shape and resize", None)
     pad_value: int = meta("the class a `resize: pad` border is filled with", 0)
@@ -102,6 +107,9 @@ class MaskFeature(ImageFeature):
                 raise (at / "resize").error(f"`resize: {resize}` differs from image `{self.image}`'s "
                                             f"`{image.resize}`; omit it (the image's is taken)")
             shape, resize = [*image.size, 1], image.resize
+        elif resize not in (None, "stretch"):
+            raise (at / "resize").error(f"image `{self.image}` keeps each image's own size, so its mask does too; "
+                                        f"omit `resize: {resize}`")
         elif self.size is not None:
             raise (at / "shape").error(f"image `{self.image}` keeps each image's own size, so its mask does too; "
                                        "omit the mask's shape (or fix the image's)")
