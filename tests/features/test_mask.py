@@ -253,3 +253,25 @@ def test_the_numpy_nearest_resize_picks_the_pixels_tensorflow_picks(tf, in_heigh
     ours = numpy_decoding.resized_masks(stored.getvalue(), np.array([in_height, in_width, 1]), [out_height, out_width])
     theirs = tf.image.resize(indices, [out_height, out_width], method="nearest").numpy()
     np.testing.assert_array_equal(ours, theirs)
+
+
+def test_a_keras_segmentation_model_fits_on_images_and_their_masks(tf, tmp_path, coins):
+    """`label: mask` gives (features, mask) pairs that `model.fit` takes as they come: uint8
+    [batch, h, w, 1] class indices for a sparse categorical cross-entropy over per-pixel logits."""
+    photo, indices = coins
+    Image.fromarray(photo).save(tmp_path / "coins.png")
+    save_palette(indices, tmp_path / "mask.png")
+    spec = {"name": "seg", "source": {"builder": "csv", "path": "table.csv"}, "label": "mask",
+            "input": {"image_dtype": "float32", "image_size": [32, 48]},
+            "features": {"image": {"type": "image", "channels": 1},
+                         "mask": {"type": "mask", "source": "mask_path", "image": "image"}}}
+    info = tb.build(write_spec(tmp_path, spec, {"table.csv": "image,mask_path\ncoins.png,mask.png\n"}),
+                    output=tmp_path / "out")
+    dataset = tb.input_fn(info.path, "train", batch_size=1, shuffle=False)
+    features, mask = next(iter(dataset))
+    assert features["image"].shape == (1, 32, 48, 1) and mask.shape == (1, 32, 48, 1) and mask.dtype == tf.uint8
+    image = tf.keras.Input((32, 48, 1), name="image")
+    model = tf.keras.Model({"image": image}, tf.keras.layers.Conv2D(CLASSES, 3, padding="same")(image))
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    losses = model.fit(dataset, epochs=3, verbose=0).history["loss"]
+    assert len(losses) == 3 and losses[-1] < losses[0]
