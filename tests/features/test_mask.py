@@ -275,3 +275,18 @@ def test_a_keras_segmentation_model_fits_on_images_and_their_masks(tf, tmp_path,
     model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     losses = model.fit(dataset, epochs=3, verbose=0).history["loss"]
     assert len(losses) == 3 and losses[-1] < losses[0]
+
+
+def test_under_on_error_skip_a_mask_of_another_size_is_skipped_with_its_reason(tmp_path):
+    for index, size in enumerate([(6, 4), (6, 4), (5, 4), (6, 4)]):  # record 2's mask is a column short
+        Image.fromarray(np.zeros((4, 6), np.uint8)).save(tmp_path / f"p{index}.png")
+        Image.fromarray(np.full(size[::-1], index, np.uint8), "L").save(tmp_path / f"m{index}.png")
+    rows = "image,mask_path\n" + "".join(f"p{index}.png,m{index}.png\n" for index in range(4))
+    spec = {"name": "seg", "source": {"builder": "csv", "path": "table.csv"}, "on_error": "skip",
+            "features": {"image": {"type": "image", "channels": 1},
+                         "mask": {"type": "mask", "source": "mask_path", "image": "image"}}}
+    info = tb.build(write_spec(tmp_path, spec, {"table.csv": rows}), output=tmp_path / "out", workers=1)
+    assert info.skipped == 1
+    assert sorted(int(record["mask"].max()) for record in tb.read(info.path, "train")) == [0, 1, 3]
+    assert "mask m2.png is 5×4 but its image p2.png (feature `image`) is 6×4" in \
+        (Path(info.path) / "skipped.jsonl").read_text()
