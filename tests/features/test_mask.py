@@ -4,6 +4,7 @@ read back pixel for pixel through the generated module, `tb.input_fn`, `tb.read`
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -290,3 +291,27 @@ def test_under_on_error_skip_a_mask_of_another_size_is_skipped_with_its_reason(t
     assert sorted(int(record["mask"].max()) for record in tb.read(info.path, "train")) == [0, 1, 3]
     assert "mask m2.png is 5×4 but its image p2.png (feature `image`) is 6×4" in \
         (Path(info.path) / "skipped.jsonl").read_text()
+
+
+@pytest.mark.parametrize("builder, table", [("csv", "table.csv"), ("jsonl", "table.jsonl"),
+                                            ("parquet", "table.parquet"), ("image_manifest", "table.csv")])
+def test_mask_paths_are_read_relative_to_the_table_in_any_table_source(tf, tmp_path, builder, table):
+    (tmp_path / "data" / "masks").mkdir(parents=True)
+    indices = np.array([[0, 1, 2], [2, 1, 0]], np.uint8)
+    Image.fromarray(indices * 40).save(tmp_path / "data" / "photo.png")
+    save_palette(indices, tmp_path / "data" / "masks" / "m.png")
+    rows = [{"image": "photo.png", "mask_path": "masks/m.png"}]
+    path = tmp_path / "data" / table
+    if table.endswith(".csv"):
+        path.write_text("image,mask_path\nphoto.png,masks/m.png\n")
+    elif table.endswith(".jsonl"):
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    spec = {"name": "seg", "source": {"builder": builder, "path": f"data/{table}"},
+            "features": {"image": {"type": "image", "channels": 1},
+                         "mask": {"type": "mask", "source": "mask_path", "image": "image"}}}
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+    np.testing.assert_array_equal(next(iter(tb.read(info.path, "train")))["mask"][:, :, 0], indices)
