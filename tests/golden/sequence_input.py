@@ -60,7 +60,7 @@ READING = {
 
 # ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
-                "fixed_images", "padded_images", "resized_images", "scaled_images")
+                "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks")
 
 
 def parse_spec(kind, dtype, shape):
@@ -218,6 +218,16 @@ def resized_images(encoded, shapes, encoding, channels, size):
 
     return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
                      fn_output_signature=tf.TensorSpec([*size, channels], tf.uint8))
+
+
+def resized_masks(encoded, shapes, size):
+    """A batch of masks (one-channel PNGs of class indices) of different sizes, each resized to
+    `size` by nearest neighbour: every value stays a class the mask holds."""
+    def resize(pair):
+        return tf.image.resize(decode_image(pair[0], pair[1], "png", 1), size, method="nearest")
+
+    return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
+                     fn_output_signature=tf.TensorSpec([*size, 1], tf.uint8))
 
 
 def scaled_images(images):

@@ -2,6 +2,8 @@
 from .base import FEATURE_TYPES, Feature, register
 from .class_label import ClassLabelFeature
 from .image import ImageFeature
+from .mask import MaskFeature
 from .tensor import TensorFeature
 
-__all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature"]
+__all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
+           "MaskFeature"]

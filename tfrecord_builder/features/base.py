@@ -177,6 +177,11 @@ class Feature(Section):
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
 
+    def linked(self, features: Mapping[str, "Feature"], at: At) -> "Feature":
+        """This feature once the spec's other `features` are known (a mask takes its image's shape);
+        raises SpecError at `at`. By default itself."""
+        return self
+
     def check_sequence(self, at: At) -> None:
         """Raises SpecError at `at` if this feature can't be a per-step feature."""
         raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")

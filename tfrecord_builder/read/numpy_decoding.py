@@ -184,6 +184,20 @@ def resized_images(encoded: bytes, shapes: np.ndarray, encoding: str, channels: 
     return np.clip(np.round(resized), 0, 255).astype(np.uint8)
 
 
+def resized_masks(encoded: bytes, shapes: np.ndarray, size: list[int]) -> np.ndarray:
+    """A mask resized to `size` by nearest neighbour as tf.image.resize(method="nearest") picks
+    its pixels: source index floor((i + 0.5) * in / out), in float32 as TensorFlow computes it."""
+    mask = decode_image(encoded, [int(dim) for dim in shapes], "png", 1)
+    rows, columns = (_nearest(mask.shape[axis], int(size[axis])) for axis in (0, 1))
+    return mask[rows][:, columns]
+
+
+def _nearest(in_size: int, out_size: int) -> np.ndarray:
+    scale = np.float32(in_size) / np.float32(out_size)
+    centres = (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * scale
+    return np.minimum(np.floor(centres).astype(np.int64), in_size - 1)
+
+
 def scaled_images(images: np.ndarray) -> np.ndarray:
     """uint8 pixels as float32 in [0, 1]."""
     return images.astype(np.float32) / np.float32(255.0)
@@ -225,5 +239,5 @@ def _resample(image: np.ndarray, out_size: int, axis: int) -> np.ndarray:
 DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "cast": cast, "exact_float64": exact_float64, "to_ragged": to_ragged, "to_padded": to_padded,
     "pad_steps": pad_steps, "fixed_images": fixed_images, "padded_images": padded_images,
-    "resized_images": resized_images, "scaled_images": scaled_images,
+    "resized_images": resized_images, "scaled_images": scaled_images, "resized_masks": resized_masks,
 }

@@ -4,7 +4,8 @@ TFDS reads `dataset_info.json` (its DatasetInfo protobuf as JSON: name, version,
 their shard lengths and a file name template that matches our shard names), `features.json`
 (its FeaturesDict) and a `KEY.labels.txt` per class label with names. Each feature is described
 from its reading description (read/tfdata.py), so TFDS parses the keys our records hold:
-a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor` of bytes),
+a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor` of bytes; a
+mask an `Image` of one channel, its class indices, PNG),
 everything else a `Tensor` of the feature's dtype and shape, variable length as `-1`.
 
 TFDS reads `tf.train.Example`s from uncompressed shards only. A SequenceExample dataset, or one
