@@ -159,11 +159,11 @@ def test_coco_bad_input_is_one_line_naming_the_file_and_object(tmp_path, case):
         lines[6] = lines[6].rstrip(",")  # a missing comma on line 7
         path.write_text("\n".join(lines))
     expected = {
-        "unknown_category": f"{path}: annotation 106 (image 22, rocket.jpg): unknown category_id 5; "
+        "unknown_category": f"{path}: annotation 105 (image 19, rocket.jpg): unknown category_id 5; "
                             "the categories' ids: 1, 3, 7, 9",
-        "missing_image": f"{path}: annotation 105: image_id 999 is not among the `images`",
+        "missing_image": f"{path}: annotation 104: image_id 999 is not among the `images`",
         "image_twice": f"{path}: image 13 is listed twice (images 1 and 5 of `images`); expected each id once",
-        "malformed": f"{path}, line 8: malformed JSON: Expecting ',' delimiter (column 3)",
+        "malformed": f"{path}, line 8: malformed JSON: Expecting ',' delimiter (column 4)",
     }[case]
     with pytest.raises(DataError) as raised:
         build(tmp_path, COCO_SOURCE, COCO_EXTRA)
@@ -183,8 +183,8 @@ def test_coco_bad_images_are_skipped_and_listed_under_on_error_skip(tmp_path):
     assert len(got["coffee.jpg"]["labels"]) == 1
     skipped = [json.loads(line) for line in (Path(info.path) / "skipped.jsonl").read_text().splitlines()]
     assert sorted(entry["reason"] for entry in skipped) == sorted([
-        f"{path}: annotation 105: image_id 999 is not among the `images`",
-        f"{path}: annotation 106 (image 22, rocket.jpg): unknown category_id 5; the categories' ids: 1, 3, 7, 9",
+        f"{path}: annotation 104: image_id 999 is not among the `images`",
+        f"{path}: annotation 105 (image 19, rocket.jpg): unknown category_id 5; the categories' ids: 1, 3, 7, 9",
         f"{path}: image 13 is listed twice (images 1 and 5 of `images`); expected each id once",
         f"{path}: image 13 is listed twice; both skipped, whose objects would be ambiguous",
     ])
@@ -259,7 +259,8 @@ def test_voc_malformed_xml_names_the_file_and_line_or_is_skipped(tmp_path):
     (tmp_path / "names.txt").write_text("person\ncat\ncup\nrocket\n")
     with pytest.raises(DataError) as raised:
         build(tmp_path, source, VOC_EXTRA)
-    assert str(raised.value) == f"{bad}, line 1: malformed XML: mismatched tag (column {len(bad.read_text()) - 12})"
+    column = len(bad.read_text()) - len("annotation>") + 1  # at the closing tag's name
+    assert str(raised.value) == f"{bad}, line 1: malformed XML: mismatched tag (column {column})"
     info = build(tmp_path, source, VOC_EXTRA, on_error="skip")
     assert info.spec.features["labels"].names == ["person", "cat", "cup", "rocket"]  # the names file's order
     assert sorted(records(info)) == sorted(set(PHOTOS) - {"chelsea.jpg"})

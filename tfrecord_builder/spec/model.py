@@ -46,7 +46,8 @@ def parse_size(value: Any, at: At) -> int:
 class SourceSpec(Section):
     """Where the raw data is and which builder reads it."""
 
-    builder: str = meta("csv | jsonl | parquet | module:Class (a custom builder)")
+    builder: str = meta("csv | jsonl | parquet | image_folder | image_manifest | coco | voc | yolo | module:Class "
+                        "(a custom builder)")
     path: str | None = meta("the file or folder to read; relative to the spec file's folder", None)
     key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
     split_column: str | None = meta("a column naming each row's split (the spec then lists `splits: {train: {}, ...}`)",
