@@ -333,3 +333,19 @@ def test_yolo_line_with_four_numbers_names_the_file_and_line_or_is_skipped(tmp_p
     assert "images/train/coffee.jpg" not in records(info) and len(records(info)) == len(PHOTOS) - 1
     skipped = [json.loads(line) for line in (Path(info.path) / "skipped.jsonl").read_text().splitlines()]
     assert skipped == [{"record": str(dataset / "images" / "train" / "coffee.jpg"), "reason": expected}]
+
+
+def test_yolo_labels_file_without_its_image_is_an_error_or_skipped(tmp_path):
+    dataset, _ = write_yolo(tmp_path)
+    orphan = dataset / "labels" / "train" / "horse.txt"
+    orphan.write_text("1 0.5 0.5 0.2 0.2\n")
+    source = {"builder": "yolo", "path": "dataset", "names_file": "dataset/data.yaml"}
+    expected = (f"{orphan}: a labels file without its image (expected {dataset / 'images' / 'train' / 'horse'} "
+                "with an image's extension)")
+    with pytest.raises(DataError) as raised:
+        build(tmp_path, source, YOLO_EXTRA)
+    assert str(raised.value) == expected
+    info = build(tmp_path, source, YOLO_EXTRA, on_error="skip")
+    assert len(records(info)) == len(PHOTOS)
+    skipped = [json.loads(line) for line in (Path(info.path) / "skipped.jsonl").read_text().splitlines()]
+    assert skipped == [{"record": str(orphan), "reason": expected}]

@@ -21,8 +21,8 @@ import os
 from typing import Any
 
 from ..errors import DataError
-from .annotations import AnnotationBuilder, names_from_file
-from .image_folder import _images
+from .annotations import AnnotationBuilder, names_from_file, problem
+from .image_folder import EXTENSIONS, _images
 
 Item = tuple[str, str, str]  # (the image's path, its path below the folder, its labels file's path)
 
@@ -35,6 +35,7 @@ class YoloBuilder(AnnotationBuilder):
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)
         self._items: list[Item] | None = None
+        self._orphans: list[dict[str, str]] = []  # labels files without an image, under on_error: skip
         self._names: list[str] | None = None
 
     def listed(self) -> tuple[list[Item], list[dict[str, str]]]:
@@ -44,7 +45,12 @@ class YoloBuilder(AnnotationBuilder):
                            for relative, _ in _images(folder)]
             if not self._items:
                 raise DataError(f"{folder}: no images found")
-        return self._items, []
+            self._orphans = []
+            for labels in orphan_labels(folder, {labels for _, _, labels in self._items}):
+                problem(self.keep_going, self._orphans, labels,
+                        f"{labels}: a labels file without its image (expected {image_for(labels)} with an "
+                        "image's extension)")
+        return self._items, self._orphans
 
     def names(self) -> list[str]:
         if self._names is None:
@@ -82,6 +88,33 @@ def labels_file(folder: str, relative: str) -> str:
             whole[index] = "labels"
             break
     return "/".join(whole) + ".txt"
+
+
+def orphan_labels(folder: str, expected: set[str]) -> list[str]:
+    """The `.txt` files below `folder` in a `labels` folder or beside images that no image
+    names as its labels file (their boxes would be lost without a word), sorted."""
+    found = []
+    for root, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        root = root.replace(os.sep, "/").rstrip("/")
+        has_images = any(os.path.splitext(name)[1].lower() in EXTENSIONS for name in files)
+        in_labels = "labels" in root[len(folder.replace(os.sep, "/").rstrip("/")):].split("/")
+        for name in sorted(files):
+            path = f"{root}/{name}"
+            if (name.endswith(".txt") and name not in _NAMES_FILES and (in_labels or has_images)
+                    and path not in expected):
+                found.append(path)
+    return found
+
+
+def image_for(labels: str) -> str:
+    """Where a labels file's image would be: its last `labels` folder as `images`, no extension."""
+    parts = os.path.splitext(labels)[0].split("/")
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index] == "labels":
+            parts[index] = "images"
+            break
+    return "/".join(parts)
 
 
 def record(item: Item, names: list[str]) -> tuple[str, dict[str, Any]]:
