@@ -349,3 +349,40 @@ def test_yolo_labels_file_without_its_image_is_an_error_or_skipped(tmp_path):
     assert len(records(info)) == len(PHOTOS)
     skipped = [json.loads(line) for line in (Path(info.path) / "skipped.jsonl").read_text().splitlines()]
     assert skipped == [{"record": str(orphan), "reason": expected}]
+
+
+# ---- the COCO JSON's streaming parse -----------------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(document=st.dictionaries(st.text(), JSON, max_size=4), images=st.lists(JSON, max_size=5),
+       indent=st.sampled_from([None, 1, "\t"]))
+def test_the_streaming_parse_gives_what_json_loads_does(tmp_path_factory, document, images, indent):
+    from tfrecord_builder.builders.coco import parse
+
+    document = {**document, "images": images}
+    path = tmp_path_factory.mktemp("json") / "x.json"
+    path.write_text(json.dumps(document, indent=indent), encoding="utf-8")
+    handed: list = []
+    rest = parse(str(path), {"images": lambda position, value: handed.append((position, value))})
+    assert handed == list(enumerate(json.loads(path.read_text())["images"]))
+    assert rest == {**json.loads(path.read_text()), "images": None}
+
+
+def test_a_pending_batch_pickles_to_a_worker_and_reads_the_same(tmp_path):
+    import pickle
+
+    from tfrecord_builder.builders.coco import CocoBuilder
+
+    path = write_coco(tmp_path)
+    builder = CocoBuilder(None, str(path), {"images": str(tmp_path / "images")})
+    batch = next(builder.encoding_batches(None, ["bbox", "label", "image"], 64))
+    here, there = batch.load(), pickle.loads(pickle.dumps(batch)).load()
+    assert here.keys == there.keys == [IDS[name] for name in PHOTOS]
+    assert here.columns == there.columns
+    assert there.columns["image"][0] == str(tmp_path / "images" / "astronaut.jpg")
