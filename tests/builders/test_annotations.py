@@ -386,3 +386,18 @@ def test_a_pending_batch_pickles_to_a_worker_and_reads_the_same(tmp_path):
     assert here.keys == there.keys == [IDS[name] for name in PHOTOS]
     assert here.columns == there.columns
     assert there.columns["image"][0] == str(tmp_path / "images" / "astronaut.jpg")
+
+
+def test_images_and_names_file_are_refused_where_no_builder_reads_them(tmp_path):
+    from tfrecord_builder.errors import SpecError
+
+    spec = {"name": "t", "source": {"builder": "csv", "path": "t.csv", "images": "images/"},
+            "features": {"x": {"dtype": "int64"}}}
+    with pytest.raises(SpecError) as raised:
+        tb.load_spec(write_spec(tmp_path, spec, {"t.csv": "x\n1\n"}))
+    assert str(raised.value).endswith("source.images: `images` is read by the coco and voc builders, not by csv")
+    spec["source"] = {"builder": "coco", "path": "t.csv", "names_file": "names.txt"}
+    with pytest.raises(SpecError) as raised:
+        tb.load_spec(write_spec(tmp_path, spec))
+    assert str(raised.value).endswith("source.names_file: `names_file` is read by the voc and yolo builders, "
+                                      "not by coco")
