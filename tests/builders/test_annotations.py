@@ -401,3 +401,16 @@ def test_images_and_names_file_are_refused_where_no_builder_reads_them(tmp_path)
         tb.load_spec(write_spec(tmp_path, spec))
     assert str(raised.value).endswith("source.names_file: `names_file` is read by the voc and yolo builders, "
                                       "not by coco")
+
+
+def test_yolo_size_is_the_upright_images_when_exif_turns_it(tmp_path):
+    dataset, sizes = write_yolo(tmp_path)
+    turned = dataset / "images" / "train" / "rocket.jpg"
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored sideways: shown turned a quarter clockwise
+    Image.fromarray(photo("rocket.jpg")).save(turned, quality=90, exif=exif)
+    info = build(tmp_path, {"builder": "yolo", "path": "dataset", "names_file": "dataset/data.yaml"}, YOLO_EXTRA)
+    record = records(info)["images/train/rocket.jpg"]
+    height, width = sizes["rocket.jpg"]
+    assert (record["height"], record["width"]) == (width, height)
+    assert record["image"].shape[:2] == (width, height)  # as the image feature turns it upright
