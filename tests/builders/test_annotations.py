@@ -414,3 +414,22 @@ def test_yolo_size_is_the_upright_images_when_exif_turns_it(tmp_path):
     height, width = sizes["rocket.jpg"]
     assert (record["height"], record["width"]) == (width, height)
     assert record["image"].shape[:2] == (width, height)  # as the image feature turns it upright
+
+
+def test_coco_splits_each_with_its_json_and_image_folder(tmp_path):
+    path = write_coco(tmp_path)
+    document = json.loads(path.read_text())
+    (tmp_path / "val").mkdir()
+    (tmp_path / "images" / "rocket.jpg").rename(tmp_path / "val" / "rocket.jpg")
+    val = {**document, "images": [image for image in document["images"] if image["file_name"] == "rocket.jpg"]}
+    val["annotations"] = [a for a in document["annotations"] if a["image_id"] == val["images"][0]["id"]]
+    document["images"] = [image for image in document["images"] if image["file_name"] != "rocket.jpg"]
+    document["annotations"] = [a for a in document["annotations"] if a not in val["annotations"]]
+    path.write_text(json.dumps(document))
+    (tmp_path / "annotations" / "val.json").write_text(json.dumps(val))
+    info = build(tmp_path, {"builder": "coco", "images": "images"}, COCO_EXTRA,
+                 splits={"train": {"path": "annotations/instances.json"},
+                         "val": {"path": "annotations/val.json", "options": {"images": "val"}}})
+    assert info.spec.features["labels"].names == ["person", "cat", "cup", "rocket"]
+    assert sorted(record["filename"].decode() for record in tb.read(info.path, "val")) == ["rocket.jpg"]
+    assert len(list(tb.read(info.path, "train"))) == len(PHOTOS) - 1
