@@ -433,3 +433,44 @@ def test_coco_splits_each_with_its_json_and_image_folder(tmp_path):
     assert info.spec.features["labels"].names == ["person", "cat", "cup", "rocket"]
     assert sorted(record["filename"].decode() for record in tb.read(info.path, "val")) == ["rocket.jpg"]
     assert len(list(tb.read(info.path, "train"))) == len(PHOTOS) - 1
+
+
+def uncompressed_rle(mask: np.ndarray) -> dict:
+    """COCO's uncompressed RLE of a 0/1 mask: run lengths down the columns, zeros first."""
+    flat = mask.flatten(order="F")
+    edges = np.flatnonzero(np.diff(flat)) + 1
+    runs = np.diff(np.concatenate([[0], edges, [len(flat)]])).tolist()
+    return {"size": list(mask.shape), "counts": ([0] if flat[0] else []) + runs}
+
+
+def test_coco_instance_masks_are_one_png_per_object_equal_to_pycocotools(tmp_path):
+    import io
+
+    from pycocotools.coco import COCO
+
+    def change(document):
+        sizes = {image["id"]: (image["height"], image["width"]) for image in document["images"]}
+        for annotation in document["annotations"]:
+            if annotation["iscrowd"]:  # a crowd's segmentation is RLE: an ellipse inside its box
+                height, width = sizes[annotation["image_id"]]
+                x, y, w, h = annotation["bbox"]
+                rows, columns = np.mgrid[:height, :width]
+                inside = ((columns - x - w / 2) / (w / 2)) ** 2 + ((rows - y - h / 2) / (h / 2)) ** 2 <= 1
+                annotation["segmentation"] = uncompressed_rle(inside.astype(np.uint8))
+
+    path = write_coco(tmp_path, change)
+    extra = {**COCO_EXTRA, "masks": {"dtype": "bytes", "shape": [None], "key": "image/object/mask"}}
+    info = build(tmp_path, COCO_SOURCE, extra)
+    coco = COCO(str(path))
+    got = records(info)
+    crowds = 0
+    for image in coco.loadImgs(coco.getImgIds()):
+        annotations = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
+        masks = got[image["file_name"]]["masks"].tolist()
+        assert len(masks) == len(annotations)
+        for png, annotation in zip(masks, annotations):
+            pixels = np.asarray(Image.open(io.BytesIO(png)))
+            np.testing.assert_array_equal(pixels, coco.annToMask(annotation))
+            assert pixels.any()
+            crowds += annotation["iscrowd"]
+    assert crowds == 3

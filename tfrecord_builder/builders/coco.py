@@ -6,13 +6,15 @@ One record per entry of `images` (an image without annotations is a record with 
 `image` (the file's path in `images:`, default the JSON's folder), `filename` (`file_name`),
 `image_id` (`id`), `height`, `width` and, one per annotation in the file's order: `bbox`
 ([x, y, width, height] in pixels, as COCO has it), `label` (the category's name), `category_id`
-(the original id), `iscrowd`, `area`, `annotation_id` and `segmentation` (as in the JSON). The
-classes are the categories sorted by id: index 0 is the smallest id.
+(the original id), `iscrowd`, `area`, `annotation_id`, `segmentation` (as in the JSON) and
+`masks` (instance masks: one PNG of 0 and 1 an object, made from its polygons or RLE with
+pycocotools, as the Object Detection API stores `image/object/mask`). The classes are the
+categories sorted by id: index 0 is the smallest id.
 
 The JSON is read without building it whole in Python: its top-level values are decoded one at a
 time, and each element of `images` and `annotations` is packed into arrays as soon as it is read
 (the dicts of a 450 MB file would take about 10 times its size). `segmentation` is kept, as
-JSON text, only when the spec reads it.
+JSON text, only when the spec reads it or `masks`, and masks are made only for a spec that reads them.
 """
 from __future__ import annotations
 
@@ -45,37 +47,81 @@ class CocoBuilder(AnnotationBuilder):
     def names(self) -> list[str]:
         return list(self._indexed()[2].values())
 
-    def context(self) -> tuple[str, dict[int, str]]:
+    def context(self) -> tuple[str, dict[int, str], bool]:
         folder = self.setting("images") or os.path.dirname(self.path or "")
-        return folder, self._indexed()[2]
+        return folder, self._indexed()[2], self._reads("masks")
+
+    def _reads(self, field: str) -> bool:
+        """Whether a feature of the spec reads `field` (every field, without a spec)."""
+        return self.spec is None or any(field in feature.source_names for feature in self.spec.features.values())
 
     def _indexed(self) -> tuple[list[Item], list[dict[str, str]], dict[int, str]]:
         if self._index is None:
-            wanted = self.spec is None or any("segmentation" in feature.source_names
-                                              for feature in self.spec.features.values())
-            self._index = index(self.path or "", self.keep_going, wanted)
+            if self._reads("masks") and self.spec is not None:
+                _mask_api(self.path or "")  # said before the JSON is read
+            self._index = index(self.path or "", self.keep_going, self._reads("segmentation") or self._reads("masks"))
         return self._index
 
     @staticmethod
-    def READ(item: Item, context: tuple[str, dict[int, str]]) -> tuple[Any, dict[str, Any]]:
+    def READ(item: Item, context: tuple[str, dict[int, str], bool]) -> tuple[Any, dict[str, Any]]:
         return record(item, context)
 
 
-def record(item: Item, context: tuple[str, dict[int, str]]) -> tuple[int, dict[str, Any]]:
+def record(item: Item, context: tuple[str, dict[int, str], bool]) -> tuple[int, dict[str, Any]]:
     """One image's record (raises the problem its annotations had, found while indexing)."""
-    _, image_id, file_name, height, width, objects = item
+    place, image_id, file_name, height, width, objects = item
     if isinstance(objects, str):
         raise DataError(objects)
-    folder, names = context
+    folder, names, masks = context
     ids, categories, boxes, areas, crowds, segmentations = objects
+    shapes = [json.loads(text) for text in segmentations] if segmentations is not None else None
     return image_id, {
         "image": image_path(folder, file_name), "filename": file_name, "image_id": image_id,
         "height": height, "width": width, "bbox": boxes.tolist(),
         "label": [names[category] for category in categories.tolist()],
         "category_id": categories.tolist(), "iscrowd": crowds.tolist(), "area": areas.tolist(),
-        "annotation_id": ids.tolist(),
-        "segmentation": [json.loads(text) for text in segmentations] if segmentations is not None else None,
+        "annotation_id": ids.tolist(), "segmentation": shapes,
+        "masks": instance_masks(place, shapes or [], ids.tolist(), height, width) if masks else None,
     }
+
+
+def instance_masks(place: str, shapes: list[Any], ids: list[int], height: int, width: int) -> list[bytes]:
+    """Each object's mask as a PNG of 0 and 1 at the image's size, from its polygons or RLE (what
+    the Object Detection API's `create_coco_tf_record.py` stores as `image/object/mask`)."""
+    import io
+
+    from PIL import Image
+
+    api = _mask_api(place)
+    out = []
+    for shape, annotation in zip(shapes, ids):
+        try:
+            if isinstance(shape, list):  # polygons: [[x1, y1, x2, y2, ...], ...]
+                encoded = api.merge(api.frPyObjects(shape, height, width)) if shape else None
+            elif isinstance(shape, dict) and isinstance(shape.get("counts"), list):  # uncompressed RLE
+                encoded = api.frPyObjects(shape, height, width)
+            else:
+                encoded = shape
+            pixels = api.decode(encoded) if encoded is not None else np.zeros((height, width), np.uint8)
+        except Exception as error:  # pycocotools' own message on a malformed polygon or RLE
+            raise DataError(f"{place}: annotation {annotation}: `segmentation`: can't make a mask of it "
+                            f"({type(error).__name__}: {error})") from None
+        if pixels.shape[:2] != (height, width):
+            raise DataError(f"{place}: annotation {annotation}: `segmentation` is {pixels.shape[1]}x{pixels.shape[0]}; "
+                            f"the image is {width}x{height}")
+        buffer = io.BytesIO()
+        Image.fromarray(pixels.reshape(height, width).astype(np.uint8)).save(buffer, format="PNG")
+        out.append(buffer.getvalue())
+    return out
+
+
+def _mask_api(where: str) -> Any:
+    try:
+        from pycocotools import mask
+    except ImportError:
+        raise DataError(f"{where}: instance masks (`masks`) are made with pycocotools: pip install "
+                        "pycocotools") from None
+    return mask
 
 
 def index(path: str, keep_going: bool, segmentations: bool) -> tuple[list[Item], list[dict[str, str]], dict[int, str]]:
