@@ -474,3 +474,18 @@ def test_coco_instance_masks_are_one_png_per_object_equal_to_pycocotools(tmp_pat
             assert pixels.any()
             crowds += annotation["iscrowd"]
     assert crowds == 3
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("iscrowd", "yes", '`iscrowd`: expected 0 or 1, received "yes"'),
+    ("area", None, "`area`: expected a number, received null"),
+    ("bbox", [1, 2, 3], "`bbox`: expected [x, y, width, height], received [1, 2, 3]"),
+])
+def test_coco_malformed_annotation_values_are_refused_not_changed(tmp_path, key, value, expected):
+    def change(document):
+        document["annotations"][2][key] = value
+
+    path = write_coco(tmp_path, change)
+    with pytest.raises(DataError) as raised:
+        build(tmp_path, COCO_SOURCE, COCO_EXTRA)
+    assert str(raised.value) == f"{path}: annotation 103: {expected}"

@@ -236,9 +236,13 @@ class _Annotations:
         self.image_ids.append(annotation["image_id"])
         self.category_ids.append(annotation["category_id"])
         self.boxes.extend(box)
-        area = annotation.get("area", box[2] * box[3])
-        self.areas.append(area if _number(area) else float("nan"))
-        self.crowds.append(int(annotation.get("iscrowd", 0)))
+        area, crowd = annotation.get("area", box[2] * box[3]), annotation.get("iscrowd", 0)
+        if not _number(area):
+            raise DataError(f"{where}: `area`: expected a number, received {json.dumps(area)[:60]}")
+        if crowd not in (0, 1) or isinstance(crowd, float):
+            raise DataError(f"{where}: `iscrowd`: expected 0 or 1, received {json.dumps(crowd)[:60]}")
+        self.areas.append(area)
+        self.crowds.append(int(crowd))
         if self.keep_segmentations:
             self.segmentations.append(json.dumps(annotation.get("segmentation", []), separators=(",", ":")))
 
