@@ -489,3 +489,21 @@ def test_coco_malformed_annotation_values_are_refused_not_changed(tmp_path, key,
     with pytest.raises(DataError) as raised:
         build(tmp_path, COCO_SOURCE, COCO_EXTRA)
     assert str(raised.value) == f"{path}: annotation 103: {expected}"
+
+
+@pytest.mark.parametrize("layout", ["beside", "images_key"])
+def test_voc_images_beside_the_xml_or_in_the_images_folder(tmp_path, layout):
+    folder = write_voc(tmp_path)
+    photos = tmp_path / "VOC" / "JPEGImages"
+    source = {"builder": "voc", "path": "VOC/Annotations"}
+    if layout == "beside":
+        for path in photos.iterdir():
+            path.rename(folder / path.name)
+        photos.rmdir()
+    else:
+        photos.rename(tmp_path / "photos")
+        source["images"] = "photos"
+    info = build(tmp_path, source, VOC_EXTRA)
+    got = records(info)
+    assert sorted(got) == sorted(PHOTOS)
+    assert got["chelsea.jpg"]["image"].shape == photo("chelsea.jpg").shape
