@@ -99,8 +99,8 @@ class AnnotationBuilder(Builder):
 
     # -- what subclasses give --------------------------------------------------------------
     def listed(self) -> tuple[list[Any], list[dict[str, str]]]:
-        """The images, each an item `READ` takes (a tuple: its place in messages first), and what listing them had to skip (only under
-        `on_error: skip`; otherwise it raises)."""
+        """The images, each an item `READ` takes (a tuple: its place in messages first), and what
+        listing them had to skip (only under `on_error: skip`; otherwise it raises)."""
         raise NotImplementedError
 
     def context(self) -> Any:
@@ -119,10 +119,10 @@ class AnnotationBuilder(Builder):
         return len(self.listed()[0])
 
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
-        items, skipped = self.listed()
-        context = type(self).READ, self.context()
-        for item in items:
-            yield context[0](item, context[1])
+        """Each image's `(key, record)`; a bad one raises (the build's batches list them instead)."""
+        read, context = type(self).READ, self.context()
+        for item in self.listed()[0]:
+            yield read(item, context)
 
     def encoding_batches(self, split: str | None, needed: Sequence[str], batch_size: int,
                          task: Any = None) -> Iterator[PendingBatch]:
