@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import fs
 from ..errors import DataError
 from .annotations import AnnotationBuilder, image_path, problem
 
@@ -278,8 +279,8 @@ def parse(path: str, arrays: dict[str, Callable[[int, Any], None]]) -> dict[str,
     to their function one element at a time (never held whole; their keys hold None). Malformed JSON is a DataError
     naming the file, line and column."""
     try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
+        with fs.open_file(path) as file:  # a local file or a URL (s3://, gs://)
+            text = file.read().decode("utf-8")
     except OSError as error:
         raise DataError(f"{path}: can't read the COCO JSON ({error.strerror})") from None
     except UnicodeDecodeError as error:
