@@ -28,6 +28,9 @@ BUILTIN = {
     "image_folder": "tfrecord_builder.builders.image_folder:ImageFolderBuilder",
     "image_manifest": "tfrecord_builder.builders.tabular:ManifestBuilder",
     "sequence_jsonl": "tfrecord_builder.builders.tabular:JsonlBuilder",
+    "coco": "tfrecord_builder.builders.coco:CocoBuilder",
+    "voc": "tfrecord_builder.builders.voc:VocBuilder",
+    "yolo": "tfrecord_builder.builders.yolo:YoloBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

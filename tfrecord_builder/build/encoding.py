@@ -176,11 +176,12 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
     """
+    notices.taken()  # what an earlier batch (or a first pass) left uncounted; parsing may count some
     batch = parsed_batch(batch)
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     if not len(batch):
-        return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken))
-    notices.taken()  # what an earlier batch (or a first pass) left uncounted
+        return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken),
+                            notices=notices.taken())
     batch, encoded, good, skipped = _encoded(spec, spec.features, batch)
     hashes = all_hashes if good is None else all_hashes[good]
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)

@@ -1,0 +1,191 @@
+"""What the annotation builders (`coco`, `voc`, `yolo`) share: one record per image, made in
+batches that list bad images under `on_error: skip`, and count the images without objects.
+
+Each builder lists its images (`Listed`: a key and what reading that image's objects needs)
+and reads one image's record with `read(item, context)`, a module-level function so that a
+batch pickles to the encoding workers, where it is read (`AnnotationBatch.load`). A record
+offers `image` (the image file's path), `filename`, `image_id`, `height`, `width`, per-object
+`bbox` (in the source's own format) and `label` (the class name), plus what the format carries.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from .. import fs
+from ..errors import DataError
+from ..features import notices
+from .base import Batch, Builder, PendingBatch, parsed_batch
+from .image_folder import EXTENSIONS
+
+# said once for the build with the count (never a silent drop: they are records without boxes)
+EMPTY_NOTICE = "source: {count} image{s} without objects, kept as records with no boxes"
+BATCH_IMAGES = 256  # images a batch reads at most (their files are read by the image feature)
+
+Reader = Callable[[Any, Any], "tuple[Any, dict[str, Any]]"]
+
+
+@dataclass
+class Places:
+    """Names a batch's records by their images' places (`instances.json, image 7`)."""
+
+    places: list[str]
+
+    def __call__(self, index: int) -> str:
+        return self.places[index]
+
+
+class AnnotationBatch(PendingBatch):
+    """Images whose records are read where the batch is encoded: `read(item, context)` gives each
+    item's `(key, record)` or raises DataError (listed, not raised, with `keep_going`); an item
+    is a tuple whose first value is its place in messages."""
+
+    def __init__(self, items: Sequence[Any], read: Reader, context: Any, needed: Sequence[str], name: str,
+                 keep_going: bool, broken: list[dict[str, str]] | None = None):
+        self.items, self.read, self.context, self.needed = list(items), read, context, list(needed)
+        self.name, self.keep_going = name, keep_going
+        self.broken = list(broken or [])  # found while listing (a duplicate image, an orphan annotation)
+        self.count = len(self.items) + len(self.broken)
+        self.line = 0
+
+    def load(self) -> Batch:
+        keys: list[Any] = []
+        places: list[str] = []
+        records: list[dict[str, Any]] = []
+        broken = list(self.broken)
+        for item in self.items:
+            try:
+                key, record = self.read(item, self.context)
+            except DataError as error:
+                if not self.keep_going:
+                    raise
+                broken.append({"record": item[0], "reason": str(error)})
+                continue
+            if not record["bbox"]:
+                notices.note(EMPTY_NOTICE)
+            keys.append(key)
+            places.append(item[0])
+            records.append(record)
+        columns = {name: [record.get(name) for record in records] for name in self.needed}
+        return Batch(keys=keys, columns=columns, origin=Places(places), source=self.name, broken=broken)
+
+
+class AnnotationBuilder(Builder):
+    """An annotation format's builder: subclasses list the images (`listed`) and name the reading
+    function (`READ`) and the class names (`names`)."""
+
+    strict_fields = False  # records offer every field the format has; a spec uses what it needs
+    OPTIONS = {"images": "the image folder, for this split (overrides source.images)",
+               "names_file": "the class names file, for this split (overrides source.names_file)"}
+    READ: Reader
+
+    @classmethod
+    def option_problem(cls, key: str, value: Any) -> str | None:
+        return None if isinstance(value, str) else "expected a path (relative to the spec's folder)"
+
+    def setting(self, key: str) -> str | None:
+        """`images` or `names_file` from this split's options or the source, resolved against the spec."""
+        value = self.options.get(key)
+        if value is None and self.spec is not None:
+            value = getattr(self.spec.source, key, None)
+        if value is None:
+            return None
+        return self.spec.resolve(value) if self.spec is not None else value
+
+    @property
+    def keep_going(self) -> bool:
+        return self.spec is not None and self.spec.on_error == "skip"
+
+    # -- what subclasses give --------------------------------------------------------------
+    def listed(self) -> tuple[list[Any], list[dict[str, str]]]:
+        """The images, each an item `READ` takes (a tuple: its place in messages first), and what
+        listing them had to skip (only under `on_error: skip`; otherwise it raises)."""
+        raise NotImplementedError
+
+    def context(self) -> Any:
+        """What `READ` needs besides the item (picklable: it travels to the workers)."""
+        raise NotImplementedError
+
+    def names(self) -> list[str]:
+        """The class names in index order."""
+        raise NotImplementedError
+
+    # -- the Builder API -------------------------------------------------------------------
+    def class_names(self, field: str) -> list[str] | None:
+        return self.names() if field == "label" else None
+
+    def num_records(self, split: str | None) -> int | None:
+        return len(self.listed()[0])
+
+    def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Each image's `(key, record)`; a bad one raises (the build's batches list them instead)."""
+        read, context = type(self).READ, self.context()
+        for item in self.listed()[0]:
+            yield read(item, context)
+
+    def encoding_batches(self, split: str | None, needed: Sequence[str], batch_size: int,
+                         task: Any = None) -> Iterator[PendingBatch]:
+        items, skipped = self.listed()
+        context = self.context()
+        size = max(1, min(batch_size, BATCH_IMAGES))
+        for start in range(0, max(len(items), 1), size):
+            yield AnnotationBatch(items[start:start + size], type(self).READ, context, needed, self.path or "",
+                                  self.keep_going, skipped if start == 0 else None)
+
+    def batches(self, split: str | None, needed: Sequence[str], batch_size: int, task: Any = None) -> Iterator[Batch]:
+        for batch in self.encoding_batches(split, needed, batch_size, task):
+            yield parsed_batch(batch)
+
+
+def problem(keep_going: bool, skipped: list[dict[str, str]], where: str, message: str) -> None:
+    """A bad entry found while listing: raised, or listed as skipped under `on_error: skip`."""
+    if not keep_going:
+        raise DataError(message)
+    skipped.append({"record": where, "reason": message})
+
+
+def image_path(folder: str, name: str) -> str:
+    return fs.join(folder, name.replace("\\", "/"))
+
+
+def image_files(folder: str) -> dict[str, str]:
+    """The image files directly in `folder` by their stem (`000005` -> `000005.jpg`), sorted."""
+    if not os.path.isdir(folder):
+        return {}
+    found: dict[str, str] = {}
+    for name in sorted(os.listdir(folder)):
+        stem, extension = os.path.splitext(name)
+        if extension.lower() in EXTENSIONS and not name.startswith("."):
+            found.setdefault(stem, name)
+    return found
+
+
+def names_from_file(path: str) -> list[str]:
+    """Class names from classes.txt (one a line) or a YOLO data.yaml (`names:` a list, or a
+    mapping of indices 0..n-1 to names)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as error:
+        raise DataError(f"{path}: can't read the class names ({error.strerror})") from None
+    if os.path.splitext(path)[1].lower() not in (".yaml", ".yml"):
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    import yaml
+
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        raise DataError(f"{path}{line}: malformed YAML: {getattr(error, 'problem', error)}") from None
+    names = document.get("names") if isinstance(document, dict) else None
+    if isinstance(names, dict):
+        indices = sorted(names) if all(isinstance(key, int) for key in names) else None
+        if indices != list(range(len(names))):
+            raise DataError(f"{path}: `names`: expected a list, or a mapping of the indices 0 to "
+                            f"{len(names) - 1} to names, received the keys {', '.join(map(str, names))}")
+        names = [names[index] for index in indices]
+    if not isinstance(names, list) or not names:
+        raise DataError(f"{path}: expected `names:` with the class names (a list, or indices to names)")
+    return [str(name) for name in names]

@@ -1,0 +1,356 @@
+"""`builder: coco`: a COCO instances JSON (`images`, `annotations`, `categories`) and its image folder.
+
+    source: {builder: coco, path: annotations/instances_train.json, images: images/}
+
+One record per entry of `images` (an image without annotations is a record with no boxes), with
+`image` (the file's path in `images:`, default the JSON's folder), `filename` (`file_name`),
+`image_id` (`id`), `height`, `width` and, one per annotation in the file's order: `bbox`
+([x, y, width, height] in pixels, as COCO has it), `label` (the category's name), `category_id`
+(the original id), `iscrowd`, `area`, `annotation_id`, `segmentation` (as in the JSON) and
+`masks` (instance masks: one PNG of 0 and 1 an object, made from its polygons or RLE with
+pycocotools, as the Object Detection API stores `image/object/mask`). The classes are the
+categories sorted by id: index 0 is the smallest id.
+
+The JSON is read without building it whole in Python: its top-level values are decoded one at a
+time, and each element of `images` and `annotations` is packed into arrays as soon as it is read
+(the dicts of a 450 MB file would take about 10 times its size). `segmentation` is kept, as
+JSON text, only when the spec reads it or `masks`, and masks are made only for a spec that reads them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from array import array
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import fs
+from ..errors import DataError
+from .annotations import AnnotationBuilder, image_path, problem
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+Item = tuple  # (place, image id, file name, height, width, objects or a problem's text)
+
+
+class CocoBuilder(AnnotationBuilder):
+    """Images and their objects from a COCO instances JSON."""
+
+    def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
+        super().__init__(spec, path, options)
+        self._index: tuple[list[Item], list[dict[str, str]], dict[int, str]] | None = None
+
+    def listed(self) -> tuple[list[Item], list[dict[str, str]]]:
+        items, skipped, _ = self._indexed()
+        return items, skipped
+
+    def names(self) -> list[str]:
+        return list(self._indexed()[2].values())
+
+    def context(self) -> tuple[str, dict[int, str], bool]:
+        folder = self.setting("images") or os.path.dirname(self.path or "")
+        return folder, self._indexed()[2], self._reads("masks")
+
+    def _reads(self, field: str) -> bool:
+        """Whether a feature of the spec reads `field` (every field, without a spec)."""
+        return self.spec is None or any(field in feature.source_names for feature in self.spec.features.values())
+
+    def _indexed(self) -> tuple[list[Item], list[dict[str, str]], dict[int, str]]:
+        if self._index is None:
+            if self._reads("masks") and self.spec is not None:
+                _mask_api(self.path or "")  # said before the JSON is read
+            self._index = index(self.path or "", self.keep_going, self._reads("segmentation") or self._reads("masks"))
+        return self._index
+
+    @staticmethod
+    def READ(item: Item, context: tuple[str, dict[int, str], bool]) -> tuple[Any, dict[str, Any]]:
+        return record(item, context)
+
+
+def record(item: Item, context: tuple[str, dict[int, str], bool]) -> tuple[int, dict[str, Any]]:
+    """One image's record (raises the problem its annotations had, found while indexing)."""
+    place, image_id, file_name, height, width, objects = item
+    if isinstance(objects, str):
+        raise DataError(objects)
+    folder, names, masks = context
+    ids, categories, boxes, areas, crowds, segmentations = objects
+    shapes = [json.loads(text) for text in segmentations] if segmentations is not None else None
+    return image_id, {
+        "image": image_path(folder, file_name), "filename": file_name, "image_id": image_id,
+        "height": height, "width": width, "bbox": boxes.tolist(),
+        "label": [names[category] for category in categories.tolist()],
+        "category_id": categories.tolist(), "iscrowd": crowds.tolist(), "area": areas.tolist(),
+        "annotation_id": ids.tolist(), "segmentation": shapes,
+        "masks": instance_masks(place, shapes or [], ids.tolist(), height, width) if masks else None,
+    }
+
+
+def instance_masks(place: str, shapes: list[Any], ids: list[int], height: int, width: int) -> list[bytes]:
+    """Each object's mask as a PNG of 0 and 1 at the image's size, from its polygons or RLE (what
+    the Object Detection API's `create_coco_tf_record.py` stores as `image/object/mask`)."""
+    import io
+
+    from PIL import Image
+
+    api = _mask_api(place)
+    out = []
+    for shape, annotation in zip(shapes, ids):
+        try:
+            if isinstance(shape, list):  # polygons: [[x1, y1, x2, y2, ...], ...]
+                encoded = api.merge(api.frPyObjects(shape, height, width)) if shape else None
+            elif isinstance(shape, dict) and isinstance(shape.get("counts"), list):  # uncompressed RLE
+                encoded = api.frPyObjects(shape, height, width)
+            else:
+                encoded = shape
+            pixels = api.decode(encoded) if encoded is not None else np.zeros((height, width), np.uint8)
+        except Exception as error:  # pycocotools' own message on a malformed polygon or RLE
+            raise DataError(f"{place}: annotation {annotation}: `segmentation`: can't make a mask of it "
+                            f"({type(error).__name__}: {error})") from None
+        if pixels.shape[:2] != (height, width):
+            raise DataError(f"{place}: annotation {annotation}: `segmentation` is {pixels.shape[1]}x{pixels.shape[0]}; "
+                            f"the image is {width}x{height}")
+        buffer = io.BytesIO()
+        Image.fromarray(pixels.reshape(height, width).astype(np.uint8)).save(buffer, format="PNG")
+        out.append(buffer.getvalue())
+    return out
+
+
+def _mask_api(where: str) -> Any:
+    try:
+        from pycocotools import mask
+    except ImportError:
+        raise DataError(f"{where}: instance masks (`masks`) are made with pycocotools: pip install "
+                        "pycocotools") from None
+    return mask
+
+
+def index(path: str, keep_going: bool, segmentations: bool) -> tuple[list[Item], list[dict[str, str]], dict[int, str]]:
+    """The JSON's images (each with its objects), what had to be skipped, and the category names
+    by id, sorted by id (the class order)."""
+    name = os.path.basename(path)
+    images = _Images(path)
+    annotations = _Annotations(path, segmentations)
+    rest = parse(path, {"images": images.add, "annotations": annotations.add})
+    for key in ("images", "categories"):  # (`annotations` may be absent: a test set's image info)
+        if key not in rest:
+            raise DataError(f"{path}: expected a COCO instances JSON with `{key}`; its keys: {', '.join(rest) or 'none'}")
+    categories = _categories(path, rest.get("categories", []))
+    skipped: list[dict[str, str]] = []
+    first: dict[int, int] = {}
+    twice: set[int] = set()
+    for position, image_id in enumerate(images.ids):
+        if image_id in first:
+            twice.add(image_id)
+            problem(keep_going, skipped, f"{name}, image {image_id}",
+                    f"{path}: image {image_id} is listed twice (images {first[image_id]} and {position} of "
+                    "`images`); expected each id once")
+        else:
+            first[image_id] = position
+    ids = np.frombuffer(annotations.image_ids, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    ids_sorted = ids[order]
+    known = np.isin(ids_sorted, np.frombuffer(images.ids, dtype=np.int64))
+    for at in np.flatnonzero(~known).tolist():
+        annotation = int(order[at])
+        problem(keep_going, skipped, f"{name}, annotation {annotations.ids[annotation]}",
+                f"{path}: annotation {annotations.ids[annotation]}: image_id {int(ids_sorted[at])} is not among "
+                "the `images`")
+    category_ids = np.frombuffer(annotations.category_ids, dtype=np.int64)
+    boxes = np.frombuffer(annotations.boxes, dtype=np.float64).reshape(-1, 4)
+    columns = (np.frombuffer(annotations.ids, dtype=np.int64), category_ids, boxes,
+               np.frombuffer(annotations.areas, dtype=np.float64), np.frombuffer(annotations.crowds, dtype=np.int64))
+    items: list[Item] = []
+    for position, image_id in enumerate(images.ids):
+        if image_id in twice:
+            if position != first[image_id]:
+                continue
+            problem(True, skipped, f"{name}, image {image_id}",  # (raised above unless skipping)
+                    f"{path}: image {image_id} is listed twice; both skipped, whose objects would be ambiguous")
+            continue
+        start, end = np.searchsorted(ids_sorted, [image_id, image_id + 1])
+        rows = order[start:end]
+        objects: Any = tuple(column[rows] for column in columns) + (
+            [annotations.segmentations[row] for row in rows.tolist()] if segmentations else None,)
+        unknown = [row for row in rows.tolist() if int(category_ids[row]) not in categories]
+        if unknown:
+            objects = (f"{path}: annotation {annotations.ids[unknown[0]]} (image {image_id}, "
+                       f"{images.file_names[position]}): unknown category_id {int(category_ids[unknown[0]])}; "
+                       f"the categories' ids: {', '.join(map(str, categories))}")
+            if not keep_going:
+                raise DataError(objects)
+        items.append((f"{name}, image {image_id} ({images.file_names[position]})", image_id,
+                      images.file_names[position], images.heights[position], images.widths[position], objects))
+    return items, skipped, categories
+
+
+class _Images:
+    """`images` packed as each is read: ids, sizes and file names."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.ids, self.heights, self.widths = array("q"), array("q"), array("q")
+        self.file_names: list[str] = []
+
+    def add(self, position: int, image: Any) -> None:
+        where = f"{self.path}: image {position} of `images`"
+        if not isinstance(image, dict):
+            raise DataError(f"{where}: expected an object, received {json.dumps(image)[:60]}")
+        for key in ("id", "file_name", "height", "width"):
+            if key not in image:
+                raise DataError(f"{where}: expected `{key}`; it has {', '.join(image) or 'nothing'}")
+        for key in ("id", "height", "width"):
+            if not isinstance(image[key], int) or isinstance(image[key], bool):
+                raise DataError(f"{where} (id {image['id']}): `{key}`: expected a whole number, received "
+                                f"{json.dumps(image[key])}")
+        self.ids.append(image["id"])
+        self.heights.append(image["height"])
+        self.widths.append(image["width"])
+        self.file_names.append(str(image["file_name"]))
+
+
+class _Annotations:
+    """`annotations` packed as each is read into arrays (a few dozen bytes an object)."""
+
+    def __init__(self, path: str, segmentations: bool):
+        self.path, self.keep_segmentations = path, segmentations
+        self.ids, self.image_ids, self.category_ids, self.crowds = array("q"), array("q"), array("q"), array("q")
+        self.boxes, self.areas = array("d"), array("d")
+        self.segmentations: list[str] = []
+
+    def add(self, position: int, annotation: Any) -> None:
+        where = f"{self.path}: annotation {position} of `annotations`"
+        if not isinstance(annotation, dict):
+            raise DataError(f"{where}: expected an object, received {json.dumps(annotation)[:60]}")
+        if "id" in annotation:
+            where = f"{self.path}: annotation {annotation['id']}"
+        for key in ("image_id", "category_id", "bbox"):
+            if key not in annotation:
+                raise DataError(f"{where}: expected `{key}`; it has {', '.join(annotation) or 'nothing'}")
+        box = annotation["bbox"]
+        if not (isinstance(box, list) and len(box) == 4 and all(_number(value) for value in box)):
+            raise DataError(f"{where}: `bbox`: expected [x, y, width, height], received {json.dumps(box)[:80]}")
+        for key in ("image_id", "category_id"):
+            if not isinstance(annotation[key], int) or isinstance(annotation[key], bool):
+                raise DataError(f"{where}: `{key}`: expected a whole number, received {json.dumps(annotation[key])}")
+        self.ids.append(annotation.get("id", position))
+        self.image_ids.append(annotation["image_id"])
+        self.category_ids.append(annotation["category_id"])
+        self.boxes.extend(box)
+        area, crowd = annotation.get("area", box[2] * box[3]), annotation.get("iscrowd", 0)
+        if not _number(area):
+            raise DataError(f"{where}: `area`: expected a number, received {json.dumps(area)[:60]}")
+        if crowd not in (0, 1) or isinstance(crowd, float):
+            raise DataError(f"{where}: `iscrowd`: expected 0 or 1, received {json.dumps(crowd)[:60]}")
+        self.areas.append(area)
+        self.crowds.append(int(crowd))
+        if self.keep_segmentations:
+            self.segmentations.append(json.dumps(annotation.get("segmentation", []), separators=(",", ":")))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _categories(path: str, categories: Any) -> dict[int, str]:
+    """Category names by id, sorted by id: the class order."""
+    if not isinstance(categories, list):
+        raise DataError(f"{path}: `categories`: expected a list of {{id, name}} objects")
+    names: dict[int, str] = {}
+    for position, category in enumerate(categories):
+        if not (isinstance(category, dict) and isinstance(category.get("id"), int) and "name" in category):
+            raise DataError(f"{path}: category {position} of `categories`: expected an object with `id` (a whole "
+                            f"number) and `name`, received {json.dumps(category)[:80]}")
+        if category["id"] in names:
+            raise DataError(f"{path}: category id {category['id']} is listed twice")
+        names[category["id"]] = str(category["name"])
+    ordered = dict(sorted(names.items()))
+    seen: dict[str, int] = {}
+    for category_id, name in ordered.items():
+        if name in seen:
+            raise DataError(f"{path}: categories {seen[name]} and {category_id} are both named {name!r}; "
+                            "expected one name a class")
+        seen[name] = category_id
+    return ordered
+
+
+def parse(path: str, arrays: dict[str, Callable[[int, Any], None]]) -> dict[str, Any]:
+    """The JSON object in `path`, but for the top-level keys in `arrays`, whose lists are handed
+    to their function one element at a time (never held whole; their keys hold None). Malformed JSON is a DataError
+    naming the file, line and column."""
+    try:
+        with fs.open_file(path) as file:  # a local file or a URL (s3://, gs://)
+            text = file.read().decode("utf-8")
+    except OSError as error:
+        raise DataError(f"{path}: can't read the COCO JSON ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not valid UTF-8 text ({error.reason} at byte {error.start})") from None
+    try:
+        return _object(text, arrays)
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}, line {error.lineno}: malformed JSON: {error.msg} (column {error.colno})") from None
+
+
+def _object(text: str, arrays: dict[str, Callable[[int, Any], None]]) -> dict[str, Any]:
+    decode = json.JSONDecoder().raw_decode
+    rest: dict[str, Any] = {}
+    at = _SPACE.match(text, 0).end()
+    if not text.startswith("{", at):
+        raise json.JSONDecodeError("Expecting a JSON object", text, at)
+    at = _SPACE.match(text, at + 1).end()
+    if text.startswith("}", at):
+        return _end(text, at + 1, rest)
+    while True:
+        if not text.startswith('"', at):
+            raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, at)
+        key, at = decode(text, at)
+        at = _SPACE.match(text, at).end()
+        if not text.startswith(":", at):
+            raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
+        at = _SPACE.match(text, at + 1).end()
+        if key in arrays and text.startswith("[", at):
+            at = _array(text, at + 1, decode, arrays[key])
+            rest[key] = None  # handed over element by element
+        else:
+            rest[key], at = _value(decode, text, at)
+        at = _SPACE.match(text, at).end()
+        if text.startswith(",", at):
+            at = _SPACE.match(text, at + 1).end()
+        elif text.startswith("}", at):
+            return _end(text, at + 1, rest)
+        else:
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+
+
+def _array(text: str, at: int, decode: Callable, handle: Callable[[int, Any], None]) -> int:
+    """Decodes a list's elements one by one from `at` (past its `[`), handing each over; the
+    position past its `]`."""
+    at = _SPACE.match(text, at).end()
+    if text.startswith("]", at):
+        return at + 1
+    position = 0
+    while True:
+        value, at = _value(decode, text, at)
+        handle(position, value)
+        position += 1
+        at = _SPACE.match(text, at).end()
+        if text.startswith(",", at):
+            at = _SPACE.match(text, at + 1).end()
+        elif text.startswith("]", at):
+            return at + 1
+        else:
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+
+
+def _value(decode: Callable, text: str, at: int) -> tuple[Any, int]:
+    try:
+        return decode(text, at)
+    except StopIteration:  # raw_decode's way of saying there is no value at `at`
+        raise json.JSONDecodeError("Expecting value", text, at) from None
+
+
+def _end(text: str, at: int, rest: dict[str, Any]) -> dict[str, Any]:
+    at = _SPACE.match(text, at).end()
+    if at != len(text):
+        raise json.JSONDecodeError("Extra data", text, at)
+    return rest
