@@ -205,7 +205,7 @@ def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values
 def _column(feature: Feature, batch: Batch) -> Sequence[Any]:
     """The batch's column that `feature` reads (as the source holds it; a `columns:` feature's
     columns gathered)."""
-    if feature.columns is not None:
+    if feature.columns is not None or len(feature.source_names) > 1:  # (a bbox's image, too)
         return _gathered(feature, batch)
     column = batch.columns.get(feature.source_name)
     return _absent(feature, batch) if column is None else column
@@ -213,7 +213,7 @@ def _column(feature: Feature, batch: Batch) -> Sequence[Any]:
 
 def _missing(feature: Feature, column: Sequence[Any]) -> np.ndarray:
     """Per row, whether the source had no value (rows × columns for a `columns:` feature)."""
-    return missing_cells(column, missing_rows) if feature.columns is not None else missing_rows(column)
+    return missing_cells(column, missing_rows) if isinstance(column, GatheredColumns) else missing_rows(column)
 
 
 def _encoded(feature: Feature, column: Sequence[Any], batch: Batch) -> dict[str, Values]:

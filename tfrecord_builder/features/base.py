@@ -177,6 +177,11 @@ class Feature(Section):
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
 
+    def linked(self, features: dict[str, "Feature"], at: At) -> "Feature":
+        """This feature with what it takes from the other features of its section (e.g. a bbox
+        feature's `image:`), once they are all loaded; raises SpecError at `at`."""
+        return self
+
     def check_sequence(self, at: At) -> None:
         """Raises SpecError at `at` if this feature can't be a per-step feature."""
         raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")

@@ -126,6 +126,8 @@ def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bo
             features[name].check_sequence(at / name)
         elif isinstance(feature, TensorFeature) and feature.pad is not None:
             raise (at / name / "pad").error("`pad` applies to sequence features only")
+    for name, feature in features.items():
+        features[name] = feature.linked(features, at / name)
     keys: dict[str, str] = {}
     for name, feature in features.items():
         if feature.record_key in keys:

@@ -1,0 +1,215 @@
+"""The `bbox` feature type: boxes in every format and unit in, [ymin, xmin, ymax, xmax] fractions
+out, through `input_fn`, the generated module, `tb.read` and TensorFlow Datasets, on real photos
+(scikit-image's), an EXIF-rotated one among them."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from PIL import Image
+
+import tfrecord_builder as tb
+from tfrecord_builder.errors import DataError, SpecError
+from tfrecord_builder.features import notices
+
+from conftest import batches_as_numpy, import_module, write_spec
+
+skimage_data = pytest.importorskip("skimage.data")
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+def photos(folder: Path) -> dict[str, tuple[int, int]]:
+    """astronaut, coffee and chelsea as JPEGs, and chelsea stored on its side with EXIF orientation 6
+    (shown upright, turned back by a quarter turn): {file name: (height, width) as shown}."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sizes = {}
+    for name in ("astronaut", "coffee", "chelsea"):
+        pixels = getattr(skimage_data, name)()
+        Image.fromarray(pixels).save(folder / f"{name}.jpg", quality=95)
+        sizes[f"{name}.jpg"] = pixels.shape[:2]
+    upright = skimage_data.chelsea()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # shown turned 90° clockwise: stored turned 90° counter-clockwise
+    Image.fromarray(np.rot90(upright, 1)).save(folder / "chelsea_turned.jpg", quality=95, exif=exif)
+    sizes["chelsea_turned.jpg"] = upright.shape[:2]
+    return sizes
+
+
+def pixel_boxes(height: int, width: int) -> list[list[float]]:
+    """Two xyxy pixel boxes inside an image: an exact quarter and a thin strip."""
+    return [[width / 4, height / 4, width / 2, height / 2], [0, height - 10, width, height]]
+
+
+def convert(box_xyxy: list[float], fmt: str) -> list[float]:
+    xmin, ymin, xmax, ymax = box_xyxy
+    return {"xyxy": [xmin, ymin, xmax, ymax], "yxyx": [ymin, xmin, ymax, xmax],
+            "xywh": [xmin, ymin, xmax - xmin, ymax - ymin],
+            "cxcywh": [(xmin + xmax) / 2, (ymin + ymax) / 2, xmax - xmin, ymax - ymin]}[fmt]
+
+
+def build(folder: Path, rows: list[dict], features: dict, **spec) -> tb.DatasetInfo:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "boxes.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    document = {"name": "boxes", "source": {"builder": "jsonl", "path": "boxes.jsonl"},
+                "splits": {"train": 1.0}, "features": features, "output": {"shuffle": False, "shards": 1}, **spec}
+    return tb.build(write_spec(folder, document), output=folder / "out")
+
+
+def read_module_and_library(info, batch_size=8):
+    module = import_module(Path(info.path) / f"{info.name}_input.py")
+    datasets = [module.input_fn("train", batch_size=batch_size, shuffle=False),
+                tb.input_fn(info.path, "train", batch_size=batch_size, shuffle=False)]
+    first, second = (batches_as_numpy(dataset) for dataset in datasets)
+    assert json.dumps(first, default=str) == json.dumps(second, default=str)
+    return first
+
+
+def feature_of(folder: Path, declared: dict, others: dict | None = None):
+    path = write_spec(folder, {"name": "b", "source": {"builder": "jsonl", "path": "x.jsonl"},
+                               "features": {**(others or {}), "objects": declared}})
+    return tb.load_spec(path).features["objects"]
+
+
+def encoded(feature, rows, images=None, base_dir=None):
+    """The feature's boxes per row (float32 [n, 4]) as it encodes a batch of `rows`."""
+    from tfrecord_builder.features.gathered import GatheredColumns
+
+    values = rows if images is None else GatheredColumns(["bbox", "path"], [rows, images])
+    out = feature.encode(values, lambda row: f"boxes.jsonl, line {row + 1}", base_dir)
+    flat = out[feature.record_key]
+    values = np.asarray(flat.values, np.float32).reshape(-1, 4)
+    return np.split(values, np.cumsum(flat.counts // 4)[:-1])
+
+
+# ---- conversion --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["yxyx", "xyxy", "xywh", "cxcywh"])
+def test_every_format_in_pixels_becomes_the_same_fractions_on_real_photos(tmp_path, fmt):
+    sizes = photos(tmp_path / "images")
+    feature = feature_of(tmp_path, {"type": "bbox", "source": "bbox", "format": fmt, "units": "pixels",
+                                    "image": "image"}, {"image": {"type": "image", "source": "path"}})
+    names = sorted(sizes)
+    rows = [[convert(box, fmt) for box in pixel_boxes(*sizes[name])] for name in names]
+    got = encoded(feature, rows, [f"images/{name}" for name in names], str(tmp_path))
+    for name, boxes in zip(names, got):
+        height, width = sizes[name]
+        expected = np.array([[0.25, 0.25, 0.5, 0.5], [(height - 10) / height, 0, 1, 1]], np.float32)
+        np.testing.assert_array_equal(boxes, expected, err_msg=name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5000), st.integers(1, 5000), st.sampled_from(["yxyx", "xyxy", "xywh", "cxcywh"]),
+       st.lists(st.tuples(*[st.floats(0, 1)] * 4), min_size=1, max_size=5), st.booleans())
+def test_random_boxes_round_trip_to_their_format_within_float32_rounding(height, width, fmt, corners, pixels):
+    """Random boxes inside a random image size, in any format and unit, stored as fractions and
+    turned back into the source's format: equal within float32's rounding of a fraction."""
+    from tfrecord_builder.features.bbox import BBoxFeature
+
+    feature = BBoxFeature(name="objects", format=fmt, units="pixels" if pixels else "fraction",
+                          image="image" if pixels else None, image_source="path" if pixels else None,
+                          min_size=0.0)
+    scale = np.array([width, height, width, height], np.float64) if pixels else np.ones(4)
+    boxes = []
+    for a, b, c, d in corners:
+        xmin, xmax = sorted((a, c))
+        ymin, ymax = sorted((b, d))
+        if xmax - xmin < 1e-3 or ymax - ymin < 1e-3:
+            continue
+        boxes.append(convert(list(np.array([xmin, ymin, xmax, ymax]) * scale), fmt))
+    image = np.zeros((height, width), np.uint8) if pixels else None
+    stored = feature.boxes(boxes, image, lambda row: "row", 0, None, "python")
+    assert stored.shape == (len(boxes), 4) and stored.dtype == np.float32
+    back = [convert([xmin * scale[0], ymin * scale[1], xmax * scale[0], ymax * scale[1]], fmt)
+            for ymin, xmin, ymax, xmax in stored.astype(np.float64)]
+    size = max(scale)
+    np.testing.assert_allclose(np.reshape(back, (-1, 4)), np.reshape(boxes, (-1, 4)), rtol=0, atol=size * 2**-22)
+
+
+def test_pixel_boxes_on_an_exif_turned_photo_are_in_the_frame_it_is_shown_in(tf, tmp_path):
+    """chelsea_turned.jpg is stored 300 wide and 451 high, shown 451 wide and 300 high: a box drawn
+    on the cat's face as shown lands on the cat's face of the upright image that is stored."""
+    photos(tmp_path / "images")
+    face = [140, 40, 290, 160]  # xyxy, pixels, on chelsea as shown (451 x 300)
+    rows = [{"path": f"images/{name}", "bbox": [face]} for name in ("chelsea.jpg", "chelsea_turned.jpg")]
+    info = build(tmp_path, rows, {"image": {"type": "image", "source": "path", "encoding": "png"},
+                                  "objects": {"type": "bbox", "source": "bbox", "format": "xyxy", "units": "pixels",
+                                              "image": "image"}})
+    batch, = read_module_and_library(info)
+    expected = [[40 / 300, 140 / 451, 160 / 300, 290 / 451]]
+    np.testing.assert_array_equal(np.array(batch["objects"], np.float32), np.array([expected] * 2, np.float32))
+    upright, turned = batch["image"]
+    assert turned.shape == upright.shape == (300, 451, 3)
+    face_pixels = (slice(40, 160), slice(140, 290))
+    assert np.abs(turned[face_pixels].astype(int) - upright[face_pixels].astype(int)).mean() < 4
+
+
+# ---- errors, clip and min_size ---------------------------------------------------------------------------
+def test_bad_boxes_are_refused_in_one_line_naming_the_row_the_box_and_the_image(tmp_path):
+    sizes = photos(tmp_path / "images")
+    assert sizes["coffee.jpg"] == (400, 600)
+    pixels = feature_of(tmp_path, {"type": "bbox", "format": "xywh", "units": "pixels", "image": "image"},
+                        {"image": {"type": "image", "source": "path"}})
+    coffee = ["images/coffee.jpg"]
+    cases = {
+        "outside": ([[[10, 20, 30, 40], [590, 0, 20, 10]]], coffee,
+                    "boxes.jsonl, line 1: feature `objects`: box 1 [590, 0, 20, 10] (xywh, pixels) lies outside the "
+                    f"image {tmp_path}/images/coffee.jpg (600 x 400 pixels, width x height); set `clip: true` to "
+                    "clip it"),
+        "empty": ([[[10, 20, 0, 40]]], coffee,
+                  "boxes.jsonl, line 1: feature `objects`: box 0 [10, 20, 0, 40] (xywh) is empty (zero width or "
+                  "height); set `min_size: 0` to drop empty boxes"),
+        "negative": ([[[10, 20, -5, 40]]], coffee,
+                     "boxes.jsonl, line 1: feature `objects`: box 0 [10, 20, -5, 40] (xywh) is upside down; "
+                     "expected a width >= 0"),
+        "nan": ([[[10, float("nan"), 5, 40]]], coffee,
+                "boxes.jsonl, line 1: feature `objects`: box 0 [10, nan, 5, 40]: expected 4 finite numbers "
+                "[xmin, ymin, width, height]"),
+        "three": ([[[10, 20, 5]]], coffee,
+                  "boxes.jsonl, line 1: feature `objects`: expected a list of boxes, each 4 numbers "
+                  "[xmin, ymin, width, height], received [[10, 20, 5]]"),
+        "no image": ([[[10, 20, 5, 5]]], ["images/missing.jpg"],
+                     f"boxes.jsonl, line 1: feature `objects`: image {tmp_path}/images/missing.jpg: file not found"),
+    }
+    for name, (rows, images, message) in cases.items():
+        with pytest.raises(DataError) as raised:
+            encoded(pixels, rows, images, str(tmp_path))
+        assert str(raised.value) == message, name
+    fractions = feature_of(tmp_path, {"type": "bbox", "format": "xyxy"})
+    with pytest.raises(DataError) as raised:
+        encoded(fractions, [[], [[0.5, 0.5, 0.4, 0.9]]])
+    assert str(raised.value) == ("boxes.jsonl, line 2: feature `objects`: box 0 [0.5, 0.5, 0.4, 0.9] (xyxy) is "
+                                 "upside down; expected xmin <= xmax and ymin <= ymax")
+    with pytest.raises(DataError) as raised:
+        encoded(fractions, [[[0.5, 0.5, 1.25, 0.9]]])
+    assert str(raised.value) == ("boxes.jsonl, line 1: feature `objects`: box 0 [0.5, 0.5, 1.25, 0.9] (xyxy, fraction) "
+                                 "lies outside the image ([0, 1] in fractions); set `clip: true` to clip it")
+
+
+def test_pixel_boxes_without_an_image_and_an_unknown_image_are_spec_errors(tmp_path):
+    with pytest.raises(SpecError, match=r"objects\.units: pixel boxes need `image:`, the image feature whose size "
+                                        r"they are in$"):
+        feature_of(tmp_path, {"type": "bbox", "units": "pixels"})
+    with pytest.raises(SpecError, match=r"objects\.image: expected the name of an image feature of this spec "
+                                        r"\(photo\), received 'image'$"):
+        feature_of(tmp_path, {"type": "bbox", "units": "pixels", "image": "image"},
+                   {"photo": {"type": "image", "source": "path"}})
+
+
+@pytest.mark.filterwarnings("ignore::tfrecord_builder.BuildWarning")  # asserted below
+def test_clipped_and_dropped_boxes_are_counted_in_the_builds_notices(tmp_path):
+    rows = [{"bbox": [[-0.1, 0.2, 0.5, 0.6], [0.1, 0.1, 0.1001, 0.3]]},
+            {"bbox": [[0.2, 0.2, 0.2, 0.3], [0.5, 0.5, 1.5, 0.7], [1.2, 0.1, 1.5, 0.2]]}]
+    info = build(tmp_path, rows, {"objects": {"type": "bbox", "source": "bbox", "format": "xyxy", "clip": True, "min_size": 0.01}})
+    assert sorted(info.warnings) == [
+        "feature `objects`: 1 object outside the image dropped (empty once clipped)",
+        "feature `objects`: 2 objects smaller than `min_size: 0.01` dropped",
+        "feature `objects`: 3 objects clipped to the image (`clip: true`)",
+    ]
+    first, second = (record["objects"] for record in tb.read(info.path, "train"))
+    np.testing.assert_array_equal(first, np.array([[0.2, 0, 0.6, 0.5]], np.float32))
+    np.testing.assert_array_equal(second, np.array([[0.5, 0.5, 0.7, 1]], np.float32))
+    statistics = info.statistics["train"]["objects"]  # boxes per record under `length`
+    assert statistics["length"] == {"min": 1, "max": 1, "mean": 1.0, "std": 0.0}
+    assert (statistics["num_values"], statistics["min"], statistics["max"]) == (8, 0.0, 1.0)
