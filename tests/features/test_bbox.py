@@ -213,3 +213,94 @@ def test_clipped_and_dropped_boxes_are_counted_in_the_builds_notices(tmp_path):
     statistics = info.statistics["train"]["objects"]  # boxes per record under `length`
     assert statistics["length"] == {"min": 1, "max": 1, "mean": 1.0, "std": 0.0}
     assert (statistics["num_values"], statistics["min"], statistics["max"]) == (8, 0.0, 1.0)
+
+
+# ---- layouts and readers ------------------------------------------------------------------------------
+FACES = {  # xywh pixel boxes on each photo as shown, made for them: a face (or the cup), and a corner
+    "astronaut.jpg": [[170, 30, 120, 150], [0, 0, 512, 512]],
+    "coffee.jpg": [[130, 20, 320, 260]],
+    "chelsea.jpg": [[140, 40, 150, 120], [0, 290, 10, 10]],
+    "chelsea_turned.jpg": [[140, 40, 150, 120]],
+}
+
+
+def expected_fractions(sizes, name):
+    height, width = sizes[name]
+    return np.array([[y / height, x / width, (y + h) / height, (x + w) / width] for x, y, w, h in FACES[name]],
+                    np.float32).reshape(-1, 4)
+
+
+def photo_rows(tmp_path):
+    sizes = photos(tmp_path / "images")
+    rows = [{"path": f"images/{name}", "name": name, "bbox": boxes} for name, boxes in FACES.items()]
+    rows.append({"path": "images/coffee.jpg", "name": "nothing", "bbox": []})  # an image without objects
+    sizes["nothing"] = sizes["coffee.jpg"]
+    return sizes, rows
+
+
+@pytest.mark.parametrize("layout", ["tfds", "object_detection"])
+def test_both_layouts_read_back_the_same_boxes_through_every_reader(tf, tmp_path, layout):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    sizes, rows = photo_rows(tmp_path)
+    info = build(tmp_path, rows, {
+        "image": {"type": "image", "source": "path", "encoding": "jpeg",
+                  **({"key": "image/encoded"} if layout == "object_detection" else {})},
+        "name": {"dtype": "string"},
+        "objects": {"type": "bbox", "source": "bbox", "format": "xywh", "units": "pixels", "image": "image",
+                    "layout": layout}})
+    names = [row["name"] for row in rows]
+    expected = [expected_fractions(sizes, name) if name != "nothing" else np.zeros((0, 4), np.float32)
+                for name in names]
+    # tb.read: float32 [n, 4] per record
+    read = list(tb.read(info.path, "train"))
+    assert [record["name"].decode() for record in read] == names
+    for record, boxes in zip(read, expected):
+        assert record["objects"].dtype == np.float32 and record["objects"].shape == boxes.shape
+        np.testing.assert_array_equal(record["objects"], boxes)
+    # input_fn and the generated module: a ragged [batch, None, 4]
+    batch, = read_module_and_library(info)
+    assert [len(boxes) for boxes in batch["objects"]] == [len(boxes) for boxes in expected]
+    for got, boxes in zip(batch["objects"], expected):
+        np.testing.assert_array_equal(np.array(got, np.float32).reshape(-1, 4), boxes)
+    element = tb.input_fn(info.path, "train", batch_size=8, shuffle=False).element_spec["objects"]
+    assert isinstance(element, tf.RaggedTensorSpec) and element.shape.as_list() == [None, None, 4]
+    # stored keys: the layout's
+    record = next(iter(tf.data.TFRecordDataset([str(Path(info.path) / shard["file"])
+                                                for shard in info.splits["train"].shards])))
+    keys = set(tf.train.Example.FromString(record.numpy()).features.feature)
+    sides = ["image/object/bbox/ymin", "image/object/bbox/xmin", "image/object/bbox/ymax", "image/object/bbox/xmax"]
+    assert keys == ({"image", "image/shape", "name", "objects"} if layout == "tfds" else
+                    {"image/encoded", "image/encoded/shape", "name", *sides})
+    # TensorFlow Datasets: a Sequence of BBoxFeature (tfds), or the four lists of floats
+    builder = tfds.builder_from_directory(info.path)
+    if layout == "tfds":
+        feature = builder.info.features["objects"]
+        assert isinstance(feature, tfds.features.Sequence)
+        assert isinstance(feature.feature, tfds.features.BBoxFeature)
+    examples = list(tfds.as_numpy(builder.as_dataset(split="train", shuffle_files=False)))
+    for example, boxes in zip(examples, expected):
+        if layout == "tfds":
+            got = example["objects"]
+        else:
+            bbox = example["image"]["object"]["bbox"]
+            got = np.stack([bbox["ymin"], bbox["xmin"], bbox["ymax"], bbox["xmax"]], axis=1)
+        np.testing.assert_array_equal(np.asarray(got, np.float32).reshape(-1, 4), boxes)
+
+
+def test_draw_bounding_boxes_draws_what_input_fn_gives_at_the_right_pixels(tf, tmp_path):
+    """A 40 x 60 black PNG with one box from pixel (x 10, y 5) to (x 29, y 24): input_fn gives the
+    fractions, and tf.image.draw_bounding_boxes draws their edges where its kernel puts them."""
+    folder = tmp_path / "images"
+    folder.mkdir()
+    Image.fromarray(np.zeros((40, 60, 3), np.uint8)).save(folder / "black.png")
+    info = build(tmp_path, [{"path": "images/black.png", "bbox": [[10, 5, 29, 24]]}], {
+        "image": {"type": "image", "source": "path", "encoding": "png"},
+        "objects": {"type": "bbox", "source": "bbox", "format": "xyxy", "units": "pixels", "image": "image"}})
+    batch = next(iter(tb.input_fn(info.path, "train", batch_size=1, shuffle=False)))
+    images = tf.cast(batch["image"], tf.float32)
+    drawn = tf.image.draw_bounding_boxes(images, batch["objects"].to_tensor(), [[1.0, 0.0, 0.0]])[0, :, :, 0]
+    rows, columns = np.nonzero(drawn.numpy())
+    # the kernel puts a fraction f at pixel int(f * (size - 1)): y 5/40 -> 4, 24/40 -> 23; x 10/60 -> 9, 29/60 -> 28
+    assert (rows.min(), rows.max(), columns.min(), columns.max()) == (4, 23, 9, 28)
+    assert np.array_equal(batch["objects"].to_tensor().numpy(), np.array([[[5 / 40, 10 / 60, 24 / 40, 29 / 60]]],
+                                                                             np.float32))
