@@ -257,11 +257,14 @@ def test_both_layouts_read_back_the_same_boxes_through_every_reader(tf, tmp_path
     for record, boxes in zip(read, expected):
         assert record["objects"].dtype == np.float32 and record["objects"].shape == boxes.shape
         np.testing.assert_array_equal(record["objects"], boxes)
-    # input_fn and the generated module: a ragged [batch, None, 4]
+    # input_fn and the generated module: a ragged [batch, None, 4], as fractions of the batch's images,
+    # which are padded at the bottom and right to the largest (512 x 600): each image's share of it
     batch, = read_module_and_library(info)
+    assert batch["image"].shape == (len(rows), 512, 600, 3)
     assert [len(boxes) for boxes in batch["objects"]] == [len(boxes) for boxes in expected]
-    for got, boxes in zip(batch["objects"], expected):
-        np.testing.assert_array_equal(np.array(got, np.float32).reshape(-1, 4), boxes)
+    for got, boxes, name in zip(batch["objects"], expected, names):
+        share = np.array(sizes[name], np.float32) / np.array([512, 600], np.float32)
+        np.testing.assert_array_equal(np.array(got, np.float32).reshape(-1, 4), boxes * np.tile(share, 2))
     element = tb.input_fn(info.path, "train", batch_size=8, shuffle=False).element_spec["objects"]
     assert isinstance(element, tf.RaggedTensorSpec) and element.shape.as_list() == [None, None, 4]
     # stored keys: the layout's

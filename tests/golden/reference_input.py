@@ -48,7 +48,8 @@ READING = {
 
 # ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
-                "fixed_images", "padded_images", "resized_images", "scaled_images", "stacked_boxes")
+                "fixed_images", "padded_images", "resized_images", "scaled_images", "stacked_boxes",
+                "padded_boxes")
 
 
 def parse_spec(kind, dtype, shape):
@@ -163,6 +164,14 @@ def stacked_boxes(ymin, xmin, ymax, xmax):
     with tf.control_dependencies(checks):
         flat = tf.stack([side.flat_values for side in sides], axis=1)
     return tf.RaggedTensor.from_row_splits(flat, splits, validate=False)
+
+
+def padded_boxes(boxes, shapes):
+    """Boxes (fractions of their own image) as fractions of the batch's images padded at the bottom
+    and right to the largest (padded_images): each image's share of the padded height and width."""
+    sizes = tf.cast(shapes[:, :2], tf.float32)
+    scale = tf.tile(sizes / tf.maximum(tf.reduce_max(sizes, axis=0), 1.0), [1, 2])  # [batch, (y, x, y, x)]
+    return boxes * scale[:, tf.newaxis, :]
 
 
 def pad_value(pad):

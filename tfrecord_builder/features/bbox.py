@@ -69,6 +69,8 @@ class BBoxFeature(Feature):
     # filled in from the spec's `image:` feature when the spec is loaded (`linked`)
     image_source: str | None = meta("the image feature's source column", None, internal=True)
     image_fit: tuple[int, int, str] | None = meta("the image's fixed (height, width, resize)", None, internal=True)
+    image_shapes: str | None = meta("the record key of the image's own [height, width, channels]", None,
+                                    internal=True)
     shape: list[int | None] = meta("four values a box", [4], internal=True)  # what `columns:` gathers
 
     gathers_columns: ClassVar[bool] = True  # `columns: [xmin, ymin, xmax, ymax]`: one box per row
@@ -103,7 +105,8 @@ class BBoxFeature(Feature):
                                        f"received {self.image!r}")
         size = getattr(image, "size", None)
         fit = (size[0], size[1], image.resize) if size is not None and image.resize != "stretch" else None
-        return dataclasses.replace(self, image_source=image.source_name, image_fit=fit)
+        shapes = image.shape_key if size is None else None  # images of their own sizes, padded in a batch
+        return dataclasses.replace(self, image_source=image.source_name, image_fit=fit, image_shapes=shapes)
 
     @property
     def is_variable(self) -> bool:
@@ -317,13 +320,21 @@ class BBoxFeature(Feature):
     # ---- reading side --------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
         if self.layout == "tfds":
-            return {self.record_key: ("ragged", "float32", [None, 4])}
-        return {key: ("var", "float32", [None]) for key in self.record_keys}
+            specs: dict[str, ParseSpec] = {self.record_key: ("ragged", "float32", [None, 4])}
+        else:
+            specs = {key: ("var", "float32", [None]) for key in self.record_keys}
+        if self.image_shapes is not None:  # (the image's own key: what `padded_boxes` scales by)
+            specs[self.image_shapes] = ("fixed", "int64", [3])
+        return specs
 
     def decoding(self, options: Any = None) -> list[DecodeStep]:
-        if self.layout == "tfds":
-            return []
-        return [("stacked_boxes", {side: {"parsed": key} for side, key in zip(SIDES[1:], self.record_keys[1:])})]
+        steps: list[DecodeStep] = []
+        if self.layout == "object_detection":
+            steps.append(("stacked_boxes", {side: {"parsed": key} for side, key in zip(SIDES[1:], self.record_keys[1:])}))
+        if self.image_shapes is not None and getattr(options, "image_size", None) is None:
+            # the batch's images are padded at the bottom and right to its largest: the boxes follow
+            steps.append(("padded_boxes", {"shapes": {"parsed": self.image_shapes}}))
+        return steps
 
     def describe(self) -> str:
         return "bbox float32 [null, 4] [ymin, xmin, ymax, xmax] fractions (ragged)"

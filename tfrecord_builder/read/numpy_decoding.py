@@ -152,6 +152,11 @@ def stacked_boxes(ymin: np.ndarray, xmin: np.ndarray, ymax: np.ndarray, xmax: np
     return np.stack(sides, axis=1).reshape(-1, 4)
 
 
+def padded_boxes(boxes: np.ndarray, shapes: np.ndarray) -> np.ndarray:
+    """A record's image is its batch's largest: its boxes stay as they are."""
+    return boxes
+
+
 def pad_value(pad: Any) -> Any:
     """A pad as a description holds it ("nan", "inf", "-inf" for the floats that have no literal)."""
     return float(pad) if isinstance(pad, str) else pad
@@ -234,4 +239,5 @@ DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "cast": cast, "exact_float64": exact_float64, "to_ragged": to_ragged, "to_padded": to_padded,
     "pad_steps": pad_steps, "fixed_images": fixed_images, "padded_images": padded_images,
     "resized_images": resized_images, "scaled_images": scaled_images, "stacked_boxes": stacked_boxes,
+    "padded_boxes": padded_boxes,
 }
