@@ -307,3 +307,72 @@ def test_draw_bounding_boxes_draws_what_input_fn_gives_at_the_right_pixels(tf, t
     assert (rows.min(), rows.max(), columns.min(), columns.max()) == (4, 23, 9, 28)
     assert np.array_equal(batch["objects"].to_tensor().numpy(), np.array([[[5 / 40, 10 / 60, 24 / 40, 29 / 60]]],
                                                                              np.float32))
+
+
+@pytest.mark.filterwarnings("ignore::tfrecord_builder.BuildWarning")  # the crop's: asserted below
+@pytest.mark.parametrize("resize", ["stretch", "pad", "crop"])
+def test_boxes_follow_an_image_stored_at_a_fixed_shape_by_stretch_pad_or_crop(tf, tmp_path, resize):
+    """coffee (600 x 400) stored at 100 x 100: stretched, the fractions stay; padded, it is scaled to
+    100 x 67 with 16 rows of black above; cropped, scaled to 150 x 100 with 25 columns cut at each side.
+    A box on the cup moves with it, one half outside the crop is cut to it, one wholly outside dropped."""
+    photos(tmp_path / "images")
+    boxes = [[150, 100, 450, 300], [0, 0, 60, 400], [0, 0, 10, 10]]  # xyxy pixels: the cup, a left strip, a corner
+    info = build(tmp_path, [{"path": "images/coffee.jpg", "bbox": boxes}], {
+        "image": {"type": "image", "source": "path", "encoding": "png", "shape": [100, 100, 3], "resize": resize},
+        "objects": {"type": "bbox", "source": "bbox", "format": "xyxy", "units": "pixels", "image": "image"}})
+    stored, = (record["objects"] for record in tb.read(info.path, "train"))
+    if resize == "stretch":
+        expected = [[0.25, 0.25, 0.75, 0.75], [0, 0, 1, 0.1], [0, 0, 0.025, 1 / 60]]
+    elif resize == "pad":  # y: 16/100 + f * 67/100; x as it is
+        expected = [[(16 + 0.25 * 67) / 100, 0.25, (16 + 0.75 * 67) / 100, 0.75], [0.16, 0, 0.83, 0.1],
+                    [0.16, 0, (16 + 0.025 * 67) / 100, 1 / 60]]
+    else:  # x: f * 150/100 - 25/100; y as it is; the strip (x < 0.1 * 150 - 25 < 0) and the corner dropped
+        expected = [[0.25, 0.25 * 1.5 - 0.25, 0.75, 0.75 * 1.5 - 0.25]]
+    np.testing.assert_allclose(stored, np.array(expected, np.float32).reshape(-1, 4), rtol=0, atol=1e-6)
+    if resize == "crop":
+        assert info.warnings == ["feature `objects`: 2 objects outside the part `resize: crop` keeps of image "
+                                 "`image` dropped"]
+    # the image as stored shows the cup where the box says: its pixels match the source's cup, resized
+    image = next(iter(tb.input_fn(info.path, "train", batch_size=1, shuffle=False)))["image"][0].numpy()
+    ymin, xmin, ymax, xmax = (np.array(stored[0]) * 100).round().astype(int)
+    source = np.asarray(Image.open(tmp_path / "images/coffee.jpg").resize((xmax - xmin, ymax - ymin),
+                                                                         box=(150, 100, 450, 300)), int)
+    assert np.abs(image[ymin:ymax, xmin:xmax].astype(int) - source).mean() < 12
+
+
+def test_a_spec_whose_image_is_padded_or_cropped_needs_its_boxes_to_name_it(tmp_path):
+    with pytest.raises(SpecError, match=r"objects: image `image` is resized with `resize: crop`, which moves what it "
+                                        r"shows: name it with `image: image` so the boxes follow$"):
+        feature_of(tmp_path, {"type": "bbox"},
+                   {"image": {"type": "image", "source": "path", "shape": [64, 64, 3], "resize": "crop"}})
+
+
+def test_input_image_size_stretches_images_and_leaves_the_fractions_as_stored(tf, tmp_path):
+    sizes, rows = photo_rows(tmp_path)
+    info = build(tmp_path, rows, {
+        "image": {"type": "image", "source": "path", "encoding": "jpeg"},
+        "objects": {"type": "bbox", "source": "bbox", "format": "xywh", "units": "pixels", "image": "image"}},
+        input={"image_size": [64, 96]})
+    batch, = read_module_and_library(info)
+    assert batch["image"].shape == (len(rows), 64, 96, 3)
+    for got, row in zip(batch["objects"], rows):
+        expected = expected_fractions(sizes, row["name"]) if row["bbox"] else np.zeros((0, 4), np.float32)
+        np.testing.assert_array_equal(np.array(got, np.float32).reshape(-1, 4), expected)
+
+
+def test_four_columns_give_one_box_a_row(tf, tmp_path):
+    """A CSV with one box per row in columns xmin, ymin, xmax, ymax (pixels), an empty row without one."""
+    photos(tmp_path / "images")
+    (tmp_path / "boxes.csv").write_text("path,x0,y0,x1,y1\nimages/coffee.jpg,150,100,450,300\n"
+                                        "images/chelsea.jpg,,,,\nimages/chelsea_turned.jpg,0,0,451,300\n")
+    document = {"name": "boxes", "source": {"builder": "csv", "path": "boxes.csv"}, "splits": {"train": 1.0},
+                "output": {"shuffle": False, "shards": 1},
+                "features": {"image": {"type": "image", "source": "path", "encoding": "jpeg"},
+                             "objects": {"type": "bbox", "columns": ["x0", "y0", "x1", "y1"], "format": "xyxy",
+                                         "units": "pixels", "image": "image"}}}
+    info = tb.build(write_spec(tmp_path, document), output=tmp_path / "out")
+    got = [record["objects"] for record in tb.read(info.path, "train")]
+    assert [boxes.tolist() for boxes in got] == [[[0.25, 0.25, 0.75, 0.75]], [], [[0, 0, 1, 1]]]
+    with pytest.raises(SpecError, match=r"objects\.columns: expected the four columns of a box in `format: xyxy`'s "
+                                        r"order, e.g. \[xmin, ymin, xmax, ymax\], received \['x0', 'y0', 'x1'\]$"):
+        feature_of(tmp_path, {"type": "bbox", "columns": ["x0", "y0", "x1"], "format": "xyxy"})
