@@ -376,3 +376,22 @@ def test_four_columns_give_one_box_a_row(tf, tmp_path):
     with pytest.raises(SpecError, match=r"objects\.columns: expected the four columns of a box in `format: xyxy`'s "
                                         r"order, e.g. \[xmin, ymin, xmax, ymax\], received \['x0', 'y0', 'x1'\]$"):
         feature_of(tmp_path, {"type": "bbox", "columns": ["x0", "y0", "x1"], "format": "xyxy"})
+
+
+def test_a_record_with_a_bad_box_is_skipped_with_its_reason_under_on_error_skip(tmp_path):
+    sizes = photos(tmp_path / "images")
+    rows = [{"path": "images/coffee.jpg", "bbox": [[10, 10, 100, 100]]},
+            {"path": "images/astronaut.jpg", "bbox": [[10, 10, 600, 100]]},
+            {"path": "images/astronaut.jpg", "bbox": []}]
+    info = build(tmp_path, rows, {
+        "image": {"type": "image", "source": "path", "encoding": "jpeg"},
+        "objects": {"type": "bbox", "source": "bbox", "format": "xywh", "units": "pixels", "image": "image",
+                    "layout": "object_detection"}}, on_error="skip")
+    skipped = [json.loads(line) for line in (Path(info.path) / "skipped.jsonl").read_text().splitlines()]
+    assert skipped == [{"record": "boxes.jsonl, line 2", "reason": (
+        "boxes.jsonl, line 2: feature `objects`: box 0 [10, 10, 600, 100] (xywh, pixels) lies outside the image "
+        f"{tmp_path}/images/astronaut.jpg (512 x 512 pixels, width x height); set `clip: true` to clip it")}]
+    first, second = (record["objects"] for record in tb.read(info.path, "train"))
+    np.testing.assert_array_equal(first, np.array([[10 / 400, 10 / 600, 110 / 400, 110 / 600]], np.float32))
+    assert second.shape == (0, 4)
+    assert sizes["coffee.jpg"] == (400, 600)
