@@ -395,3 +395,15 @@ def test_a_record_with_a_bad_box_is_skipped_with_its_reason_under_on_error_skip(
     np.testing.assert_array_equal(first, np.array([[10 / 400, 10 / 600, 110 / 400, 110 / 600]], np.float32))
     assert second.shape == (0, 4)
     assert sizes["coffee.jpg"] == (400, 600)
+
+
+def test_tfds_refuses_in_one_line_an_image_key_that_the_object_detection_boxes_nest_under(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    photos(tmp_path / "images")
+    info = build(tmp_path, [{"path": "images/coffee.jpg", "bbox": [[0.1, 0.1, 0.2, 0.2]]}], {
+        "image": {"type": "image", "source": "path", "encoding": "jpeg"},
+        "objects": {"type": "bbox", "source": "bbox", "layout": "object_detection"}})
+    with pytest.raises(Exception, match="stores a feature under the key 'image' and another under "
+                                        "'image/object/bbox/ymin', which TensorFlow Datasets nests inside it"):
+        tfds.builder_from_directory(info.path).as_dataset(split="train")
+    assert list(tb.read(info.path, "train"))[0]["objects"].shape == (1, 4)  # our readers read it

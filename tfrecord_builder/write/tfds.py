@@ -52,6 +52,13 @@ def unreadable_reason(info: Any) -> str | None:
         return (f"{spec.name} {spec.version} has {spec.output.compression}-compressed shards, which TensorFlow "
                 f"Datasets does not read; read it with {spec.name}_input.py, tb.input_fn or tb.read, or build it "
                 "with compression: none")
+    keys = [key for feature in spec.features.values() for key in _tfds_entries(feature, spec.input)]
+    for key in keys:
+        nested = next((other for other in keys if other.startswith(key + "/")), None)
+        if nested is not None:  # TFDS nests keys at "/": one can't be a feature and hold others
+            return (f"{spec.name} {spec.version} stores a feature under the key {key!r} and another under {nested!r}, "
+                    f"which TensorFlow Datasets nests inside it; give the first another `key:` (an object_detection "
+                    "layout's image: `key: image/encoded`), or read it with tb.input_fn or tb.read")
     return None
 
 
