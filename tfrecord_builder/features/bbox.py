@@ -172,7 +172,10 @@ class BBoxFeature(Feature):
         size, shown_image = None, ""
         if self.image is not None and (self.units == "pixels" or self.image_fit is not None):
             size, shown_image = self._image_size(image, origin, row, base_dir)
-        kept = []
+        fast = self._all_fine(given, size)
+        if fast is not None:
+            return fast
+        kept = []  # box by box: what is wrong with which, or what was clipped or dropped
         for index, box in enumerate(given):
             corners = self._corners(box, index, origin, row)  # ymin, xmin, ymax, xmax in the box's units
             if corners is None:
@@ -197,6 +200,35 @@ class BBoxFeature(Feature):
                     continue
             kept.append(corners)
         return np.array(kept, dtype=np.float32).reshape(-1, 4)
+
+    def _all_fine(self, given: np.ndarray, size: tuple[int, int] | None) -> np.ndarray | None:
+        """A record's boxes converted at once (the same float64 arithmetic as box by box), when every
+        one is finite, the right way up, not too small and inside the image; else None."""
+        a, b, c, d = given.T
+        if self.format == "yxyx":
+            corners = np.stack([a, b, c, d], axis=1)
+        elif self.format == "xyxy":
+            corners = np.stack([b, a, d, c], axis=1)
+        elif self.format == "xywh":
+            corners = np.stack([b, a, b + d, a + c], axis=1)
+        else:
+            corners = np.stack([b - d / 2, a - c / 2, b + d / 2, a + c / 2], axis=1)
+        with np.errstate(invalid="ignore"):
+            smallest = np.minimum(corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 1])
+            if not (np.isfinite(given).all() and (smallest > 0).all()
+                    and (self.min_size is None or (smallest >= self.min_size).all())):
+                return None
+        if self.units == "pixels":
+            corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
+        if (corners < 0).any() or (corners > 1).any():
+            return None
+        if self.image_fit is not None:
+            height, width, how = self.image_fit
+            scale_y, scale_x, top, left = pillow.placement(size[0], size[1], (height, width), how)
+            corners = corners * np.array([scale_y, scale_x, scale_y, scale_x]) + np.array([top, left, top, left])
+            if (corners < 0).any() or (corners > 1).any():
+                return None
+        return corners.astype(np.float32)
 
     def _given(self, value: Any, origin: Origin, row: int) -> np.ndarray:
         """A record's boxes as the source gives them: float64 [n, 4]."""
