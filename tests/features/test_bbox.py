@@ -407,3 +407,28 @@ def test_tfds_refuses_in_one_line_an_image_key_that_the_object_detection_boxes_n
                                         "'image/object/bbox/ymin', which TensorFlow Datasets nests inside it"):
         tfds.builder_from_directory(info.path).as_dataset(split="train")
     assert list(tb.read(info.path, "train"))[0]["objects"].shape == (1, 4)  # our readers read it
+
+
+def test_a_row_of_a_group_gives_one_box(tmp_path):
+    """Rows grouped into one record (source.group_by) hand each row to the feature with its first
+    dimension taken off (features/grouped.py): shape [4], one box a row, from a box or four columns."""
+    import dataclasses
+
+    from tfrecord_builder.features.gathered import GatheredColumns
+
+    photos(tmp_path / "images")
+    for declared, rows in (({"source": "bbox"}, [[150, 100, 450, 300], "[0, 0, 600, 400]", None]),
+                           ({"columns": ["x0", "y0", "x1", "y1"]}, None)):
+        feature = feature_of(tmp_path, {"type": "bbox", "format": "xyxy", "units": "pixels", "image": "image",
+                                        **declared}, {"image": {"type": "image", "source": "path"}})
+        assert feature.shape == [None, 4] and feature.linked_columns == ["path"]
+        row = dataclasses.replace(feature, shape=[4])
+        images = ["images/coffee.jpg"] * 3
+        if rows is None:
+            cells = [[150, 0, None], [100, 0, None], [450, 600, None], [300, 400, None]]
+            values = GatheredColumns(["x0", "y0", "x1", "y1", "path"], [*cells, images])
+        else:
+            values = GatheredColumns(["bbox", "path"], [rows, images])
+        out = row.encode(values, lambda index: f"boxes.csv, line {index + 2}", str(tmp_path))
+        assert out["objects"].counts.tolist() == [4, 4, 0]
+        assert np.asarray(out["objects"].values).tolist() == [0.25, 0.25, 0.75, 0.75, 0, 0, 1, 1]

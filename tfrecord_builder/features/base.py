@@ -174,6 +174,12 @@ class Feature(Section):
             return list(self.columns)
         return [self.source_name]
 
+    @property
+    def linked_columns(self) -> list[str]:
+        """Columns the feature reads beside its values (a bbox's image, for its size): handed to
+        `encode` after them, as GatheredColumns."""
+        return []
+
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
 

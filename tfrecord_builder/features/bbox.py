@@ -71,9 +71,12 @@ class BBoxFeature(Feature):
     image_fit: tuple[int, int, str] | None = meta("the image's fixed (height, width, resize)", None, internal=True)
     image_shapes: str | None = meta("the record key of the image's own [height, width, channels]", None,
                                     internal=True)
-    shape: list[int | None] = meta("four values a box", [4], internal=True)  # what `columns:` gathers
+    # any number of boxes of four values; [4] is one box (a row of a group, in rows grouped into one
+    # record: source.group_by, features/grouped.py, whose row feature drops the first dimension)
+    shape: list[int | None] = meta("the boxes' shape", [None, 4], internal=True)
 
     gathers_columns: ClassVar[bool] = True  # `columns: [xmin, ymin, xmax, ymax]`: one box per row
+    takes_group_rows: ClassVar[bool] = True  # grouped rows: each row's box
     batch_rows: ClassVar[int] = 4096
 
     # ---- spec ----------------------------------------------------------------------------------
@@ -134,9 +137,9 @@ class BBoxFeature(Feature):
         return [f"{self.record_key}/{side}" for side in SIDES]
 
     @property
-    def source_names(self) -> list[str]:
-        names = list(self.columns) if isinstance(self.columns, list) else [self.source_name]
-        return names + ([self.image_source] if self.image_source is not None else [])
+    def linked_columns(self) -> list[str]:
+        """The image's column, when the boxes are measured by its size."""
+        return [self.image_source] if self.image_source is not None else []
 
     # ---- writing side --------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
@@ -152,6 +155,8 @@ class BBoxFeature(Feature):
                 rows = list(columns[0])
         else:
             rows = values
+        if self.shape == [4] and self.columns is None:  # a group's row: one box (or none), not a list of them
+            rows = [None if value is None else f"[{value}]" if isinstance(value, str) else [value] for value in rows]
         boxes, counts = [], np.zeros(len(rows), dtype=np.int64)
         for row, value in enumerate(rows):
             found = self.boxes(value, images[row], origin, row, base_dir, language)
