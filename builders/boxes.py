@@ -10,6 +10,10 @@ check, so a box outside the image or upside down stops the build at its line, no
 
 An installed package offers it as `type: boxes` through the entry-point group
 `tfrecord_builder.features` (`boxes = mypackage.boxes:Boxes`).
+
+This is an example of a feature type of one's own. For real boxes use the built-in `type: bbox`
+(docs/detection.md), which makes these checks and more: any box format, pixel boxes by their
+image's size, `clip`, and the Object Detection API's layout.
 """
 from __future__ import annotations
 

@@ -52,7 +52,8 @@ READING = {
 
 # ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
-                "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks")
+                "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
+                "stacked_boxes", "padded_boxes")
 
 
 def parse_spec(kind, dtype, shape):
@@ -155,6 +156,26 @@ def to_ragged(values):
 def to_padded(values, pad):
     """Variable-length steps as a dense batch, padded with `pad` to the longest sequence."""
     return values.to_tensor(default_value=pad_value(pad))
+
+
+def stacked_boxes(ymin, xmin, ymax, xmax):
+    """Boxes stored as four lists (the Object Detection API's layout) as one ragged
+    [batch, None, 4] of [ymin, xmin, ymax, xmax]; a record whose lists differ in length fails."""
+    sides = [to_ragged(side) for side in (ymin, xmin, ymax, xmax)]
+    splits = sides[0].row_splits
+    checks = [tf.debugging.assert_equal(side.row_splits, splits, message="a record's four box lists differ in length")
+              for side in sides[1:]]
+    with tf.control_dependencies(checks):
+        flat = tf.stack([side.flat_values for side in sides], axis=1)
+    return tf.RaggedTensor.from_row_splits(flat, splits, validate=False)
+
+
+def padded_boxes(boxes, shapes):
+    """Boxes (fractions of their own image) as fractions of the batch's images padded at the bottom
+    and right to the largest (padded_images): each image's share of the padded height and width."""
+    sizes = tf.cast(shapes[:, :2], tf.float32)
+    scale = tf.tile(sizes / tf.maximum(tf.reduce_max(sizes, axis=0), 1.0), [1, 2])  # [batch, (y, x, y, x)]
+    return boxes * scale[:, tf.newaxis, :]
 
 
 def pad_value(pad):

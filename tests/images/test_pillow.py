@@ -79,3 +79,24 @@ def test_a_drafted_resize_is_as_close_to_the_reference_as_the_full_decodes():
     assert source.size == (400, 300)  # 1/4 scale: still 3 times 64x64
     drafted = np.asarray(pillow.fitted(source, 3, (64, 64), "stretch", "bilinear"))
     assert _psnr(drafted, wanted) >= _psnr(whole, wanted) - 0.3  # dB; 12 MP -> 224 in bench/README.md
+
+
+@pytest.mark.parametrize("orientation", [1, 3, 6, 8])
+@pytest.mark.parametrize("form", ["jpeg", "png"])
+def test_oriented_size_is_the_size_an_image_is_shown_at_read_from_its_header(tmp_path, orientation, form):
+    """What the bbox feature divides pixel boxes by: the size after EXIF orientation, as Pillow's
+    exif_transpose of the decoded image gives it, from a path, bytes or an array alike."""
+    from PIL import ImageOps
+
+    from tfrecord_builder.images.pillow import oriented_size
+
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    path = tmp_path / f"photo.{form}"
+    Image.fromarray(np.zeros((30, 70, 3), np.uint8)).save(path, exif=exif)
+    with Image.open(path) as image:
+        shown = ImageOps.exif_transpose(image)
+        expected = (shown.height, shown.width)
+    assert expected == ((70, 30) if orientation in (6, 8) else (30, 70))
+    assert oriented_size(path) == oriented_size(path.read_bytes()) == expected
+    assert oriented_size(np.zeros((30, 70), np.uint8)) == (30, 70)

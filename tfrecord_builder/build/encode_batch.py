@@ -166,7 +166,7 @@ def _failing(feature: Feature, batch: Batch, rows: list[int]) -> dict[int, str]:
 def _trial(feature: Feature, batch: Batch, rows: list[int]) -> tuple[str | None, int | None]:
     """Encodes `feature` for the `rows` of `batch` alone: its error (None: they encode) and the
     position in `rows` of the row the error names (None if it names none)."""
-    part = batch.select(rows, feature.source_names)
+    part = batch.select(rows, feature.source_names + feature.linked_columns)
     part.origin = named = _NamedRow(part.origin)
     try:
         _encoded(feature, _column(feature, part), part)
@@ -205,7 +205,7 @@ def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values
 def _column(feature: Feature, batch: Batch) -> Sequence[Any]:
     """The batch's column that `feature` reads (as the source holds it; a `columns:` feature's
     columns gathered)."""
-    if feature.columns is not None or len(feature.source_names) > 1:  # (or its own and another's: a mask's image)
+    if feature.columns is not None or feature.linked_columns:
         return _gathered(feature, batch)
     column = batch.columns.get(feature.source_name)
     return _absent(feature, batch) if column is None else column
@@ -213,9 +213,11 @@ def _column(feature: Feature, batch: Batch) -> Sequence[Any]:
 
 def _missing(feature: Feature, column: Sequence[Any]) -> np.ndarray:
     """Per row, whether the source had no value (rows × columns for a `columns:` feature)."""
-    if feature.columns is None and isinstance(column, GatheredColumns):  # its own column beside another's
+    if not isinstance(column, GatheredColumns):
+        return missing_rows(column)
+    if feature.columns is None:  # its own column beside a linked one (an image, read for its size)
         return missing_rows(column.columns[0])
-    return missing_cells(column, missing_rows) if feature.columns is not None else missing_rows(column)
+    return missing_cells(column, missing_rows)
 
 
 def _encoded(feature: Feature, column: Sequence[Any], batch: Batch) -> dict[str, Values]:
@@ -240,7 +242,7 @@ def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, 
 def _gathered(feature: Feature, batch: Batch) -> GatheredColumns:
     """A `columns:` feature's columns of the batch, in its order (the spec's list, or the one its
     pattern matched): a column the source lacks is refused or all missing, as for one column."""
-    names = feature.source_names
+    names = feature.source_names + feature.linked_columns
     columns = []
     for column_name in names:
         column = batch.columns.get(column_name)

@@ -1,9 +1,10 @@
 """Feature types, registered by the name a spec gives as `type:`."""
 from .base import FEATURE_TYPES, Feature, register
+from .bbox import BBoxFeature
 from .class_label import ClassLabelFeature
 from .image import ImageFeature
 from .mask import MaskFeature
 from .tensor import TensorFeature
 
 __all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
-           "MaskFeature"]
+           "MaskFeature", "BBoxFeature"]

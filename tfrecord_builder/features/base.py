@@ -174,12 +174,18 @@ class Feature(Section):
             return list(self.columns)
         return [self.source_name]
 
+    @property
+    def linked_columns(self) -> list[str]:
+        """Columns the feature reads beside its values (a bbox's image, for its size): handed to
+        `encode` after them, as GatheredColumns."""
+        return []
+
     def check(self, at: At) -> None:
         """Rules across this feature's keys; raises SpecError at `at`."""
 
     def linked(self, features: Mapping[str, "Feature"], at: At) -> "Feature":
-        """This feature once the spec's other `features` are known (a mask takes its image's shape);
-        raises SpecError at `at`. By default itself."""
+        """This feature with what it takes from the other features of its section (a bbox's or a
+        mask's `image:`), once they are all loaded; raises SpecError at `at`. By default itself."""
         return self
 
     def check_sequence(self, at: At) -> None:

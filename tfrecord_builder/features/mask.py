@@ -116,11 +116,9 @@ class MaskFeature(ImageFeature):
         return dataclasses.replace(self, shape=shape, resize=resize, linked_image=image)
 
     @property
-    def source_names(self) -> list[str]:
-        """The mask's column, then its image's (read for its size)."""
-        if self.linked_image is None:
-            return [self.source_name]
-        return [self.source_name, self.linked_image.source_name]
+    def linked_columns(self) -> list[str]:
+        """Its image's column (read for its size), beside the mask's own."""
+        return [] if self.linked_image is None else [self.linked_image.source_name]
 
     @property
     def geometry(self) -> str:

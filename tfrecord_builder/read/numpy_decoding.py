@@ -144,6 +144,19 @@ def to_padded(values: list[np.ndarray], pad: Any) -> np.ndarray:
     return out
 
 
+def stacked_boxes(ymin: np.ndarray, xmin: np.ndarray, ymax: np.ndarray, xmax: np.ndarray) -> np.ndarray:
+    """Four box lists as one float32 [n, 4] of [ymin, xmin, ymax, xmax]."""
+    sides = [np.asarray(side, np.float32) for side in (ymin, xmin, ymax, xmax)]
+    if len({len(side) for side in sides}) > 1:
+        raise RecordError(f"a record's four box lists differ in length: {[len(side) for side in sides]}")
+    return np.stack(sides, axis=1).reshape(-1, 4)
+
+
+def padded_boxes(boxes: np.ndarray, shapes: np.ndarray) -> np.ndarray:
+    """A record's image is its batch's largest: its boxes stay as they are."""
+    return boxes
+
+
 def pad_value(pad: Any) -> Any:
     """A pad as a description holds it ("nan", "inf", "-inf" for the floats that have no literal)."""
     return float(pad) if isinstance(pad, str) else pad
@@ -240,4 +253,5 @@ DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "cast": cast, "exact_float64": exact_float64, "to_ragged": to_ragged, "to_padded": to_padded,
     "pad_steps": pad_steps, "fixed_images": fixed_images, "padded_images": padded_images,
     "resized_images": resized_images, "scaled_images": scaled_images, "resized_masks": resized_masks,
+    "stacked_boxes": stacked_boxes, "padded_boxes": padded_boxes,
 }

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..features import ClassLabelFeature, Feature, ImageFeature
+from ..features import BBoxFeature, ClassLabelFeature, Feature, ImageFeature
 from ..features.values import Values
 
 MAX_VOCABULARY = 100_000
@@ -50,7 +50,9 @@ class FeatureStatistics:
         self.image_sizes = [_Moments(), _Moments()]  # heights, widths
         self.steps = _Moments()  # sequence lengths
         columns = getattr(feature, "columns", None)
-        self.per_column = _PerColumn(len(columns)) if isinstance(columns, list) else None
+        # (a bbox's four columns are one box, stored in another order: its figures are the boxes')
+        gathered = isinstance(columns, list) and not isinstance(feature, BBoxFeature)
+        self.per_column = _PerColumn(len(columns)) if gathered else None
         # records by number of steps; None past MAX_STEP_COUNTS numbers, or restored from an older checkpoint
         self.step_counts: Counter[int] | None = Counter()
 

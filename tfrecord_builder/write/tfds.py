@@ -5,8 +5,9 @@ their shard lengths and a file name template that matches our shard names), `fea
 (its FeaturesDict) and a `KEY.labels.txt` per class label with names. Each feature is described
 from its reading description (read/tfdata.py), so TFDS parses the keys our records hold:
 a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor` of bytes; a
-mask an `Image` of one channel, its class indices, PNG),
-everything else a `Tensor` of the feature's dtype and shape, variable length as `-1`.
+mask an `Image` of one channel, its class indices, PNG), bounding boxes a `Sequence` of
+`BBoxFeature`s (in the object_detection layout, a `Sequence` of floats under each of its four
+keys), everything else a `Tensor` of the feature's dtype and shape, variable length as `-1`.
 
 TFDS reads `tf.train.Example`s from uncompressed shards only. A SequenceExample dataset, or one
 with compressed shards, is one TFDS refuses with the reason in one line, never one that reads back
@@ -22,7 +23,7 @@ import json
 import os
 from typing import Any
 
-from ..features import ClassLabelFeature, Feature
+from ..features import BBoxFeature, ClassLabelFeature, Feature
 from ..features.image import ImageFeature
 from .info import write_file
 from .naming import FEATURES_FILE, INFO_FILE, labels_name
@@ -32,6 +33,7 @@ TENSOR = _FEATURES + "tensor_feature.Tensor"
 CLASS_LABEL = _FEATURES + "class_label_feature.ClassLabel"
 IMAGE = _FEATURES + "image_feature.Image"
 SEQUENCE = _FEATURES + "sequence_feature.Sequence"
+BBOX = _FEATURES + "bounding_boxes.BBoxFeature"
 FEATURES_DICT = _FEATURES + "features_dict.FeaturesDict"
 # the config an unreadable dataset's refusal is recorded for: TFDS checks a blocked config, not a
 # blocked version, of a folder it opens
@@ -51,6 +53,13 @@ def unreadable_reason(info: Any) -> str | None:
         return (f"{spec.name} {spec.version} has {spec.output.compression}-compressed shards, which TensorFlow "
                 f"Datasets does not read; read it with {spec.name}_input.py, tb.input_fn or tb.read, or build it "
                 "with compression: none")
+    keys = [key for feature in spec.features.values() for key in _tfds_entries(feature, spec.input)]
+    for key in keys:
+        nested = next((other for other in keys if other.startswith(key + "/")), None)
+        if nested is not None:  # TFDS nests keys at "/": one can't be a feature and hold others
+            return (f"{spec.name} {spec.version} stores a feature under the key {key!r} and another under {nested!r}, "
+                    f"which TensorFlow Datasets nests inside it; give the first another `key:` (an object_detection "
+                    "layout's image: `key: image/encoded`), or read it with tb.input_fn or tb.read")
     return None
 
 
@@ -91,11 +100,12 @@ def features_file(info: Any) -> dict[str, Any]:
     options = info.spec.input
     nested: dict[str, Any] = {}
     for feature in info.spec.features.values():
-        *parents, leaf = feature.record_key.split("/")
-        place = nested
-        for parent in parents:
-            place = place.setdefault(parent, {})
-        place[leaf] = tfds_feature(feature, options)
+        for key, described in _tfds_entries(feature, options).items():
+            *parents, leaf = key.split("/")
+            place = nested
+            for parent in parents:
+                place = place.setdefault(parent, {})
+            place[leaf] = described
     return {"pythonClassName": FEATURES_DICT, "featuresDict": {"features": _dicts(nested)}}
 
 
@@ -114,6 +124,14 @@ def label_files(info: Any) -> dict[str, str]:
             if isinstance(feature, ClassLabelFeature) and feature.names is not None}
 
 
+def _tfds_entries(feature: Feature, options: Any) -> dict[str, dict[str, Any]]:
+    """The TFDS features of `feature` by record key: one, but for boxes in four lists."""
+    if isinstance(feature, BBoxFeature) and feature.layout == "object_detection":
+        floats = {"pythonClassName": SEQUENCE, "sequence": {"feature": _tensor([], "float32"), "length": "-1"}}
+        return {key: floats for key in feature.record_keys}
+    return {feature.record_key: tfds_feature(feature, options)}
+
+
 def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
     """The TFDS feature that parses and decodes what `feature` stores under its record key."""
     kind, stored, shape = next(iter(feature.parsing().values()))
@@ -123,6 +141,10 @@ def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
             return _tensor(dimensions, "uint8", "bytes")
         return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": "uint8",
                                                      "encodingFormat": feature.encoding}}
+    if isinstance(feature, BBoxFeature):  # TFDS's own `objects/bbox`: REL_YXYX fractions, as stored
+        box = {"pythonClassName": BBOX, "boundingBox": {"shape": {"dimensions": ["4"]}, "dtype": "float32",
+                                                         "bboxFormat": "REL_YXYX"}}
+        return {"pythonClassName": SEQUENCE, "sequence": {"feature": box, "length": "-1"}}
     dimensions = _dimensions([None] if kind == "var" else shape)
     if isinstance(feature, ClassLabelFeature):
         count = len(feature.names) if feature.names is not None else feature.num_classes

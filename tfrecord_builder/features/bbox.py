@@ -1,0 +1,400 @@
+"""`bbox`: each record's bounding boxes, stored as fractions [ymin, xmin, ymax, xmax].
+
+    objects: {type: bbox, source: bbox, format: xywh, units: pixels, image: image}
+
+The source gives a list of boxes per record (`source:`), or four columns, one box per row
+(`columns: [xmin, ymin, xmax, ymax]`, in the order of `format`; a grouped table gives each
+cell the group's list). `format` is how a box is written: yxyx, xyxy, xywh (corner and size) or
+cxcywh (centre and size); `units` fraction (of the image's height and width) or pixels. Pixel
+boxes are divided by the size of the record's image as it is shown (after its EXIF
+orientation), read from the file's header without decoding it (images/pillow.py
+`oriented_size`): the feature named by `image:`. Where that image is stored at a fixed shape
+with `resize: pad` or `crop`, the boxes follow it there (the same geometry, `placement`).
+
+Every box is checked: four finite numbers, min <= max, inside the image (else an error, or
+clipped with `clip: true`), not empty (else an error, or dropped when smaller than `min_size`
+on a side, in the box's units); what was clipped or dropped is counted and said once for the
+build (features/notices.py). Stored and read back as float32 [ymin, xmin, ymax, xmax]
+fractions, what `tf.image.draw_bounding_boxes`, TFDS's BBoxFeature and the Object Detection API
+take; `layout: tfds` stores one float list of 4 values a box under the feature's key,
+`layout: object_detection` the API's four lists `image/object/bbox/ymin|xmin|ymax|xmax`
+(under `KEY/...` when `key:` is given).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Sequence
+
+import numpy as np
+
+from .. import fs
+from ..images import BadImage, pillow
+from ..spec.fields import At, meta
+from . import notices
+from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .gathered import GatheredColumns, is_pattern
+from .shown import Language
+from .values import ListKind, StoredColumn, Values
+
+FORMATS = ("yxyx", "xyxy", "xywh", "cxcywh")
+# the four names of each format, in its order (what messages and `columns:` speak of)
+FORMAT_NAMES = {"yxyx": ("ymin", "xmin", "ymax", "xmax"), "xyxy": ("xmin", "ymin", "xmax", "ymax"),
+                "xywh": ("xmin", "ymin", "width", "height"), "cxcywh": ("x_center", "y_center", "width", "height")}
+SIDES = ("ymin", "xmin", "ymax", "xmax")  # the stored order
+OBJECT_DETECTION_KEY = "image/object/bbox"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BBoxFeature(Feature):
+    """Bounding boxes: `{type: bbox, format: xywh, units: pixels, image: image}`, read back as
+    float32 [n, 4] [ymin, xmin, ymax, xmax] fractions per record."""
+
+    format: Literal["yxyx", "xyxy", "xywh", "cxcywh"] = meta(
+        "how the source writes a box: yxyx, xyxy, xywh (a corner, then width and height) or cxcywh (the centre, "
+        "then width and height)", "yxyx")
+    units: Literal["fraction", "pixels"] = meta(
+        "the source's coordinates: fractions of the image's height and width, or pixels (needs `image:`)", "fraction")
+    image: str | None = meta("the image feature whose size the boxes are in (after its EXIF orientation)", None)
+    clip: bool = meta("clip a box outside the image to it (counted) instead of refusing it", False)
+    min_size: float | None = meta(
+        "drop a box narrower or lower than this, in the box's units (counted); without it an empty box is an error",
+        None)
+    layout: Literal["tfds", "object_detection"] = meta(
+        "tfds: one float list of 4 values a box under the feature's key; object_detection: the Object Detection "
+        "API's four lists image/object/bbox/xmin, ymin, xmax, ymax", "tfds")
+    # filled in from the spec's `image:` feature when the spec is loaded (`linked`)
+    image_source: str | None = meta("the image feature's source column", None, internal=True)
+    image_fit: tuple[int, int, str] | None = meta("the image's fixed (height, width, resize)", None, internal=True)
+    image_shapes: str | None = meta("the record key of the image's own [height, width, channels]", None,
+                                    internal=True)
+    # any number of boxes of four values; [4] is one box (a row of a group, in rows grouped into one
+    # record: source.group_by, features/grouped.py, whose row feature drops the first dimension)
+    shape: list[int | None] = meta("the boxes' shape", [None, 4], internal=True)
+
+    gathers_columns: ClassVar[bool] = True  # `columns: [xmin, ymin, xmax, ymax]`: one box per row
+    takes_group_rows: ClassVar[bool] = True  # grouped rows: each row's box
+    batch_rows: ClassVar[int] = 4096
+
+    # ---- spec ----------------------------------------------------------------------------------
+    def check(self, at: At) -> None:
+        if self.columns is not None and (is_pattern(self.columns) or len(self.columns) != 4):
+            raise (at / "columns").error(f"expected the four columns of a box in `format: {self.format}`'s order, "
+                                         f"e.g. [{', '.join(FORMAT_NAMES[self.format])}], received {self.columns!r}")
+        if self.units == "pixels" and self.image is None:
+            raise (at / "units").error("pixel boxes need `image:`, the image feature whose size they are in")
+        if self.min_size is not None and not (self.min_size >= 0 and math.isfinite(self.min_size)):
+            raise (at / "min_size").error(f"expected a size >= 0 in the box's units, received {self.min_size}")
+        if self.key is not None and self.layout == "tfds" and self.key.endswith("/"):
+            raise (at / "key").error(f"expected a record key, received {self.key!r}")
+
+    def linked(self, features: dict[str, Feature], at: At) -> "BBoxFeature":
+        """This feature with what it needs of its `image:` feature: its source column and, for a
+        fixed shape reached by `resize: pad` or `crop`, that geometry."""
+        if self.image is None:
+            fitted = [name for name, other in features.items() if getattr(other, "size", None) is not None
+                      and getattr(other, "resize", "stretch") != "stretch"]
+            if fitted:
+                raise at.error(f"image `{fitted[0]}` is resized with `resize: {features[fitted[0]].resize}`, which "
+                               f"moves what it shows: name it with `image: {fitted[0]}` so the boxes follow")
+            return self
+        image = features.get(self.image)
+        if image is None or image.type_name != "image":
+            names = ", ".join(name for name, other in features.items() if other.type_name == "image") or "none"
+            raise (at / "image").error(f"expected the name of an image feature of this spec ({names}), "
+                                       f"received {self.image!r}")
+        size = getattr(image, "size", None)
+        fit = (size[0], size[1], image.resize) if size is not None and image.resize != "stretch" else None
+        shapes = image.shape_key if size is None else None  # images of their own sizes, padded in a batch
+        return dataclasses.replace(self, image_source=image.source_name, image_fit=fit, image_shapes=shapes)
+
+    @property
+    def is_variable(self) -> bool:
+        return True
+
+    @property
+    def fills_absent(self) -> bool:
+        return True  # a record without boxes
+
+    @property
+    def inner_size(self) -> int:
+        return 4
+
+    @property
+    def record_key(self) -> str:
+        if self.layout == "object_detection":
+            return self.key or OBJECT_DETECTION_KEY
+        return self.key or self.name
+
+    @property
+    def record_keys(self) -> list[str]:
+        """The keys the boxes are stored under, in the stored order [ymin, xmin, ymax, xmax]."""
+        if self.layout == "tfds":
+            return [self.record_key]
+        return [f"{self.record_key}/{side}" for side in SIDES]
+
+    @property
+    def linked_columns(self) -> list[str]:
+        """The image's column, when the boxes are measured by its size."""
+        return [self.image_source] if self.image_source is not None else []
+
+    # ---- writing side --------------------------------------------------------------------------
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
+               language: Language = "python") -> dict[str, Values]:
+        images: Sequence[Any] = [None] * len(values)
+        if isinstance(values, GatheredColumns):
+            columns = list(values.columns)
+            if self.image_source is not None:
+                images = list(columns.pop())
+            if self.columns is not None:
+                rows: Sequence[Any] = [_from_columns(cells) for cells in zip(*(list(column) for column in columns))]
+            else:
+                rows = list(columns[0])
+        else:
+            rows = values
+        if self.shape == [4] and self.columns is None:  # a group's row: one box (or none), not a list of them
+            rows = [None if value is None else f"[{value}]" if isinstance(value, str) else [value] for value in rows]
+        boxes, counts = [], np.zeros(len(rows), dtype=np.int64)
+        for row, value in enumerate(rows):
+            found = self.boxes(value, images[row], origin, row, base_dir, language)
+            boxes.append(found)
+            counts[row] = len(found)
+        flat = np.concatenate(boxes) if boxes else np.zeros((0, 4), np.float32)
+        if self.layout == "tfds":
+            return {self.record_key: Values("float", flat.reshape(-1), counts * 4)}
+        return {key: Values("float", np.ascontiguousarray(flat[:, side]), counts.copy())
+                for side, key in enumerate(self.record_keys)}
+
+    def boxes(self, value: Any, image: Any, origin: Origin, row: int, base_dir: str | None,
+              language: Language) -> np.ndarray:
+        """One record's boxes as float32 [n, 4] [ymin, xmin, ymax, xmax] fractions, checked."""
+        given = self._given(value, origin, row)
+        if not len(given):
+            return np.zeros((0, 4), np.float32)
+        size, shown_image = None, ""
+        if self.image is not None and (self.units == "pixels" or self.image_fit is not None):
+            size, shown_image = self._image_size(image, origin, row, base_dir)
+        fast = self._all_fine(given, size)
+        if fast is not None:
+            return fast
+        kept = []  # box by box: what is wrong with which, or what was clipped or dropped
+        for index, box in enumerate(given):
+            corners = self._corners(box, index, origin, row)  # ymin, xmin, ymax, xmax in the box's units
+            if corners is None:
+                continue
+            if self.units == "pixels":
+                corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
+            if (corners < 0).any() or (corners > 1).any():
+                if not self.clip:
+                    where = (f"the image {shown_image} ({size[1]} x {size[0]} pixels, width x height)"
+                             if self.units == "pixels" else "the image ([0, 1] in fractions)")
+                    raise self.fail(origin, row, f"box {index} {_shown(box)} ({self.format}, {self.units}) lies "
+                                                 f"outside {where}; set `clip: true` to clip it")
+                corners = np.clip(corners, 0.0, 1.0)
+                notices.note(f"feature `{self.name}`: {{count}} object{{s}} clipped to the image (`clip: true`)")
+                if self._too_small(corners, size):
+                    notices.note(f"feature `{self.name}`: {{count}} object{{s}} outside the image dropped "
+                                 "(empty once clipped)")
+                    continue
+            if self.image_fit is not None:
+                corners = self._placed(corners, size)
+                if corners is None:
+                    continue
+            kept.append(corners)
+        return np.array(kept, dtype=np.float32).reshape(-1, 4)
+
+    def _all_fine(self, given: np.ndarray, size: tuple[int, int] | None) -> np.ndarray | None:
+        """A record's boxes converted at once (the same float64 arithmetic as box by box), when every
+        one is finite, the right way up, not too small and inside the image; else None."""
+        a, b, c, d = given.T
+        if self.format == "yxyx":
+            corners = np.stack([a, b, c, d], axis=1)
+        elif self.format == "xyxy":
+            corners = np.stack([b, a, d, c], axis=1)
+        elif self.format == "xywh":
+            corners = np.stack([b, a, b + d, a + c], axis=1)
+        else:
+            corners = np.stack([b - d / 2, a - c / 2, b + d / 2, a + c / 2], axis=1)
+        with np.errstate(invalid="ignore"):
+            smallest = np.minimum(corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 1])
+            if not (np.isfinite(given).all() and (smallest > 0).all()
+                    and (self.min_size is None or (smallest >= self.min_size).all())):
+                return None
+        if self.units == "pixels":
+            corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
+        if (corners < 0).any() or (corners > 1).any():
+            return None
+        if self.image_fit is not None:
+            height, width, how = self.image_fit
+            scale_y, scale_x, top, left = pillow.placement(size[0], size[1], (height, width), how)
+            corners = corners * np.array([scale_y, scale_x, scale_y, scale_x]) + np.array([top, left, top, left])
+            if (corners < 0).any() or (corners > 1).any():
+                return None
+        return corners.astype(np.float32)
+
+    def _given(self, value: Any, origin: Origin, row: int) -> np.ndarray:
+        """A record's boxes as the source gives them: float64 [n, 4]."""
+        if value is None:
+            return np.zeros((0, 4))
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip() else []
+            except ValueError:
+                raise self.fail(origin, row, f"expected a JSON list of boxes, e.g. [[10, 20, 30, 40]], received "
+                                             f"{value!r}") from None
+        try:
+            array = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            array = None
+        if array is None or (array.size and (array.ndim != 2 or array.shape[1] != 4)):
+            shown = value if not isinstance(value, np.ndarray) else value.tolist()
+            raise self.fail(origin, row, f"expected a list of boxes, each 4 numbers "
+                                         f"[{', '.join(FORMAT_NAMES[self.format])}], received {_short(shown)}")
+        return array.reshape(-1, 4)
+
+    def _corners(self, box: np.ndarray, index: int, origin: Origin, row: int) -> np.ndarray | None:
+        """A box as [ymin, xmin, ymax, xmax] in its own units; None if `min_size` drops it."""
+        if not np.isfinite(box).all():
+            raise self.fail(origin, row, f"box {index} {_shown(box)}: expected 4 finite numbers "
+                                         f"[{', '.join(FORMAT_NAMES[self.format])}]")
+        a, b, c, d = (float(value) for value in box)
+        if self.format == "yxyx":
+            corners = [a, b, c, d]
+        elif self.format == "xyxy":
+            corners = [b, a, d, c]
+        elif self.format == "xywh":
+            corners = [b, a, b + d, a + c]
+        else:
+            corners = [b - d / 2, a - c / 2, b + d / 2, a + c / 2]
+        ymin, xmin, ymax, xmax = corners
+        if ymax < ymin or xmax < xmin:
+            names = FORMAT_NAMES[self.format]
+            wrong = ("width" if xmax < xmin else "height") if self.format in ("xywh", "cxcywh") else None
+            expected = f"a {wrong} >= 0" if wrong else \
+                f"{names[0]} <= {names[2]} and {names[1]} <= {names[3]}"
+            raise self.fail(origin, row, f"box {index} {_shown(box)} ({self.format}) is upside down; expected "
+                                         f"{expected}")
+        smallest = min(ymax - ymin, xmax - xmin)
+        if self.min_size is not None and (smallest < self.min_size or smallest == 0):
+            notices.note(f"feature `{self.name}`: {{count}} object{{s}} smaller than `min_size: {self.min_size:g}` "
+                         "dropped")
+            return None
+        if smallest == 0:
+            raise self.fail(origin, row, f"box {index} {_shown(box)} ({self.format}) is empty (zero width or "
+                                         "height); set `min_size: 0` to drop empty boxes")
+        return np.array(corners, dtype=np.float64)
+
+    def _too_small(self, corners: np.ndarray, size: tuple[int, int] | None) -> bool:
+        """Whether a clipped box (fractions) is empty, or smaller than `min_size` in its units."""
+        sides = np.array([corners[2] - corners[0], corners[3] - corners[1]])
+        if self.units == "pixels":
+            sides = sides * np.array(size, np.float64)
+        return bool((sides <= 0).any() or (self.min_size is not None and (sides < self.min_size).any()))
+
+    def _placed(self, corners: np.ndarray, size: tuple[int, int]) -> np.ndarray | None:
+        """A box on the image as stored: moved by its `resize: pad` (inside still) or `crop` (cut
+        to the window kept, or dropped if nothing is left: both counted)."""
+        height, width, how = self.image_fit
+        scale_y, scale_x, top, left = pillow.placement(size[0], size[1], (height, width), how)
+        placed = corners * np.array([scale_y, scale_x, scale_y, scale_x]) + np.array([top, left, top, left])
+        if (placed >= 0).all() and (placed <= 1).all():
+            return placed
+        placed = np.clip(placed, 0.0, 1.0)
+        if placed[2] <= placed[0] or placed[3] <= placed[1]:
+            notices.note(f"feature `{self.name}`: {{count}} object{{s}} outside the part `resize: crop` keeps of "
+                         f"image `{self.image}` dropped")
+            return None
+        notices.note(f"feature `{self.name}`: {{count}} object{{s}} cut to the part `resize: crop` keeps of image "
+                     f"`{self.image}`")
+        return placed
+
+    def _image_size(self, image: Any, origin: Origin, row: int, base_dir: str | None) -> tuple[tuple[int, int], str]:
+        """The record's image's (height, width) as shown, and how to name it."""
+        if image is None:
+            raise self.fail(origin, row, f"no image in `{self.image_source}` to measure the boxes by "
+                                         f"(`image: {self.image}`)")
+        if base_dir is not None and isinstance(image, str):
+            image = fs.resolve(image, base_dir)
+        shown = os.fspath(image) if isinstance(image, (str, os.PathLike)) else type(image).__name__
+        try:
+            return pillow.oriented_size(image), shown
+        except BadImage as error:
+            raise self.fail(origin, row, f"image {shown}: {error}") from None
+
+    def statistics_values(self, encoded: dict[str, Values]) -> Values:
+        """Every box's four fractions, 4 a box (in the stored order), whatever the layout."""
+        if self.layout == "tfds":
+            return encoded[self.record_key]
+        sides = [encoded[key] for key in self.record_keys]
+        flat = np.stack([np.asarray(side.values, np.float32) for side in sides], axis=1).reshape(-1)
+        return Values("float", flat, sides[0].counts * 4)
+
+    def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        lists = []
+        for key in self.record_keys:
+            if key not in stored:
+                return f"key {key!r} is missing"
+            kind, values = stored[key]
+            if kind != "float" and values:
+                return f"expected a float list under {key!r}, found a {kind} list"
+            lists.append(values)
+        if self.layout == "tfds" and len(lists[0]) % 4:
+            return f"expected a multiple of 4 values (shape [null, 4]), found {len(lists[0])}"
+        if len({len(values) for values in lists}) > 1:
+            return f"the four lists {', '.join(self.record_keys)} hold {[len(values) for values in lists]} values"
+        boxes = np.array(lists[0] if self.layout == "tfds" else np.stack(lists, axis=1), np.float64).reshape(-1, 4)
+        if not ((boxes >= 0) & (boxes <= 1)).all() or (boxes[:, 2] < boxes[:, 0]).any() or \
+                (boxes[:, 3] < boxes[:, 1]).any():
+            return "a box is outside [0, 1] or upside down"
+        return None
+
+    def stored_kinds(self) -> dict[str, ListKind] | None:
+        return None  # (checked one record at a time)
+
+    # ---- reading side --------------------------------------------------------------------------
+    def parsing(self) -> dict[str, ParseSpec]:
+        if self.layout == "tfds":
+            specs: dict[str, ParseSpec] = {self.record_key: ("ragged", "float32", [None, 4])}
+        else:
+            specs = {key: ("var", "float32", [None]) for key in self.record_keys}
+        if self.image_shapes is not None:  # (the image's own key: what `padded_boxes` scales by)
+            specs[self.image_shapes] = ("fixed", "int64", [3])
+        return specs
+
+    def decoding(self, options: Any = None) -> list[DecodeStep]:
+        steps: list[DecodeStep] = []
+        if self.layout == "object_detection":
+            steps.append(("stacked_boxes", {side: {"parsed": key} for side, key in zip(SIDES[1:], self.record_keys[1:])}))
+        if self.image_shapes is not None and getattr(options, "image_size", None) is None:
+            # the batch's images are padded at the bottom and right to its largest: the boxes follow
+            steps.append(("padded_boxes", {"shapes": {"parsed": self.image_shapes}}))
+        return steps
+
+    def describe(self) -> str:
+        return "bbox float32 [null, 4] [ymin, xmin, ymax, xmax] fractions (ragged)"
+
+
+register("bbox")(BBoxFeature)
+
+
+def _from_columns(cells: tuple[Any, ...]) -> Any:
+    """One row's four cells as its boxes: one box, none (all four missing), or a group's boxes
+    (each cell the group's list of values)."""
+    if all(cell is None for cell in cells):
+        return []
+    if all(isinstance(cell, (list, tuple, np.ndarray)) for cell in cells):
+        return [list(box) for box in zip(*cells)] if len({len(cell) for cell in cells}) == 1 else [list(cells)]
+    return [[math.nan if cell is None else cell for cell in cells]]
+
+
+def _shown(box: Any) -> str:
+    """A box as the source gave it: [10, 20.5, 30, 40]."""
+    return "[" + ", ".join(f"{float(value):g}" for value in box) + "]"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
