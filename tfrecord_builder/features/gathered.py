@@ -93,7 +93,8 @@ def checked(feature: Any, at: At) -> Any:
         if name in seen:
             raise (at / "columns" / index).error(f"column `{name}` is listed twice")
         seen.add(name)
-    if shape and shape != [len(columns)]:
+    # ([null, n]: n columns from each row of a group, when rows are grouped into one record)
+    if shape and shape not in ([len(columns)], [None, len(columns)]):
         raise (at / "shape").error(shape_message(shape, len(columns)))
     return dataclasses.replace(feature, shape=[len(columns)]) if not shape else feature
 

@@ -1,0 +1,78 @@
+"""Rows of a table grouped into one record: `source.group_by` on a `format: example` spec.
+
+A feature whose shape begins with a variable dimension (`[null]`, `[null, k]`) takes a value
+from each row of its record's group: the builder hands it, per record, a `GroupRows` (the
+group's cells in order, with where each row is). Each row is encoded as the feature's *row
+feature* would encode it (the same feature with the first dimension taken off: `[]`, `[k]`), so
+a row's value is read, checked and worded as a record's is (a list cell, `columns:` of k
+columns, a class name), then the rows' values are laid end to end per record. A row whose
+cells for the feature are all missing adds no values (an image without boxes, in a table of one
+box per row, is a row with its box columns empty).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from .gathered import GatheredColumns
+from .shown import Language
+from .values import Values
+
+
+class GroupRows(list):
+    """One record's cells of one column: a cell per row of its group, in the group's order;
+    `origins[i]` names row i (`boxes.csv, line 7`)."""
+
+    def __init__(self, cells: Sequence[Any], origins: Sequence[str]):
+        super().__init__(cells)
+        self.origins = list(origins)
+
+
+def takes_rows(feature: Any) -> bool:
+    """Whether a feature of a grouped Example takes every row's value (a first dimension of
+    null), rather than one value per group."""
+    shape = getattr(feature, "shape", None)
+    return bool(shape) and shape[0] is None
+
+
+def row_feature(feature: Any) -> Any:
+    """What one row of a grouped feature is: the feature without its first (variable) dimension."""
+    return dataclasses.replace(feature, shape=list(feature.shape[1:]))
+
+
+def is_grouped(column: Any) -> bool:
+    """Whether a batch's column (or gathered columns) holds groups of rows per record."""
+    first = column.columns[0] if isinstance(column, GatheredColumns) and column.columns else column
+    return isinstance(first, list) and len(first) > 0 and isinstance(first[0], GroupRows)
+
+
+def encode(feature: Any, column: Any, base_dir: str | None, language: Language) -> dict[str, Values]:
+    """A batch of groups (`GroupRows` per record, or gathered columns of them) as the feature's
+    values per record: every row encoded by the row feature, the rows' counts summed per record."""
+    gathered = column if isinstance(column, GatheredColumns) else None
+    columns = gathered.columns if gathered is not None else [column]
+    records = len(columns[0])
+    cells: list[list[Any]] = [[] for _ in columns]
+    origins: list[str] = []
+    owners: list[int] = []  # the record of each row kept
+    for record in range(records):
+        groups = [part[record] for part in columns]
+        for row in range(len(groups[0])):
+            values = [group[row] for group in groups]
+            if all(value is None for value in values):
+                continue  # a row with none of the feature's values adds none
+            for kept, value in zip(cells, values):
+                kept.append(value)
+            origins.append(groups[0].origins[row])
+            owners.append(record)
+    rows: Any = GatheredColumns(gathered.names, cells) if gathered is not None else cells[0]
+    encoded = row_feature(feature).encode(rows, origins.__getitem__, base_dir, language)
+    owner = np.asarray(owners, dtype=np.int64)
+    merged = {}
+    for key, values in encoded.items():
+        counts = np.zeros(records, dtype=np.int64)
+        np.add.at(counts, owner, values.counts)
+        merged[key] = Values(values.kind, values.values, counts)
+    return merged
