@@ -18,6 +18,7 @@ import numpy as np
 
 from .gathered import GatheredColumns
 from .shown import Language
+from .tensor import TensorFeature
 from .values import Values
 
 
@@ -32,7 +33,11 @@ class GroupRows(list):
 
 def takes_rows(feature: Any) -> bool:
     """Whether a feature of a grouped Example takes every row's value (a first dimension of
-    null), rather than one value per group."""
+    null), rather than one value per group. So do tensors (and the types extending them, such as
+    class labels), whose `shape` lists a record's values, and a type that declares
+    `takes_group_rows = True`; not an image, whose `[null, null, 3]` is one image's size."""
+    if not (isinstance(feature, TensorFeature) or getattr(feature, "takes_group_rows", False)):
+        return False
     shape = getattr(feature, "shape", None)
     return bool(shape) and shape[0] is None
 
