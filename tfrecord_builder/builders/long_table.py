@@ -11,8 +11,9 @@ Grouped rows (`format: example`, `order_by` optional) make one Example per group
 shape `[null, ...]` takes every row's value (features/grouped.py), in source order or by
 `order_by`; any other feature must have one value per group, as a context feature must.
 
-Every row is read first (the columns the spec reads, for the whole table, are held in memory):
-a group's rows may be anywhere in the file. Groups come out sorted by their id, so which
+Every row is read first (the columns the spec reads, for the whole table, are held in memory,
+as the reader gives them: Arrow arrays where it reads with Arrow): a group's rows may be anywhere
+in the file. Groups come out sorted by their id, so which
 records there are and their order don't depend on the row order.
 """
 from __future__ import annotations
@@ -20,12 +21,13 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import DataError
 from ..features import grouped, times
+from ..features.cells import ArrowCells
 from ..features.dtypes import Invalid
 from ..features.shown import Language, shown
 from .base import Batch, KeyOrigins, check_split, column_list, no_column
@@ -37,21 +39,19 @@ def grouped_batches(batches: Iterable[Batch], spec: Any, batch_size: int, split:
     Examples of a `format: example` one (with `split`, only the groups whose rows' split column
     names it: all of a group's rows must name the same split)."""
     found = _Groups.read(batches, spec)
-    unit = "sequence" if spec.is_sequence else "group"
     group_by = spec.source.group_by
-    names = sorted(found.rows)
-    split_column = spec.source.split_column if split is not None else None
-    if split_column is not None:
-        names = [key for key in names
-                 if _split_of(key, found.rows[key], split_column, group_by, spec, found.language, unit) == split]
     dates = order_dates(spec)
     broken = found.broken  # rows the reader couldn't read: listed with the first batch
-    for start in range(0, len(names), batch_size):
-        keys = names[start : start + batch_size]
-        records = [_record(key, found.rows[key], spec, found.language, dates) for key in keys]
-        columns = {name: [record[name] for record in records] for name in records[0]}
-        yield Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{found.source}, {group_by}", keys),
-                    source=found.source, language=found.language, broken=broken, base_dir=found.base_dir)
+    keys: list[str] = []
+    records: list[dict[str, Any]] = []
+    for key, rows in found.groups(batch_size, spec, split):
+        keys.append(key)
+        records.append(_record(key, rows, spec, found.language, dates))
+        if len(keys) == batch_size:
+            yield found.batch(keys, records, group_by, broken)
+            keys, records, broken = [], [], []
+    if keys:
+        yield found.batch(keys, records, group_by, broken)
         broken = []
     if broken:
         yield Batch(keys=[], columns={}, origin=KeyOrigins(found.source, []), source=found.source, broken=broken)
@@ -62,9 +62,14 @@ Row = tuple[Any, str, dict[str, Any]]  # (position, where, the row's values by c
 
 @dataclass
 class _Groups:
-    """Every row of a table, by group (held in memory: a group's rows may be anywhere in the file)."""
+    """Every row of a table, by group: a group's rows may be anywhere in the file, so all are read
+    before the first record is made. The batches' columns are kept as the reader gave them (Arrow
+    arrays stay Arrow arrays, not a Python object per value) and a group holds only where its rows
+    are; its values become Python values when its record is made."""
 
-    rows: dict[str, list[Row]]
+    places: dict[str, list[int]]  # group -> its rows in file order, each `part << 32 | row`
+    parts: list[tuple[dict[str, Any], Any]] = field(default_factory=list)  # each batch's columns and origin
+    order_by: str | None = None
     source: str = ""
     language: Language = "python"
     base_dir: str | None = None
@@ -73,7 +78,7 @@ class _Groups:
     @classmethod
     def read(cls, batches: Iterable[Batch], spec: Any) -> "_Groups":
         group_by, order_by = spec.source.group_by, spec.source.order_by
-        found = cls({})
+        found = cls({}, order_by=order_by)
         for batch in batches:
             found.source, found.language, found.base_dir = batch.source, batch.language, batch.base_dir
             found.broken.extend(batch.broken)
@@ -87,18 +92,70 @@ class _Groups:
                     for column in feature.source_names:
                         if column not in batch.columns:
                             raise no_column(batch.source, f"feature `{feature.name}`", column, batch.available)
-            ids = batch.columns[group_by]
-            orders = batch.columns[order_by] if order_by is not None else None
+            ids = _python_values(batch.columns[group_by])
+            orders = _python_values(batch.columns[order_by]) if order_by is not None else None
+            part = len(found.parts) << 32
             for row in range(len(batch)):
-                order = orders[row] if orders is not None else None
-                if ids[row] is None or (orders is not None and order is None):
+                if ids[row] is None or (orders is not None and orders[row] is None):
                     missing = group_by if ids[row] is None else order_by
                     needs = ("every step needs its sequence and position" if spec.is_sequence else
                              "every row needs its group" + (" and position" if order_by is not None else ""))
                     raise DataError(f"{batch.origin(row)}: `{missing}` is empty; {needs}")
-                values = {name: column[row] for name, column in batch.columns.items()}
-                found.rows.setdefault(str(ids[row]), []).append((order, batch.origin(row), values))
+                found.places.setdefault(str(ids[row]), []).append(part | row)
+            found.parts.append((batch.columns, batch.origin))  # (not its keys: a CSV row's is its line)
         return found
+
+    def groups(self, batch_size: int, spec: Any, split: str | None) -> Iterator[tuple[str, list[Row]]]:
+        """Each group's key and rows, by key (with `split`, the groups whose rows name it), made
+        `batch_size` groups at a time."""
+        names = sorted(self.places)
+        split_column = spec.source.split_column if split is not None else None
+        unit = "sequence" if spec.is_sequence else "group"
+        for start in range(0, len(names), batch_size):
+            keys = names[start : start + batch_size]
+            rows = self.rows(keys)
+            for key in keys:
+                if split_column is None or _split_of(key, rows[key], split_column, spec.source.group_by, spec,
+                                                     self.language, unit) == split:
+                    yield key, rows[key]
+
+    def rows(self, keys: list[str]) -> dict[str, list[Row]]:
+        """The rows of the groups `keys`: (position, where, values by column)."""
+        wanted: dict[int, list[int]] = {}
+        for key in keys:
+            for place in self.places[key]:
+                wanted.setdefault(place >> 32, []).append(place & 0xFFFFFFFF)
+        values: dict[int, dict[str, Any]] = {}
+        for part, chosen in wanted.items():
+            chosen.sort()
+            columns = {name: _values_at(column, chosen) for name, column in self.parts[part][0].items()}
+            for index, row in enumerate(chosen):
+                values[part << 32 | row] = {name: column[index] for name, column in columns.items()}
+        found: dict[str, list[Row]] = {}
+        for key in keys:
+            found[key] = [(values[place][self.order_by] if self.order_by is not None else None,
+                           self.parts[place >> 32][1](place & 0xFFFFFFFF), values[place])
+                          for place in self.places[key]]
+        return found
+
+    def batch(self, keys: list[str], records: list[dict[str, Any]], group_by: str,
+              broken: list[dict[str, str]]) -> Batch:
+        columns = {name: [record[name] for record in records] for name in records[0]}
+        return Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{self.source}, {group_by}", keys),
+                     source=self.source, language=self.language, broken=broken, base_dir=self.base_dir)
+
+
+def _python_values(column: Any) -> Sequence[Any]:
+    """A column's values as Python objects, without keeping them on an Arrow column (which would
+    hold both)."""
+    return type(column)(column.array).cells() if isinstance(column, ArrowCells) else column
+
+
+def _values_at(column: Any, rows: list[int]) -> Sequence[Any]:
+    """A column's values at `rows` (ascending) as Python objects, as the reader gives them."""
+    if isinstance(column, ArrowCells):
+        return column.taken(rows).cells()
+    return [column[row] for row in rows]
 
 
 @dataclass(frozen=True)
