@@ -240,3 +240,15 @@ def test_records_are_a_plain_groupby_of_the_rows(tmp_path_factory, rows):
     got = [(record["filename"].decode(), record["v"].tolist(), record["w"].tolist())
            for record in tb.read(info.path, "train")]
     assert got == [(key, *expected[key]) for key in sorted(expected)]
+
+
+def test_on_error_skip_leaves_out_the_group_of_a_bad_row_and_lists_it(tmp_path):
+    rows = [dict(ROWS[0]), dict(ROWS[1], ymax="x"), dict(ROWS[2]), dict(ROWS[3])]
+    spec = {**_spec("csv", "boxes.csv"), "on_error": "skip"}
+    info = tb.build(write_spec(tmp_path, spec, {"boxes.csv": _csv(rows)}), output=tmp_path / "out")
+    assert [record["filename"] for record in tb.read(info.path, "train")] == [b"b.jpg", b"c.jpg"]
+    listed = (tmp_path / "out" / "boxes" / "1.0.0" / "skipped.jsonl").read_text()
+    skipped = [json.loads(line) for line in listed.splitlines()]
+    assert skipped == [{"record": "boxes.csv, filename, key 'a.jpg'",
+                        "reason": "boxes.csv, line 3: feature `box`, column `ymax`: expected a number (float32), "
+                                  "received 'x'"}]

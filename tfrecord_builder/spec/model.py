@@ -289,7 +289,8 @@ class Spec(Section):
             if len(set(formats.values())) > 1:  # the steps are ordered by the dates it reads: one way
                 first, *others = formats
                 other = next(name for name in others if formats[name] != formats[first])
-                section = ("sequence" if self.features[other].sequence else "context") if self.is_sequence else "features"
+                section = (("sequence" if self.features[other].sequence else "context") if self.is_sequence
+                           else "features")
                 raise (at / section / other / "format").error(
                     f"features `{first}` and `{other}` read the order_by column `{self.source.order_by}` with "
                     f"different formats ({formats[first]!r}, {formats[other]!r}); expected one format for the "
