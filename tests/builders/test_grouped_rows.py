@@ -220,17 +220,19 @@ def test_the_spec_rules_of_grouped_rows(tmp_path):
         tb.load_spec(write_spec(tmp_path, both, files))
 
 
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])  # (JSONL: Arrow's fast reader, or json.loads)
 @settings(max_examples=12, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["k0", "k1", "k2", "k10", "x"]), st.integers(-1000, 1000),
-                          st.one_of(st.none(), st.integers(0, 5))), min_size=1, max_size=25))
-def test_records_are_a_plain_groupby_of_the_rows(tmp_path_factory, rows):
+@given(rows=st.lists(st.tuples(st.sampled_from(["k0", "k1", "k2", "k10", "x"]), st.integers(-1000, 1000),
+                               st.one_of(st.none(), st.integers(0, 5))), min_size=1, max_size=25))
+def test_records_are_a_plain_groupby_of_the_rows(tmp_path_factory, kind, rows):
     """Whatever the rows, the records are Python's grouping of them: groups by key, each group's
     values in source order (a missing value adds none)."""
     folder = tmp_path_factory.mktemp("groups")
     table = [{"filename": key, "v": value, "w": other} for key, value, other in rows]
-    spec = _spec("csv", "rows.csv", {"filename": {"dtype": "string"}, "v": {"dtype": "int64", "shape": [None]},
-                                     "w": {"dtype": "int64", "shape": [None]}})
-    info = tb.build(write_spec(folder, spec, {"rows.csv": _csv(table)}), output=folder / "out")
+    text = _csv(table) if kind == "csv" else "".join(json.dumps(row) + "\n" for row in table)
+    spec = _spec(kind, f"rows.{kind}", {"filename": {"dtype": "string"}, "v": {"dtype": "int64", "shape": [None]},
+                                        "w": {"dtype": "int64", "shape": [None]}})
+    info = tb.build(write_spec(folder, spec, {f"rows.{kind}": text}), output=folder / "out")
     expected: dict[str, tuple[list[int], list[int]]] = {}
     for key, value, other in rows:
         values, others = expected.setdefault(key, ([], []))
