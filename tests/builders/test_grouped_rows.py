@@ -254,3 +254,18 @@ def test_on_error_skip_leaves_out_the_group_of_a_bad_row_and_lists_it(tmp_path):
     assert skipped == [{"record": "boxes.csv, filename, key 'a.jpg'",
                         "reason": "boxes.csv, line 3: feature `box`, column `ymax`: expected a number (float32), "
                                   "received 'x'"}]
+
+
+def test_groups_encoded_in_worker_processes_are_the_same(tmp_path):
+    """More groups than a batch holds (4,096 with a [null, k] feature): the later batches are encoded
+    in workers (their rows pickled)."""
+    rows = [{"filename": f"g{index % 5000:04d}", "v": index, "w": f"{index}.5"} for index in range(10000)]
+    spec = _spec("csv", "rows.csv", {"filename": {"dtype": "string"}, "v": {"dtype": "int64", "shape": [None]},
+                                     "vw": {"dtype": "float32", "shape": [None, 2], "columns": ["v", "w"]}})
+    info = tb.build(write_spec(tmp_path, spec, {"rows.csv": _csv(rows)}), output=tmp_path / "out", workers=2)
+    records = list(tb.read(info.path, "train"))
+    assert len(records) == 5000
+    for group, record in enumerate(records):
+        assert record["filename"].decode() == f"g{group:04d}"
+        assert record["v"].tolist() == [group, group + 5000]
+        assert record["vw"].tolist() == [[group, group + 0.5], [group + 5000, group + 5000.5]]
