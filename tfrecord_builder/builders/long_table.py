@@ -182,14 +182,14 @@ def _record(key: str, rows: list[Row], spec: Any, language: Language, dates: Ord
     if order_by is not None:
         rows = _ordered(key, rows, group_by, order_by, language, dates, unit)
     record: dict[str, Any] = {}
+    origins = [origin for _, origin, _ in rows]  # (one list, shared by the record's columns)
     for feature in spec.features.values():
         every_row = feature.sequence if spec.is_sequence else grouped.takes_rows(feature)
         for column in feature.source_names:
             if every_row and spec.is_sequence:
                 record[column] = [values.get(column) for _, _, values in rows]
             elif every_row:
-                record[column] = grouped.GroupRows([values.get(column) for _, _, values in rows],
-                                                   [origin for _, origin, _ in rows])
+                record[column] = grouped.GroupRows([values.get(column) for _, _, values in rows], origins)
             else:
                 record[column] = _one_value(key, rows, feature, column, group_by, language, unit)
     return record

@@ -12,6 +12,7 @@ box per row, is a row with its box columns empty).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -26,9 +27,9 @@ class GroupRows(list):
     """One record's cells of one column: a cell per row of its group, in the group's order;
     `origins[i]` names row i (`boxes.csv, line 7`)."""
 
-    def __init__(self, cells: Sequence[Any], origins: Sequence[str]):
+    def __init__(self, cells: Sequence[Any], origins: list[str]):
         super().__init__(cells)
-        self.origins = list(origins)
+        self.origins = origins
 
 
 def takes_rows(feature: Any) -> bool:
@@ -59,25 +60,23 @@ def encode(feature: Any, column: Any, base_dir: str | None, language: Language) 
     gathered = column if isinstance(column, GatheredColumns) else None
     columns = gathered.columns if gathered is not None else [column]
     records = len(columns[0])
-    cells: list[list[Any]] = [[] for _ in columns]
-    origins: list[str] = []
-    owners: list[int] = []  # the record of each row kept
-    for record in range(records):
-        groups = [part[record] for part in columns]
-        for row in range(len(groups[0])):
-            values = [group[row] for group in groups]
-            if all(value is None for value in values):
-                continue  # a row with none of the feature's values adds none
-            for kept, value in zip(cells, values):
-                kept.append(value)
-            origins.append(groups[0].origins[row])
-            owners.append(record)
+    lengths = np.fromiter((len(group) for group in columns[0]), dtype=np.int64, count=records)
+    flats = [list(itertools.chain.from_iterable(part)) for part in columns]
+    # a row with none of the feature's values adds none
+    empty = np.ones(len(flats[0]), dtype=bool)
+    for flat in flats:
+        empty &= np.fromiter((value is None for value in flat), dtype=bool, count=len(flat))
+    kept = np.flatnonzero(~empty)
+    every = len(kept) == len(empty)
+    chosen = kept.tolist()
+    cells = [flat if every else [flat[index] for index in chosen] for flat in flats]
+    where = list(itertools.chain.from_iterable(group.origins for group in columns[0]))
+    origins = where if every else [where[index] for index in chosen]
+    owners = np.repeat(np.arange(records, dtype=np.int64), lengths)[kept]  # the record of each row kept
     rows: Any = GatheredColumns(gathered.names, cells) if gathered is not None else cells[0]
     encoded = row_feature(feature).encode(rows, origins.__getitem__, base_dir, language)
-    owner = np.asarray(owners, dtype=np.int64)
     merged = {}
     for key, values in encoded.items():
-        counts = np.zeros(records, dtype=np.int64)
-        np.add.at(counts, owner, values.counts)
+        counts = np.bincount(owners, weights=values.counts, minlength=records).astype(np.int64)
         merged[key] = Values(values.kind, values.values, counts)
     return merged
