@@ -15,7 +15,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..codec.example import examples, features_entries
 from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
-from ..features import Feature, notices
+from ..features import Feature, grouped, notices
 from ..features.cells import ArrowCells, missing_rows
 from ..features.gathered import GatheredColumns, missing_cells
 from ..features.values import Values
@@ -221,6 +221,8 @@ def _missing(feature: Feature, column: Sequence[Any]) -> np.ndarray:
 
 
 def _encoded(feature: Feature, column: Sequence[Any], batch: Batch) -> dict[str, Values]:
+    if grouped.is_grouped(column):  # rows grouped into one Example: a value per row (features/grouped.py)
+        return grouped.encode(feature, column, batch.base_dir, batch.language)
     if isinstance(column, ArrowCells) and not feature.reads_text_cells:
         column = column.cells()
     return feature.encode(column, batch.origin, batch.base_dir, batch.language)

@@ -26,7 +26,7 @@ from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .lines import BOM, blank_lines, line_batches, line_blocks
 from .opened import Window, open_window
-from ..features import TensorFeature
+from ..features import TensorFeature, grouped
 from ..features.cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -130,6 +130,8 @@ def _schema(spec: Any, needed: Sequence[str]) -> Any:
     for feature in spec.features.values():
         if not set(feature.source_names) <= set(needed):
             continue
+        if spec.source.group_by is not None and not spec.is_sequence and grouped.takes_rows(feature):
+            feature = grouped.row_feature(feature)  # rows grouped into one Example: a row holds one [k] value
         if not isinstance(feature, TensorFeature) or feature.dtype == "bool" or len(feature.shape) > 1 \
                 or feature.format is not None:  # (dates and times as text are read value by value)
             return None
@@ -143,6 +145,8 @@ def _schema(spec: Any, needed: Sequence[str]) -> Any:
                 return None
     if set(types) != set(needed):
         return None  # a field no feature reads (a split column, an ordering column...)
+    if types.get(spec.source.group_by, pa.string()) not in (pa.int64(), pa.string()):
+        return None  # a group's key as json.loads reads it (5, not Arrow's 5.0): keys decide splits
     return pa.schema(list(types.items()))
 
 

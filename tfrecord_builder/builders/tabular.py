@@ -15,7 +15,7 @@ from .. import fs
 from ..errors import DataError
 from .base import Batch, Builder, PendingBatch, check_split, column_list, parsed_batch
 from . import csv_blocks, csv_rows, json_blocks, json_rows
-from .long_table import group_steps
+from .long_table import grouped_batches
 from .opened import Window, open_source, open_window, plain_name, text_windows
 from ..features.cells import na_value_set, na_values_problem
 
@@ -54,8 +54,8 @@ class TableBuilder(Builder):
                 yield key, {name: values[index] for name, values in batch.columns.items()}
 
     def tasks(self, split: str | None) -> list[Any] | None:
-        """Windows of a large plain file, cut at line ends (a long table is read whole: its
-        sequences are grouped from all of its rows)."""
+        """Windows of a large plain file, cut at line ends (a table grouped by `group_by` is read
+        whole: its groups are gathered from all of its rows)."""
         source = self.spec.source if self.spec is not None else None
         if self.path is None or (source is not None and source.group_by is not None):
             return None
@@ -79,9 +79,10 @@ class TableBuilder(Builder):
                  pending: bool) -> Iterator[Any]:
         source = self.spec.source if self.spec is not None else None
         if source is not None and source.group_by is not None:
-            # a sequence takes its split from its rows, all of them: they are grouped before splitting
-            rows = self._rows(None, needed, batch_size, [source.group_by, source.order_by], None, False)
-            yield from group_steps(rows, self.spec, batch_size, split if source.split_column else None)
+            # a group takes its split from its rows, all of them: they are grouped before splitting
+            ordering = [column for column in (source.group_by, source.order_by) if column is not None]
+            rows = self._rows(None, needed, batch_size, ordering, None, False)
+            yield from grouped_batches(rows, self.spec, batch_size, split if source.split_column else None)
             return
         yield from self._rows(split, needed, batch_size, [], task, pending)
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..registry import check_name
 from ..features import ClassLabelFeature, Feature, TensorFeature
-from ..features import gathered
+from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
 from .fields import At, Section, convert, describe, meta, spec_fields
@@ -52,8 +52,10 @@ class SourceSpec(Section):
     key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
     split_column: str | None = meta("a column naming each row's split (the spec then lists `splits: {train: {}, ...}`)",
                                     None)
-    group_by: str | None = meta("a long table (one row per step): the column that names each row's sequence", None)
-    order_by: str | None = meta("a long table: the column that orders a sequence's steps (numbers or text)", None)
+    group_by: str | None = meta("rows grouped into one record: the column that names each row's group (a long "
+                                "table's sequence, one row per step; or one Example's rows)", None)
+    order_by: str | None = meta("the column that orders a group's rows (numbers or text): a long table's steps "
+                                "(required there); an Example's rows (default: source order)", None)
     delimiter: str = meta("the CSV field delimiter", ",")
     encoding: str = meta("the text encoding of CSV and JSONL files", "utf-8")
     images: str | None = meta("coco, voc: the folder of the images the annotations name (voc: default beside the "
@@ -76,7 +78,7 @@ class SourceSpec(Section):
             codecs.lookup(self.encoding)
         except LookupError:
             raise (at / "encoding").error(f"unknown text encoding {self.encoding!r}; expected e.g. utf-8 or latin-1") from None
-        if (self.group_by is None) != (self.order_by is None):
+        if self.order_by is not None and self.group_by is None:
             raise at.error("a long table needs both `group_by` and `order_by`")
         if len(self.delimiter) != 1 or self.delimiter in '"\r\n':
             raise (at / "delimiter").error(f"expected one character other than a quote or a line break, "
@@ -284,24 +286,29 @@ class Spec(Section):
                     raise (at / "splits" / name / "path").error(
                         "with source.split_column the rows choose their split from one source: give "
                         "source.path, not a path per split")
-        if self.source.group_by is not None and not self.is_sequence:
-            raise (at / "source" / "group_by").error("grouping rows into sequences needs format: sequence_example")
-        if self.source.group_by is not None:
+        if self.source.group_by is not None and self.is_sequence and self.source.order_by is None:
+            raise (at / "source").error("a long table needs both `group_by` and `order_by`")
+        self._check_row_groups(at)
+        if self.source.group_by is not None and self.is_sequence:
             for key in ("context", "sequence"):
                 for name, feature in getattr(self, key).items():
                     if feature.columns is not None:
                         raise (at / key / name / "columns").error(
                             "a long table (group_by) gives each feature one column; `columns:` gathers "
                             "several columns of one row, in a table of one row per record")
+        if self.source.group_by is not None:
             formats = {name: feature.format for name, feature in self.features.items()
                        if feature.source_name == self.source.order_by and getattr(feature, "format", None)}
             if len(set(formats.values())) > 1:  # the steps are ordered by the dates it reads: one way
                 first, *others = formats
                 other = next(name for name in others if formats[name] != formats[first])
-                raise (at / ("sequence" if self.features[other].sequence else "context") / other / "format").error(
+                section = (("sequence" if self.features[other].sequence else "context") if self.is_sequence
+                           else "features")
+                raise (at / section / other / "format").error(
                     f"features `{first}` and `{other}` read the order_by column `{self.source.order_by}` with "
                     f"different formats ({formats[first]!r}, {formats[other]!r}); expected one format for the "
-                    "dates that order the steps")
+                    f"dates that order the {'steps' if self.is_sequence else 'rows'}")
+        if self.source.group_by is not None and self.is_sequence:
             context = {feature.source_name: name for name, feature in self.context.items()}
             for name, feature in self.sequence.items():
                 if feature.source_name in context:  # one value per sequence, or one per step: not both
@@ -319,6 +326,31 @@ class Spec(Section):
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")
+
+    def _check_row_groups(self, at: At) -> None:
+        """Rows grouped into one Example (`group_by` on a `format: example` spec): a column feeds
+        features that take every row's value (shape [null, ...]) or features of one value per
+        group, not both; `columns:` with shape [null, k] (k columns a row) needs such groups."""
+        if self.is_sequence:
+            return
+        grouping = self.source.group_by is not None
+        one_each: dict[str, str] = {}
+        for name, feature in self.features.items():
+            # (a bbox's `columns:` are one box a row: its [null, 4] is every box of the record)
+            if isinstance(feature, TensorFeature) and feature.columns is not None and grouped.takes_rows(feature) \
+                    and not grouping:
+                raise (at / "features" / name / "shape").error(
+                    f"shape {_shape_text(feature.shape)} with `columns:` takes the columns of every row of a "
+                    "group (source.group_by); without one, omit `shape` (it becomes [n])")
+            if grouping and not grouped.takes_rows(feature):
+                one_each.update((column, name) for column in feature.source_names)
+        for name, feature in self.features.items():
+            for column in feature.source_names if grouping and grouped.takes_rows(feature) else []:
+                if column in one_each:  # one value per group, or one per row: not both
+                    raise (at / "features" / name).error(
+                        f"column `{column}` already feeds feature `{one_each[column]}`, one value per group; "
+                        "in grouped rows a column feeds features of one value per group or of every row's "
+                        "(shape [null, ...]), not both")
 
     def _check_stratify(self, at: At) -> None:
         """`stratify:` names a scalar class_label and needs splits by fraction, which it then divides class by class."""
@@ -477,6 +509,10 @@ def _plain_fields(value: Any) -> dict[str, Any]:
         for f in spec_fields(type(value))
         if getattr(value, f.name) is not None or f.default is not None
     }
+
+
+def _shape_text(shape: list[Any]) -> str:
+    return "[" + ", ".join("null" if dim is None else str(dim) for dim in shape) + "]"
 
 
 def _identifier(name: str) -> str:
