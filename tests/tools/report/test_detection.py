@@ -175,3 +175,49 @@ def test_the_objects_section_counts_objects_sizes_ratios_and_classes(dataset):
     assert "the histograms are from 2 sampled images" in page
     for stem in ("objects-objects", "objects-areas", "objects-aspects", "objects-classes"):
         assert f'data-file="{stem}.png"' in page
+
+
+@pytest.mark.xdist_group("chromium")  # one browser at a time on the shared cores
+def test_in_a_browser_the_boxes_show_on_the_grid_and_the_console_is_silent(dataset, tmp_path):
+    from .browser import dump_dom, screenshot
+    from .test_browser import PROBE, _body_attribute, _pixels_near
+
+    page = tmp_path / "detection.html"
+    tb.report(dataset, page)
+    text = page.read_text(encoding="utf-8")
+    probe = tmp_path / "probe.html"
+    probe.write_text(text.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    laid_out = dump_dom(probe)
+    shot = screenshot(page, tmp_path / "shot.png")
+    assert laid_out.console == [] and shot.console == []
+    images = len(re.findall(r"<img ", text))
+    assert _body_attribute(laid_out.stdout, "data-images-loaded") == f"{images}/{images}"
+    places = {item.split(",")[0]: [int(value) for value in item.split(",")[1:]]
+              for item in _body_attribute(laid_out.stdout, "data-probe").split(";")}
+    left, top, width, height = places["image-images-train.png"]
+    region = np.asarray(Image.open(tmp_path / "shot.png").convert("RGB"))[top:top + height, left:left + width]
+    for index in range(len(NAMES)):  # every class's box edges, in its colour (scaled to the page: near it)
+        assert _pixels_near(region, class_colour(index), tolerance=30) > 40, NAMES[index]
+
+
+def test_boxes_without_an_image_have_aspect_ratios_in_fractions_and_no_classes(tmp_path):
+    Image.fromarray(photos.coffee()).save(tmp_path / "coffee.jpg")
+    rows = [{"image": "coffee.jpg", "boxes": [[0.1, 0.2, 0.5, 0.4], [0.0, 0.0, 0.25, 1.0]]}]
+    (tmp_path / "table.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    (tmp_path / "spec.yaml").write_text(textwrap.dedent("""\
+        name: fractions
+        source: {builder: jsonl, path: table.jsonl}
+        features:
+          image: {type: image, encoding: jpeg}
+          objects: {type: bbox, source: boxes, format: yxyx}
+        output: {shards: 1}
+        """), encoding="utf-8")
+    info = tb.build(tmp_path / "spec.yaml", output=tmp_path / "build", workers=1, progress=False)
+    data = report_data(info)
+    item = data.objects[0]
+    assert (item.aspect_pixels, item.label, item.classes) == (False, None, None)
+    assert item.aspects.edges[0] == pytest.approx(0.5) and item.aspects.edges[-1] == pytest.approx(4.0)
+    assert data.features[0].images[0].annotations == []  # boxes not linked to the image: none drawn
+    page = tb.report(info)
+    assert "aspect ratio (width / height, in fractions of the image, whose size in pixels is unknown)" in page
+    assert "No per-object class label" in page and "data-boxes" not in page

@@ -174,7 +174,7 @@ def _objects_card(objects: ObjectsData, plots: list[Plot], data: ReportData, col
                   f", counted in {objects.sampled:,} sampled images (the build's statistics hold none).")
                if objects.label else " No per-object class label (<code>shape: [null]</code>) gives the boxes classes.")
     sampled = (f"from {objects.sampled:,} sampled images" if data.is_sample else f"from all {objects.sampled:,} images")
-    unit = "in pixels" if objects.aspect_pixels else "in fractions of the image (its size unknown)"
+    unit = "in pixels" if objects.aspect_pixels else "in fractions of the image, whose size in pixels is unknown"
     note = (f'<p class="note">Boxes of <code>{escape(objects.name)}</code>{on}. Counts of objects are exact; the '
             f"histograms are {sampled}: objects per image, each box's area as a fraction of its image's, and its "
             f"aspect ratio (width / height, {unit}).{classes}</p>")
