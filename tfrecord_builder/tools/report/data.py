@@ -503,6 +503,10 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
                                 for split, counts in balance.counts.items()})
         add("largest class", {split: _extreme(balance, split, max) for split in balance.counts})
         add("smallest class", {split: _extreme(balance, split, min) for split in balance.counts})
+    elif kind == "bbox":  # (its values are 4 fractions a box: counted as boxes)
+        add("objects", each(lambda item: count(item["num_values"] // 4) if "num_values" in item else None))
+        add("min (a fraction)", each(lambda item: number(item.get("min"))))
+        add("max (a fraction)", each(lambda item: number(item.get("max"))))
     elif kind == "string":
         add("values", each(lambda item: count(item.get("num_values"))))
         add("distinct values", each(lambda item: count(item.get("vocabulary_size")) if "vocabulary_size" in item
@@ -518,8 +522,8 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
         add("missing in the source", each(lambda item: count(item.get("num_missing", 0))))
     if any("num_filled" in item for item in stats.values()):
         add("filled (default, not counted above)", each(lambda item: count(item.get("num_filled", 0))))
-    add("length (values per step)" if data.per_step else "length (values per record)",
-        each(lambda item: span(item.get("length"))))
+    add("objects per image" if kind == "bbox" else "length (values per step)" if data.per_step
+        else "length (values per record)", each(lambda item: span(item.get("length"))))
     add("steps per sequence", each(lambda item: span(item.get("steps"))))
     return rows
 
