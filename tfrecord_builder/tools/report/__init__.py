@@ -78,7 +78,8 @@ def report(path_or_info: str | os.PathLike | DatasetInfo, output: str | os.PathL
     given `output`, the path it was written to.
 
     `png`: a folder that also receives every figure as a PNG file (FEATURE-values.png,
-    FEATURE-lengths.png, FEATURE-steps.png, FEATURE-classes.png, FEATURE-images-SPLIT.png).
+    FEATURE-lengths.png, FEATURE-steps.png, FEATURE-classes.png, FEATURE-images-SPLIT.png; a bbox
+    feature's FEATURE-objects.png, FEATURE-areas.png, FEATURE-aspects.png, FEATURE-classes.png).
     `sample`: the records read per split for the distributions (None: all). `progress`: bars
     while records are read and figures drawn (True), none (False), bars on a terminal or in a
     notebook (None), or a callable called as `progress(phase, count, total)`.

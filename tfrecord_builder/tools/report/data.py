@@ -18,11 +18,13 @@ import yaml
 
 from ... import fs
 from ...errors import UsageError
-from ...features import ClassLabelFeature, Feature, ImageFeature, TensorFeature
+from ...features import BBoxFeature, ClassLabelFeature, Feature, ImageFeature, TensorFeature
+from ...features.mask import MaskFeature
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
 from ...progress import Progress
-from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Collected, SampleReader
+from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Annotation, Collected, SampleReader
+from .style import CLASS_COLOURS, rgb
 
 DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
 # features drawn on the page (their cards: statistics, histograms); a wide table's others, and each
@@ -42,6 +44,7 @@ class Histogram:
     edges: list[float]
     counts: dict[str, list[int]]
     whole: bool  # one bin per whole number, centred on it
+    log: bool = False  # bins spaced evenly on a log scale (drawn so)
 
     @property
     def totals(self) -> dict[str, int]:
@@ -64,6 +67,26 @@ class ImageGrid:
     split: str
     rows: list[tuple[str, list[np.ndarray]]]
     note: str  # how the images were chosen
+    # per row, per image: the boxes and masks drawn over it (None: nothing); empty when none has any
+    annotations: list[list[Annotation | None]] = field(default_factory=list)
+
+
+@dataclass
+class ObjectsData:
+    """A bbox feature's part of the Objects section: per split, objects per image (exact
+    spans, sampled histogram), box areas and aspect ratios (sampled), objects per class."""
+
+    name: str
+    image: str | None  # the image feature the boxes are on
+    label: str | None  # the per-object class label giving each box its class
+    rows: list[tuple[str, dict[str, str]]]  # (statistic, text per split)
+    per_image: Histogram | None  # objects per image
+    areas: Histogram | None  # each box's area, a fraction of its image's
+    aspects: Histogram | None  # each box's width / height
+    aspect_pixels: bool  # aspect ratios in pixels (the image's size known), else in fractions
+    classes: ClassBalance | None  # objects per class
+    classes_exact: bool  # the classes from the build's statistics (else from the sample)
+    sampled: int  # records read, over the splits
 
 
 @dataclass
@@ -140,6 +163,7 @@ class ReportData:
     skipped_entries: list[dict[str, Any]]
     summary: list[SummaryRow] = field(default_factory=list)  # features not drawn, and gathered columns
     summarised: int = 0  # features in the summary table only (beyond MAX_PLOTTED)
+    objects: list[ObjectsData] = field(default_factory=list)  # bbox features: the Objects section
 
     @property
     def num_features(self) -> int:
@@ -178,12 +202,14 @@ def report_data(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress
     summary = summary_rows(spec, statistics, summarised)
     splits = [SplitData(name, split.num_examples, split.num_bytes, split.shards, collected[name].records)
               for name, split in info.splits.items()]
+    objects = [_objects(name, spec.features[name], statistics, collected, reader) for name in reader.boxes]
     return ReportData(
         name=spec.name, version=spec.version, description=spec.description, format=spec.format,
         compression=spec.output.compression, label=spec.label, tool_version=info.tool_version, path=info.path,
         spec_yaml=yaml.safe_dump(spec.to_dict(), sort_keys=False, allow_unicode=True, width=100),
         sample=sample, shuffled=spec.output.shuffle, splits=splits, features=features, skipped=info.skipped,
-        skipped_entries=_skipped_entries(info) if info.skipped else [], summary=summary, summarised=len(summarised))
+        skipped_entries=_skipped_entries(info) if info.skipped else [], summary=summary, summarised=len(summarised),
+        objects=objects)
 
 
 def drawn_features(spec: Any) -> tuple[list[str], list[str]]:
@@ -240,7 +266,9 @@ def _merged(parts: list[dict[str, Any]]) -> tuple[str, str, str, str]:
 
 
 def kind_of(feature: Feature) -> str:
-    """How the page shows a feature: number, string, class_label, image or other."""
+    """How the page shows a feature: number, string, class_label, image, bbox or other."""
+    if isinstance(feature, BBoxFeature):
+        return "bbox"
     if isinstance(feature, ImageFeature):
         return "image"
     if isinstance(feature, ClassLabelFeature):
@@ -264,7 +292,7 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         counts = {split: part.counts[name].tolist() for split, part in collected.items()}
         _without_filled(counts, feature, edges[name], data.filled, info, collected)
         data.values = Histogram([float(edge) for edge in edges[name]], counts, _is_whole(edges[name]))
-    if any(part.lengths.get(name) for part in collected.values()):
+    if kind != "bbox" and any(part.lengths.get(name) for part in collected.values()):  # (boxes: in Objects)
         data.lengths = _count_histogram({split: part.lengths[name] for split, part in collected.items()})
     if any(part.steps.get(name) for part in collected.values()):
         data.steps = _count_histogram({split: part.steps[name] for split, part in collected.items()})
@@ -275,7 +303,8 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
                            for split, item in stats.items() if item.get("top_values")}
         data.num_values = {split: int(item["num_values"]) for split, item in stats.items() if "num_values" in item}
     if kind == "image":
-        data.images = [_image_grid(split, part.thumbnails.get(name, {}), reader) for split, part in collected.items()]
+        data.images = [_image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
+                                   isinstance(feature, MaskFeature)) for split, part in collected.items()]
         data.images = [grid for grid in data.images if grid.rows]
     data.rows = _rows(kind, stats, data)
     return data
@@ -357,18 +386,95 @@ def _class_balance(feature: Feature, stats: dict[str, dict[str, Any]]) -> ClassB
     return ClassBalance(names, counts, shown)
 
 
-def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], reader: SampleReader) -> ImageGrid:
+def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], annotations: dict[Any, list[Annotation | None]],
+                reader: SampleReader, mask: bool = False) -> ImageGrid:
+    """A split's thumbnails in rows (per class of the group, or 8 a row), with what is drawn over
+    them; a mask's class indices shown in the class colours."""
+    if mask:
+        thumbnails = {key: [mask_colours(image) for image in images] for key, images in thumbnails.items()}
     if reader.group is None:
         images = thumbnails.get(None, [])
+        drawn = annotations.get(None, [None] * len(images))
         rows = [("", images[start:start + THUMBNAILS_PER_CLASS])
                 for start in range(0, len(images), THUMBNAILS_PER_CLASS)]
-        return ImageGrid(split, rows, f"the first {len(images)} images")
-    names = reader.group_names or []
-    rows = [(names[index] if index < len(names) else str(index), thumbnails[index]) for index in sorted(thumbnails)]
-    more = len(names) > MAX_IMAGE_CLASSES
-    note = (f"the first {THUMBNAILS_PER_CLASS} per class of {reader.group}"
-            + (f", the first {MAX_IMAGE_CLASSES} of {len(names)} classes" if more else ""))
-    return ImageGrid(split, rows, note)
+        over = [drawn[start:start + THUMBNAILS_PER_CLASS] for start in range(0, len(images), THUMBNAILS_PER_CLASS)]
+        grid = ImageGrid(split, rows, f"the first {len(images)} images")
+    else:
+        names = reader.group_names or []
+        rows = [(names[index] if index < len(names) else str(index), thumbnails[index])
+                for index in sorted(thumbnails)]
+        over = [annotations.get(index, [None] * len(thumbnails[index])) for index in sorted(thumbnails)]
+        more = len(names) > MAX_IMAGE_CLASSES
+        note = (f"the first {THUMBNAILS_PER_CLASS} per class of {reader.group}"
+                + (f", the first {MAX_IMAGE_CLASSES} of {len(names)} classes" if more else ""))
+        grid = ImageGrid(split, rows, note)
+    if any(item is not None for row in over for item in row):
+        grid.annotations = over
+    return grid
+
+
+def mask_colours(mask: np.ndarray) -> np.ndarray:
+    """A mask's class indices as RGB: class 0 black, the others in their class colours."""
+    palette = np.array([(0, 0, 0)] + [rgb(CLASS_COLOURS[index % len(CLASS_COLOURS)]) for index in range(1, 256)],
+                       np.uint8)
+    return palette[np.asarray(mask, np.uint8).reshape(mask.shape[0], mask.shape[1])]
+
+
+# ---- objects (bbox features) ------------------------------------------------------------------
+AREA_BINS = 20  # box areas: bins of 5% of the image
+ASPECT_BINS = 24  # aspect ratios: bins even on a log scale, between the sample's extremes
+
+
+def _objects(name: str, feature: BBoxFeature, statistics: dict[str, dict[str, Any]],
+             collected: dict[str, Collected], reader: SampleReader) -> ObjectsData:
+    """A bbox feature's objects: exact counts from the statistics, distributions from the sample."""
+    stats = {split: statistics[split].get(name, {}) for split in statistics}
+    rows: list[tuple[str, dict[str, str]]] = []
+
+    def add(label: str, texts: dict[str, str | None]) -> None:
+        kept = {split: text for split, text in texts.items() if text is not None}
+        if kept:
+            rows.append((label, kept))
+
+    add("objects", {split: count(item["num_values"] // 4) if "num_values" in item else
+                    ("0" if item.get("length") else None) for split, item in stats.items()})
+    add("objects per image", {split: span(item.get("length")) for split, item in stats.items()})
+    read = {split: part.records for split, part in collected.items()}
+    add("images read", {split: count(records) for split, records in read.items()})
+    add("of those without objects", {split: count(sum(1 for value in part.lengths.get(name, []) if not value))
+                                     for split, part in collected.items() if part.records})
+    per_image = (_count_histogram({split: part.lengths[name] for split, part in collected.items()})
+                 if any(part.lengths.get(name) for part in collected.values()) else None)
+    areas = {split: part.areas[name] for split, part in collected.items()}
+    area_histogram = (Histogram([float(edge) for edge in np.linspace(0, 1, AREA_BINS + 1)],
+                                {split: np.histogram(np.clip(values, 0, 1), bins=AREA_BINS, range=(0, 1))[0].tolist()
+                                 for split, values in areas.items()}, False)
+                      if any(areas.values()) else None)
+    aspects = {split: part.aspects[name] for split, part in collected.items()}
+    every = [value for values in aspects.values() for value in values if value > 0 and math.isfinite(value)]
+    aspect_histogram = None
+    if every:
+        low, high = min(every), max(every)
+        if high / low < 1.1:  # (all alike: a bin around them)
+            low, high = low / 1.05, high * 1.05
+        edges = np.geomspace(low, high, ASPECT_BINS + 1)
+        aspect_histogram = Histogram([float(edge) for edge in edges],
+                                     {split: np.histogram(np.clip(values, low, high), bins=edges)[0].tolist()
+                                      for split, values in aspects.items()}, False, log=True)
+    label = reader.object_label
+    classes, exact = None, True
+    if label is not None:
+        label_stats = {split: statistics[split].get(label, {}) for split in statistics}
+        classes = _class_balance(reader.info.spec.features[label], label_stats)
+        if classes is None and reader.object_names:  # statistics without classes: the sample's objects
+            exact = False
+            names = list(reader.object_names)
+            counts = {split: part.object_classes[name].tolist() for split, part in collected.items()}
+            totals = [sum(split_counts[index] for split_counts in counts.values()) for index in range(len(names))]
+            shown = sorted(sorted(range(len(names)), key=lambda index: -totals[index])[:MAX_CLASSES_SHOWN])
+            classes = ClassBalance(names, counts, shown)
+    return ObjectsData(name, feature.image, label, rows, per_image, area_histogram, aspect_histogram,
+                       name in reader.image_sizes, classes, exact, sum(read.values()))
 
 
 # ---- the statistics table ---------------------------------------------------------------------
@@ -397,6 +503,10 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
                                 for split, counts in balance.counts.items()})
         add("largest class", {split: _extreme(balance, split, max) for split in balance.counts})
         add("smallest class", {split: _extreme(balance, split, min) for split in balance.counts})
+    elif kind == "bbox":  # (its values are 4 fractions a box: counted as boxes)
+        add("objects", each(lambda item: count(item["num_values"] // 4) if "num_values" in item else None))
+        add("min (a fraction)", each(lambda item: number(item.get("min"))))
+        add("max (a fraction)", each(lambda item: number(item.get("max"))))
     elif kind == "string":
         add("values", each(lambda item: count(item.get("num_values"))))
         add("distinct values", each(lambda item: count(item.get("vocabulary_size")) if "vocabulary_size" in item
@@ -412,8 +522,8 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
         add("missing in the source", each(lambda item: count(item.get("num_missing", 0))))
     if any("num_filled" in item for item in stats.values()):
         add("filled (default, not counted above)", each(lambda item: count(item.get("num_filled", 0))))
-    add("length (values per step)" if data.per_step else "length (values per record)",
-        each(lambda item: span(item.get("length"))))
+    add("objects per image" if kind == "bbox" else "length (values per step)" if data.per_step
+        else "length (values per record)", each(lambda item: span(item.get("length"))))
     add("steps per sequence", each(lambda item: span(item.get("steps"))))
     return rows
 

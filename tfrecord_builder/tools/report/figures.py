@@ -4,11 +4,14 @@ matplotlib is an optional dependency (the `report` extra), imported here when a 
 Figures are made with `matplotlib.figure.Figure` on an Agg canvas, never through pyplot: nothing
 global changes (a notebook keeps its own backend), and nothing is kept once a figure is saved.
 Histograms and class balances show the splits together, in the colours of style.py, as shares
-of each split, so a split of 31 records compares with one of 147; image grids are one per split.
+of each split, so a split of 31 records compares with one of 147; image grids are one per split,
+with each image's boxes drawn over it (a rectangle in its class's colour, its class named) and its
+masks (a class colour, half opaque, where the mask is not 0), into the thumbnail's own pixels.
 Figures keep their size in inches: the page shows them at 96 CSS pixels per inch.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import struct
 from dataclasses import dataclass
@@ -19,13 +22,18 @@ from PIL import Image
 
 from ...errors import UsageError
 from ...progress import Progress
-from .data import ClassBalance, Histogram, ImageGrid, ReportData
-from .style import INK, MUTED, RULE, split_colours
+from .data import ClassBalance, Histogram, ImageGrid, ObjectsData, ReportData
+from .sample import Annotation
+from .style import INK, MUTED, RULE, class_colour, rgb, split_colours
 
 DPI = 144  # PNG pixels per inch; the page shows a figure at 96 CSS pixels per inch (sharp on 1.5x screens)
 WIDTH = 7.0  # inches, a histogram (672 CSS pixels on the page)
 HEIGHT = 2.25
 THUMBNAIL = 44  # pixels: the largest side of a thumbnail in an image grid
+ANNOTATED = 120  # pixels: ... of one with boxes or masks drawn over it (large enough to see them)
+LINE = 2  # pixels: a box's edges, drawn inside it
+MASK_OPACITY = 0.5  # a mask's class colour over the image
+RATIO_TICKS = [1 / 16, 1 / 8, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1, 1.5, 2, 3, 4, 8, 16]  # a log axis of ratios
 GAP = 3  # pixels between thumbnails
 MISSING = "the report draws its plots with matplotlib, which is not installed: pip install 'tfrecord-builder[report]'"
 
@@ -49,6 +57,9 @@ class Plot:
     feature: str
     title: str
     png: bytes
+    # an image grid's boxes as drawn: (left, top, right, bottom) mosaic pixels (edges included), class, name
+    marks: list[tuple[int, int, int, int, int | None, str]] = dataclasses.field(default_factory=list)
+    section: str = "features"  # where the page shows it: features, or objects (a bbox feature's figures)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -71,6 +82,8 @@ class _Job:
     note: str  # what it is drawn from, in its top right corner
     drawer: Callable[[Any], None]
     size: tuple[float, float]
+    marks: list[tuple[int, int, int, int, int | None, str]] = dataclasses.field(default_factory=list)
+    section: str = "features"
 
 
 def draw(data: ReportData, progress: Progress | None = None) -> list[Plot]:
@@ -92,7 +105,7 @@ def draw(data: ReportData, progress: Progress | None = None) -> list[Plot]:
             buffer = io.BytesIO()
             figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.06,
                            metadata={"Software": None})  # the same bytes whatever matplotlib wrote them
-        plots.append(Plot(job.stem, job.feature, job.title, buffer.getvalue()))
+        plots.append(Plot(job.stem, job.feature, job.title, buffer.getvalue(), job.marks, job.section))
     if progress is not None:
         progress("drawing", len(jobs), len(jobs))
     return plots
@@ -120,9 +133,35 @@ def _jobs(data: ReportData) -> list[_Job]:
             jobs.append(_Job(f"{name}-classes", name, f"{name}: class balance", "exact counts",
                              _classes_drawer(feature.classes, colours), _classes_size(feature.classes)))
         for grid in feature.images:
-            mosaic, centres = _mosaic(grid)
+            mosaic, centres, marks = mosaic_of(grid)
             jobs.append(_Job(f"{name}-images-{grid.split}", name, f"{name}: {grid.split}", grid.note,
-                             _grid_drawer(mosaic, centres, grid), _grid_size(mosaic, grid)))
+                             _grid_drawer(mosaic, centres, grid, marks), _grid_size(mosaic, grid), marks))
+    for objects in data.objects:
+        jobs.extend(_objects_jobs(objects, colours, sampled, data))
+    return jobs
+
+
+def _objects_jobs(objects: ObjectsData, colours: dict[str, str], sampled: str, data: ReportData) -> list[_Job]:
+    """A bbox feature's figures: objects per image, box areas and aspect ratios, objects per class."""
+    name, jobs = objects.name, []
+    if objects.per_image is not None:
+        jobs.append(_Job(f"{name}-objects", name, f"{name}: objects per image", sampled,
+                         _histogram_drawer(objects.per_image, colours, "objects in the image", "% of images"),
+                         (WIDTH, HEIGHT), section="objects"))
+    if objects.areas is not None:
+        jobs.append(_Job(f"{name}-areas", name, f"{name}: box sizes", sampled,
+                         _histogram_drawer(objects.areas, colours, "box area, a fraction of the image's",
+                                           "% of boxes"), (WIDTH, HEIGHT), section="objects"))
+    if objects.aspects is not None:
+        unit = "pixels" if objects.aspect_pixels else "fractions of the image"
+        jobs.append(_Job(f"{name}-aspects", name, f"{name}: aspect ratios", sampled,
+                         _histogram_drawer(objects.aspects, colours, f"width / height (in {unit})", "% of boxes"),
+                         (WIDTH, HEIGHT), section="objects"))
+    if objects.classes is not None:
+        note = "exact counts" if objects.classes_exact else f"from {objects.sampled:,} sampled images"
+        jobs.append(_Job(f"{name}-classes", name, f"{name}: objects per class ({objects.label})", note,
+                         _classes_drawer(objects.classes, colours, "% of the split's objects"),
+                         _classes_size(objects.classes), section="objects"))
     return jobs
 
 
@@ -170,6 +209,12 @@ def _histogram_drawer(histogram: Histogram, colours: dict[str, str], xlabel: str
                 axes.stairs(shares, edges, fill=True, color=colours[split], alpha=0.14, linewidth=0)
                 axes.stairs(shares, edges, color=colours[split], linewidth=1.5, label=_legend(split, histogram))
             axes.set_xlim(edges[0], edges[-1])
+        if histogram.log:  # (ratios: 1/2 and 2 equally far from 1)
+            axes.set_xscale("log")
+            ticks = [value for value in RATIO_TICKS if edges[0] <= value <= edges[-1]]
+            axes.set_xticks(ticks)
+            axes.set_xticklabels([f"{value:.2g}" for value in ticks])
+            axes.xaxis.set_minor_formatter(lambda value, _: "")
         _headroom(axes)
         axes.set_xlabel(xlabel)
         axes.set_ylabel(ylabel)
@@ -224,7 +269,8 @@ def _classes_size_width(balance: ClassBalance) -> float:
     return min(11.0, max(WIDTH, 1.2 + 0.13 * bars))
 
 
-def _classes_drawer(balance: ClassBalance, colours: dict[str, str]) -> Callable[[Any], None]:
+def _classes_drawer(balance: ClassBalance, colours: dict[str, str],
+                    ylabel: str = "% of the split") -> Callable[[Any], None]:
     def drawn(figure: Any) -> None:
         axes = figure.add_subplot()
         positions = np.arange(len(balance.shown))
@@ -242,7 +288,7 @@ def _classes_drawer(balance: ClassBalance, colours: dict[str, str]) -> Callable[
         axes.set_xticklabels(names, rotation=45 if slanted else 0, ha="right" if slanted else "center",
                              rotation_mode="anchor")
         axes.set_xlim(-0.6, len(positions) - 0.4)
-        axes.set_ylabel("% of the split")
+        axes.set_ylabel(ylabel)
         _headroom(axes)
         axes.yaxis.set_major_formatter(lambda value, _: f"{value:g}%")
         if len(balance.shown) < len(balance.names):
@@ -253,28 +299,79 @@ def _classes_drawer(balance: ClassBalance, colours: dict[str, str]) -> Callable[
 
 
 # ---- image grids ------------------------------------------------------------------------------
-def _mosaic(grid: ImageGrid) -> tuple[np.ndarray, list[float]]:
-    """The grid's thumbnails as one RGB image (rows of tiles on white), and each row's centre."""
+def mosaic_of(grid: ImageGrid) -> tuple[np.ndarray, list[float], list[tuple[int, int, int, int, int | None, str]]]:
+    """The grid's thumbnails as one RGB image (rows of tiles on white), each row's centre, and
+    the boxes drawn over them (left, top, right, bottom in the mosaic's pixels, edges included;
+    class index; class name)."""
     images = [image for _, row in grid.rows for image in row]
     largest = max(max(image.shape[0], image.shape[1]) for image in images)
+    size = ANNOTATED if grid.annotations else THUMBNAIL
     # tiny images (digits, icons) scaled up by a whole factor, pixels kept sharp; others fitted
-    factor = max(1, THUMBNAIL // largest) if largest <= THUMBNAIL // 2 else 1
-    tile = largest * factor if factor > 1 else THUMBNAIL
+    factor = max(1, size // largest) if largest <= size // 2 else 1
+    tile = largest * factor if factor > 1 else size
     columns = max(len(row) for _, row in grid.rows)
     height = len(grid.rows) * (tile + GAP) + GAP
     width = columns * (tile + GAP) + GAP
     mosaic = np.full((height, width, 3), 255, dtype=np.uint8)
     centres = []
+    marks: list[tuple[int, int, int, int, int | None, str]] = []
     for row_number, (_, row) in enumerate(grid.rows):
         top = GAP + row_number * (tile + GAP)
         centres.append(top + tile / 2)
         for column, image in enumerate(row):
             thumbnail = _thumbnail(image, tile, factor)
+            annotation = grid.annotations[row_number][column] if grid.annotations else None
+            if annotation is not None:
+                thumbnail = _masked(thumbnail, annotation)
             left = GAP + column * (tile + GAP)
             down = top + (tile - thumbnail.shape[0]) // 2
             across = left + (tile - thumbnail.shape[1]) // 2
             mosaic[down:down + thumbnail.shape[0], across:across + thumbnail.shape[1]] = thumbnail
-    return mosaic, centres
+            if annotation is not None:
+                marks.extend(_boxes(mosaic, annotation, down, across, thumbnail.shape[0], thumbnail.shape[1]))
+    return mosaic, centres, marks
+
+
+def box_pixels(box: Any, height: int, width: int) -> tuple[int, int, int, int]:
+    """A box's (left, top, right, bottom) pixels on a thumbnail of `height` x `width`, edges
+    included, from its [ymin, xmin, ymax, xmax] fractions: the pixels whose centres it covers
+    (at least one)."""
+    ymin, xmin, ymax, xmax = (float(value) for value in box)
+    left = min(max(round(xmin * width), 0), width - 1)
+    top = min(max(round(ymin * height), 0), height - 1)
+    right = min(max(round(xmax * width) - 1, left), width - 1)
+    bottom = min(max(round(ymax * height) - 1, top), height - 1)
+    return left, top, right, bottom
+
+
+def _boxes(mosaic: np.ndarray, annotation: Annotation, down: int, across: int, height: int,
+           width: int) -> list[tuple[int, int, int, int, int | None, str]]:
+    """Draws a thumbnail's boxes (at `down`, `across` in the mosaic) as rectangles LINE pixels
+    wide inside their edges, in their class's colour; returns them in mosaic pixels."""
+    marks = []
+    for box, index, name in zip(annotation.boxes, annotation.classes, annotation.names):
+        left, top, right, bottom = box_pixels(box, height, width)
+        left, right, top, bottom = left + across, right + across, top + down, bottom + down
+        colour = np.array(rgb(class_colour(index)), np.uint8)
+        mosaic[top:min(top + LINE, bottom + 1), left:right + 1] = colour
+        mosaic[max(bottom - LINE + 1, top):bottom + 1, left:right + 1] = colour
+        mosaic[top:bottom + 1, left:min(left + LINE, right + 1)] = colour
+        mosaic[top:bottom + 1, max(right - LINE + 1, left):right + 1] = colour
+        marks.append((left, top, right, bottom, index, name))
+    return marks
+
+
+def _masked(thumbnail: np.ndarray, annotation: Annotation) -> np.ndarray:
+    """A thumbnail with its masks over it: where a mask (resized to it, nearest) is not 0, the
+    class's colour at MASK_OPACITY."""
+    pixels = thumbnail.astype(np.float32)
+    for mask in annotation.masks:
+        indices = np.asarray(Image.fromarray(np.asarray(mask, np.uint8)).resize(
+            (thumbnail.shape[1], thumbnail.shape[0]), Image.Resampling.NEAREST))
+        for index in np.unique(indices[indices > 0]):
+            where = indices == index
+            pixels[where] = pixels[where] * (1 - MASK_OPACITY) + np.array(rgb(class_colour(int(index)))) * MASK_OPACITY
+    return np.round(pixels).astype(np.uint8)
 
 
 def _thumbnail(image: np.ndarray, tile: int, factor: int) -> np.ndarray:
@@ -302,7 +399,8 @@ def _grid_size(mosaic: np.ndarray, grid: ImageGrid) -> tuple[float, float]:
     return mosaic.shape[1] / 96 + label_width, mosaic.shape[0] / 96 + 0.45
 
 
-def _grid_drawer(mosaic: np.ndarray, centres: list[float], grid: ImageGrid) -> Callable[[Any], None]:
+def _grid_drawer(mosaic: np.ndarray, centres: list[float], grid: ImageGrid,
+                 marks: list[tuple[int, int, int, int, int | None, str]] = ()) -> Callable[[Any], None]:
     def drawn(figure: Any) -> None:
         width, height = figure.get_size_inches()
         image_width, image_height = mosaic.shape[1] / 96, mosaic.shape[0] / 96
@@ -315,4 +413,8 @@ def _grid_drawer(mosaic: np.ndarray, centres: list[float], grid: ImageGrid) -> C
         axes.set_yticks(centres)
         axes.set_yticklabels([_text(label) for label, _ in grid.rows])
         axes.tick_params(axis="y", length=0, pad=4, labelsize=8.5, labelcolor=INK)
+        for left, top, _, _, index, name in marks:  # each box's class, small, on its top left corner
+            if name:
+                axes.text(left - 0.5, top - 0.5, _text(name), fontsize=4.5, color="white", va="bottom", ha="left",
+                          clip_on=True, bbox={"facecolor": class_colour(index), "edgecolor": "none", "pad": 0.6})
     return drawn

@@ -7,16 +7,18 @@ nothing. Every text from the dataset (names, descriptions, values, the spec) is 
 from __future__ import annotations
 
 import base64
+import json
 from html import escape
 from typing import Any
 
 from ...sizes import size_text
 from ...version import __version__
-from .data import FeatureData, ReportData, share
+from .data import FeatureData, ObjectsData, ReportData, share
 from .figures import Plot
 from .style import INK, MUTED, RULE, split_colours
 
-KIND_NAMES = {"number": "number", "string": "text", "class_label": "class label", "image": "image", "other": "other"}
+KIND_NAMES = {"number": "number", "string": "text", "class_label": "class label", "image": "image", "bbox": "boxes",
+              "other": "other"}
 SHARDS_OPEN = 16  # a split's shard table starts folded when it has more shards
 
 
@@ -24,14 +26,16 @@ def page(data: ReportData, plots: list[Plot]) -> str:
     """The whole page."""
     colours = split_colours([split.name for split in data.splits])
     by_feature: dict[str, list[Plot]] = {}
+    by_objects: dict[str, list[Plot]] = {}
     for plot in plots:
-        by_feature.setdefault(plot.feature, []).append(plot)
+        (by_objects if plot.section == "objects" else by_feature).setdefault(plot.feature, []).append(plot)
     title = f"{data.name} {data.version}"
     body = "\n".join([
         _header(data, colours),
         '<main class="wrap">',
         _splits(data, colours),
         _quality(data, colours),
+        _objects(data, by_objects, colours),
         _features(data, by_feature, colours),
         _summary(data),
         _shards(data, colours),
@@ -60,7 +64,8 @@ def _header(data: ReportData, colours: dict[str, str]) -> str:
     counted = "".join(f'<div class="total"><span class="number">{escape(value)}</span><span class="what">{key}</span>'
                       "</div>" for key, value in totals)
     links = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in (
-        ("splits", "Splits"), ("quality", "Missing and skipped"), ("features", "Features"))
+        ("splits", "Splits"), ("quality", "Missing and skipped"))
+        + ((("objects", "Objects"),) if data.objects else ()) + (("features", "Features"),)
         + ((("summary", "Summary table"),) if data.summary else ()) + (("shards", "Shards"), ("spec", "Spec")))
     return f"""<header class="top"><div class="wrap">
 <div class="eyebrow">Dataset report</div>
@@ -146,6 +151,39 @@ def _quality(data: ReportData, colours: dict[str, str]) -> str:
     return f'<section id="quality"><h2>Missing, NaN and skipped</h2>{"".join(parts)}</section>'
 
 
+# ---- objects (bbox features) ------------------------------------------------------------------
+def _objects(data: ReportData, plots: dict[str, list[Plot]], colours: dict[str, str]) -> str:
+    """A card per bbox feature: its objects' counts, objects per image, box sizes and aspect
+    ratios, and objects per class."""
+    if not data.objects:
+        return ""
+    cards = "\n".join(_objects_card(objects, plots.get(objects.name, []), data, colours) for objects in data.objects)
+    return f'<section id="objects"><h2>Objects</h2>\n{cards}\n</section>'
+
+
+def _objects_card(objects: ObjectsData, plots: list[Plot], data: ReportData, colours: dict[str, str]) -> str:
+    splits = [split.name for split in data.splits]
+    head = "".join(f"<th class=n>{_chip(split, colours)}</th>" for split in splits)
+    rows = "".join(f"<tr><th>{escape(label)}</th>" + "".join(f"<td class=n>{escape(texts.get(split, '–'))}</td>"
+                                                            for split in splits) + "</tr>"
+                   for label, texts in objects.rows)
+    table = f'<table class="stats"><thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>' if rows else ""
+    on = f" on image <code>{escape(objects.image)}</code>" if objects.image else ""
+    classes = (f" Classes from <code>{escape(objects.label)}</code>, one per box"
+               + (" (exact counts, from the build)." if objects.classes_exact else
+                  f", counted in {objects.sampled:,} sampled images (the build's statistics hold none).")
+               if objects.label else " No per-object class label (<code>shape: [null]</code>) gives the boxes classes.")
+    sampled = (f"from {objects.sampled:,} sampled images" if data.is_sample else f"from all {objects.sampled:,} images")
+    unit = "in pixels" if objects.aspect_pixels else "in fractions of the image, whose size in pixels is unknown"
+    note = (f'<p class="note">Boxes of <code>{escape(objects.name)}</code>{on}. Counts of objects are exact; the '
+            f"histograms are {sampled}: objects per image, each box's area as a fraction of its image's, and its "
+            f"aspect ratio (width / height, {unit}).{classes}</p>")
+    figures = "".join(_figure(plot) for plot in plots)
+    return (f'<article class="objects" id="objects-{escape(objects.name)}">\n<header><h3>{escape(objects.name)}</h3>'
+            f'<span class="badge kind-bbox">boxes</span></header>\n{note}'
+            f'<div class="body">{table}<div class="plots">{figures}</div></div>\n</article>')
+
+
 # ---- features ---------------------------------------------------------------------------------
 def _features(data: ReportData, plots: dict[str, list[Plot]], colours: dict[str, str]) -> str:
     kinds: dict[str, int] = {}
@@ -176,6 +214,9 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
     extra = _top_values(feature, data, colours) if feature.top_values else ""
     if feature.classes is not None:
         extra += _class_counts(feature, data, colours)
+    if feature.kind == "bbox" and any(objects.name == feature.name for objects in data.objects):
+        extra += (f'<p class="note">Objects per image, box sizes, aspect ratios and classes: '
+                  f'<a href="#objects-{escape(feature.name)}">Objects</a>.</p>')
     if feature.images:
         sampled = " of the records read" if data.is_sample else ""
         extra += (f'<p class="note">Thumbnails: {escape(feature.images[0].note)}{sampled}, as stored '
@@ -203,8 +244,11 @@ def _figure(plot: Plot) -> str:
     width, height = plot.size
     css_width = plot.css_width
     source = "data:image/png;base64," + base64.b64encode(plot.png).decode("ascii")
+    # an image grid's boxes as drawn (left, top, right, bottom in the grid's own pixels, class, name)
+    boxes = (f' data-boxes="{escape(json.dumps([list(mark) for mark in plot.marks], ensure_ascii=False))}"'
+             if plot.marks else "")
     return (f'<figure><img src="{source}" alt="{escape(plot.title)}" width="{css_width}" '
-            f'height="{round(height * css_width / width)}" data-file="{escape(plot.stem)}.png"></figure>')
+            f'height="{round(height * css_width / width)}" data-file="{escape(plot.stem)}.png"{boxes}></figure>')
 
 
 def _top_values(feature: FeatureData, data: ReportData, colours: dict[str, str]) -> str:
@@ -363,15 +407,16 @@ button.kind {{ font: inherit; font-size: 12.5px; border: 1px solid var(--rule); 
 button.kind:hover, button.kind.active {{ border-color: var(--accent); color: var(--accent); }}
 button.kind b {{ font-weight: 650; color: var(--muted); margin-left: 2px; }}
 .shown {{ color: var(--muted); font-size: 12.5px; margin-left: auto; }}
-article.feature {{ background: var(--card); border: 1px solid var(--rule); border-radius: 12px; padding: 16px 20px 18px; margin: 0 0 16px; box-shadow: 0 1px 2px rgba(20, 30, 50, .04); }}
-article.feature > header {{ display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin-bottom: 6px; }}
-article.feature h3 {{ margin: 0 6px 0 0; font-size: 16.5px; font-family: var(--mono); font-weight: 650; }}
+article.feature, article.objects {{ background: var(--card); border: 1px solid var(--rule); border-radius: 12px; padding: 16px 20px 18px; margin: 0 0 16px; box-shadow: 0 1px 2px rgba(20, 30, 50, .04); }}
+article.feature > header, article.objects > header {{ display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin-bottom: 6px; }}
+article.feature h3, article.objects h3 {{ margin: 0 6px 0 0; font-size: 16.5px; font-family: var(--mono); font-weight: 650; }}
 code.declared {{ color: var(--muted); margin-left: auto; }}
 .badge {{ font-size: 11.5px; font-weight: 600; border-radius: 6px; padding: 1px 8px; background: #EEF1F5; color: #3A4250; }}
 .badge.kind-number {{ background: #E8F0FA; color: #22528A; }}
 .badge.kind-class_label {{ background: #F3EAF7; color: #6E3B84; }}
 .badge.kind-string {{ background: #E7F5EE; color: #1D6B47; }}
 .badge.kind-image {{ background: #FDF0E4; color: #8A4B12; }}
+.badge.kind-bbox {{ background: #FBE9EE; color: #8A1F3D; }}
 .badge.label {{ background: #1F2430; color: #FFFFFF; }}
 .badge.step {{ background: #EAF6F8; color: #1B6C78; }}
 .description {{ margin: 0 0 8px; color: #3A4250; }}

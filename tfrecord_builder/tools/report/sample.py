@@ -8,6 +8,12 @@ are a random sample of the split, and a shard is read from its start, never sear
 Values are read as stored, not as the spec's `input:` options would reshape them: images uint8
 at their own size, sequences not cut at `max_length`. Images are decoded only for the few
 thumbnails the page shows, so a split of photos reads as fast as one of numbers.
+
+Boxes (`bbox` features) are measured in every sampled record: objects per image, each box's area
+as a fraction of its image, its aspect ratio (width / height in pixels when the image's size is
+known: stored with it, or fixed), and its class where a per-object class label (`shape: [null]`)
+gives one per box. A thumbnail keeps the boxes and masks linked to its image (`image:`), to be
+drawn over it.
 """
 from __future__ import annotations
 
@@ -19,7 +25,8 @@ import numpy as np
 
 from ...codec.tfrecord import open_records, read_records
 from ...errors import DatasetError
-from ...features import ClassLabelFeature, ImageFeature
+from ...features import BBoxFeature, ClassLabelFeature, ImageFeature
+from ...features.mask import MaskFeature
 from ...progress import Progress
 from ...read.records import RecordReader
 from ...write.info import DatasetInfo
@@ -27,6 +34,7 @@ from ...write.info import DatasetInfo
 THUMBNAILS_PER_CLASS = 8
 MAX_IMAGE_CLASSES = 12  # rows of an image grid: the first classes, in index order
 UNGROUPED_THUMBNAILS = 16  # an image feature without a class label: the first images
+SIZE_PREFIX = "\0size:"  # the sample reader's own entry for an image's stored shape (no feature is named so)
 # numbers held before they are counted into their histogram's bins: memory stays bounded when
 # records hold thousands of values, and NumPy still counts many at once
 FLUSH_VALUES = 1 << 16
@@ -42,6 +50,22 @@ class Collected:
     lengths: dict[str, list[int]] = field(default_factory=dict)  # values per record (or step) of variable length
     steps: dict[str, list[int]] = field(default_factory=dict)  # steps per record (sequence features)
     thumbnails: dict[str, dict[Any, list[np.ndarray]]] = field(default_factory=dict)  # image -> group -> images
+    # image -> group -> what is drawn over each thumbnail (parallel to `thumbnails`; None: nothing)
+    annotations: dict[str, dict[Any, list["Annotation | None"]]] = field(default_factory=dict)
+    areas: dict[str, list[float]] = field(default_factory=dict)  # bbox -> each box's area, a fraction of the image
+    aspects: dict[str, list[float]] = field(default_factory=dict)  # bbox -> each box's width / height
+    object_classes: dict[str, np.ndarray] = field(default_factory=dict)  # bbox -> sampled objects per class
+
+
+@dataclass
+class Annotation:
+    """What is drawn over one thumbnail: its boxes (fractions [ymin, xmin, ymax, xmax]), each
+    box's class index (None: no class) and name, and its masks' class indices ([h, w] each)."""
+
+    boxes: np.ndarray
+    classes: list[int | None]
+    names: list[str]
+    masks: list[np.ndarray]
 
 
 def quotas(counts: list[int], limit: int | None) -> list[int]:
@@ -56,6 +80,14 @@ def quotas(counts: list[int], limit: int | None) -> list[int]:
     for index in by_remainder[: limit - sum(shares)]:
         shares[index] += 1
     return shares
+
+
+def object_label(spec: Any) -> str | None:
+    """The per-object class label (a class label of `shape: [null]`, not per step) that names a
+    record's boxes, one class per box: the first such in the spec, the label first; None without one."""
+    found = [name for name, feature in spec.features.items()
+             if isinstance(feature, ClassLabelFeature) and feature.is_variable and not feature.sequence]
+    return spec.label if spec.label in found else (found[0] if found else None)
 
 
 def thumbnail_group(info: DatasetInfo) -> str | None:
@@ -110,6 +142,29 @@ class SampleReader:
         self.variable = [name for name, feature in spec.features.items()
                          if not isinstance(feature, ImageFeature) and feature.is_variable]
         self.sequence = [name for name, feature in spec.features.items() if feature.sequence]
+        # boxes: measured in every record; with their classes from the per-object class label
+        self.boxes = [name for name, feature in spec.features.items() if isinstance(feature, BBoxFeature)]
+        self.object_label = object_label(spec) if self.boxes else None
+        self.object_names = _class_names(spec.features[self.object_label]) if self.object_label else None
+        self.linked_boxes = {image: [name for name in self.boxes if spec.features[name].image == image]
+                             for image in self.images}
+        self.linked_masks = {image: [name for name in self.images if isinstance(spec.features[name], MaskFeature)
+                                     and spec.features[name].image == image] for image in self.images}
+        # the (height, width) of the image a bbox feature is measured by: fixed, or its stored shape,
+        # parsed as a feature of its own (the boxes' aspect ratios in pixels)
+        self.image_sizes: dict[str, tuple[int, int] | str] = {}
+        for name in self.boxes:
+            image = spec.features.get(spec.features[name].image or "")
+            if isinstance(image, ImageFeature) and image.size is not None:
+                self.image_sizes[name] = image.size
+            elif isinstance(image, ImageFeature) and image.stores_shape:
+                key = f"{SIZE_PREFIX}{image.name}"
+                self.reader.reading["features"][key] = {"parse": {image.shape_key: ("fixed", "int64", [3])},
+                                                        "decode": [], "sequence": False}
+                self.image_sizes[name] = key
+        if self.boxes and shown is not None and not spec.is_sequence:
+            self.reader.keys = frozenset(key for feature in self.reader.reading["features"].values()
+                                         for key in feature["parse"])
 
     def read(self, split: str) -> Collected:
         """The split's sample."""
@@ -119,7 +174,11 @@ class SampleReader:
         collected = Collected(counts={name: np.zeros(len(self.edges[name]) - 1, np.int64) for name in self.numbers},
                               lengths={name: [] for name in self.variable},
                               steps={name: [] for name in self.sequence},
-                              thumbnails={name: {} for name in self.images})
+                              thumbnails={name: {} for name in self.images},
+                              annotations={name: {} for name in self.images},
+                              areas={name: [] for name in self.boxes}, aspects={name: [] for name in self.boxes},
+                              object_classes={name: np.zeros(len(self.object_names or ()), np.int64)
+                                              for name in self.boxes})
         phase = f"reading {split}"
         self._progress(phase, 0, total)
         pending: dict[str, list[np.ndarray]] = {name: [] for name in self.numbers}
@@ -141,6 +200,8 @@ class SampleReader:
                         collected.lengths[name].append(len(record[name]))
                 for name in self.sequence:
                     collected.steps[name].append(len(record[name]))
+                for name in self.boxes:
+                    self._measure(collected, name, record)
                 if self.images:
                     self._thumbnails(collected, record, data, path, number)
                 collected.records += 1
@@ -185,6 +246,49 @@ class SampleReader:
         images = self.image_reader.record_values(data, path, number)  # parsed again: only for these few records
         for name in needy:
             collected.thumbnails[name].setdefault(key, []).append(images[name])
+            collected.annotations[name].setdefault(key, []).append(self._annotation(name, record, images))
+
+    def _annotation(self, image: str, record: dict[str, Any], images: dict[str, Any]) -> Annotation | None:
+        """The boxes and masks linked to a record's image, to draw over its thumbnail (None: none)."""
+        if not self.linked_boxes[image] and not self.linked_masks[image]:
+            return None
+        boxes, classes = [], []
+        for name in self.linked_boxes[image]:
+            found = np.asarray(record[name], np.float64).reshape(-1, 4)
+            boxes.append(found)
+            classes.extend(self._classes(record, len(found)))
+        names = [self.object_names[index] if index is not None and index < len(self.object_names or ()) else ""
+                 for index in classes]
+        masks = [np.asarray(images[name])[:, :, 0] for name in self.linked_masks[image]]
+        return Annotation(np.concatenate(boxes) if boxes else np.zeros((0, 4)), classes, names, masks)
+
+    def _classes(self, record: dict[str, Any], count: int) -> list[int | None]:
+        """The class of each of a record's `count` boxes: the per-object label's values when it
+        has one per box, else none."""
+        if self.object_label is not None:
+            labels = np.asarray(record[self.object_label]).reshape(-1)
+            if len(labels) == count:
+                return [int(value) for value in labels]
+        return [None] * count
+
+    def _measure(self, collected: Collected, name: str, record: dict[str, Any]) -> None:
+        """A record's boxes: their areas, aspect ratios and classes."""
+        boxes = np.asarray(record[name], np.float64).reshape(-1, 4)
+        if not len(boxes):
+            return
+        heights, widths = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        collected.areas[name].extend((heights * widths).tolist())
+        size = self.image_sizes.get(name)
+        if isinstance(size, str):
+            shape = np.asarray(record[size]).reshape(-1)
+            size = (int(shape[0]), int(shape[1]))
+        scale = size[1] / size[0] if size else 1.0  # fractions of the width over fractions of the height
+        kept = heights > 0
+        collected.aspects[name].extend((widths[kept] * scale / heights[kept]).tolist())
+        classes = [index for index in self._classes(record, len(boxes)) if index is not None]
+        counts = collected.object_classes[name]
+        if classes and len(counts):
+            collected.object_classes[name] += np.bincount(np.clip(classes, 0, len(counts) - 1), minlength=len(counts))
 
     def _count(self, pending: dict[str, list[np.ndarray]], collected: Collected) -> None:
         """Counts the numbers read since the last time into their bins."""
