@@ -99,6 +99,7 @@ def test_a_coco_json_becomes_a_spec_that_builds_with_every_box(tmp_path):
 
     text, spec, splits = infer_and_build(tmp_path, path)
 
+    assert spec["name"] == "data"  # the folder above annotations/
     assert spec["source"] == {"builder": "coco", "path": "../data/annotations/instances.json",
                               "images": "../data/images"}
     assert spec["features"] == {
@@ -137,11 +138,12 @@ def test_a_coco_folder_with_a_json_per_split_gives_a_source_per_split(tmp_path):
 
     text, spec, splits = infer_and_build(tmp_path, root)
 
+    assert spec["name"] == "coco"
     assert spec["source"] == {"builder": "coco"}
     assert spec["splits"] == {
         "train": {"path": "../coco/annotations/instances_train2017.json", "options": {"images": "../coco/train2017"}},
         "val": {"path": "../coco/annotations/instances_val2017.json", "options": {"images": "../coco/val2017"}}}
-    assert comment(text, "splits:") == "the data's own split, a source each (train 3, val 1 images)"
+    assert comment(text, "splits:") == "the data's own split, a source each (images: train 3, val 1)"
     assert {split: sorted(records) for split, records in splits.items()} == {
         "train": sorted(parts["train2017"]), "val": ["coffee.jpg"]}
     assert_boxes(splits["val"], {"coffee.jpg": [expected_fractions(box, "xywh", sizes["coffee.jpg"])

@@ -227,7 +227,7 @@ def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
     objects = sum(len(boxes) for part in everything for boxes in part.boxes)
     empty = sum(not len(boxes) for part in everything for boxes in part.boxes)
     classes = set().union(*(part.classes for part in everything))
-    name = dataset_name(data if os.path.isdir(data) else os.path.dirname(os.path.abspath(data)))
+    name = dataset_name(_named_folder(data))
     plan = Plan(name=name, source={"builder": kind})
     first = everything[0]
     if None in parts:
@@ -238,13 +238,14 @@ def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
         plan.splits = {split: {"path": part.path, **({"options": {"images": part.images}} if part.images else {})}
                        for split, part in parts.items()}
         counts = ", ".join(f"{split} {len(part.files):,}" for split, part in parts.items())
-        plan.splits_note = f"the data's own split, a source each ({counts} images)"
+        plan.splits_note = f"the data's own split, a source each (images: {counts})"
     if first.names_file is not None:
         plan.source["names_file"] = first.names_file
     plan.source_notes["builder"] = f"recognised: {_KINDS[kind]}"
     without = f" ({empty:,} without objects: records with no boxes)" if empty else ""
-    plan.header = [f"Written by `tfrecord-builder infer` from {_shown(data)}: {_KINDS[kind]}, {len(files):,} images"
-                   f"{without}, {objects:,} objects, {len(classes)} classes."]
+    plan.header = [f"Written by `tfrecord-builder infer` from {_shown(data)}: {_KINDS[kind]}, "
+                   f"{_count(len(files), 'image')}{without}, {_count(objects, 'object')}, "
+                   f"{_count(len(classes), 'class')}."]
     pictures = [look(file, file) for file in spread(files)]
     image = image_guess(pictures, len(files))
     plan.features.append(Declaration("image", image.fields(), [f"guessed: {image.note}"], column="image"))
@@ -256,6 +257,18 @@ def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
     return plan
 
 
+def _named_folder(data: str) -> str:
+    """The folder the dataset is named after: the data's, or the one above `annotations/`."""
+    folder = os.path.abspath(data) if os.path.isdir(data) else os.path.dirname(os.path.abspath(data))
+    if os.path.basename(folder).lower() in ("annotations", "labels") and os.path.dirname(folder) != folder:
+        return os.path.dirname(folder)
+    return folder
+
+
+def _count(number: int, unit: str) -> str:
+    return f"{number:,} {unit}{'' if number == 1 else ('es' if unit.endswith('s') else 's')}"
+
+
 def _shown(data: str) -> str:
     return os.path.basename(os.path.normpath(data)) + ("/" if os.path.isdir(data) else "")
 
@@ -263,7 +276,7 @@ def _shown(data: str) -> str:
 def _class_note(kind: str, count: int) -> str:
     rule = {"coco": "the categories sorted by id (the original ids in `category_id`)",
             "voc": "the <name>s found, sorted", "yolo": "the names file's, in index order"}[kind]
-    return f"one a box; {count} classes: {rule}"
+    return f"one a box; {_count(count, 'class')}: {rule}"
 
 
 def _attributes(kind: str) -> list[tuple[str, dict[str, Any], str]]:
