@@ -68,35 +68,45 @@ def annotation_plan(data: str) -> Plan | None:
 def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
     """(the kind, its parts by split: one part under None without splits), or None."""
     if os.path.isfile(data):
-        return ("coco", {None: Part(data, _coco_images(data))}) if is_coco(data) else None
+        names = coco_file_names(data)
+        return ("coco", {None: Part(data, _coco_images(data, names))}) if names is not None else None
     if not os.path.isdir(data):
         return None
-    jsons = sorted(name for name in _listed(os.path.join(data, "annotations")) if _INSTANCES.match(name))
-    jsons = [name for name in jsons if is_coco(os.path.join(data, "annotations", name))]
+    found = {name: coco_file_names(os.path.join(data, "annotations", name))
+             for name in _listed(os.path.join(data, "annotations")) if _INSTANCES.match(name)}
+    jsons = {name: names for name, names in found.items() if names is not None}
     if jsons:
-        paths = [os.path.join(data, "annotations", name) for name in jsons]
-        if len(paths) == 1:
-            return "coco", {None: Part(paths[0], _coco_images(paths[0]))}
-        return "coco", {_split_name(name, jsons): Part(path, _coco_images(path)) for name, path in zip(jsons, paths)}
+        parts = {name: Part(path, _coco_images(path, names)) for name, names in jsons.items()
+                 for path in [os.path.join(data, "annotations", name)]}
+        if len(parts) == 1:
+            return "coco", {None: next(iter(parts.values()))}
+        return "coco", {_split_name(name, list(parts)): part for name, part in parts.items()}
     voc = _voc_folder(data)
     if voc is not None:
         return "voc", {None: Part(voc)}
     return _yolo(data)
 
 
-def is_coco(path: str) -> bool:
-    """Whether `path` is a `.json` holding one object with `images`, `annotations` and
-    `categories` (its lists are walked, not kept: the builder's streaming parse)."""
+def coco_file_names(path: str, count: int = 20) -> list[str] | None:
+    """The first `count` image file names of a COCO instances JSON: a `.json` holding one object
+    with `images`, `annotations` and `categories` (read by the builder's streaming parse, its lists
+    walked, not kept); None when `path` isn't one."""
     if not path.lower().endswith(".json"):
-        return False
+        return None
+    names: list[str] = []
+
+    def add(position: int, image: Any) -> None:
+        if len(names) < count and isinstance(image, dict) and "file_name" in image:
+            names.append(str(image["file_name"]).replace("\\", "/"))
+
     try:
         with open(path, "rb") as file:
             if file.read(64).lstrip()[:1] != b"{":
-                return False
-        keys = coco.parse(path, {"images": _ignore, "annotations": _ignore})
+                return None
+        keys = coco.parse(path, {"images": add, "annotations": _ignore})
     except (OSError, DataError):  # not one JSON object (a JSONL file, broken JSON): not ours to judge
-        return False
-    return {"images", "annotations", "categories"} <= set(keys)
+        return None
+    return names if {"images", "annotations", "categories"} <= set(keys) else None
 
 
 def _ignore(position: int, value: Any) -> None:
@@ -115,16 +125,9 @@ def _split_name(name: str, names: list[str]) -> str:
     return chosen[names.index(name)]
 
 
-def _coco_images(path: str) -> str:
+def _coco_images(path: str, names: list[str]) -> str:
     """The image folder of a COCO JSON: the JSON's folder, its parent, or a folder below either (two
     levels: `images/train2017`) holding the most of its first file names (all of them, or an error)."""
-    names: list[str] = []
-
-    def add(position: int, image: Any) -> None:
-        if len(names) < 20 and isinstance(image, dict) and "file_name" in image:
-            names.append(str(image["file_name"]).replace("\\", "/"))
-
-    coco.parse(path, {"images": add, "annotations": _ignore})
     here = os.path.dirname(os.path.abspath(path))
     candidates = [here, os.path.dirname(here)]
     for root in list(candidates):
