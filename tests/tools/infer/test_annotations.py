@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 import yaml
 from PIL import Image
 
@@ -314,3 +316,81 @@ def test_a_yolo_folder_without_class_names_is_one_line(tmp_path):
         tb.infer(tmp_path / "dataset")
     assert str(error.value) == (f"{tmp_path / 'dataset'}: a YOLO folder (images/, labels/*.txt) without class names: "
                                 "expected data.yaml (`names:`) or classes.txt (one name a line) in it")
+
+
+# ---- any boxes: what infer declares builds, and reads back as the boxes clipped or dropped --------
+WIDTH, HEIGHT = 80, 60
+SIDE = st.integers(-3, WIDTH + 3)
+
+
+@st.composite
+def boxes(draw) -> list[list[int]]:
+    """Pixel boxes [x, y, w, h] on an 80x60 photo: inside, reaching past an edge, or empty (w or h 0)."""
+    found = []
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["inside", "outside", "empty"]))
+        if kind == "inside":
+            x, y = draw(st.integers(0, WIDTH - 2)), draw(st.integers(0, HEIGHT - 2))
+            w, h = draw(st.integers(1, WIDTH - x)), draw(st.integers(1, HEIGHT - y))
+        elif kind == "outside":
+            x, y = draw(st.integers(-3, WIDTH - 3)), draw(st.integers(-3, HEIGHT - 3))
+            w, h = draw(st.integers(3, WIDTH + 3 - x)), draw(st.integers(3, HEIGHT + 3 - y))
+        else:
+            x, y = draw(st.integers(0, WIDTH - 1)), draw(st.integers(0, HEIGHT - 1))
+            w, h = draw(st.sampled_from([(0, 1), (1, 0), (0, 0)]))
+        found.append([x, y, w, h])
+    return found
+
+
+def write_any(root: Path, kind: str, pixel_boxes: list[list[int]]) -> tuple[Path, list[list[float]]]:
+    """One photo with these boxes in `kind`'s layout: the data's path and the boxes as written."""
+    photo = Image.fromarray(skimage_data.coffee()).resize((WIDTH, HEIGHT))
+    if kind == "coco":
+        photo.save(root / "coffee.jpg")
+        written = [[float(value) for value in box] for box in pixel_boxes]
+        (root / "instances.json").write_text(json.dumps({
+            "images": [{"id": 1, "file_name": "coffee.jpg", "height": HEIGHT, "width": WIDTH}],
+            "annotations": [{"id": n, "image_id": 1, "category_id": 1, "bbox": box} for n, box in enumerate(written)],
+            "categories": [{"id": 1, "name": "thing"}, {"id": 2, "name": "other"}]}))
+        return root / "instances.json", written
+    if kind == "voc":
+        photo.save(root / "coffee.jpg")
+        written = [[float(x), float(y), float(x + w), float(y + h)] for x, y, w, h in pixel_boxes]
+        objects = "".join(f"<object><name>thing</name><bndbox><xmin>{a:g}</xmin><ymin>{b:g}</ymin><xmax>{c:g}</xmax>"
+                          f"<ymax>{d:g}</ymax></bndbox></object>" for a, b, c, d in written)
+        (root / "coffee.xml").write_text(f"<annotation><filename>coffee.jpg</filename><size><width>{WIDTH}</width>"
+                                         f"<height>{HEIGHT}</height></size>{objects}</annotation>")
+        return root, written
+    (root / "images").mkdir()
+    (root / "labels").mkdir()
+    photo.save(root / "images" / "coffee.jpg")
+    written = [[(x + w / 2) / WIDTH, (y + h / 2) / HEIGHT, w / WIDTH, h / HEIGHT] for x, y, w, h in pixel_boxes]
+    (root / "labels" / "coffee.txt").write_text("".join(f"0 {' '.join(map(repr, box))}\n" for box in written))
+    (root / "classes.txt").write_text("thing\n")
+    return root, written
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["coco", "voc", "yolo"]), pixel_boxes=boxes())
+def test_any_boxes_build_as_inferred_and_read_back_clipped_or_dropped_as_said(tmp_path_factory, kind, pixel_boxes):
+    root = tmp_path_factory.mktemp(kind)
+    data, written = write_any(root, kind, pixel_boxes)
+    form, size = {"coco": ("xywh", (HEIGHT, WIDTH)), "voc": ("xyxy", (HEIGHT, WIDTH)), "yolo": ("cxcywh", (1, 1))}[kind]
+    expected, outside, empty = [], 0, 0
+    for box in written:
+        corners = np.array(expected_fractions(box, form, size))
+        if (corners < 0).any() or (corners > 1).any():
+            outside += 1
+            corners = np.clip(corners, 0.0, 1.0)
+        elif corners[2] <= corners[0] or corners[3] <= corners[1]:
+            empty += 1
+            continue
+        expected.append(corners)
+
+    text, spec, splits = infer_and_build(root, data)
+
+    objects = spec["features"]["objects"]
+    assert objects.get("clip", False) is bool(outside)
+    assert objects.get("min_size") == (0 if empty else None)
+    (record,) = [record for split in splits.values() for record in split.values()]
+    np.testing.assert_array_equal(record["objects"], np.array(expected, np.float32).reshape(-1, 4))

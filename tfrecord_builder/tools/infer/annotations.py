@@ -253,8 +253,13 @@ def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
     image = image_guess(pictures, len(files))
     plan.features.append(Declaration("image", image.fields(), [f"guessed: {image.note}"], column="image"))
     plan.features.append(_boxes(kind, everything, objects))
-    plan.features.append(Declaration("labels", {"type": "class_label", "shape": [None], "source": "label"},
-                                     [_class_note(kind, len(classes))], column="label"))
+    if classes:
+        plan.features.append(Declaration("labels", {"type": "class_label", "shape": [None], "source": "label"},
+                                         [_class_note(kind, len(classes))], column="label"))
+    else:  # (VOC files without objects): a class label without names can't build
+        plan.features.append(Declaration("labels", {"dtype": "string", "shape": [None], "source": "label"},
+                                         ["no object names a class: kept as text (a class_label needs `names:`)"],
+                                         column="label"))
     for feature, fields, note in _attributes(kind):
         plan.features.append(Declaration(feature, fields, [note] if note else [], column=feature))
     return plan
