@@ -148,6 +148,8 @@ def test_a_coco_folder_with_a_json_per_split_gives_a_source_per_split(tmp_path):
     assert comment(text, "splits:") == "the data's own split, a source each (images: train 3, val 1)"
     assert {split: sorted(records) for split, records in splits.items()} == {
         "train": sorted(parts["train2017"]), "val": ["coffee.jpg"]}
+    from_annotations = yaml.safe_load(tb.infer(root / "annotations", tmp_path / "specs" / "other.yaml"))
+    assert (from_annotations["name"], from_annotations["splits"]) == ("coco", spec["splits"])
     assert_boxes(splits["val"], {"coffee.jpg": [expected_fractions(box, "xywh", sizes["coffee.jpg"])
                                                 for _, box in PHOTOS["coffee.jpg"][1]]})
 
@@ -276,17 +278,21 @@ def write_yolo(root: Path, parts: dict[str, list[str]], names_file: str = "data.
 def test_a_yolo_folder_with_train_and_val_gives_a_source_per_split(tmp_path):
     written = write_yolo(tmp_path / "dataset", {"train": ["astronaut.jpg", "chelsea.jpg", "camera.jpg"],
                                                 "val": ["coffee.jpg"]})
+    save_photos(tmp_path / "dataset" / "images" / "test", ["chelsea.jpg"])  # no labels/test: no objects
 
     text, spec, splits = infer_and_build(tmp_path, tmp_path / "dataset")
 
     assert spec["source"] == {"builder": "yolo", "names_file": "../dataset/data.yaml"}
-    assert spec["splits"] == {"train": {"path": "../dataset/images/train"}, "val": {"path": "../dataset/images/val"}}
+    assert spec["splits"] == {"train": {"path": "../dataset/images/train"}, "val": {"path": "../dataset/images/val"},
+                              "test": {"path": "../dataset/images/test"}}
+    assert list(spec["splits"]) == ["train", "val", "test"]
     assert spec["features"]["objects"] == {"type": "bbox", "source": "bbox", "format": "cxcywh",
                                            "units": "fraction", "image": "image"}
-    assert text.splitlines()[0] == ("# Written by `tfrecord-builder infer` from dataset/: a YOLO folder, 4 images "
-                                    "(1 without objects: records with no boxes), 5 objects, 4 classes.")
+    assert text.splitlines()[0] == ("# Written by `tfrecord-builder infer` from dataset/: a YOLO folder, 5 images "
+                                    "(2 without objects: records with no boxes), 5 objects, 4 classes.")
     assert sorted(splits["val"]) == ["coffee.jpg"]
-    records = {name: record for split in splits.values() for name, record in split.items()}
+    assert splits["test"]["chelsea.jpg"]["objects"].shape == (0, 4)
+    records = {**splits["train"], **splits["val"]}
     assert_boxes(records, {name: [expected_fractions(box, "cxcywh", (1, 1)) for box in boxes]
                            for name, boxes in written.items()})
     assert records["astronaut.jpg"]["labels"].tolist() == [0, 3]

@@ -5,12 +5,13 @@ COCO JSON by the builder's own streaming parse), so the counts in the spec's com
 build will see:
 
 - **coco**: a `.json` whose top-level object has `images`, `annotations` and `categories`; or a
-  folder holding `annotations/instances_*.json` (one split a file when there are several). The
+  folder holding `instances_*.json` or `annotations/instances_*.json` (a split a file when there
+  are several). The
   images folder is the one, beside or below the JSON's, that holds its `file_name`s.
 - **voc**: a folder of Pascal VOC `.xml` files beside their images, or one with `Annotations/`
   (and `JPEGImages/`), or `Annotations/` itself.
-- **yolo**: a folder with `images/` and `labels/*.txt`, and `data.yaml` or `classes.txt`; one
-  split a sub-folder of `images/` when `labels/` has the same sub-folders.
+- **yolo**: a folder with `images/` and `labels/*.txt`, and `data.yaml` or `classes.txt`; a
+  split a sub-folder of `images/` (`images/train`, `images/val`) when it holds only sub-folders.
 
 Boxes stay in the format's own layout (`format:`, `units:`); a box reaching outside its image, or
 an empty one, makes the spec say `clip: true` or `min_size: 0` with a comment counting them (the
@@ -72,15 +73,17 @@ def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
         return ("coco", {None: Part(data, _coco_images(data, names))}) if names is not None else None
     if not os.path.isdir(data):
         return None
-    found = {name: coco_file_names(os.path.join(data, "annotations", name))
-             for name in _listed(os.path.join(data, "annotations")) if _INSTANCES.match(name)}
-    jsons = {name: names for name, names in found.items() if names is not None}
+    for folder in (os.path.join(data, "annotations"), data):  # coco/ or coco/annotations/
+        found = {name: coco_file_names(os.path.join(folder, name)) for name in _listed(folder) if _INSTANCES.match(name)}
+        jsons = {name: names for name, names in found.items() if names is not None}
+        if jsons:
+            break
     if jsons:
         parts = {name: Part(path, _coco_images(path, names)) for name, names in jsons.items()
-                 for path in [os.path.join(data, "annotations", name)]}
+                 for path in [os.path.join(folder, name)]}
         if len(parts) == 1:
             return "coco", {None: next(iter(parts.values()))}
-        return "coco", {_split_name(name, list(parts)): part for name, part in parts.items()}
+        return "coco", _ordered({_split_name(name, list(parts)): part for name, part in parts.items()})
     voc = _voc_folder(data)
     if voc is not None:
         return "voc", {None: Part(voc)}
@@ -115,6 +118,14 @@ def _ignore(position: int, value: Any) -> None:
 
 def _listed(folder: str) -> list[str]:
     return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def _ordered(parts: dict[str, Part]) -> dict[str | None, Part]:
+    """Splits as a person lists them: train first, test last, the others between (by name)."""
+    def rank(split: str) -> tuple[int, str]:
+        word = split.lower()
+        return (0 if word.startswith("train") else 2 if word.startswith("test") else 1), split
+    return {split: parts[split] for split in sorted(parts, key=rank)}
 
 
 def _split_name(name: str, names: list[str]) -> str:
@@ -185,11 +196,11 @@ def _yolo(data: str) -> tuple[str, dict[str | None, Part]] | None:
     if names_file is None:
         raise DataError(f"{data}: a YOLO folder (images/, labels/*.txt) without class names: expected data.yaml "
                         "(`names:`) or classes.txt (one name a line) in it")
-    splits = [name for name in _listed(images) if os.path.isdir(os.path.join(images, name))
-              and os.path.isdir(os.path.join(labels, name)) and not name.startswith(".")]
+    # a split a sub-folder of images/ (one without labels/ beside it too: its images have no objects)
+    splits = [name for name in _listed(images) if os.path.isdir(os.path.join(images, name)) and not name.startswith(".")]
     loose = [name for name in _listed(images) if os.path.splitext(name)[1].lower() in EXTENSIONS]
     if len(splits) > 1 and not loose:
-        return "yolo", {split: Part(os.path.join(images, split), names_file=names_file) for split in splits}
+        return "yolo", _ordered({split: Part(os.path.join(images, split), names_file=names_file) for split in splits})
     return "yolo", {None: Part(data, names_file=names_file)}
 
 
