@@ -1,6 +1,7 @@
 """`infer`: a commented spec from raw data, which validates and builds as it is written.
 
     sources.py      reads a sample of a table (CSV, JSONL, Parquet) or lists a folder's images
+    annotations.py  recognises a COCO JSON, a Pascal VOC folder or a YOLO folder: boxes and classes
     columns.py      what a column's values say: dtype, list shapes, missing values, distinct values
     declare.py      a column's feature: tensor, class label or image (image_files.py looks at the files)
     tables.py, sequences.py, folders.py   the plan of each kind of source (plan.py: what a plan holds)
@@ -28,6 +29,7 @@ from ...errors import DataError, TFRecordBuilderError, UsageError
 from ...spec.load import spec_from_document
 from ...spec.yaml_source import load_yaml
 from ...write.info import write_file
+from .annotations import annotation_plan
 from .folders import folder_plan
 from .names import dataset_name
 from .plan import Plan
@@ -41,7 +43,8 @@ __all__ = ["infer", "spec_path", "write_spec"]
 
 def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
           order_by: str | None = None, sequence: bool | None = None) -> str:
-    """The commented spec text for `data`: a CSV, JSONL or Parquet file, or a folder of images.
+    """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images, or an
+    annotated image set (a COCO instances JSON, a Pascal VOC folder, a YOLO folder).
 
     `spec` is where the spec will be written (default: a file in the working directory): paths in
     it are relative to its folder. `group_by` and `order_by` read a long table (one row per
@@ -61,7 +64,7 @@ def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, gro
                          "column ordering its steps")
     spec_file = os.path.abspath(spec if spec is not None else "spec.yaml")
     plan = _plan(data, group_by, order_by, sequence)
-    plan.source["path"] = _path_from(os.path.abspath(data), os.path.dirname(spec_file))
+    _relative(plan, os.path.abspath(data), os.path.dirname(spec_file))
     text = spec_text(plan)
     _check(text, spec_file)
     return text
@@ -74,6 +77,18 @@ def _path_from(data: str, folder: str) -> str:
             or os.path.splitdrive(data)[0] != os.path.splitdrive(folder)[0]:
         return data.replace(os.sep, "/")  # only the root in common: /tmp/x/spec.yaml and /work/data.csv
     return os.path.relpath(data, folder).replace(os.sep, "/")
+
+
+def _relative(plan: Plan, data: str, folder: str) -> None:
+    """The plan's paths as the spec names them (`_path_from`): the source's `path` (the data, unless
+    the plan names another file or each split its own), `images` and `names_file`, and each split's."""
+    splits = [split for split in (plan.splits or {}).values() if isinstance(split, dict) and "path" in split]
+    if "path" not in plan.source and not splits:
+        plan.source["path"] = data
+    for place in [plan.source] + splits + [split["options"] for split in splits if "options" in split]:
+        for key in ("path", "images", "names_file"):
+            if key in place:
+                place[key] = _path_from(os.path.abspath(place[key]), folder)
 
 
 def spec_path(data: str | os.PathLike, output: str | os.PathLike) -> str:
@@ -95,6 +110,9 @@ def write_spec(text: str, path: str | os.PathLike, overwrite: bool = False) -> s
 
 
 def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool | None) -> Plan:
+    annotated = annotation_plan(data) if group_by is None and not sequence else None
+    if annotated is not None:
+        return annotated
     if os.path.isdir(data):
         if group_by is not None or sequence:
             raise UsageError(f"{data}: a folder of images has no rows to group; --group-by, --order-by and "

@@ -17,7 +17,7 @@ from .plan import Declaration, Plan
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*\Z")
 _COMMENT_COLUMN = 56  # comments line up here (or two spaces after a longer line)
-_SOURCE_ORDER = ("builder", "path", "delimiter", "key", "split_column", "group_by", "order_by", "options")
+_SOURCE_ORDER = ("builder", "path", "images", "names_file", "delimiter", "key", "split_column", "group_by", "order_by", "options")
 
 
 def spec_text(plan: Plan) -> str:
@@ -37,6 +37,9 @@ def spec_text(plan: Plan) -> str:
             lines.append((f"  {key}: {flow(plan.source[key])}", plan.source_notes.get(key, "")))
     if plan.splits is None:
         lines.append(("splits: {train: 0.8, test: 0.2}", "change as you need: fractions that sum to 1"))
+    elif any(plan.splits.values()):  # a source each: a line each
+        lines.append(("splits:", plan.splits_note))
+        lines += [(f"  {scalar(split)}: {flow(source)}", "") for split, source in plan.splits.items()]
     else:
         lines.append((f"splits: {flow(plan.splits)}", plan.splits_note))
     if plan.is_sequence:
