@@ -9,7 +9,8 @@ from ..errors import UsageError
 from ..tools.infer import infer, spec_path, write_spec
 
 NAME = "infer"
-HELP = "write a commented spec for a CSV, JSONL or Parquet file or a folder of images (to stdout, or to -o FILE)"
+HELP = ("write a commented spec for a CSV, JSONL or Parquet file, a folder of images, or a COCO JSON, VOC or "
+        "YOLO folder (to stdout, or to -o FILE)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
