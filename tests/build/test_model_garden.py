@@ -38,6 +38,7 @@ PHOTOS = {
     "coffee.jpg": ("coffee", [(7, [180.0, 40.0, 250.0, 260.0], 0), (7, [30.0, 10.0, 60.0, 50.0], 0)]),
 }
 DECODE = """
+import json
 import sys
 import numpy as np
 import tensorflow as tf
@@ -45,7 +46,7 @@ from official.vision.dataloaders.tf_example_decoder import TfExampleDecoder
 
 decoder = TfExampleDecoder(include_mask=True)
 out = {}
-for number, record in enumerate(tf.data.TFRecordDataset(sys.argv[2:])):
+for number, record in enumerate(tf.data.TFRecordDataset(sys.argv[3:])):
     for name, value in decoder.decode(record).items():
         out[f"{number}/{name}"] = value.numpy()
     # the decoder's tf.io.decode_image takes TensorFlow's fast integer DCT; the same bytes decoded
@@ -53,6 +54,10 @@ for number, record in enumerate(tf.data.TFRecordDataset(sys.argv[2:])):
     encoded = tf.io.parse_single_example(record, {"image/encoded": tf.io.FixedLenFeature((), tf.string)})
     out[f"{number}/encoded"] = np.frombuffer(encoded["image/encoded"].numpy(), np.uint8)
     out[f"{number}/accurate"] = tf.io.decode_jpeg(encoded["image/encoded"], dct_method="INTEGER_ACCURATE").numpy()
+    # and the photo's file as the decoder's decode_image takes it
+    files = json.loads(sys.argv[2])
+    source_id = out[f"{number}/source_id"].decode()
+    out[f"{number}/file"] = tf.io.decode_image(tf.io.read_file(files[source_id]), channels=3).numpy()
 np.savez(sys.argv[1], **out)
 """
 
@@ -85,12 +90,13 @@ def documented_spec() -> str:
     return spec.replace("instances_train.json", "instances.json")
 
 
-def _decoded(info: tb.DatasetInfo, tmp_path: Path) -> list[dict[str, np.ndarray]]:
-    """Every record of the dataset as Model Garden's decoder gives it, in shard order."""
+def _decoded(info: tb.DatasetInfo, tmp_path: Path, files: dict[str, str]) -> list[dict[str, np.ndarray]]:
+    """Every record of the dataset as Model Garden's decoder gives it, in shard order (`files`:
+    each source id's photo, decoded there too)."""
     shards = sorted(str(path) for path in Path(info.path).glob("*.tfrecord-*"))
     out = tmp_path / "decoded.npz"
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
-    done = subprocess.run([str(TFM_PYTHON), "-c", DECODE, str(out), *shards], capture_output=True, text=True,
+    done = subprocess.run([str(TFM_PYTHON), "-c", DECODE, str(out), json.dumps(files), *shards], capture_output=True, text=True,
                           env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     arrays = np.load(out, allow_pickle=True)  # the masks' PNG bytes: an object array, of our own making
@@ -108,21 +114,21 @@ def test_model_garden_decoder_reads_every_box_class_mask_and_pixel(tmp_path):
     (tmp_path / "spec.yaml").write_text(documented_spec() + "output: {shuffle: false}\n")
     info = tb.build(tmp_path / "spec.yaml", workers=1)
     ours = {str(record["source_id"], "utf-8"): record for record in tb.read(info.path, "train")}
-    decoded = _decoded(info, tmp_path)
     coco = COCO(str(path))
+    files = {str(image["id"]): str(tmp_path / "images" / image["file_name"]) for image in coco.dataset["images"]}
+    decoded = _decoded(info, tmp_path, files)
     ids = sorted(CATEGORIES)
     assert sorted(str(record["source_id"], "utf-8") for record in decoded) == sorted(str(i) for i in coco.getImgIds())
     for record in decoded:
         image = coco.loadImgs([int(record["source_id"])])[0]
         annotations = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
         height, width = image["height"], image["width"]
-        # the JPEG as it is: the decoder's pixels are TensorFlow's decoding of the file itself
+        # the JPEG as it is, so every pixel is the photo's: the decoder's (decode_image, TensorFlow's
+        # fast integer DCT) those of the file decoded so; with the accurate DCT, Pillow's
         file = tmp_path / "images" / image["file_name"]
         assert record["encoded"].tobytes() == file.read_bytes()
-        photo = np.asarray(Image.open(file).convert("RGB"))
-        np.testing.assert_array_equal(record["accurate"], photo)  # every pixel, with Pillow's DCT
-        assert record["image"].shape == photo.shape  # with the decoder's fast DCT: within its rounding
-        assert np.abs(record["image"].astype(int) - photo).max() <= 8
+        np.testing.assert_array_equal(record["image"], record["file"])
+        np.testing.assert_array_equal(record["accurate"], np.asarray(Image.open(file).convert("RGB")))
         assert (record["height"], record["width"]) == (height, width)
         # boxes: exactly ours, and the COCO box as fractions
         np.testing.assert_array_equal(record["groundtruth_boxes"], ours[str(image["id"])]["objects"])
