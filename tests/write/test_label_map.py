@@ -58,3 +58,12 @@ def test_first_id_one_is_for_per_object_labels_only(tmp_path):
             "features": {"label": {"type": "class_label", "names": ["a", "b"], "first_id": 1}}}
     with pytest.raises(SpecError, match=r"`first_id: 1` is for per-object labels \(shape \[null\]\), not shape \[\]"):
         tb.load_spec(write_spec(tmp_path, spec))
+
+
+def test_tfds_reads_first_id_labels_as_the_stored_ids(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    info = _build(tmp_path, first_id=1)
+    builder = tfds.builder_from_directory(info.path)
+    assert type(builder.info.features["labels"]) is tfds.features.Tensor  # plain int64 ids, not ClassLabel indices
+    examples = list(tfds.as_numpy(builder.as_dataset(split="train", shuffle_files=False)))
+    assert [example["labels"].tolist() for example in examples] == [[1, 2, 1], [], [3]]
