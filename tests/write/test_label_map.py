@@ -2,6 +2,7 @@
 the class index + 1 (the Object Detection API's label ids) and reads it back as stored."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -9,7 +10,11 @@ import numpy as np
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.codec.bytecolumn import ByteColumn
+from tfrecord_builder.codec.tfrecord import frame, read_records
 from tfrecord_builder.errors import SpecError
+from tfrecord_builder.write.index import index_lines
+from tfrecord_builder.tools.verify import verify
 
 from conftest import write_spec
 
@@ -35,6 +40,29 @@ def test_first_id_one_stores_the_label_maps_ids_and_writes_the_map(tmp_path):
     # counted by class, not by stored id
     assert info.statistics["train"]["labels"]["classes"] == {"cat": 2, "dog's": 1, "bird": 1}
     assert "labels.labels.txt" not in {path.name for path in Path(info.path).iterdir()}
+    # verify checks ids in [1, 4), by both of its readers
+    assert verify(info.path).ok and verify(info.path, reader="records").ok
+
+
+def test_verify_finds_an_id_outside_first_id_ones_range(tmp_path):
+    info = _build(tmp_path, first_id=1)
+    metadata = json.loads((Path(info.path) / "tfrecord_builder.json").read_text())
+    entry = metadata["splits"]["train"]["shards"][0]
+    with open(Path(info.path) / entry["file"], "rb") as file:
+        records = list(read_records(file, entry["file"]))
+    # the third record's one label, 3 ("bird"), made 4: past the last id (framed anew, checksums too)
+    assert records[2].count(b"\x1a\x03\x0a\x01\x03") == 1  # int64_list { value: [3] }
+    records[2] = records[2].replace(b"\x1a\x03\x0a\x01\x03", b"\x1a\x03\x0a\x01\x04")
+    data = frame(ByteColumn.from_rows(records))
+    (Path(info.path) / entry["file"]).write_bytes(data)
+    entry["sha256"], entry["num_bytes"] = hashlib.sha256(data).hexdigest(), len(data)
+    index = index_lines(np.cumsum([0] + [len(record) + 16 for record in records]), 0)
+    (Path(info.path) / entry["index"]["file"]).write_bytes(index)
+    entry["index"].update(sha256=hashlib.sha256(index).hexdigest(), num_bytes=len(index))
+    (Path(info.path) / "tfrecord_builder.json").write_text(json.dumps(metadata))
+    for reader in ("columns", "records"):
+        faults = verify(info.path, reader=reader).faults
+        assert len(faults) == 1 and "a class id is outside [1, 4)" in faults[0], faults
 
 
 def test_indices_get_a_label_map_that_says_they_are_id_minus_one(tmp_path):
