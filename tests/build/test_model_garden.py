@@ -27,7 +27,7 @@ from conftest import ROOT
 
 skimage_data = pytest.importorskip("skimage.data")
 TFM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_TFM_PYTHON", ROOT / ".venv-tfm" / "bin" / "python"))
-pytestmark = pytest.mark.skipif(not TFM_PYTHON.exists(), reason=f"{TFM_PYTHON}: no Model Garden environment; "
+needs_model_garden = pytest.mark.skipif(not TFM_PYTHON.exists(), reason=f"{TFM_PYTHON}: no Model Garden environment; "
                                 "`make test` makes it (or set TFRECORD_BUILDER_TFM_PYTHON)")
 
 CATEGORIES = {1: "person", 3: "cat", 7: "cup", 9: "rocket"}  # ids with gaps: classes 1..4 in the label map
@@ -107,6 +107,7 @@ def _decoded(info: tb.DatasetInfo, tmp_path: Path, files: dict[str, str]) -> lis
     return [records[number] for number in sorted(records)]
 
 
+@needs_model_garden
 def test_model_garden_decoder_reads_every_box_class_mask_and_pixel(tmp_path):
     from pycocotools.coco import COCO
 
