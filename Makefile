@@ -7,6 +7,11 @@ STAMP := $(VENV)/.installed-stamp
 # Pillow) below what the main environment takes, and a build's Beam workers need no TensorFlow
 BEAM_VENV := .venv-beam
 BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
+# TF Model Garden (tf-models-official) in an environment of its own: it pins its own TensorFlow;
+# tests/build/test_model_garden.py decodes our records there with its TfExampleDecoder
+TFM_VENV := .venv-tfm
+TFM_STAMP := $(TFM_VENV)/.installed-stamp
+TFM ?= tf-models-official==2.20.0
 EXTRAS ?= cpu,parquet,test,docs
 # the tests read datasets through PyTorch DataLoaders: a CPU build (this machine's pip finds one on
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
@@ -27,6 +32,11 @@ $(BEAM_STAMP): setup.cfg pyproject.toml
 	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3]'
 	touch $(BEAM_STAMP)
 
+$(TFM_STAMP): Makefile
+	test -x $(TFM_VENV)/bin/python || $(PYTHON) -m venv $(TFM_VENV)
+	$(TFM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(TFM)
+	touch $(TFM_STAMP)
+
 demo: setup
 	$(PY) demo/run.py
 
@@ -34,7 +44,7 @@ demo: setup
 docs: setup
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
-test: setup $(BEAM_STAMP) chromium
+test: setup $(BEAM_STAMP) $(TFM_STAMP) chromium
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,

@@ -1,6 +1,7 @@
 """A dataset's files besides its shards, written once they are: the skipped records, the split
-membership, the generated module, the report, the TFDS metadata and, last, `dataset_info.json`
-(only then is the staging folder a whole dataset). The same whatever runner wrote the shards."""
+membership, the generated module, the label map (per-object labels), the report, the TFDS metadata
+and, last, `dataset_info.json` (only then is the staging folder a whole dataset). The same whatever
+runner wrote the shards."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ from ..tools.report import write_report
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.info import DatasetInfo, SplitInfo
+from ..write.label_map import write_label_map
 from ..write.membership import write_membership
 from ..write.naming import SKIPPED_FILE, module_name
 from ..write.tfds import write_metadata
@@ -35,6 +37,7 @@ def write_metadata_files(spec: Spec, folder: str, staging: str, splits: dict[str
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
     info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings, membership=membership)
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
+    write_label_map(info.spec, staging)  # the Object Detection API's label map, for per-object labels
     if spec.output.report:  # read from the shards just written, before the dataset is whole
         write_report(info, files_at=staging)
     write_metadata(info, staging)  # dataset_info.json last: only now is the staging folder a whole dataset

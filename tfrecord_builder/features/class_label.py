@@ -4,6 +4,11 @@ The raw data may give the class name or the index. A value that is one of the na
 name's index first; otherwise an integer in [0, number of classes) is taken as the index, unless
 the names are spelled as numbers (`names: ["1", "2", "3"]`, months, years): then only a name is
 accepted (2.0 is the name "2"), since a stray 0 taken as an index would silently be class "1".
+
+`first_id: 1` stores index + 1 (what the Object Detection API reads under
+`image/object/class/label`, its label map's ids: 0 is its background); read back as stored.
+Only per-object labels (`shape: [null]`) take it: a scalar label's index feeds `stratify:` and
+the report's per-class samples.
 """
 from __future__ import annotations
 
@@ -34,6 +39,8 @@ class ClassLabelFeature(TensorFeature):
     names: list[str | int] | None = meta("the class names, in index order", None)
     names_file: str | None = meta("a text file with one class name per line (relative to the spec)", None)
     num_classes: int | None = meta("the number of classes, when the data gives indices and no names", None)
+    first_id: int = meta("the id stored for the first class: 0 stores the index, 1 the index + 1 (the Object "
+                         "Detection API's label ids; per-object labels, shape [null], only)", 0)
 
     def normalised(self, at: At) -> "ClassLabelFeature":
         """The names as text, those of a `names_file` read in (the built dataset needs no file)."""
@@ -66,6 +73,12 @@ class ClassLabelFeature(TensorFeature):
                 raise (at / "names").error(f"duplicate class names: {', '.join(duplicates)}")
         elif self.num_classes is not None and self.num_classes < 1:
             raise (at / "num_classes").error(f"expected a positive number, received {self.num_classes}")
+        if self.first_id not in (0, 1):
+            raise (at / "first_id").error(f"expected 0 (store the class index) or 1 (the index + 1), "
+                                          f"received {self.first_id!r}")
+        if self.first_id and self.shape != [None]:
+            raise (at / "first_id").error("`first_id: 1` is for per-object labels (shape [null]), "
+                                          f"not shape {self.shape}")
         if self.has_classes:
             super().check(at)  # checks a default against the classes
 
@@ -82,7 +95,7 @@ class ClassLabelFeature(TensorFeature):
         return len(self.names) if self.names is not None else int(self.num_classes)
 
     def convert(self, flat: Sequence[Any]) -> np.ndarray:
-        return self.indices(flat)
+        return self.indices(flat) + self.first_id
 
     def indices(self, items: Sequence[Any]) -> np.ndarray:
         """Maps names or indices to indices; raises Invalid for a value that is neither."""
@@ -134,15 +147,17 @@ class ClassLabelFeature(TensorFeature):
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         problem = super().check_stored(stored)
-        if problem is None and not all(0 <= value < self.num_labels for value in stored[self.record_key][1]):
-            return f"a class index is outside [0, {self.num_labels})"
+        low, high = self.first_id, self.first_id + self.num_labels
+        if problem is None and not all(low <= value < high for value in stored[self.record_key][1]):
+            return f"a class {'id' if self.first_id else 'index'} is outside [{low}, {high})"
         return problem
 
     def check_columns(self, columns: dict[str, StoredColumn]) -> np.ndarray:
         wrong = super().check_columns(columns)
         column = columns[self.record_key]
         if column.kind == "int64" and len(column.values):
-            wrong |= column.rows_where((column.values < 0) | (column.values >= self.num_labels))
+            low = self.first_id
+            wrong |= column.rows_where((column.values < low) | (column.values >= low + self.num_labels))
         return wrong
 
     def describe(self) -> str:

@@ -75,7 +75,9 @@ class FeatureStatistics:
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
         if isinstance(feature, ClassLabelFeature):
-            counts = np.bincount(np.asarray(values.values, np.int64), minlength=feature.num_labels)
+            # counted by index: `first_id: 1` stores index + 1
+            indices = np.asarray(values.values, np.int64) - feature.first_id
+            counts = np.bincount(indices, minlength=feature.num_labels)
             self.classes = counts if self.classes is None else self.classes + counts
         elif values.kind == "bytes":
             if not self.vocabulary_capped:

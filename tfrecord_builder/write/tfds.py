@@ -121,7 +121,7 @@ def label_files(info: Any) -> dict[str, str]:
         return {}
     return {labels_name(feature.record_key): "".join(f"{name}\n" for name in feature.names)
             for feature in info.spec.features.values()
-            if isinstance(feature, ClassLabelFeature) and feature.names is not None}
+            if isinstance(feature, ClassLabelFeature) and feature.names is not None and not feature.first_id}
 
 
 def _tfds_entries(feature: Feature, options: Any) -> dict[str, dict[str, Any]]:
@@ -146,6 +146,8 @@ def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
                                                          "bboxFormat": "REL_YXYX"}}
         return {"pythonClassName": SEQUENCE, "sequence": {"feature": box, "length": "-1"}}
     dimensions = _dimensions([None] if kind == "var" else shape)
+    if isinstance(feature, ClassLabelFeature) and feature.first_id:  # ids, not TFDS's indices: plain numbers
+        return _tensor(dimensions, "int64")
     if isinstance(feature, ClassLabelFeature):
         count = len(feature.names) if feature.names is not None else feature.num_classes
         label = {"pythonClassName": CLASS_LABEL, "classLabel": {"numClasses": str(count)} if count else {}}

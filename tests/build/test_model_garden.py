@@ -1,0 +1,168 @@
+"""TF Model Garden reads our detection records: the spec of docs/detection.md ("For the Object
+Detection API and TF Model Garden"), built from a COCO JSON of real photographs (scikit-image's
+astronaut, coffee and chelsea as JPEG files, with boxes and polygons placed on their objects),
+decoded record by record with `official.vision.dataloaders.tf_example_decoder.TfExampleDecoder`.
+
+Model Garden (`tf-models-official`) pins its own TensorFlow, so it lives in an environment of its
+own, `.venv-tfm` (made by `make test`): the decoder runs there in a subprocess and hands back
+what it decoded as NumPy arrays. Every pixel equals PIL's decoding of the JPEG file, every box
+the fractions `tb.read` gives (and the COCO box divided by the image's size), every class the
+category's index + 1 (as `label_map.pbtxt` names it), every mask pixel pycocotools' `annToMask`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import tfrecord_builder as tb
+
+from conftest import ROOT
+
+skimage_data = pytest.importorskip("skimage.data")
+TFM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_TFM_PYTHON", ROOT / ".venv-tfm" / "bin" / "python"))
+needs_model_garden = pytest.mark.skipif(not TFM_PYTHON.exists(), reason=f"{TFM_PYTHON}: no Model Garden environment; "
+                                "`make test` makes it (or set TFRECORD_BUILDER_TFM_PYTHON)")
+
+CATEGORIES = {1: "person", 3: "cat", 7: "cup", 9: "rocket"}  # ids with gaps: classes 1..4 in the label map
+# each photo's objects: (category id, [x, y, width, height] in pixels, iscrowd); a polygon inside each box
+PHOTOS = {
+    "astronaut.jpg": ("astronaut", [(1, [140.0, 20.0, 200.0, 240.0], 0), (9, [400.0, 80.5, 90.0, 150.0], 1)]),
+    "chelsea.jpg": ("chelsea", [(3, [80.0, 30.0, 260.0, 240.0], 0)]),
+    "coffee.jpg": ("coffee", [(7, [180.0, 40.0, 250.0, 260.0], 0), (7, [30.0, 10.0, 60.0, 50.0], 0)]),
+}
+DECODE = """
+import json
+import sys
+import numpy as np
+import tensorflow as tf
+from official.vision.dataloaders.tf_example_decoder import TfExampleDecoder
+
+decoder = TfExampleDecoder(include_mask=True)
+out = {}
+for number, record in enumerate(tf.data.TFRecordDataset(sys.argv[3:])):
+    for name, value in decoder.decode(record).items():
+        out[f"{number}/{name}"] = value.numpy()
+    # the decoder's tf.io.decode_image takes TensorFlow's fast integer DCT; the same bytes decoded
+    # with the accurate one, which libjpeg-turbo in Pillow takes
+    encoded = tf.io.parse_single_example(record, {"image/encoded": tf.io.FixedLenFeature((), tf.string)})
+    out[f"{number}/encoded"] = np.frombuffer(encoded["image/encoded"].numpy(), np.uint8)
+    out[f"{number}/accurate"] = tf.io.decode_jpeg(encoded["image/encoded"], dct_method="INTEGER_ACCURATE").numpy()
+    # and the photo's file as the decoder's decode_image takes it
+    files = json.loads(sys.argv[2])
+    source_id = out[f"{number}/source_id"].decode()
+    out[f"{number}/file"] = tf.io.decode_image(tf.io.read_file(files[source_id]), channels=3).numpy()
+np.savez(sys.argv[1], **out)
+"""
+
+
+def _coco(folder: Path) -> Path:
+    """The photos as JPEG files and their COCO JSON."""
+    (folder / "images").mkdir(parents=True)
+    images, annotations = [], []
+    for number, (name, (photo, objects)) in enumerate(PHOTOS.items()):
+        pixels = getattr(skimage_data, photo)()
+        Image.fromarray(pixels).save(folder / "images" / name, quality=90)
+        images.append({"id": 20 + number, "file_name": name, "height": pixels.shape[0], "width": pixels.shape[1]})
+        for category, (x, y, w, h), crowd in objects:
+            polygon = [x + 2, y + 3, x + w - 1, y + h / 3, x + w / 2, y + h - 2, x + 1, y + h / 2]
+            annotations.append({"id": 100 + len(annotations), "image_id": 20 + number, "category_id": category,
+                                "bbox": [x, y, w, h], "area": w * h / 2 + 0.25, "iscrowd": crowd,
+                                "segmentation": [polygon]})
+    path = folder / "annotations" / "instances.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"images": images, "annotations": annotations,
+                                "categories": [{"id": key, "name": value} for key, value in CATEGORIES.items()]}))
+    return path
+
+
+def documented_spec() -> str:
+    """The spec of docs/detection.md's section for the Object Detection API, with our file's name."""
+    text = (ROOT / "docs" / "detection.md").read_text(encoding="utf-8")
+    section = text.split("## For the Object Detection API and TF Model Garden", 1)[1]
+    spec = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    return spec.replace("instances_train.json", "instances.json")
+
+
+def _decoded(info: tb.DatasetInfo, tmp_path: Path, files: dict[str, str]) -> list[dict[str, np.ndarray]]:
+    """Every record of the dataset as Model Garden's decoder gives it, in shard order (`files`:
+    each source id's photo, decoded there too)."""
+    shards = sorted(str(path) for path in Path(info.path).glob("*.tfrecord-*"))
+    out = tmp_path / "decoded.npz"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
+    done = subprocess.run([str(TFM_PYTHON), "-c", DECODE, str(out), json.dumps(files), *shards], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    arrays = np.load(out, allow_pickle=True)  # the masks' PNG bytes: an object array, of our own making
+    records: dict[int, dict[str, np.ndarray]] = {}
+    for key in arrays.files:
+        number, name = key.split("/", 1)
+        records.setdefault(int(number), {})[name] = arrays[key]
+    return [records[number] for number in sorted(records)]
+
+
+@needs_model_garden
+def test_model_garden_decoder_reads_every_box_class_mask_and_pixel(tmp_path):
+    from pycocotools.coco import COCO
+
+    path = _coco(tmp_path)
+    (tmp_path / "spec.yaml").write_text(documented_spec() + "output: {shuffle: false}\n")
+    info = tb.build(tmp_path / "spec.yaml", workers=1)
+    ours = {str(record["source_id"], "utf-8"): record for record in tb.read(info.path, "train")}
+    coco = COCO(str(path))
+    files = {str(image["id"]): str(tmp_path / "images" / image["file_name"]) for image in coco.dataset["images"]}
+    decoded = _decoded(info, tmp_path, files)
+    ids = sorted(CATEGORIES)
+    assert sorted(str(record["source_id"], "utf-8") for record in decoded) == sorted(str(i) for i in coco.getImgIds())
+    for record in decoded:
+        image = coco.loadImgs([int(record["source_id"])])[0]
+        annotations = coco.loadAnns(coco.getAnnIds(imgIds=[image["id"]]))
+        height, width = image["height"], image["width"]
+        # the JPEG as it is, so every pixel is the photo's: the decoder's (decode_image, TensorFlow's
+        # fast integer DCT) those of the file decoded so; with the accurate DCT, Pillow's
+        file = tmp_path / "images" / image["file_name"]
+        assert record["encoded"].tobytes() == file.read_bytes()
+        np.testing.assert_array_equal(record["image"], record["file"])
+        np.testing.assert_array_equal(record["accurate"], np.asarray(Image.open(file).convert("RGB")))
+        assert (record["height"], record["width"]) == (height, width)
+        # boxes: exactly ours, and the COCO box as fractions
+        np.testing.assert_array_equal(record["groundtruth_boxes"], ours[str(image["id"])]["objects"])
+        x, y, w, h = np.array([a["bbox"] for a in annotations], np.float64).T
+        expected = np.stack([y / height, x / width, (y + h) / height, (x + w) / width], axis=-1)
+        np.testing.assert_allclose(record["groundtruth_boxes"], expected, rtol=1e-6)
+        assert record["groundtruth_classes"].tolist() == [ids.index(a["category_id"]) + 1 for a in annotations]
+        assert record["groundtruth_is_crowd"].tolist() == [bool(a["iscrowd"]) for a in annotations]
+        np.testing.assert_array_equal(record["groundtruth_area"], np.array([a["area"] for a in annotations],
+                                                                           np.float32))
+        masks = np.stack([coco.annToMask(a) for a in annotations]).astype(np.float32)
+        np.testing.assert_array_equal(record["groundtruth_instance_masks"], masks)
+        assert masks.sum(axis=(1, 2)).min() > 100  # each polygon covers pixels
+    # the label map names the ids the records hold
+    assert (Path(info.path) / "label_map.pbtxt").read_text() == (
+        "# feature `labels` (key image/object/class/label) stores these ids\n"
+        + "".join(f"item {{\n  id: {index + 1}\n  name: '{CATEGORIES[key]}'\n}}\n" for index, key in enumerate(ids)))
+
+
+def test_the_documented_spec_writes_the_decoders_keys(tmp_path):
+    """The keys of a record: the decoder's (with masks), and the image's own shape beside it."""
+    import tensorflow as tf
+
+    _coco(tmp_path)
+    (tmp_path / "spec.yaml").write_text(documented_spec())
+    info = tb.build(tmp_path / "spec.yaml", workers=1)
+    shard = next(Path(info.path).glob("*.tfrecord-*"))
+    example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(str(shard)))).numpy())
+    kinds = {key: feature.WhichOneof("kind") for key, feature in example.features.feature.items()}
+    assert kinds == {
+        "image/encoded": "bytes_list", "image/encoded/shape": "int64_list",
+        "image/height": "int64_list", "image/width": "int64_list", "image/source_id": "bytes_list",
+        "image/object/bbox/ymin": "float_list", "image/object/bbox/xmin": "float_list",
+        "image/object/bbox/ymax": "float_list", "image/object/bbox/xmax": "float_list",
+        "image/object/class/label": "int64_list", "image/object/is_crowd": "int64_list",
+        "image/object/area": "float_list", "image/object/mask": "bytes_list"}
