@@ -209,15 +209,7 @@ class BBoxFeature(Feature):
     def _all_fine(self, given: np.ndarray, size: tuple[int, int] | None) -> np.ndarray | None:
         """A record's boxes converted at once (the same float64 arithmetic as box by box), when every
         one is finite, the right way up, not too small and inside the image; else None."""
-        a, b, c, d = given.T
-        if self.format == "yxyx":
-            corners = np.stack([a, b, c, d], axis=1)
-        elif self.format == "xyxy":
-            corners = np.stack([b, a, d, c], axis=1)
-        elif self.format == "xywh":
-            corners = np.stack([b, a, b + d, a + c], axis=1)
-        else:
-            corners = np.stack([b - d / 2, a - c / 2, b + d / 2, a + c / 2], axis=1)
+        corners = box_corners(given, self.format)
         with np.errstate(invalid="ignore"):
             smallest = np.minimum(corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 1])
             if not (np.isfinite(given).all() and (smallest > 0).all()
@@ -378,6 +370,19 @@ class BBoxFeature(Feature):
 
 
 register("bbox")(BBoxFeature)
+
+
+def box_corners(boxes: np.ndarray, format: str) -> np.ndarray:
+    """Boxes (n, 4) written in `format` (one of FORMATS) as [ymin, xmin, ymax, xmax], in their own
+    units (pixels stay pixels)."""
+    a, b, c, d = boxes.T
+    if format == "yxyx":
+        return np.stack([a, b, c, d], axis=1)
+    if format == "xyxy":
+        return np.stack([b, a, d, c], axis=1)
+    if format == "xywh":
+        return np.stack([b, a, b + d, a + c], axis=1)
+    return np.stack([b - d / 2, a - c / 2, b + d / 2, a + c / 2], axis=1)
 
 
 def _from_columns(cells: tuple[Any, ...]) -> Any:

@@ -32,6 +32,7 @@ from ...builders.image_folder import EXTENSIONS
 from ...builders.voc import VocBuilder
 from ...builders.yolo import YoloBuilder
 from ...errors import DataError
+from ...features.bbox import box_corners
 from .image_files import image_guess, look, spread
 from .names import dataset_name
 from .plan import Declaration, Plan
@@ -320,7 +321,7 @@ def _boxes(kind: str, parts: list[Part], objects: int) -> Declaration:
         for file, boxes, size in zip(part.files, part.boxes, part.sizes):
             if not len(boxes):
                 continue
-            corners = _corners(boxes, form)
+            corners = box_corners(boxes, form)
             if units == "pixels":
                 corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
             out = ((corners < 0) | (corners > 1)).any(axis=1)
@@ -339,11 +340,3 @@ def _boxes(kind: str, parts: list[Part], objects: int) -> Declaration:
     return Declaration("objects", fields, notes, column="bbox")
 
 
-def _corners(boxes: np.ndarray, form: str) -> np.ndarray:
-    """[ymin, xmin, ymax, xmax] in the boxes' units (the bbox feature's arithmetic)."""
-    a, b, c, d = boxes.T
-    if form == "xyxy":
-        return np.stack([b, a, d, c], axis=1)
-    if form == "xywh":
-        return np.stack([b, a, b + d, a + c], axis=1)
-    return np.stack([b - d / 2, a - c / 2, b + d / 2, a + c / 2], axis=1)
