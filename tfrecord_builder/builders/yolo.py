@@ -153,14 +153,11 @@ def record(item: Item, names: list[str]) -> tuple[str, dict[str, Any]]:
 
 def image_size(path: str) -> tuple[int, int]:
     """An image's width and height from its header, upright (EXIF orientations 5-8 swap them)."""
-    from PIL import Image, UnidentifiedImageError
-
-    from ..images.pillow import orientation
+    from ..images import BadImage
+    from ..images.pillow import oriented_size  # Pillow: only once images are read
 
     try:
-        with Image.open(path) as image:
-            width, height = image.size
-            turned = orientation(image) in (5, 6, 7, 8)
-    except (OSError, UnidentifiedImageError) as error:
+        height, width = oriented_size(path)
+    except BadImage as error:
         raise DataError(f"{path}: can't read the image's size ({error})") from None
-    return (height, width) if turned else (width, height)
+    return width, height

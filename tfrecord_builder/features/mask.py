@@ -22,7 +22,6 @@ padded with 0 at the bottom and right, as its images are.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
@@ -141,12 +140,12 @@ class MaskFeature(ImageFeature):
                 raise self.fail(origin, row, f"{_describe(value)}: {error}") from None
             if self.linked_image is not None and image is not None:
                 try:
-                    size = upright_size(_resolved(image, base_dir))
+                    height, width = pillow.oriented_size(_resolved(image, base_dir))  # its header only
                 except BadImage as error:
                     raise self.fail(origin, row, f"its image {_describe(image)}: {error}") from None
-                if size != (indices.shape[1], indices.shape[0]):
+                if (height, width) != indices.shape[:2]:
                     raise self.fail(origin, row, f"mask {_describe(value)} is {indices.shape[1]}×{indices.shape[0]} "
-                                    f"but its image {_describe(image)} (feature `{self.image}`) is {size[0]}×{size[1]} "
+                                    f"but its image {_describe(image)} (feature `{self.image}`) is {width}×{height} "
                                     "(width×height, upright); a mask must have its image's size")
             indices = resized_mask(indices, self.size, self.geometry, self.pad_value)
             stored.append(pillow.encoded(Image.fromarray(indices, "L"), "png", 0))
@@ -202,25 +201,6 @@ def mask_indices(value: Any) -> np.ndarray:
             raise BadImage(f"mode {mode} with values {low}-{high}: a mask holds class indices 0-255")
         indices = indices.astype(np.uint8)
     return np.ascontiguousarray(indices)
-
-
-def upright_size(value: Any) -> tuple[int, int]:
-    """An image's (width, height) as displayed (after its EXIF orientation), from its header alone."""
-    if isinstance(value, (str, os.PathLike)):
-        try:
-            with fs.open_file(os.fspath(value)) as file:
-                return _header_size(Image.open(file))
-        except FileNotFoundError:
-            raise BadImage("file not found") from None
-        except (OSError, SyntaxError, ValueError) as error:
-            raise BadImage(f"can't read its header ({error})") from None
-    _, image = pillow.opened(value)
-    return _header_size(image)
-
-
-def _header_size(image: Image.Image) -> tuple[int, int]:
-    turned = pillow.orientation(image) in (5, 6, 7, 8)  # EXIF orientations that swap width and height
-    return (image.height, image.width) if turned else (image.width, image.height)
 
 
 def resized_mask(indices: np.ndarray, size: tuple[int, int] | None, how: str, pad_value: int) -> np.ndarray:
