@@ -252,16 +252,8 @@ class BBoxFeature(Feature):
         if not np.isfinite(box).all():
             raise self.fail(origin, row, f"box {index} {_shown(box)}: expected 4 finite numbers "
                                          f"[{', '.join(FORMAT_NAMES[self.format])}]")
-        a, b, c, d = (float(value) for value in box)
-        if self.format == "yxyx":
-            corners = [a, b, c, d]
-        elif self.format == "xyxy":
-            corners = [b, a, d, c]
-        elif self.format == "xywh":
-            corners = [b, a, b + d, a + c]
-        else:
-            corners = [b - d / 2, a - c / 2, b + d / 2, a + c / 2]
-        ymin, xmin, ymax, xmax = corners
+        corners = box_corners(np.asarray(box, np.float64).reshape(1, 4), self.format)[0]  # as _all_fine's
+        ymin, xmin, ymax, xmax = corners.tolist()
         if ymax < ymin or xmax < xmin:
             names = FORMAT_NAMES[self.format]
             wrong = ("width" if xmax < xmin else "height") if self.format in ("xywh", "cxcywh") else None
