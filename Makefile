@@ -13,6 +13,11 @@ TFM_VENV := .venv-tfm
 TFM_STAMP := $(TFM_VENV)/.installed-stamp
 TFM ?= tf-models-official==2.20.0
 EXTRAS ?= cpu,parquet,test,docs
+# KerasHub (its RetinaNet trains from `input: {detection: ...}` in the demo, the detection notebook and
+# the tests) without its declared tensorflow-text, which would install the `tensorflow` package
+# beside tensorflow-cpu; its detectors don't use it. Its other dependencies are light
+KERAS_HUB ?= keras-hub==0.32.0
+KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece tokenizers
 # the tests read datasets through PyTorch DataLoaders: a CPU build (this machine's pip finds one on
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
@@ -25,6 +30,8 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	$(PY) -m pip install --quiet --disable-pip-version-check $(TORCH)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(KERAS_HUB)
+	$(PY) -m pip install --quiet --disable-pip-version-check $(KERAS_HUB_DEPS)
 	touch $(STAMP)
 
 $(BEAM_STAMP): setup.cfg pyproject.toml

@@ -90,6 +90,37 @@ def train_sequences(input_fn: Any, info: Any, epochs: int = 20, seed: int = 0) -
     return fit_and_score(model, input_fn, info, epochs)
 
 
+def detector(num_classes: int) -> keras.Model:
+    """A small KerasHub RetinaNet (boxes as yxyx pixels) with random weights, made from its
+    configuration: a three-stage ResNet whose last two stages feed a feature pyramid of two levels
+    (strides 8 and 16), anchors sized for small objects. Small enough to train on a CPU in seconds."""
+    import keras_hub  # only the detection demo needs it
+
+    encoder = keras_hub.models.ResNetBackbone(
+        input_conv_filters=[64], input_conv_kernel_sizes=[3], stackwise_num_filters=[64, 64, 64],
+        stackwise_num_blocks=[1, 1, 1], stackwise_num_strides=[1, 2, 2], block_type="basic_block",
+        use_pre_activation=False, image_shape=(None, None, 3))
+    backbone = keras_hub.models.RetinaNetBackbone(image_encoder=encoder, min_level=3, max_level=4, use_p5=False)
+    anchors = keras_hub.layers.AnchorGenerator(bounding_box_format="yxyx", min_level=3, max_level=4, num_scales=2,
+                                               aspect_ratios=[1.0], anchor_size=4)
+    model = keras_hub.models.RetinaNetObjectDetector(backbone=backbone, anchor_generator=anchors,
+                                                     num_classes=num_classes, bounding_box_format="yxyx",
+                                                     preprocessor=None)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3))
+    return model
+
+
+def train_detection(input_fn: Any, info: Any, epochs: int = 8, seed: int = 0) -> tuple[float, float]:
+    """Trains the detector on the "train" split (its input_fn yields KerasHub's (images, {"boxes",
+    "labels"})) and returns the loss of its first and last epoch."""
+    keras.utils.set_random_seed(seed)
+    spec = info.spec
+    labels = spec.input.detection.labels or spec.label
+    model = detector(spec.features[labels].num_labels)
+    losses = model.fit(input_fn("train", batch_size=4), epochs=epochs, verbose=0).history["loss"]
+    return float(losses[0]), float(losses[-1])
+
+
 def fit_and_score(model: keras.Model, input_fn: Any, info: Any, epochs: int) -> float:
     """Fits on the "train" split (validating on the other) and returns the other split's accuracy."""
     evaluation = next(split for split in info.splits if split != "train")

@@ -28,6 +28,8 @@ READING = {
     'label': 'grade',
     'batch_size': 8,
     'shuffle_buffer': 100,
+    'objects': None,
+    'detection': None,
     'features': {
         'id': {'sequence': False, 'parse': {'id': ('fixed', 'int64', [])}, 'decode': []},
         'score': {'sequence': False, 'parse': {'score': ('fixed', 'float32', [])}, 'decode': []},
@@ -99,7 +101,8 @@ def parse_records(serialized, reading):
     features = reading["features"]
     if reading["format"] == "example":
         parsed = tf.io.parse_example(serialized, parse_specs(reading))
-        return {name: decoded(feature, parsed) for name, feature in features.items()}
+        batch = {name: decoded(feature, parsed) for name, feature in features.items()}
+        return batch if reading["objects"] is None else padded_objects(batch, reading["objects"])
     context, sequence, lengths = tf.io.parse_sequence_example(
         serialized, context_features=parse_specs(reading) or None, sequence_features=parse_specs(reading, True))
     length = sequence_lengths(reading, sequence, lengths)
@@ -115,6 +118,62 @@ def parse_records(serialized, reading):
     if reading["mask_feature"] is not None:
         batch[reading["mask_feature"]] = tf.sequence_mask(length)  # as wide as the padded length feature
     return batch
+
+
+def padded_objects(batch, objects):
+    """`input.objects: padded`: the per-object features (the ragged ones: bbox, shape [null, ...]) as
+    dense tensors padded to the batch's most objects (with `object_pad`), and each record's number of
+    boxes under objects["count_feature"] (int32)."""
+    batch = dict(batch)
+    if objects["count_feature"] is not None:
+        batch[objects["count_feature"]] = tf.cast(batch[objects["count_of"]].row_lengths(), tf.int32)
+    for name, value in list(batch.items()):
+        if isinstance(value, tf.RaggedTensor):
+            batch[name] = value.to_tensor(default_value=object_pad(value.dtype))
+    return batch
+
+
+def object_pad(dtype):
+    """What pads a per-object value: -1, never a class id, an index or a side of a box (Keras' and
+    KerasHub's convention); "" for text, False for booleans, 0 for unsigned integers (no -1)."""
+    if dtype == tf.string:
+        return ""
+    if dtype == tf.bool:
+        return False
+    return tf.constant(0 if dtype.is_unsigned else -1, dtype)
+
+
+def detection_pair(features, detection):
+    """`(images, {"boxes": ..., "labels": ...})` for KerasHub's object detectors in `model.fit`: the
+    boxes in detection["format"] (`box_format`) and the labels as int32, both padded with -1 to the
+    batch's most objects."""
+    images, boxes, labels = (features[detection[key]] for key in ("images", "boxes", "labels"))
+    if isinstance(boxes, tf.RaggedTensor):
+        boxes = boxes.to_tensor(default_value=-1.0)
+    if isinstance(labels, tf.RaggedTensor):
+        labels = labels.to_tensor(default_value=-1)
+    real = tf.reduce_all(boxes >= 0.0, axis=-1, keepdims=True)  # stored fractions are >= 0; a pad is -1
+    shape = tf.shape(images)
+    boxes = tf.where(real, box_format(boxes, detection["format"], shape[1], shape[2]), -1.0)
+    return images, {"boxes": boxes, "labels": tf.cast(labels, tf.int32)}
+
+
+def box_format(boxes, format, height, width):
+    """Boxes [..., 4] of fractions [ymin, xmin, ymax, xmax] in a format of Keras' bounding-box
+    utilities (`keras.utils.bounding_boxes`): rel_* in fractions, the others in pixels of an image
+    of `height` x `width`."""
+    ymin, xmin, ymax, xmax = tf.unstack(boxes, axis=-1)
+    name = format[len("rel_"):] if format.startswith("rel_") else format
+    if name == format:
+        height, width = tf.cast(height, boxes.dtype), tf.cast(width, boxes.dtype)
+        ymin, xmin, ymax, xmax = ymin * height, xmin * width, ymax * height, xmax * width
+    sides = {"yxyx": (ymin, xmin, ymax, xmax), "xyxy": (xmin, ymin, xmax, ymax),
+             "xywh": (xmin, ymin, xmax - xmin, ymax - ymin),
+             "center_xywh": ((xmin + xmax) / 2, (ymin + ymax) / 2, xmax - xmin, ymax - ymin),
+             "center_yxhw": ((ymin + ymax) / 2, (xmin + xmax) / 2, ymax - ymin, xmax - xmin)}
+    if name not in sides or (format.startswith("rel_") and name == "center_yxhw"):
+        raise ValueError(f"unknown box format {format!r}")
+    return tf.stack(sides[name], axis=-1)
 
 
 def sequence_lengths(reading, sequence, lengths):
@@ -387,7 +446,10 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
     # plain graph code: nothing for autograph to convert
     dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
                           num_parallel_calls=tf.data.AUTOTUNE)
-    if reading["label"] is not None:
+    if reading["format"] == "example" and reading["detection"] is not None:
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+            lambda features: detection_pair(features, reading["detection"])))
+    elif reading["label"] is not None:
         dataset = dataset.map(tf.autograph.experimental.do_not_convert(
             lambda features: split_label(features, reading["label"])))
     return dataset.prefetch(tf.data.AUTOTUNE)

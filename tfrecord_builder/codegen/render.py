@@ -43,8 +43,15 @@ def render_module(spec: Spec, data_dir: str) -> str:
         reading=literal(spec.reading()),
         helpers=helper_source(),
         parse_specs=SEQUENCE_SPECS if spec.is_sequence else EXAMPLE_SPECS,
-        yields="`(features, label)` pairs" if spec.label else "feature dicts",
+        yields=_yields(spec),
     )
+
+
+def _yields(spec: Spec) -> str:
+    """What input_fn's batches are, for its docstring."""
+    if not spec.is_sequence and spec.input.detection is not None:
+        return '`(images, {"boxes": ..., "labels": ...})` pairs (KerasHub\'s detectors)'
+    return "`(features, label)` pairs" if spec.label else "feature dicts"
 
 
 WIDTH = 120

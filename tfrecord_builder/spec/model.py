@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..registry import check_name
-from ..features import ClassLabelFeature, Feature, TensorFeature
+from ..features import BBoxFeature, ClassLabelFeature, Feature, TensorFeature
 from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
@@ -197,6 +197,24 @@ class OutputSpec(Section):
         return {"none": None, "gzip": "GZIP", "zlib": "ZLIB"}[self.compression]
 
 
+# the box formats of Keras' bounding-box utilities (keras.utils.bounding_boxes), which KerasHub's
+# detectors name in their `bounding_box_format`: rel_* in fractions of the image, the others in pixels
+BoxFormat = Literal["yxyx", "xyxy", "xywh", "center_xywh", "center_yxhw", "rel_yxyx", "rel_xyxy", "rel_xywh",
+                    "rel_center_xywh"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetectionInput(Section):
+    """`input.detection`: batches of (images, {"boxes", "labels"}), what KerasHub's object detectors
+    take in `model.fit`."""
+
+    bounding_box_format: BoxFormat = meta(
+        "the boxes' format, as the detector's `bounding_box_format` names it (rel_* in fractions, the "
+        "others in pixels of the batch's images)", "yxyx")
+    boxes: str | None = meta("the bbox feature (default: the spec's one bbox feature)", None)
+    labels: str | None = meta("the per-object class ids, shape [null] (default: the spec's `label`)", None)
+
+
 @dataclass(frozen=True, kw_only=True)
 class InputSpec(Section):
     """Defaults baked into the generated input_fn."""
@@ -214,6 +232,13 @@ class InputSpec(Section):
     length_feature: str | None = meta("sequences: the name input_fn gives each record's number of steps",
                                       "sequence_length")
     mask_feature: str | None = meta("sequences: also yield a boolean [batch, steps] mask under this name", None)
+    objects: Literal["ragged", "padded"] = meta(
+        "per-object features (bbox, shape [null, ...]) as ragged tensors, or dense, padded with -1 to the "
+        "batch's most objects", "ragged")
+    count_feature: str | None = meta("objects: padded: the name input_fn gives each record's number of boxes",
+                                     "num_objects")
+    detection: DetectionInput | None = meta(
+        "batches of (images, {boxes, labels}) for KerasHub's object detectors", None)
 
     def check(self, at: At) -> None:
         if self.max_length is not None and self.max_length < 1:
@@ -223,7 +248,7 @@ class InputSpec(Section):
                 or self.bucket_boundaries[0] < 1):
             raise (at / "bucket_boundaries").error(
                 f"expected increasing positive lengths, e.g. [10, 20, 50], received {self.bucket_boundaries}")
-        for key in ("length_feature", "mask_feature"):
+        for key in ("length_feature", "mask_feature", "count_feature"):
             name = getattr(self, key)
             if name is not None and not IDENTIFIER.match(name):
                 raise (at / key).error(f"expected an identifier, received {name!r}")
@@ -326,6 +351,54 @@ class Spec(Section):
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")
+        self._check_objects(at / "input")
+
+    def _check_objects(self, at: At) -> None:
+        """`input.objects: padded` counts the boxes of the spec's one bbox feature; `input.detection`
+        pairs a bbox feature that has an `image:` with per-object class ids."""
+        options = self.input
+        if options.objects == "ragged" and options.detection is None:
+            return
+        key = "objects" if options.objects == "padded" else "detection"
+        if self.is_sequence:
+            raise (at / key).error("is for records of objects (format: example); a sequence_example's steps "
+                                   "are padded already")
+        boxes = [name for name, feature in self.features.items() if isinstance(feature, BBoxFeature)]
+        if options.objects == "padded" and options.count_feature is not None:
+            if len(boxes) != 1:
+                which = f"has {len(boxes)}: {', '.join(boxes)}" if boxes else "has none"
+                raise (at / "count_feature").error(
+                    f"counts the boxes of the spec's bbox feature, and the spec {which}; set `count_feature: null` "
+                    "to pad without a count")
+            if options.count_feature in self.features:
+                raise (at / "count_feature").error(
+                    f"`{options.count_feature}` is already a feature's name; choose another (or null)")
+        detection = options.detection
+        if detection is None:
+            return
+        at = at / "detection"
+        if detection.boxes is None and len(boxes) != 1:
+            which = f"has {len(boxes)}: {', '.join(boxes)}" if boxes else "has none"
+            raise at.error(f"needs a bbox feature, and the spec {which}; name it in `boxes:`")
+        name = detection.boxes or boxes[0]
+        feature = self.features.get(name)
+        if not isinstance(feature, BBoxFeature):
+            raise (at / "boxes").error(f"expected the name of a bbox feature ({', '.join(boxes) or 'the spec has none'}), "
+                                       f"received {name!r}")
+        if feature.image is None:
+            raise (at / "boxes").error(f"feature `{name}` has no `image:`; the detector's images are the boxes' "
+                                       "image feature: name it in the bbox feature's `image:`")
+        labels = detection.labels or self.label
+        if labels is None:
+            raise at.error("needs the objects' class ids: name their feature in `labels:` (or set the spec's `label`)")
+        feature = self.features.get(labels)
+        if feature is None or not isinstance(feature, TensorFeature) or feature.shape != [None] \
+                or not feature.dtype.startswith(("int", "uint")):
+            what = f"`{labels}`, {feature.describe()}" if feature is not None else repr(labels)
+            expected = "one integer class id per object (a class_label of shape [null])"
+            if detection.labels is not None:
+                raise (at / "labels").error(f"expected a feature of {expected}, received {what}")
+            raise at.error(f"the spec's label {what} is not {expected}; name the objects' class ids in `labels:`")
 
     def _check_row_groups(self, at: At) -> None:
         """Rows grouped into one Example (`group_by` on a `format: example` spec): a column feeds
@@ -455,8 +528,29 @@ class Spec(Section):
                 "max_length": options.max_length, "bucket_boundaries": options.bucket_boundaries,
                 "length_feature": options.length_feature, "mask_feature": options.mask_feature,
             })
+        else:
+            reading.update({"objects": self._objects_reading(), "detection": self._detection_reading()})
         reading["features"] = {name: feature.reading(options) for name, feature in self.features.items()}
         return reading
+
+    def _objects_reading(self) -> dict[str, Any] | None:
+        """`input.objects: padded` as READING holds it: the count's name and the feature it counts."""
+        if self.input.objects == "ragged":
+            return None
+        boxes = [name for name, feature in self.features.items() if isinstance(feature, BBoxFeature)]
+        count = self.input.count_feature
+        return {"count_feature": count, "count_of": boxes[0] if count is not None else None}
+
+    def _detection_reading(self) -> dict[str, Any] | None:
+        """`input.detection` as READING holds it: the features of the images, boxes and labels, and the
+        boxes' format (checked by `_check_objects`)."""
+        detection = self.input.detection
+        if detection is None:
+            return None
+        boxes = detection.boxes or next(name for name, feature in self.features.items()
+                                        if isinstance(feature, BBoxFeature))
+        return {"images": self.features[boxes].image, "boxes": boxes, "labels": detection.labels or self.label,
+                "format": detection.bounding_box_format}
 
     @property
     def fraction_splits(self) -> bool:
