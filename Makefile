@@ -76,6 +76,8 @@ bench: setup $(BEAM_STAMP)
 	$(PY) bench/memory.py
 	$(PY) bench/reading.py
 	$(PY) bench/beam.py
+	$(PY) bench/coco.py
+	$(PY) bench/coco_memory.py
 	$(PY) bench/summary.py
 
 # a quick guard (under a minute) before a change to the encoder or the reader: see bench/README.md
