@@ -172,3 +172,24 @@ def test_a_duplicate_key_is_named_across_merge_blocks(tmp_path, monkeypatch, max
     records.combine()
     with pytest.raises(DataError, match=r"^f.csv, line 77: duplicate key 77 \(also yielded at f.csv, line 77\)"):
         records.slices(shard_starts(records.num_examples, 3))
+
+
+def test_an_exhausted_run_window_lets_go_of_its_records(tmp_path):
+    """A merge of many runs holds one window's records at a time: a run read to its end keeps no
+    view of the bytes it loaded (a merge of 470 runs once held them all, 2x a shard's size)."""
+    path = str(tmp_path / "run")
+    rows = [bytes([index]) * 1000 for index in range(50)]
+    hashes = np.arange(100, dtype=np.uint64).reshape(50, 2)
+    with run_files.RunWriter(path, 50, 50_000, 0) as writer:
+        writer.write(hashes, ByteColumn.from_rows(rows), None)
+    window = run_files.RunWindow(path)
+    window.load(1 << 20)
+    loaded = window.records.data
+    taken_hashes, records, _ = window.take(50)
+    assert window.exhausted and records.rows() == rows and taken_hashes.tolist() == hashes.tolist()
+    owners, array = [], window.records.data  # what keeps the window's bytes alive, view by view
+    while array is not None:
+        owners.append(array)
+        array = getattr(array, "base", None)
+    assert isinstance(loaded.base, bytes) and not any(owner is loaded.base for owner in owners)
+    window.close()

@@ -185,5 +185,10 @@ def _cut(column: ByteColumn | None, count: int) -> tuple[ByteColumn | None, Byte
     if column is None:
         return None, None
     low, high = column.offsets[0], column.offsets[count]
+    first = ByteColumn(column.data[low:high], column.offsets[: count + 1] - low)
+    if count == column.num_rows:
+        # not an empty view of the loaded bytes: it would keep them alive in an exhausted run's
+        # window, and a merge of many runs would hold all their last windows
+        return first, _EMPTY
     rest = column.offsets[count:]
-    return ByteColumn(column.data[low:high], column.offsets[: count + 1] - low), ByteColumn(column.data[high:], rest - rest[0])
+    return first, ByteColumn(column.data[high:], rest - rest[0])
