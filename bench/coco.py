@@ -19,6 +19,9 @@ Run by hand (everything it writes goes under bench/out/coco/, which git ignores)
      (`key: image/encoded`), `bbox` (`format: xywh, units: pixels`, `layout: object_detection`),
      class ids and names, iscrowd, area, source id, filename, height and width: the same keys;
      default workers (all cores).
+   - the floor: each image file read and its bytes written into 8 files (no JSON, no protobuf),
+     what any build that passes the images through must at least do; 5x the loop's speed beyond
+     the floor's can't be reached by anyone.
    Both outputs are checked to hold the same images with the same boxes (to float32) and classes.
 3. Peak memory of our build at N/5 and N images (a fresh process each): flat in the number of
    images. And the JSON's parse memory as a ratio of its file size (`json.load` against
@@ -106,6 +109,24 @@ for index, image in enumerate(groundtruth["images"]):
     writers[index % shards].write(example.SerializeToString())
 for writer in writers:
     writer.close()
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+'''
+
+# The floor, in a fresh process: each image file read and its bytes written into 8 files, no
+# protobuf, no JSON: what any build that passes the images through must at least do.
+FLOOR = r'''
+import json, os, resource, sys, time
+image_dir, output, shards = sys.argv[1], sys.argv[2], int(sys.argv[3])
+names = sorted(os.listdir(image_dir))
+start = time.perf_counter()
+os.makedirs(output, exist_ok=True)
+files = [open(os.path.join(output, f"floor-{index:05d}"), "wb") for index in range(shards)]
+for index, name in enumerate(names):
+    with open(os.path.join(image_dir, name), "rb") as image:
+        files[index % shards].write(image.read())
+for file in files:
+    file.close()
 print(json.dumps({"seconds": time.perf_counter() - start,
                   "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 '''
@@ -250,12 +271,14 @@ def main() -> int:
     # measured process is started from this one while it is still small (before `compare`)
     small_run = run(OURS, sets[small][1], os.path.join(out, "ours-small"))
     folder, spec = sets[count]
-    rounds = {"api": [], "ours": []}
-    for _ in range(arguments.repeats):  # interleaved: the machine's drift falls on both
+    rounds = {"api": [], "ours": [], "floor": []}
+    for _ in range(arguments.repeats):  # interleaved: the machine's drift falls on all three
+        rounds["floor"].append(run(FLOOR, os.path.join(folder, "images"), os.path.join(out, "floor"), str(SHARDS)))
         rounds["api"].append(run(OD_LOOP, os.path.join(folder, "instances.json"), os.path.join(folder, "images"),
                                  os.path.join(out, "api"), str(SHARDS)))
         rounds["ours"].append(run(OURS, spec, os.path.join(out, "ours")))
-    api, ours = (min(results, key=lambda result: result["seconds"]) for results in (rounds["api"], rounds["ours"]))
+    api, ours, floor = (min(results, key=lambda result: result["seconds"])
+                        for results in (rounds["api"], rounds["ours"], rounds["floor"]))
     same = compare(os.path.join(out, "ours", "coco_bench", "1.0.0"), os.path.join(out, "api"))
     speed = api["seconds"] / ours["seconds"]
 
@@ -270,6 +293,8 @@ def main() -> int:
     print(markdown_table(["build", "images/s", "ratio", "time (s)", "peak memory"], ["---", "---:", "---:", "---:", "---:"], [
         ["Object Detection API's loop (create_coco_tf_record.py's way)", f"{count / api['seconds']:,.0f}", "1.00x",
          f"{api['seconds']:.1f}", f"{api['peak_kb'] / 1024:.0f} MiB"],
+        ["the floor: each file read and written into 8 files, nothing else", f"{count / floor['seconds']:,.0f}",
+         f"{api['seconds'] / floor['seconds']:.2f}x", f"{floor['seconds']:.2f}", f"{floor['peak_kb'] / 1024:.0f} MiB"],
         [f"ours, `builder: coco` ({os.cpu_count()} workers)", f"{count / ours['seconds']:,.0f}", f"{speed:.2f}x",
          f"{ours['seconds']:.1f}", f"{ours['peak_kb'] / 1024:.0f} MiB (workers {ours['workers_kb'] / 1024:.0f})"],
     ]))
@@ -290,7 +315,8 @@ def main() -> int:
     print("\n" + targets_table(targets))
     print("\n" + machine_line(info))
     with open(os.path.join(arguments.out, "coco.json"), "w") as file:
-        json.dump({"images": count, "shards": SHARDS, "same": same, "api": api, "ours": ours, "ours_small": small_run,
+        json.dump({"images": count, "shards": SHARDS, "same": same, "api": api, "ours": ours, "floor": floor,
+                   "ours_small": small_run,
                    "json_bytes": size, "parse_over_size": parse, "machine": info,
                    "targets": [target.as_json() for target in targets]}, file, indent=2)
     return 0
