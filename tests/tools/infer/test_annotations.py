@@ -253,6 +253,38 @@ def test_xml_files_beside_their_images_are_a_voc_folder(tmp_path):
                            for name, boxes in written.items()})
 
 
+def test_a_voc_folder_with_image_sets_gives_a_split_each_holding_exactly_its_list(tmp_path):
+    sizes, written = write_voc(tmp_path / "VOC")
+    main = tmp_path / "VOC" / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    lists = {"train": ["coffee", "astronaut"], "val": ["chelsea"], "test": ["camera"]}
+    for split, ids in lists.items():
+        (main / f"{split}.txt").write_text("".join(f"{stem}\n" for stem in ids))
+    (main / "trainval.txt").write_text("coffee\nastronaut\nchelsea\n")  # their union: not a split of its own
+
+    text, spec, splits = infer_and_build(tmp_path, tmp_path / "VOC")
+
+    assert spec["splits"] == {split: {"path": "../VOC/Annotations", "options": {
+        "images": "../VOC/JPEGImages", "image_set": f"../VOC/ImageSets/Main/{split}.txt"}} for split in lists}
+    assert list(spec["splits"]) == ["train", "val", "test"]
+    assert {split: sorted(records) for split, records in splits.items()} == {
+        split: sorted(f"{stem}.jpg" for stem in ids) for split, ids in lists.items()}
+    for records in splits.values():
+        assert_boxes(records, {name: [expected_fractions(box, "xyxy", sizes[name]) for box in written[name]]
+                               for name in records})
+
+
+def test_a_voc_image_set_naming_an_image_without_its_xml_is_one_line(tmp_path):
+    write_voc(tmp_path / "VOC")
+    main = tmp_path / "VOC" / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    (main / "train.txt").write_text("coffee\nzebra\n")
+    with pytest.raises(DataError) as error:
+        tb.infer(tmp_path / "VOC", tmp_path / "det.yaml")
+    assert str(error.value) == (f"{main / 'train.txt'}, line 2: image 'zebra' has no zebra.xml in "
+                                f"{tmp_path / 'VOC' / 'Annotations'}")
+
+
 # ---- YOLO ------------------------------------------------------------------------------------------
 def write_yolo(root: Path, parts: dict[str, list[str]], names_file: str = "data.yaml") -> dict[str, list[list[float]]]:
     """root/images/SPLIT/*.jpg and root/labels/SPLIT/*.txt (class cx cy w h); the numbers written."""

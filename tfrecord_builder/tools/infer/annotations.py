@@ -9,7 +9,9 @@ build will see:
   are several). The
   images folder is the one, beside or below the JSON's, that holds its `file_name`s.
 - **voc**: a folder of Pascal VOC `.xml` files beside their images, or one with `Annotations/`
-  (and `JPEGImages/`), or `Annotations/` itself.
+  (and `JPEGImages/`), or `Annotations/` itself; a split a list of `ImageSets/Main/` (`train.txt`,
+  `val.txt`, `test.txt`; `trainval.txt` when there is no `train.txt` nor `val.txt`), read with the
+  voc builder's `image_set:` option.
 - **yolo**: a folder with `images/` and `labels/*.txt`, and `data.yaml` or `classes.txt`; a
   split a sub-folder of `images/` (`images/train`, `images/val`) when it holds only sub-folders.
 
@@ -50,6 +52,7 @@ class Part:
     path: str
     images: str | None = None
     names_file: str | None = None
+    image_set: str | None = None  # voc: the ImageSets/Main list of this split's images
     files: list[str] = field(default_factory=list)  # every image's path
     boxes: list[np.ndarray] = field(default_factory=list)  # each image's boxes, as the format writes them
     sizes: list[tuple[int, int]] = field(default_factory=list)  # each image's (height, width)
@@ -87,6 +90,9 @@ def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
         return "coco", _ordered({_split_name(name, list(parts)): part for name, part in parts.items()})
     voc = _voc_folder(data)
     if voc is not None:
+        sets = _voc_image_sets(voc)
+        if sets:
+            return "voc", _ordered({split: Part(voc, image_set=path) for split, path in sets.items()})
         return "voc", {None: Part(voc)}
     return _yolo(data)
 
@@ -174,6 +180,17 @@ def _voc_folder(data: str) -> str | None:
     return None
 
 
+def _voc_image_sets(folder: str) -> dict[str, str]:
+    """The splits of a VOC folder: its `ImageSets/Main/{train,val,test}.txt` (or `trainval.txt` when
+    neither train nor val is there: trainval is their union, never a split beside them)."""
+    main = os.path.join(os.path.dirname(os.path.normpath(folder)), "ImageSets", "Main")
+    found = {split: os.path.join(main, f"{split}.txt") for split in ("train", "val", "trainval", "test")
+             if os.path.isfile(os.path.join(main, f"{split}.txt"))}
+    if "train" in found or "val" in found:
+        found.pop("trainval", None)
+    return found
+
+
 def _is_voc(path: str) -> bool:
     """Whether an XML file's root is a VOC `<annotation>` (a malformed one is the builder's to name)."""
     import xml.etree.ElementTree as ElementTree
@@ -216,7 +233,7 @@ def _read_coco(part: Part) -> None:
 
 
 def _read_voc(part: Part) -> None:
-    builder = VocBuilder(None, part.path, {})
+    builder = VocBuilder(None, part.path, {"image_set": part.image_set} if part.image_set else {})
     folder = builder.context()
     part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
     part.classes = set(builder.names())
@@ -250,8 +267,10 @@ def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
         if first.images is not None:
             plan.source["images"] = first.images
     else:
-        plan.splits = {split: {"path": part.path, **({"options": {"images": part.images}} if part.images else {})}
-                       for split, part in parts.items()}
+        plan.splits = {split: {"path": part.path, **({"options": options} if options else {})}
+                       for split, part in parts.items()
+                       for options in [{key: value for key, value in (("images", part.images),
+                                                                       ("image_set", part.image_set)) if value}]}
         counts = ", ".join(f"{split} {len(part.files):,}" for split, part in parts.items())
         plan.splits_note = f"the data's own split, a source each (images: {counts})"
     if first.names_file is not None:
