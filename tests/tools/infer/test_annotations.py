@@ -127,6 +127,39 @@ def test_a_coco_json_becomes_a_spec_that_builds_with_every_box(tmp_path):
         assert record["image_id"] == by_name[name]["id"]
 
 
+def test_infer_reads_a_coco_json_once_to_recognise_and_describe_it(tmp_path, monkeypatch):
+    from tfrecord_builder import fs
+
+    sizes = save_photos(tmp_path / "data" / "images")
+    path = tmp_path / "data" / "annotations" / "instances.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(coco_document(sizes)))
+    opened: list[str] = []
+    real = fs.open_file
+
+    def counting(place, *args, **kwargs):
+        opened.append(str(place))
+        return real(place, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "open_file", counting)
+    text = tb.infer(path, tmp_path / "det.yaml")
+    assert [place for place in opened if place.endswith(".json")] == [str(path)]  # (the photos are looked at too)
+    monkeypatch.undo()
+    assert text.splitlines()[0] == ("# Written by `tfrecord-builder infer` from instances.json: a COCO instances "
+                                    "JSON, 4 images (1 without objects: records with no boxes), 5 objects, 4 classes.")
+
+
+def test_a_coco_json_with_a_bad_annotation_is_said_as_the_builder_says_it(tmp_path):
+    sizes = save_photos(tmp_path / "data", ["chelsea.jpg"])
+    document = coco_document(sizes)
+    del document["annotations"][0]["bbox"]
+    path = tmp_path / "data" / "instances.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(DataError) as error:
+        tb.infer(path, tmp_path / "det.yaml")
+    assert str(error.value) == f"{path}: annotation 100: expected `bbox`; it has id, image_id, category_id, area, iscrowd"
+
+
 def test_a_coco_folder_with_a_json_per_split_gives_a_source_per_split(tmp_path):
     """`coco/annotations/instances_train2017.json` and `..._val2017.json`, images in train2017/, val2017/."""
     root = tmp_path / "coco"

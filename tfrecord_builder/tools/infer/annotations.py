@@ -1,8 +1,8 @@
 """The plan of an annotated image set: a COCO instances JSON, a Pascal VOC folder or a YOLO folder.
 
 Recognised by their layout (`recognise`), then read by the annotation builders themselves (the
-COCO JSON by the builder's own streaming parse), so the counts in the spec's comments are what the
-build will see:
+COCO JSON by the builder's own streaming parse, once: the parse that recognises it), so the counts
+in the spec's comments are what the build will see:
 
 - **coco**: a `.json` whose top-level object has `images`, `annotations` and `categories`; or a
   folder holding `instances_*.json` or `annotations/instances_*.json` (a split a file when there
@@ -53,6 +53,7 @@ class Part:
     images: str | None = None
     names_file: str | None = None
     image_set: str | None = None  # voc: the ImageSets/Main list of this split's images
+    index: tuple[list[Any], dict[int, str]] | None = None  # coco: the JSON's images and categories
     files: list[str] = field(default_factory=list)  # every image's path
     boxes: list[np.ndarray] = field(default_factory=list)  # each image's boxes, as the format writes them
     sizes: list[tuple[int, int]] = field(default_factory=list)  # each image's (height, width)
@@ -73,18 +74,17 @@ def annotation_plan(data: str) -> Plan | None:
 def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
     """(the kind, its parts by split: one part under None without splits), or None."""
     if os.path.isfile(data):
-        names = coco_file_names(data)
-        return ("coco", {None: Part(data, _coco_images(data, names))}) if names is not None else None
+        found = coco_index(data)
+        return ("coco", {None: _coco_part(data, found)}) if found is not None else None
     if not os.path.isdir(data):
         return None
     for folder in (os.path.join(data, "annotations"), data):  # coco/ or coco/annotations/
-        found = {name: coco_file_names(os.path.join(folder, name)) for name in _listed(folder) if _INSTANCES.match(name)}
-        jsons = {name: names for name, names in found.items() if names is not None}
+        indexed = {name: coco_index(os.path.join(folder, name)) for name in _listed(folder) if _INSTANCES.match(name)}
+        jsons = {name: found for name, found in indexed.items() if found is not None}
         if jsons:
             break
     if jsons:
-        parts = {name: Part(path, _coco_images(path, names)) for name, names in jsons.items()
-                 for path in [os.path.join(folder, name)]}
+        parts = {name: _coco_part(os.path.join(folder, name), found) for name, found in jsons.items()}
         if len(parts) == 1:
             return "coco", {None: next(iter(parts.values()))}
         return "coco", _ordered({_split_name(name, list(parts)): part for name, part in parts.items()})
@@ -97,30 +97,43 @@ def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
     return _yolo(data)
 
 
-def coco_file_names(path: str, count: int = 20) -> list[str] | None:
-    """The first `count` image file names of a COCO instances JSON: a `.json` holding one object
-    with `images`, `annotations` and `categories` (read by the builder's streaming parse, its lists
-    walked, not kept); None when `path` isn't one."""
+def coco_index(path: str) -> tuple[list[coco.Item], dict[int, str]] | None:
+    """A COCO instances JSON's images (with their objects) and categories, as the builder indexes
+    them; None when `path` isn't one: a `.json` holding one object with `images`, `annotations`
+    and `categories`. One parse both recognises and reads it (a large JSON is read once): a bad
+    image or annotation is said once the file is known to be COCO."""
     if not path.lower().endswith(".json"):
         return None
-    names: list[str] = []
+    images, annotations = coco.Images(path), coco.Annotations(path, False)
+    problems: list[DataError] = []
 
-    def add(position: int, image: Any) -> None:
-        if len(names) < count and isinstance(image, dict) and "file_name" in image:
-            names.append(str(image["file_name"]).replace("\\", "/"))
+    def guarded(add: Any) -> Any:
+        def handle(position: int, value: Any) -> None:
+            if not problems:
+                try:
+                    add(position, value)
+                except DataError as error:  # said below if the file is COCO, else not ours to judge
+                    problems.append(error)
+        return handle
 
     try:
         with open(path, "rb") as file:
             if file.read(64).lstrip()[:1] != b"{":
                 return None
-        keys = coco.parse(path, {"images": add, "annotations": _ignore})
+        rest = coco.parse(path, {"images": guarded(images.add), "annotations": guarded(annotations.add)})
     except (OSError, DataError):  # not one JSON object (a JSONL file, broken JSON): not ours to judge
         return None
-    return names if {"images", "annotations", "categories"} <= set(keys) else None
+    if not {"images", "annotations", "categories"} <= set(rest):
+        return None
+    if problems:
+        raise problems[0]
+    items, _, categories = coco.arrange(path, images, annotations, rest, False, False)
+    return items, categories
 
 
-def _ignore(position: int, value: Any) -> None:
-    pass
+def _coco_part(path: str, found: tuple[list[Any], dict[int, str]]) -> Part:
+    names = [str(item[2]).replace("\\", "/") for item in found[0][:20]]
+    return Part(path, _coco_images(path, names), index=found)
 
 
 def _listed(folder: str) -> list[str]:
@@ -224,7 +237,7 @@ def _yolo(data: str) -> tuple[str, dict[str | None, Part]] | None:
 
 # ---- reading each kind, with the builders -------------------------------------------------------
 def _read_coco(part: Part) -> None:
-    items, _, categories = coco.index(part.path, False, False)
+    items, categories = part.index  # type: ignore[misc]  (read as it was recognised)
     part.classes = set(categories.values())
     for _, _, file_name, height, width, objects in items:
         part.files.append(os.path.join(part.images or "", file_name))
