@@ -128,10 +128,17 @@ def _mask_api(where: str) -> Any:
 def index(path: str, keep_going: bool, segmentations: bool) -> tuple[list[Item], list[dict[str, str]], dict[int, str]]:
     """The JSON's images (each with its objects), what had to be skipped, and the category names
     by id, sorted by id (the class order)."""
-    name = os.path.basename(path)
-    images = _Images(path)
-    annotations = _Annotations(path, segmentations)
+    images, annotations = Images(path), Annotations(path, segmentations)
     rest = parse(path, {"images": images.add, "annotations": annotations.add})
+    return arrange(path, images, annotations, rest, keep_going, segmentations)
+
+
+def arrange(path: str, images: "Images", annotations: "Annotations", rest: dict[str, Any], keep_going: bool,
+            segmentations: bool) -> tuple[list[Item], list[dict[str, str]], dict[int, str]]:
+    """`index`'s result from a parse's packed `images` and `annotations` and its other top-level
+    values (`rest`): for a reader that parsed the JSON itself (infer, which recognises it in the
+    same pass)."""
+    name = os.path.basename(path)
     for key in ("images", "categories"):  # (`annotations` may be absent: a test set's image info)
         if key not in rest:
             raise DataError(f"{path}: expected a COCO instances JSON with `{key}`; its keys: {', '.join(rest) or 'none'}")
@@ -184,7 +191,7 @@ def index(path: str, keep_going: bool, segmentations: bool) -> tuple[list[Item],
     return items, skipped, categories
 
 
-class _Images:
+class Images:
     """`images` packed as each is read: ids, sizes and file names."""
 
     def __init__(self, path: str):
@@ -209,7 +216,7 @@ class _Images:
         self.file_names.append(str(image["file_name"]))
 
 
-class _Annotations:
+class Annotations:
     """`annotations` packed as each is read into arrays (a few dozen bytes an object)."""
 
     def __init__(self, path: str, segmentations: bool):

@@ -2,6 +2,7 @@
 
     source: {builder: voc, path: VOC/Annotations}            # images in VOC/JPEGImages or beside
     source: {builder: voc, path: VOC/Annotations, images: VOC/photos}
+    splits: {train: {path: VOC/Annotations, options: {image_set: VOC/ImageSets/Main/train.txt}}, ...}
 
 One record per XML file (sorted by name; a file without `<object>` is a record with no boxes),
 with `image` (`<filename>` in `images:`, default the XML's folder if it holds images, else its
@@ -9,6 +10,8 @@ sibling `JPEGImages`), `filename`, `image_id` (the XML file's stem), `height` an
 (`<size>`) and, one per `<object>`: `bbox` ([xmin, ymin, xmax, ymax] in pixels, as in the XML),
 `label` (`<name>`), `difficult`, `truncated`, `occluded` (0 where absent) and `pose`
 ("Unspecified" where absent). The classes are the names found, sorted, or those of `names_file`.
+A split's `image_set:` option (VOC's `ImageSets/Main/train.txt`: an image id, the XML's stem, first
+on each line) reads only the XML files it lists, in its order; an id without its XML is an error.
 """
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ _CORNERS = ("xmin", "ymin", "xmax", "ymax")
 class VocBuilder(AnnotationBuilder):
     """Images and their objects from Pascal VOC XML files."""
 
+    OPTIONS = {**AnnotationBuilder.OPTIONS,
+               "image_set": "a file of image ids, one a line (ImageSets/Main/train.txt): this split's XML files"}
+
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)
         self._items: list[Item] | None = None
@@ -41,6 +47,9 @@ class VocBuilder(AnnotationBuilder):
                            if name.lower().endswith(".xml") and not name.startswith("."))
             if not files:
                 raise DataError(f"{folder}: no Pascal VOC .xml files found")
+            image_set = self.setting("image_set")
+            if image_set is not None:
+                files = _listed_ids(image_set, folder, set(files))
             self._items = [(os.path.join(folder, name),) for name in files]
         return self._items, []
 
@@ -101,6 +110,27 @@ def record(item: Item, folder: str) -> tuple[str, dict[str, Any]]:
         poses.append((pose.text or "").strip() if pose is not None else "Unspecified")
     return stem, {"image": image_path(folder, filename), "filename": filename, "image_id": stem,
                   "height": height, "width": width, "bbox": boxes, "label": labels, "pose": poses, **flags}
+
+
+def _listed_ids(image_set: str, folder: str, present: set[str]) -> list[str]:
+    """The XML file names an image set lists (the first word of each line), in its order."""
+    try:
+        with open(image_set, encoding="utf-8") as file:
+            lines = file.read().splitlines()
+    except OSError as error:
+        raise DataError(f"{image_set}: can't read the image set ({error.strerror})") from None
+    names: list[str] = []
+    for number, line in enumerate(lines, 1):
+        words = line.split()
+        if not words:
+            continue
+        name = words[0] + ".xml"
+        if name not in present:
+            raise DataError(f"{image_set}, line {number}: image {words[0]!r} has no {name} in {folder}")
+        if name in names:
+            raise DataError(f"{image_set}, line {number}: image {words[0]!r} is listed twice")
+        names.append(name)
+    return names
 
 
 def _root(path: str) -> ElementTree.Element:

@@ -127,6 +127,39 @@ def test_a_coco_json_becomes_a_spec_that_builds_with_every_box(tmp_path):
         assert record["image_id"] == by_name[name]["id"]
 
 
+def test_infer_reads_a_coco_json_once_to_recognise_and_describe_it(tmp_path, monkeypatch):
+    from tfrecord_builder import fs
+
+    sizes = save_photos(tmp_path / "data" / "images")
+    path = tmp_path / "data" / "annotations" / "instances.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(coco_document(sizes)))
+    opened: list[str] = []
+    real = fs.open_file
+
+    def counting(place, *args, **kwargs):
+        opened.append(str(place))
+        return real(place, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "open_file", counting)
+    text = tb.infer(path, tmp_path / "det.yaml")
+    assert [place for place in opened if place.endswith(".json")] == [str(path)]  # (the photos are looked at too)
+    monkeypatch.undo()
+    assert text.splitlines()[0] == ("# Written by `tfrecord-builder infer` from instances.json: a COCO instances "
+                                    "JSON, 4 images (1 without objects: records with no boxes), 5 objects, 4 classes.")
+
+
+def test_a_coco_json_with_a_bad_annotation_is_said_as_the_builder_says_it(tmp_path):
+    sizes = save_photos(tmp_path / "data", ["chelsea.jpg"])
+    document = coco_document(sizes)
+    del document["annotations"][0]["bbox"]
+    path = tmp_path / "data" / "instances.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(DataError) as error:
+        tb.infer(path, tmp_path / "det.yaml")
+    assert str(error.value) == f"{path}: annotation 100: expected `bbox`; it has id, image_id, category_id, area, iscrowd"
+
+
 def test_a_coco_folder_with_a_json_per_split_gives_a_source_per_split(tmp_path):
     """`coco/annotations/instances_train2017.json` and `..._val2017.json`, images in train2017/, val2017/."""
     root = tmp_path / "coco"
@@ -251,6 +284,38 @@ def test_xml_files_beside_their_images_are_a_voc_folder(tmp_path):
     records = {name: record for split in splits.values() for name, record in split.items()}
     assert_boxes(records, {name: [expected_fractions(box, "xyxy", sizes[name]) for box in boxes]
                            for name, boxes in written.items()})
+
+
+def test_a_voc_folder_with_image_sets_gives_a_split_each_holding_exactly_its_list(tmp_path):
+    sizes, written = write_voc(tmp_path / "VOC")
+    main = tmp_path / "VOC" / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    lists = {"train": ["coffee", "astronaut"], "val": ["chelsea"], "test": ["camera"]}
+    for split, ids in lists.items():
+        (main / f"{split}.txt").write_text("".join(f"{stem}\n" for stem in ids))
+    (main / "trainval.txt").write_text("coffee\nastronaut\nchelsea\n")  # their union: not a split of its own
+
+    text, spec, splits = infer_and_build(tmp_path, tmp_path / "VOC")
+
+    assert spec["splits"] == {split: {"path": "../VOC/Annotations", "options": {
+        "images": "../VOC/JPEGImages", "image_set": f"../VOC/ImageSets/Main/{split}.txt"}} for split in lists}
+    assert list(spec["splits"]) == ["train", "val", "test"]
+    assert {split: sorted(records) for split, records in splits.items()} == {
+        split: sorted(f"{stem}.jpg" for stem in ids) for split, ids in lists.items()}
+    for records in splits.values():
+        assert_boxes(records, {name: [expected_fractions(box, "xyxy", sizes[name]) for box in written[name]]
+                               for name in records})
+
+
+def test_a_voc_image_set_naming_an_image_without_its_xml_is_one_line(tmp_path):
+    write_voc(tmp_path / "VOC")
+    main = tmp_path / "VOC" / "ImageSets" / "Main"
+    main.mkdir(parents=True)
+    (main / "train.txt").write_text("coffee\nzebra\n")
+    with pytest.raises(DataError) as error:
+        tb.infer(tmp_path / "VOC", tmp_path / "det.yaml")
+    assert str(error.value) == (f"{main / 'train.txt'}, line 2: image 'zebra' has no zebra.xml in "
+                                f"{tmp_path / 'VOC' / 'Annotations'}")
 
 
 # ---- YOLO ------------------------------------------------------------------------------------------

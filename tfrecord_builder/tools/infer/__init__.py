@@ -86,7 +86,7 @@ def _relative(plan: Plan, data: str, folder: str) -> None:
     if "path" not in plan.source and not splits:
         plan.source["path"] = data
     for place in [plan.source] + splits + [split["options"] for split in splits if "options" in split]:
-        for key in ("path", "images", "names_file"):
+        for key in ("path", "images", "names_file", "image_set"):
             if key in place:
                 place[key] = _path_from(os.path.abspath(place[key]), folder)
 

@@ -1,15 +1,17 @@
 """The plan of an annotated image set: a COCO instances JSON, a Pascal VOC folder or a YOLO folder.
 
 Recognised by their layout (`recognise`), then read by the annotation builders themselves (the
-COCO JSON by the builder's own streaming parse), so the counts in the spec's comments are what the
-build will see:
+COCO JSON by the builder's own streaming parse, once: the parse that recognises it), so the counts
+in the spec's comments are what the build will see:
 
 - **coco**: a `.json` whose top-level object has `images`, `annotations` and `categories`; or a
   folder holding `instances_*.json` or `annotations/instances_*.json` (a split a file when there
   are several). The
   images folder is the one, beside or below the JSON's, that holds its `file_name`s.
 - **voc**: a folder of Pascal VOC `.xml` files beside their images, or one with `Annotations/`
-  (and `JPEGImages/`), or `Annotations/` itself.
+  (and `JPEGImages/`), or `Annotations/` itself; a split a list of `ImageSets/Main/` (`train.txt`,
+  `val.txt`, `test.txt`; `trainval.txt` when there is no `train.txt` nor `val.txt`), read with the
+  voc builder's `image_set:` option.
 - **yolo**: a folder with `images/` and `labels/*.txt`, and `data.yaml` or `classes.txt`; a
   split a sub-folder of `images/` (`images/train`, `images/val`) when it holds only sub-folders.
 
@@ -50,6 +52,8 @@ class Part:
     path: str
     images: str | None = None
     names_file: str | None = None
+    image_set: str | None = None  # voc: the ImageSets/Main list of this split's images
+    index: tuple[list[Any], dict[int, str]] | None = None  # coco: the JSON's images and categories
     files: list[str] = field(default_factory=list)  # every image's path
     boxes: list[np.ndarray] = field(default_factory=list)  # each image's boxes, as the format writes them
     sizes: list[tuple[int, int]] = field(default_factory=list)  # each image's (height, width)
@@ -70,51 +74,66 @@ def annotation_plan(data: str) -> Plan | None:
 def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
     """(the kind, its parts by split: one part under None without splits), or None."""
     if os.path.isfile(data):
-        names = coco_file_names(data)
-        return ("coco", {None: Part(data, _coco_images(data, names))}) if names is not None else None
+        found = coco_index(data)
+        return ("coco", {None: _coco_part(data, found)}) if found is not None else None
     if not os.path.isdir(data):
         return None
     for folder in (os.path.join(data, "annotations"), data):  # coco/ or coco/annotations/
-        found = {name: coco_file_names(os.path.join(folder, name)) for name in _listed(folder) if _INSTANCES.match(name)}
-        jsons = {name: names for name, names in found.items() if names is not None}
+        indexed = {name: coco_index(os.path.join(folder, name)) for name in _listed(folder) if _INSTANCES.match(name)}
+        jsons = {name: found for name, found in indexed.items() if found is not None}
         if jsons:
             break
     if jsons:
-        parts = {name: Part(path, _coco_images(path, names)) for name, names in jsons.items()
-                 for path in [os.path.join(folder, name)]}
+        parts = {name: _coco_part(os.path.join(folder, name), found) for name, found in jsons.items()}
         if len(parts) == 1:
             return "coco", {None: next(iter(parts.values()))}
         return "coco", _ordered({_split_name(name, list(parts)): part for name, part in parts.items()})
     voc = _voc_folder(data)
     if voc is not None:
+        sets = _voc_image_sets(voc)
+        if sets:
+            return "voc", _ordered({split: Part(voc, image_set=path) for split, path in sets.items()})
         return "voc", {None: Part(voc)}
     return _yolo(data)
 
 
-def coco_file_names(path: str, count: int = 20) -> list[str] | None:
-    """The first `count` image file names of a COCO instances JSON: a `.json` holding one object
-    with `images`, `annotations` and `categories` (read by the builder's streaming parse, its lists
-    walked, not kept); None when `path` isn't one."""
+def coco_index(path: str) -> tuple[list[coco.Item], dict[int, str]] | None:
+    """A COCO instances JSON's images (with their objects) and categories, as the builder indexes
+    them; None when `path` isn't one: a `.json` holding one object with `images`, `annotations`
+    and `categories`. One parse both recognises and reads it (a large JSON is read once): a bad
+    image or annotation is said once the file is known to be COCO."""
     if not path.lower().endswith(".json"):
         return None
-    names: list[str] = []
+    images, annotations = coco.Images(path), coco.Annotations(path, False)
+    problems: list[DataError] = []
 
-    def add(position: int, image: Any) -> None:
-        if len(names) < count and isinstance(image, dict) and "file_name" in image:
-            names.append(str(image["file_name"]).replace("\\", "/"))
+    def guarded(add: Any) -> Any:
+        def handle(position: int, value: Any) -> None:
+            if not problems:
+                try:
+                    add(position, value)
+                except DataError as error:  # said below if the file is COCO, else not ours to judge
+                    problems.append(error)
+        return handle
 
     try:
         with open(path, "rb") as file:
             if file.read(64).lstrip()[:1] != b"{":
                 return None
-        keys = coco.parse(path, {"images": add, "annotations": _ignore})
+        rest = coco.parse(path, {"images": guarded(images.add), "annotations": guarded(annotations.add)})
     except (OSError, DataError):  # not one JSON object (a JSONL file, broken JSON): not ours to judge
         return None
-    return names if {"images", "annotations", "categories"} <= set(keys) else None
+    if not {"images", "annotations", "categories"} <= set(rest):
+        return None
+    if problems:
+        raise problems[0]
+    items, _, categories = coco.arrange(path, images, annotations, rest, False, False)
+    return items, categories
 
 
-def _ignore(position: int, value: Any) -> None:
-    pass
+def _coco_part(path: str, found: tuple[list[Any], dict[int, str]]) -> Part:
+    names = [str(item[2]).replace("\\", "/") for item in found[0][:20]]
+    return Part(path, _coco_images(path, names), index=found)
 
 
 def _listed(folder: str) -> list[str]:
@@ -174,6 +193,17 @@ def _voc_folder(data: str) -> str | None:
     return None
 
 
+def _voc_image_sets(folder: str) -> dict[str, str]:
+    """The splits of a VOC folder: its `ImageSets/Main/{train,val,test}.txt` (or `trainval.txt` when
+    neither train nor val is there: trainval is their union, never a split beside them)."""
+    main = os.path.join(os.path.dirname(os.path.normpath(folder)), "ImageSets", "Main")
+    found = {split: os.path.join(main, f"{split}.txt") for split in ("train", "val", "trainval", "test")
+             if os.path.isfile(os.path.join(main, f"{split}.txt"))}
+    if "train" in found or "val" in found:
+        found.pop("trainval", None)
+    return found
+
+
 def _is_voc(path: str) -> bool:
     """Whether an XML file's root is a VOC `<annotation>` (a malformed one is the builder's to name)."""
     import xml.etree.ElementTree as ElementTree
@@ -207,7 +237,7 @@ def _yolo(data: str) -> tuple[str, dict[str | None, Part]] | None:
 
 # ---- reading each kind, with the builders -------------------------------------------------------
 def _read_coco(part: Part) -> None:
-    items, _, categories = coco.index(part.path, False, False)
+    items, categories = part.index  # type: ignore[misc]  (read as it was recognised)
     part.classes = set(categories.values())
     for _, _, file_name, height, width, objects in items:
         part.files.append(os.path.join(part.images or "", file_name))
@@ -216,7 +246,7 @@ def _read_coco(part: Part) -> None:
 
 
 def _read_voc(part: Part) -> None:
-    builder = VocBuilder(None, part.path, {})
+    builder = VocBuilder(None, part.path, {"image_set": part.image_set} if part.image_set else {})
     folder = builder.context()
     part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
     part.classes = set(builder.names())
@@ -250,8 +280,10 @@ def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
         if first.images is not None:
             plan.source["images"] = first.images
     else:
-        plan.splits = {split: {"path": part.path, **({"options": {"images": part.images}} if part.images else {})}
-                       for split, part in parts.items()}
+        plan.splits = {split: {"path": part.path, **({"options": options} if options else {})}
+                       for split, part in parts.items()
+                       for options in [{key: value for key, value in (("images", part.images),
+                                                                       ("image_set", part.image_set)) if value}]}
         counts = ", ".join(f"{split} {len(part.files):,}" for split, part in parts.items())
         plan.splits_note = f"the data's own split, a source each (images: {counts})"
     if first.names_file is not None:
