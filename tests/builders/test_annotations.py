@@ -507,3 +507,25 @@ def test_voc_images_beside_the_xml_or_in_the_images_folder(tmp_path, layout):
     got = records(info)
     assert sorted(got) == sorted(PHOTOS)
     assert got["chelsea.jpg"]["image"].shape == photo("chelsea.jpg").shape
+
+
+def test_coco_batches_are_cut_by_the_images_bytes_not_the_plans_32(tmp_path, monkeypatch):
+    """Images of no fixed size make the plan's batches 32 records; a source that knows its files'
+    sizes cuts them by bytes instead (as an image folder does), up to BATCH_IMAGES images."""
+    from tfrecord_builder.builders import annotations
+    from tfrecord_builder.builders.coco import CocoBuilder
+
+    path = write_coco(tmp_path)
+    spec = tb.load_spec(write_spec(tmp_path, {"name": "b", "source": COCO_SOURCE, "features": features()},
+                                   name="b.yaml"))
+    builder = CocoBuilder(spec, str(path))
+    items, _ = builder.listed()
+    sizes = [(Path(builder.image_file(item, builder.context()))).stat().st_size for item in items]
+    assert len(items) == 5 and min(sizes) > 1000
+    monkeypatch.setattr(annotations, "BATCH_BYTES", sizes[0] + sizes[1])  # the first two images fill a batch
+    assert [len(batch) for batch in builder.encoding_batches(None, ["image"], 1)][0] == 2
+    monkeypatch.setattr(annotations, "BATCH_BYTES", 1)  # an image a batch
+    assert [len(batch) for batch in builder.encoding_batches(None, ["image"], 32)] == [1] * 5
+    monkeypatch.setattr(annotations, "BATCH_IMAGES", 3)
+    monkeypatch.setattr(annotations, "BATCH_BYTES", 1 << 30)  # the plan's batch_size (1) doesn't cut them
+    assert [len(batch) for batch in builder.encoding_batches(None, ["image"], 1)] == [3, 2]

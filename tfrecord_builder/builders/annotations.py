@@ -17,7 +17,7 @@ from .. import fs
 from ..errors import DataError
 from ..features import notices
 from .base import Batch, Builder, PendingBatch, parsed_batch
-from .image_folder import EXTENSIONS
+from .image_folder import BATCH_BYTES, EXTENSIONS
 
 # said once for the build with the count (never a silent drop: they are records without boxes)
 EMPTY_NOTICE = "source: {count} image{s} without objects, kept as records with no boxes"
@@ -124,14 +124,44 @@ class AnnotationBuilder(Builder):
         for item in self.listed()[0]:
             yield read(item, context)
 
+    def image_file(self, item: Any, context: Any) -> str | None:
+        """The item's image file where it is known before the item is read (for batches cut by
+        the files' bytes); None where it isn't (VOC names it inside the XML)."""
+        return None
+
     def encoding_batches(self, split: str | None, needed: Sequence[str], batch_size: int,
                          task: Any = None) -> Iterator[PendingBatch]:
         items, skipped = self.listed()
         context = self.context()
-        size = max(1, min(batch_size, BATCH_IMAGES))
-        for start in range(0, max(len(items), 1), size):
-            yield AnnotationBatch(items[start:start + size], type(self).READ, context, needed, self.path or "",
+        start = 0
+        for stop in self._batch_ends(items, context, batch_size):
+            yield AnnotationBatch(items[start:stop], type(self).READ, context, needed, self.path or "",
                                   self.keep_going, skipped if start == 0 else None)
+            start = stop
+
+    def _batch_ends(self, items: Sequence[Any], context: Any, batch_size: int) -> list[int]:
+        """Where each batch ends: after BATCH_BYTES of local image files or BATCH_IMAGES images,
+        whichever comes first, as an image folder cuts its batches (the plan's `batch_size`, 32
+        for images of no fixed size, would make the per-batch cost of small photos show: a
+        5,000-photo COCO build took 1.8x as long); else, where the files' sizes aren't known
+        without a request each (an object store, VOC), every `batch_size` images."""
+        files = [self.image_file(item, context) for item in items]
+        if not items or any(file is None or fs.is_url(file) for file in files):
+            size = max(1, min(batch_size, BATCH_IMAGES))
+            return list(range(size, len(items), size)) + [len(items)] if items else [0]
+        ends, count, total = [], 0, 0
+        for index, file in enumerate(files):
+            try:
+                total += os.path.getsize(file)
+            except OSError:  # (a missing image is said by its record's reading)
+                pass
+            count += 1
+            if total >= BATCH_BYTES or count == BATCH_IMAGES:
+                ends.append(index + 1)
+                count = total = 0
+        if count or not ends:
+            ends.append(len(items))
+        return ends
 
     def batches(self, split: str | None, needed: Sequence[str], batch_size: int, task: Any = None) -> Iterator[Batch]:
         for batch in self.encoding_batches(split, needed, batch_size, task):

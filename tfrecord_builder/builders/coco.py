@@ -67,6 +67,9 @@ class CocoBuilder(AnnotationBuilder):
     def READ(item: Item, context: tuple[str, dict[int, str], bool]) -> tuple[Any, dict[str, Any]]:
         return record(item, context)
 
+    def image_file(self, item: Item, context: tuple[str, dict[int, str], bool]) -> str:
+        return image_path(context[0], item[2])
+
 
 def record(item: Item, context: tuple[str, dict[int, str], bool]) -> tuple[int, dict[str, Any]]:
     """One image's record (raises the problem its annotations had, found while indexing)."""

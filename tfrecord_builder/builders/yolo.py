@@ -77,6 +77,9 @@ class YoloBuilder(AnnotationBuilder):
     def READ(item: Item, context: list[str]) -> tuple[Any, dict[str, Any]]:
         return record(item, context)
 
+    def image_file(self, item: Item, context: list[str]) -> str:
+        return item[0]
+
 
 def labels_file(folder: str, relative: str) -> str:
     """An image's labels file: its path with its last `images` folder as `labels`, `.txt`."""
