@@ -12,7 +12,7 @@ in one bytes value: 2 bytes a sample, half of float32, and what a 16-bit WAV or 
 those round-trip bit for bit (soundfile's `dtype="int16"` read); a file of more bits (24-bit,
 float) or a lossy one (Vorbis, MP3) is rounded to 16 bits by libsndfile, counted in a notice.
 `float32` keeps 4-byte floats (soundfile's `dtype="float32"` read) for those. Beside the samples,
-`KEY/length` holds the number of samples per channel (int64).
+`KEY_num_samples` holds the number of samples per channel (int64).
 
 Reading: `read/tfdata.py`'s `padded_audio` decodes a whole batch with one `decode_raw` (zero-padded
 to the batch's longest): `[batch, samples]` for one channel, `[batch, samples, channels]` for
@@ -91,7 +91,7 @@ class AudioFeature(Feature):
 
     @property
     def length_key(self) -> str:
-        return f"{self.record_key}/length"
+        return f"{self.record_key}_num_samples"  # not KEY/...: TFDS would nest it inside KEY
 
     @property
     def max_samples(self) -> int | None:
