@@ -26,6 +26,7 @@ import dataclasses
 import io
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
@@ -131,11 +132,16 @@ class AudioFeature(Feature):
                 limit = self.max_samples
                 # a long file cut by max_seconds is read only as far as the cut (plus the filter's reach)
                 wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + 64
-                exact = rate == self.sample_rate and kept == sound.channels and self.encoding == "pcm16"
-                samples = sound.read(frames=wanted, dtype="int16" if exact else "float64", always_2d=True)
+                # as it is (neither resampled nor mixed): libsndfile's own read in the stored dtype
+                exact = rate == self.sample_rate and kept == sound.channels
+                stored = "int16" if self.encoding == "pcm16" else "float32"
+                _check_whole(sound.extra_info)
+                if sound.seekable():  # as soundfile.read does: an MP3 decoded after a seek differs in its last bits
+                    sound.seek(0)
+                samples = sound.read(frames=wanted, dtype=stored if exact else "float64", always_2d=True)
                 more = limit is not None and sound.tell() < sound.frames
         except (RuntimeError, soundfile.LibsndfileError, EOFError) as error:
-            raise BadAudio(f"can't be decoded ({_first_line(error)})") from None
+            raise BadAudio(f"can't be decoded, corrupt or truncated ({_first_line(error)})") from None
         if not len(samples) and not more:
             raise BadAudio("no samples (an empty or truncated file)")
         if kept == 1 and samples.shape[1] > 1:
@@ -201,6 +207,21 @@ class AudioFeature(Feature):
 
 
 register("audio")(AudioFeature)
+
+
+# libsndfile's log of a WAV (AIFF, ...) whose data chunk is shorter than its header says: it reads
+# what there is in silence, so the log is the one place a truncated file shows
+_SHORT_CHUNK = re.compile(r"^data\s*:\s*(\d+) \(should be (\d+)\)", re.MULTILINE)
+_UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what a stream writer that didn't know the length puts there
+
+
+def _check_whole(log: str) -> None:
+    """Raises BadAudio for a file whose samples end before its header says they do."""
+    short = _SHORT_CHUNK.search(log)
+    if short is not None:
+        declared, held = int(short.group(1)), int(short.group(2))
+        if declared > held and declared not in _UNKNOWN_SIZES:
+            raise BadAudio(f"truncated: its header declares {declared} bytes of samples, the file holds {held}")
 
 
 def resampled(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
