@@ -1,7 +1,7 @@
 """Writes build/spoken_digits_audio/: the digits zero to nine spoken by Debian's speech synthesiser,
 espeak-ng, in 11 voices (en+m1..m7, en+f1..f4), 3 speeds and 2 pitches (660 WAV files, 16-bit PCM
 at 22050 Hz, about 25 MB: made on the machine, not committed), and clips.csv naming each file and
-its digit. `make demo` runs it when the folder is missing: `python data/make_spoken_digits.py`."""
+its digit. `make demo` runs it when the folder is missing: `python data/make_spoken_digits.py [FOLDER]`."""
 from __future__ import annotations
 
 import csv
@@ -31,12 +31,12 @@ def clips() -> list[tuple[str, list[str], str]]:
     return made
 
 
-def main() -> int:
+def main(out: str = OUT) -> int:
     espeak = shutil.which("espeak-ng")
     if espeak is None:
         print("espeak-ng is missing: `make demo` installs it (apt-get install espeak-ng)", file=sys.stderr)
         return 1
-    folder = os.path.join(OUT, "clips")
+    folder = os.path.join(out, "clips")
     os.makedirs(folder, exist_ok=True)
     made = clips()
 
@@ -46,14 +46,14 @@ def main() -> int:
 
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(speak, made))
-    with open(os.path.join(OUT, "clips.csv"), "w", newline="") as file:
+    with open(os.path.join(out, "clips.csv"), "w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(["path", "digit", "voice"])
         for name, arguments, digit in made:
             writer.writerow([f"clips/{name}", digit, arguments[1]])
-    print(f"{len(made)} clips in {OUT}")
+    print(f"{len(made)} clips in {out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:2]))
