@@ -200,6 +200,21 @@ def test_the_demos_spoken_digits_train_a_classifier_from_the_generated_module(tf
     assert train.train_audio(module.input_fn, info, epochs=8) >= 0.9
 
 
+@pytest.mark.parametrize("audio, expected", [
+    ({"length_feature": "name"}, "audio.length_feature: `name` is already a feature's name; choose another (or null)"),
+    ({"mask_feature": "audio_length"}, "audio.mask_feature: `audio_length` is already the length_feature's name"),
+    ({"mask_feature": "a mask"}, "audio.mask_feature: expected an identifier, received 'a mask'"),
+    ({"encoding": "float32", "dtype": "int16"}, "audio.dtype: int16 samples need `encoding: pcm16`"),
+])
+def test_spec_mistakes_are_one_line_at_their_key(tmp_path, audio, expected):
+    spec = {"name": "sounds", "source": {"builder": "csv", "path": "table.csv"},
+            "features": {"audio": {"type": "audio", "source": "path", "sample_rate": 8000, **audio},
+                         "name": {"dtype": "string"}}}
+    with pytest.raises(tb.SpecError) as error:
+        tb.load_spec(write_spec(tmp_path, spec, {"table.csv": "path,name\n"}))
+    assert expected in str(error.value) and "\n" not in str(error.value)
+
+
 # ---- the property: any length, rate and channel count round-trips --------------------------------
 clips = st.lists(st.tuples(st.integers(1, 400), st.sampled_from([8000, 11025, 16000, 22050, 44100, 48000]),
                            st.integers(1, 3), st.integers(0, 2**32 - 1)), min_size=1, max_size=4)

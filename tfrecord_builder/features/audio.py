@@ -41,6 +41,7 @@ from .values import Values
 
 EXACT_SUBTYPES = {"PCM_16", "PCM_S8", "PCM_U8", "ULAW", "ALAW"}  # what int16 holds exactly
 ITEM_BYTES = {"pcm16": 2, "float32": 4}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")  # a name input_fn yields: a Keras input's too
 
 
 class BadAudio(ValueError):
@@ -75,6 +76,10 @@ class AudioFeature(Feature):
             raise (at / "channels").error(f"expected a positive number of channels, received {self.channels}")
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise (at / "max_seconds").error(f"expected a positive number of seconds, received {self.max_seconds}")
+        for key in ("length_feature", "mask_feature"):
+            name = getattr(self, key)
+            if name and not _IDENTIFIER.match(name):
+                raise (at / key).error(f"expected an identifier, received {name!r}")
         if self.dtype == "int16" and self.encoding != "pcm16":
             raise (at / "dtype").error("int16 samples need `encoding: pcm16` (float32 samples aren't integers)")
 
