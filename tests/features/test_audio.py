@@ -144,6 +144,19 @@ def test_max_seconds_cuts_and_says_so(tf, tmp_path):
     np.testing.assert_array_equal(by_name[b"s"], noise(4000, seed=6)[:, 0])
 
 
+@pytest.mark.parametrize("rate", [96000, 22050, 8000 * 3 // 2])
+def test_a_long_file_cut_is_read_only_to_the_cut_and_resampled_as_the_whole_would_be(tmp_path, rate):
+    from scipy.signal import resample_poly
+
+    whole = np.random.default_rng(8).uniform(-0.5, 0.5, (rate * 3, 1))
+    soundfile.write(tmp_path / "long.wav", whole, rate, subtype="DOUBLE")
+    feature = AudioFeature(name="audio", sample_rate=8000, max_seconds=1, encoding="float32")
+    cut = feature.waveform(str(tmp_path / "long.wav"))
+    common = np.gcd(rate, 8000)
+    expected = resample_poly(whole, 8000 // common, rate // common, axis=0)[:8000].astype(np.float32)
+    np.testing.assert_allclose(cut, expected, rtol=0, atol=1e-6)
+
+
 def test_a_rate_mismatch_with_resampling_off_is_one_line_naming_the_file_and_both_rates(tmp_path):
     soundfile.write(tmp_path / "a.wav", noise(100), 22050, subtype="PCM_16")
     with pytest.raises(DataError) as error:

@@ -135,8 +135,10 @@ class AudioFeature(Feature):
                 if rate != self.sample_rate and not self.resample:
                     raise BadAudio(f"sample rate {rate} Hz, expected {self.sample_rate} Hz (resample: false)")
                 limit = self.max_samples
-                # a long file cut by max_seconds is read only as far as the cut (plus the filter's reach)
-                wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + 64
+                # a long file cut by max_seconds is read only as far as the cut, plus the resampling
+                # filter's reach past it (resample_poly's: 10 input samples per rate/target, at least 10)
+                reach = 10 * math.ceil(rate / self.sample_rate) + 64
+                wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + reach
                 # as it is (neither resampled nor mixed): libsndfile's own read in the stored dtype
                 exact = rate == self.sample_rate and kept == sound.channels
                 stored = "int16" if self.encoding == "pcm16" else "float32"
