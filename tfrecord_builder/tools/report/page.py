@@ -457,6 +457,11 @@ code.declared {{ color: var(--muted); margin-left: auto; }}
 .badge.kind-string {{ background: #E7F5EE; color: #1D6B47; }}
 .badge.kind-image {{ background: #FDF0E4; color: #8A4B12; }}
 .badge.kind-bbox {{ background: #FBE9EE; color: #8A1F3D; }}
+.badge.kind-audio {{ background: #EDEBFA; color: #3D3590; }}
+.clips {{ display: flex; flex-wrap: wrap; gap: 10px 18px; }}
+.clip {{ display: flex; flex-direction: column; gap: 4px; }}
+.clip figure {{ margin: 0; }}
+.clip audio {{ width: 100%; height: 32px; }}
 .badge.label {{ background: #1F2430; color: #FFFFFF; }}
 .badge.step {{ background: #EAF6F8; color: #1B6C78; }}
 .description {{ margin: 0 0 8px; color: #3A4250; }}
