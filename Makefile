@@ -22,7 +22,7 @@ KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece 
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test docs bench smoke schema clean chromium
+.PHONY: setup demo test docs bench smoke schema clean chromium espeak
 
 setup: $(STAMP)
 
@@ -44,14 +44,14 @@ $(TFM_STAMP): Makefile
 	$(TFM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(TFM)
 	touch $(TFM_STAMP)
 
-demo: setup
+demo: setup espeak
 	$(PY) demo/run.py
 
 # the documentation site (docs/, mkdocs.yml) into site/; strict: a broken link or reference fails
 docs: setup
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
-test: setup $(BEAM_STAMP) $(TFM_STAMP) chromium
+test: setup $(BEAM_STAMP) $(TFM_STAMP) chromium espeak
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,
@@ -60,6 +60,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 chromium:
 	command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+# the spoken digits of the demo and the audio tests are said by espeak-ng, Debian's speech
+# synthesiser: installed only where there is none (with sudo unless root), as chromium is
+espeak:
+	command -v espeak-ng >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng)
 
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench

@@ -61,7 +61,7 @@ READING = {
 # ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
-                "stacked_boxes", "padded_boxes")
+                "stacked_boxes", "padded_boxes", "padded_audio", "length_mask")
 
 
 def parse_spec(kind, dtype, shape):
@@ -84,6 +84,13 @@ def parse_specs(reading, sequence=False):
     step): what `tf.io.parse_example` / `parse_sequence_example` take."""
     return {key: parse_spec(*parse) for feature in reading["features"].values() if feature["sequence"] == sequence
             for key, parse in feature["parse"].items()}
+
+
+def companions(features, parsed):
+    """The features decoded beside others from the same parsed keys (an audio feature's length
+    and mask), by name: each feature's "companions" description, where it has one."""
+    return {name: decoded(companion, parsed) for feature in features.values()
+            for name, companion in feature.get("companions", {}).items()}
 
 
 def decoded(feature, parsed, lengths=None):
@@ -112,12 +119,14 @@ def parse_records(serialized, reading):
     if reading["format"] == "example":
         parsed = tf.io.parse_example(serialized, parse_specs(reading))
         batch = {name: decoded(feature, parsed) for name, feature in features.items()}
+        batch.update(companions(features, parsed))
         return batch if reading["objects"] is None else padded_objects(batch, reading["objects"])
     context, sequence, lengths = tf.io.parse_sequence_example(
         serialized, context_features=parse_specs(reading) or None, sequence_features=parse_specs(reading, True))
     length = sequence_lengths(reading, sequence, lengths)
     batch = {name: decoded(feature, sequence if feature["sequence"] else context, lengths)
              for name, feature in features.items()}
+    batch.update(companions({name: feature for name, feature in features.items() if not feature["sequence"]}, context))
     if reading["max_length"] is not None:
         for name, feature in features.items():
             if feature["sequence"]:
@@ -311,6 +320,27 @@ def resized_masks(encoded, shapes, size):
 def scaled_images(images):
     """uint8 pixels as float32 in [0, 1]."""
     return tf.cast(images, tf.float32) / 255.0
+
+
+def padded_audio(encoded, lengths, encoding, channels, dtype):
+    """A batch of waveforms (little-endian int16 or float32 samples, interleaved) as
+    [batch, samples] (one channel) or [batch, samples, channels], zero-padded to the longest: one
+    decode_raw for the whole batch. float32 from int16 is int16 / 32768 (soundfile's scale)."""
+    stored = tf.int16 if encoding == "pcm16" else tf.float32
+    longest = tf.reduce_max(tf.concat([tf.cast(lengths, tf.int32), [0]], 0))
+    width = longest * channels
+    item = 2 if encoding == "pcm16" else 4
+    # decode_raw pads each record with zero bytes to fixed_length (at least one sample: it refuses 0)
+    samples = tf.io.decode_raw(encoded, stored, little_endian=True, fixed_length=tf.maximum(width, 1) * item)
+    samples = tf.reshape(samples[:, :width], [-1, longest, channels] if channels > 1 else [-1, longest])
+    if dtype == "float32" and encoding == "pcm16":
+        return tf.cast(samples, tf.float32) / 32768.0
+    return samples
+
+
+def length_mask(lengths):
+    """Each record's length as a boolean mask as wide as the batch's longest (its padded width)."""
+    return tf.sequence_mask(lengths)
 
 
 def pad_steps(values, length, pad):

@@ -1,5 +1,6 @@
 """Feature types, registered by the name a spec gives as `type:`."""
 from .base import FEATURE_TYPES, Feature, register
+from .audio import AudioFeature
 from .bbox import BBoxFeature
 from .class_label import ClassLabelFeature
 from .image import ImageFeature
@@ -7,4 +8,4 @@ from .mask import MaskFeature
 from .tensor import TensorFeature
 
 __all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
-           "MaskFeature", "BBoxFeature"]
+           "MaskFeature", "BBoxFeature", "AudioFeature"]

@@ -49,6 +49,8 @@ def decode_record(lists: Lists, steps: Steps | None, reading: Mapping[str, Any])
                     raise RecordError(f"feature `{name}`: no key {key!r}")
                 parsed[key] = _values(lists[key], kind, dtype, shape, name)
         record[name] = decoded(feature, parsed, lengths)
+        for companion, described in feature.get("companions", {}).items():  # an audio feature's length, mask
+            record[companion] = decoded(described, parsed, lengths)
     if reading["format"] == "sequence_example":
         length = lengths[reading["length_key"]]
         if reading["max_length"] is not None:
@@ -162,6 +164,24 @@ def pad_value(pad: Any) -> Any:
     return float(pad) if isinstance(pad, str) else pad
 
 
+def padded_audio(encoded: bytes, lengths: Any, encoding: str, channels: int, dtype: str) -> np.ndarray:
+    """A waveform: [samples] (one channel) or [samples, channels], float32 (int16 / 32768) or int16."""
+    stored = np.dtype("<i2" if encoding == "pcm16" else "<f4")
+    length = int(lengths)
+    if len(encoded) != length * channels * stored.itemsize:
+        raise RecordError(f"{len(encoded)} bytes of samples, expected {length * channels * stored.itemsize}")
+    samples = np.frombuffer(encoded, dtype=stored).astype(stored.newbyteorder("="))
+    samples = samples.reshape([length, channels] if channels > 1 else [length])
+    if dtype == "float32" and encoding == "pcm16":
+        return samples.astype(np.float32) / np.float32(32768.0)
+    return samples
+
+
+def length_mask(lengths: Any) -> np.ndarray:
+    """A record's length as a mask of its own width (all true)."""
+    return np.ones(int(lengths), dtype=bool)
+
+
 def pad_steps(values: Any, length: int, pad: Any) -> Any:
     """A record's own steps need no pad (only a batch's shorter records do)."""
     return values
@@ -253,5 +273,6 @@ DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "cast": cast, "exact_float64": exact_float64, "to_ragged": to_ragged, "to_padded": to_padded,
     "pad_steps": pad_steps, "fixed_images": fixed_images, "padded_images": padded_images,
     "resized_images": resized_images, "scaled_images": scaled_images, "resized_masks": resized_masks,
-    "stacked_boxes": stacked_boxes, "padded_boxes": padded_boxes,
+    "stacked_boxes": stacked_boxes, "padded_boxes": padded_boxes, "padded_audio": padded_audio,
+    "length_mask": length_mask,
 }

@@ -23,7 +23,7 @@ import json
 import os
 from typing import Any
 
-from ..features import BBoxFeature, ClassLabelFeature, Feature
+from ..features import AudioFeature, BBoxFeature, ClassLabelFeature, Feature
 from ..features.image import ImageFeature
 from .info import write_file
 from .naming import FEATURES_FILE, INFO_FILE, labels_name
@@ -33,6 +33,7 @@ TENSOR = _FEATURES + "tensor_feature.Tensor"
 CLASS_LABEL = _FEATURES + "class_label_feature.ClassLabel"
 IMAGE = _FEATURES + "image_feature.Image"
 SEQUENCE = _FEATURES + "sequence_feature.Sequence"
+AUDIO = _FEATURES + "audio_feature.Audio"
 BBOX = _FEATURES + "bounding_boxes.BBoxFeature"
 FEATURES_DICT = _FEATURES + "features_dict.FeaturesDict"
 # the config an unreadable dataset's refusal is recorded for: TFDS checks a blocked config, not a
@@ -129,6 +130,8 @@ def _tfds_entries(feature: Feature, options: Any) -> dict[str, dict[str, Any]]:
     if isinstance(feature, BBoxFeature) and feature.layout == "object_detection":
         floats = {"pythonClassName": SEQUENCE, "sequence": {"feature": _tensor([], "float32"), "length": "-1"}}
         return {key: floats for key in feature.record_keys}
+    if isinstance(feature, AudioFeature):  # its length beside it, as a plain number
+        return {feature.record_key: tfds_feature(feature, options), feature.length_key: _tensor([], "int64")}
     return {feature.record_key: tfds_feature(feature, options)}
 
 
@@ -141,6 +144,11 @@ def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
             return _tensor(dimensions, "uint8", "bytes")
         return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": "uint8",
                                                      "encodingFormat": feature.encoding}}
+    if isinstance(feature, AudioFeature):  # TFDS's Audio reads our samples' bytes (decode_raw, little-endian)
+        shape = ["-1"] if feature.channels == 1 else ["-1", str(feature.channels)]
+        return {"pythonClassName": AUDIO, "audio": {
+            "shape": {"dimensions": shape}, "dtype": "int16" if feature.encoding == "pcm16" else "float32",
+            "sampleRate": str(feature.sample_rate), "encoding": "bytes"}}
     if isinstance(feature, BBoxFeature):  # TFDS's own `objects/bbox`: REL_YXYX fractions, as stored
         box = {"pythonClassName": BBOX, "boundingBox": {"shape": {"dimensions": ["4"]}, "dtype": "float32",
                                                          "bboxFormat": "REL_YXYX"}}

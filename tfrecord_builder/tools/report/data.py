@@ -18,7 +18,7 @@ import yaml
 
 from ... import fs
 from ...errors import UsageError
-from ...features import BBoxFeature, ClassLabelFeature, Feature, ImageFeature, TensorFeature
+from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, Feature, ImageFeature, TensorFeature
 from ...features.mask import MaskFeature
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
@@ -72,6 +72,16 @@ class ImageGrid:
 
 
 @dataclass
+class AudioClip:
+    """A class's first clip of a split: its class name, samples (float32 in [-1, 1)) and rate."""
+
+    split: str
+    label: str
+    samples: np.ndarray
+    rate: int
+
+
+@dataclass
 class ObjectsData:
     """A bbox feature's part of the Objects section: per split, objects per image (exact
     spans, sampled histogram), box areas and aspect ratios (sampled), objects per class."""
@@ -107,6 +117,9 @@ class FeatureData:
     top_values: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # exact, per split
     num_values: dict[str, int] = field(default_factory=dict)  # strings: values per split (the tops' shares)
     images: list[ImageGrid] = field(default_factory=list)  # sampled
+    durations: Histogram | None = None  # audio: seconds per clip (sampled)
+    loudness: Histogram | None = None  # audio: RMS level per clip, dBFS (sampled)
+    clips: list[AudioClip] = field(default_factory=list)  # audio: a clip per class (sampled)
     missing: dict[str, int] = field(default_factory=dict)  # per split: values absent in the source
     filled: dict[str, int] = field(default_factory=dict)  # per split: of those, records the default filled
     non_finite: dict[str, int] = field(default_factory=dict)  # per split: NaN and ±inf
@@ -266,7 +279,9 @@ def _merged(parts: list[dict[str, Any]]) -> tuple[str, str, str, str]:
 
 
 def kind_of(feature: Feature) -> str:
-    """How the page shows a feature: number, string, class_label, image, bbox or other."""
+    """How the page shows a feature: number, string, class_label, image, bbox, audio or other."""
+    if isinstance(feature, AudioFeature):
+        return "audio"
     if isinstance(feature, BBoxFeature):
         return "bbox"
     if isinstance(feature, ImageFeature):
@@ -306,8 +321,33 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         data.images = [_image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
                                    isinstance(feature, MaskFeature)) for split, part in collected.items()]
         data.images = [grid for grid in data.images if grid.rows]
+    if kind == "audio":
+        _audio(data, name, feature, collected, reader)
     data.rows = _rows(kind, stats, data)
     return data
+
+
+def _audio(data: FeatureData, name: str, feature: Any, collected: dict[str, Collected], reader: SampleReader) -> None:
+    """An audio feature's durations and loudness (sampled), and a clip per class of each split."""
+    durations = {split: part.durations[name] for split, part in collected.items()}
+    if any(durations.values()):
+        data.durations = _float_histogram(durations)
+        data.loudness = _float_histogram({split: part.loudness[name] for split, part in collected.items()})
+    names = reader.group_names or []
+    for split, part in collected.items():
+        for key, samples in sorted(part.clips[name].items(), key=lambda item: (item[0] is None, item[0] or 0)):
+            label = names[key] if key is not None and key < len(names) else "" if key is None else str(key)
+            data.clips.append(AudioClip(split, label, samples, feature.sample_rate))
+
+
+def _float_histogram(values: dict[str, list[float]], bins: int = 30) -> Histogram:
+    """Measures per record over `bins` bins between their lowest and highest."""
+    every = [value for items in values.values() for value in items]
+    low, high = min(every), max(every)
+    edges = np.linspace(low, high, bins + 1) if high > low else np.array([low - 0.5, high + 0.5])
+    counts = {split: np.histogram(np.asarray(items, dtype=np.float64), bins=edges)[0].tolist()
+              for split, items in values.items()}
+    return Histogram([float(edge) for edge in edges], counts, False)
 
 
 def _value_edges(feature: Feature, name: str, info: DatasetInfo, statistics: dict[str, dict[str, Any]],
@@ -490,6 +530,11 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
     def each(function: Any) -> dict[str, str | None]:
         return {split: function(item) for split, item in stats.items()}
 
+    if kind == "audio":  # the build's statistics of the clips' lengths, in samples
+        add("clips", each(lambda item: count(item.get("num_values"))))
+        for key in ("min", "max", "mean"):
+            add(f"{key} samples", each(lambda item, key=key: number(item.get(key))))
+        return rows
     if kind == "image":
         add("images", each(lambda item: count(item.get("num_images"))))
         add("height", each(lambda item: span(item.get("height"))))

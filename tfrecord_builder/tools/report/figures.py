@@ -22,7 +22,7 @@ from PIL import Image
 
 from ...errors import UsageError
 from ...progress import Progress
-from .data import ClassBalance, Histogram, ImageGrid, ObjectsData, ReportData
+from .data import AudioClip, ClassBalance, Histogram, ImageGrid, ObjectsData, ReportData
 from .sample import Annotation
 from .style import INK, MUTED, RULE, class_colour, rgb, split_colours
 
@@ -132,6 +132,15 @@ def _jobs(data: ReportData) -> list[_Job]:
         if feature.classes is not None:
             jobs.append(_Job(f"{name}-classes", name, f"{name}: class balance", "exact counts",
                              _classes_drawer(feature.classes, colours), _classes_size(feature.classes)))
+        if feature.durations is not None and feature.loudness is not None:
+            jobs.append(_Job(f"{name}-durations", name, f"{name}: duration", sampled,
+                             _histogram_drawer(feature.durations, colours, "seconds", "% of clips"), (WIDTH, HEIGHT)))
+            jobs.append(_Job(f"{name}-loudness", name, f"{name}: loudness", sampled,
+                             _histogram_drawer(feature.loudness, colours, "RMS level, dBFS", "% of clips"),
+                             (WIDTH, HEIGHT)))
+        for index, clip in enumerate(feature.clips):
+            jobs.append(_Job(waveform_stem(name, index), name, f"{clip.label or name} ({clip.split})", "",
+                             _waveform_drawer(clip), (WIDTH * 0.75, HEIGHT * 0.5)))
         for grid in feature.images:
             mosaic, centres, marks = mosaic_of(grid)
             jobs.append(_Job(f"{name}-images-{grid.split}", name, f"{name}: {grid.split}", grid.note,
@@ -139,6 +148,32 @@ def _jobs(data: ReportData) -> list[_Job]:
     for objects in data.objects:
         jobs.extend(_objects_jobs(objects, colours, sampled, data))
     return jobs
+
+
+def waveform_stem(feature: str, index: int) -> str:
+    """The file stem of an audio feature's `index`-th clip's waveform (the page puts its player beside it)."""
+    return f"{feature}-waveform-{index}"
+
+
+def _waveform_drawer(clip: AudioClip) -> Callable[[Any], None]:
+    """A clip's waveform: each channel's lowest and highest sample per pixel column, over seconds."""
+    def drawn(figure: Any) -> None:
+        axes = figure.add_subplot()
+        samples = clip.samples.reshape(len(clip.samples), -1)
+        columns = max(1, min(len(samples), 600))
+        edges = np.linspace(0, len(samples), columns + 1).astype(int)
+        times = edges[:-1] / clip.rate
+        for channel in range(samples.shape[1]):
+            parts = [samples[start:max(end, start + 1), channel] for start, end in zip(edges[:-1], edges[1:])]
+            low = [part.min() if part.size else 0.0 for part in parts]
+            high = [part.max() if part.size else 0.0 for part in parts]
+            axes.fill_between(times, low, high, color=INK, linewidth=0.4, alpha=0.8 / samples.shape[1])
+        axes.set_xlim(0, max(len(samples), 1) / clip.rate)
+        axes.set_ylim(-1, 1)
+        axes.set_xlabel("seconds")
+        axes.grid(False)
+
+    return drawn
 
 
 def _objects_jobs(objects: ObjectsData, colours: dict[str, str], sampled: str, data: ReportData) -> list[_Job]:

@@ -7,17 +7,21 @@ nothing. Every text from the dataset (names, descriptions, values, the spec) is 
 from __future__ import annotations
 
 import base64
+import io
 import json
+import wave
 from html import escape
 from typing import Any
 
+import numpy as np
+
 from ...sizes import size_text
 from ...version import __version__
-from .data import FeatureData, ObjectsData, ReportData, share
-from .figures import Plot
+from .data import AudioClip, FeatureData, ObjectsData, ReportData, share
+from .figures import Plot, waveform_stem
 from .style import INK, MUTED, RULE, split_colours
 
-KIND_NAMES = {"number": "number", "string": "text", "class_label": "class label", "image": "image", "bbox": "boxes",
+KIND_NAMES = {"number": "number", "string": "text", "class_label": "class label", "image": "image", "bbox": "boxes", "audio": "audio",
               "other": "other"}
 SHARDS_OPEN = 16  # a split's shard table starts folded when it has more shards
 
@@ -210,8 +214,10 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
     if feature.per_step:
         badges.append('<span class="badge step">per step</span>')
     description = f'<p class="description">{escape(feature.description)}</p>' if feature.description else ""
-    figures = "".join(_figure(plot) for plot in plots)
-    extra = _top_values(feature, data, colours) if feature.top_values else ""
+    waveforms = {plot.stem: plot for plot in plots if plot.stem.startswith(f"{feature.name}-waveform-")}
+    figures = "".join(_figure(plot) for plot in plots if plot.stem not in waveforms)
+    extra = _clips(feature, waveforms, data)
+    extra += _top_values(feature, data, colours) if feature.top_values else ""
     if feature.classes is not None:
         extra += _class_counts(feature, data, colours)
     if feature.kind == "bbox" and any(objects.name == feature.name for objects in data.objects):
@@ -227,6 +233,40 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
     return (f'<article class="feature" id="feature-{escape(feature.name)}" data-search="{escape(search)}" '
             f'data-kind="{feature.kind}">\n<header><h3>{escape(feature.name)}</h3>{"".join(badges)}{declared}</header>\n'
             f"{description}{body}{extra}{empty}\n</article>")
+
+
+MAX_PLAYED_SECONDS = 10  # a clip's player holds at most this much (16-bit WAV in the page: ~2 MB at 48 kHz)
+
+
+def _clips(feature: FeatureData, waveforms: dict[str, Plot], data: ReportData) -> str:
+    """An audio feature's clip per class: its waveform and a player of its own samples, inline (a
+    data: URI of a 16-bit WAV: nothing is fetched)."""
+    if not feature.clips:
+        return ""
+    items = []
+    for index, clip in enumerate(feature.clips):
+        plot = waveforms.get(waveform_stem(feature.name, index))
+        image = _figure(plot) if plot is not None else ""
+        source = "data:audio/wav;base64," + base64.b64encode(wav_bytes(clip)).decode("ascii")
+        items.append(f'<div class="clip">{image}<audio controls preload="none" src="{source}" '
+                     f'aria-label="{escape(clip.label or feature.name)} ({escape(clip.split)})"></audio></div>')
+    sampled = " of the records read" if data.is_sample else ""
+    return (f'<p class="note">A clip per class: each split\'s first{sampled}, as stored (players hold at most '
+            f'{MAX_PLAYED_SECONDS} s).</p><div class="clips">{"".join(items)}</div>')
+
+
+def wav_bytes(clip: AudioClip) -> bytes:
+    """A clip as a 16-bit PCM WAV file (its first MAX_PLAYED_SECONDS)."""
+    samples = clip.samples[: MAX_PLAYED_SECONDS * clip.rate].reshape(min(len(clip.samples),
+                                                                         MAX_PLAYED_SECONDS * clip.rate), -1)
+    pcm = np.clip(np.rint(samples * 32768.0), -32768, 32767).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as file:
+        file.setnchannels(pcm.shape[1])
+        file.setsampwidth(2)
+        file.setframerate(clip.rate)
+        file.writeframes(pcm.tobytes())
+    return buffer.getvalue()
 
 
 def _stats_table(feature: FeatureData, data: ReportData, colours: dict[str, str]) -> str:
@@ -417,6 +457,11 @@ code.declared {{ color: var(--muted); margin-left: auto; }}
 .badge.kind-string {{ background: #E7F5EE; color: #1D6B47; }}
 .badge.kind-image {{ background: #FDF0E4; color: #8A4B12; }}
 .badge.kind-bbox {{ background: #FBE9EE; color: #8A1F3D; }}
+.badge.kind-audio {{ background: #EDEBFA; color: #3D3590; }}
+.clips {{ display: flex; flex-wrap: wrap; gap: 10px 18px; }}
+.clip {{ display: flex; flex-direction: column; gap: 4px; }}
+.clip figure {{ margin: 0; }}
+.clip audio {{ width: 100%; height: 32px; }}
 .badge.label {{ background: #1F2430; color: #FFFFFF; }}
 .badge.step {{ background: #EAF6F8; color: #1B6C78; }}
 .description {{ margin: 0 0 8px; color: #3A4250; }}

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...codec.tfrecord import open_records, read_records
 from ...errors import DatasetError
-from ...features import BBoxFeature, ClassLabelFeature, ImageFeature
+from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, ImageFeature
 from ...features.mask import MaskFeature
 from ...progress import Progress
 from ...read.records import RecordReader
@@ -39,6 +39,7 @@ SIZE_PREFIX = "\0size:"  # the sample reader's own entry for an image's stored s
 # records hold thousands of values, and NumPy still counts many at once
 FLUSH_VALUES = 1 << 16
 PROGRESS_EVERY = 1000  # records between progress calls
+SILENCE_DB = -120.0  # the loudness a silent clip is counted at (its RMS is 0: -inf dBFS)
 
 
 @dataclass
@@ -55,6 +56,9 @@ class Collected:
     areas: dict[str, list[float]] = field(default_factory=dict)  # bbox -> each box's area, a fraction of the image
     aspects: dict[str, list[float]] = field(default_factory=dict)  # bbox -> each box's width / height
     object_classes: dict[str, np.ndarray] = field(default_factory=dict)  # bbox -> sampled objects per class
+    durations: dict[str, list[float]] = field(default_factory=dict)  # audio -> each clip's seconds
+    loudness: dict[str, list[float]] = field(default_factory=dict)  # audio -> each clip's RMS level, dBFS
+    clips: dict[str, dict[Any, np.ndarray]] = field(default_factory=dict)  # audio -> group -> its first clip
 
 
 @dataclass
@@ -138,6 +142,7 @@ class SampleReader:
         self.image_reader.reading = {"format": "example",
                                      "features": {name: reading["features"][name] for name in self.images}}
         self.numbers = [name for name in spec.features if name in edges]
+        self.audio = [name for name, feature in spec.features.items() if isinstance(feature, AudioFeature)]
         # values per record, or per step for a sequence feature with a variable number per step
         self.variable = [name for name, feature in spec.features.items()
                          if not isinstance(feature, ImageFeature) and feature.is_variable]
@@ -178,7 +183,9 @@ class SampleReader:
                               annotations={name: {} for name in self.images},
                               areas={name: [] for name in self.boxes}, aspects={name: [] for name in self.boxes},
                               object_classes={name: np.zeros(len(self.object_names or ()), np.int64)
-                                              for name in self.boxes})
+                                              for name in self.boxes},
+                              durations={name: [] for name in self.audio}, loudness={name: [] for name in self.audio},
+                              clips={name: {} for name in self.audio})
         phase = f"reading {split}"
         self._progress(phase, 0, total)
         pending: dict[str, list[np.ndarray]] = {name: [] for name in self.numbers}
@@ -204,6 +211,8 @@ class SampleReader:
                     self._measure(collected, name, record)
                 if self.images:
                     self._thumbnails(collected, record, data, path, number)
+                for name in self.audio:
+                    self._listen(collected, name, record)
                 collected.records += 1
                 if pending_size >= FLUSH_VALUES:
                     self._count(pending, collected)
@@ -289,6 +298,20 @@ class SampleReader:
         counts = collected.object_classes[name]
         if classes and len(counts):
             collected.object_classes[name] += np.bincount(np.clip(classes, 0, len(counts) - 1), minlength=len(counts))
+
+    def _listen(self, collected: Collected, name: str, record: dict[str, Any]) -> None:
+        """A record's clip: its duration and loudness, and itself if it is its class's first."""
+        wave = np.asarray(record[name])
+        if wave.dtype == np.int16:
+            wave = wave.astype(np.float32) / np.float32(32768)
+        rate = self.info.spec.features[name].sample_rate
+        collected.durations[name].append(len(wave) / rate)
+        rms = float(np.sqrt(np.mean(np.square(wave, dtype=np.float64)))) if wave.size else 0.0
+        collected.loudness[name].append(max(SILENCE_DB, 20 * np.log10(rms)) if rms > 0 else SILENCE_DB)
+        key = int(record[self.group]) if self.group is not None else None
+        clips = collected.clips[name]
+        if (key is None or key < MAX_IMAGE_CLASSES) and key not in clips and (key is not None or not clips):
+            clips[key] = wave
 
     def _count(self, pending: dict[str, list[np.ndarray]], collected: Collected) -> None:
         """Counts the numbers read since the last time into their bins."""

@@ -1,0 +1,280 @@
+"""`audio`: a waveform read from a WAV, FLAC, OGG (Vorbis, Opus) or MP3 file, stored as PCM.
+
+Writing (soundfile, which carries libsndfile in its wheel): the file at a path (relative to the
+table's folder, as image paths are) is decoded, mixed down to one channel by the mean of its
+channels when `channels: 1` asks for it (a file with fewer channels than declared is refused),
+resampled to `sample_rate:` with scipy's polyphase filter (`scipy.signal.resample_poly`, its
+default Kaiser window: an anti-aliasing low-pass) when the file has another rate, or refused
+when `resample: false`, and cut to `max_seconds:` (each cut counted in a notice of the build).
+
+Stored form (`encoding:`): `pcm16` (the default) keeps little-endian int16 samples, interleaved,
+in one bytes value: 2 bytes a sample, half of float32, and what a 16-bit WAV or FLAC holds, so
+those round-trip bit for bit (soundfile's `dtype="int16"` read); a file of more bits (24-bit,
+float) or a lossy one (Vorbis, MP3) is rounded to 16 bits by libsndfile, counted in a notice.
+`float32` keeps 4-byte floats (soundfile's `dtype="float32"` read) for those. Beside the samples,
+`KEY_num_samples` holds the number of samples per channel (int64).
+
+Reading: `read/tfdata.py`'s `padded_audio` decodes a whole batch with one `decode_raw` (zero-padded
+to the batch's longest): `[batch, samples]` for one channel, `[batch, samples, channels]` for
+more; float32 in [-1, 1) (int16 / 32768, as soundfile scales) or, with `dtype: int16`, the
+stored integers. Each record's length comes under `length_feature` (int32) and a boolean
+`[batch, samples]` mask under `mask_feature` when named.
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+
+from .. import fs
+from ..spec.fields import At, meta
+from . import notices
+from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .shown import Language
+from .values import Values
+
+EXACT_SUBTYPES = {"PCM_16", "PCM_S8", "PCM_U8", "ULAW", "ALAW"}  # what int16 holds exactly
+ITEM_BYTES = {"pcm16": 2, "float32": 4}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")  # a name input_fn yields: a Keras input's too
+
+
+class BadAudio(ValueError):
+    """An audio file that can't be read as the feature asks (the message says why)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AudioFeature(Feature):
+    """A waveform: `{type: audio, sample_rate: 16000, channels: 1, max_seconds: 10}`."""
+
+    batch_rows = 64  # a few seconds of audio each: a batch of a few MiB
+
+    sample_rate: int = meta("samples per second stored; a file at another rate is resampled (or refused with "
+                            "`resample: false`)")
+    channels: int = meta("1 (mixed down by the mean of the file's channels) or the file's number, kept", 1)
+    max_seconds: float | None = meta("cut each waveform after this many seconds (each cut is counted in a notice)",
+                                     None)
+    resample: bool = meta("resample a file at another rate with scipy.signal.resample_poly; false: refuse it", True)
+    encoding: Literal["pcm16", "float32"] = meta(
+        "how samples are stored: pcm16 (int16, 2 bytes a sample) or float32 (4 bytes a sample)", "pcm16")
+    dtype: Literal["float32", "int16"] = meta(
+        "what input_fn yields: float32 in [-1, 1) or the stored int16 (encoding: pcm16 only)", "float32")
+    length_feature: str | None = meta("the name input_fn gives each record's number of samples (null: none); "
+                                      "default `<name>_length`", "")
+    mask_feature: str | None = meta("also yield a boolean [batch, samples] mask under this name", None)
+
+    def check(self, at: At) -> None:
+        if self.sample_rate < 1:
+            raise (at / "sample_rate").error(f"expected a positive number of samples per second, received "
+                                             f"{self.sample_rate}")
+        if self.channels < 1:
+            raise (at / "channels").error(f"expected a positive number of channels, received {self.channels}")
+        if self.max_seconds is not None and self.max_seconds <= 0:
+            raise (at / "max_seconds").error(f"expected a positive number of seconds, received {self.max_seconds}")
+        for key in ("length_feature", "mask_feature"):
+            name = getattr(self, key)
+            if name and not _IDENTIFIER.match(name):
+                raise (at / key).error(f"expected an identifier, received {name!r}")
+        if self.dtype == "int16" and self.encoding != "pcm16":
+            raise (at / "dtype").error("int16 samples need `encoding: pcm16` (float32 samples aren't integers)")
+
+    def linked(self, features: Mapping[str, Feature], at: At) -> "AudioFeature":
+        for key, name in (("length_feature", self.length_name), ("mask_feature", self.mask_feature)):
+            if name is not None and name in features:
+                raise (at / key).error(f"`{name}` is already a feature's name; choose another (or null)")
+        if self.mask_feature is not None and self.mask_feature == self.length_name:
+            raise (at / "mask_feature").error(f"`{self.mask_feature}` is already the length_feature's name")
+        return self
+
+    @property
+    def length_name(self) -> str | None:
+        return f"{self.name}_length" if self.length_feature == "" else self.length_feature
+
+    @property
+    def length_key(self) -> str:
+        return f"{self.record_key}_num_samples"  # not KEY/...: TFDS would nest it inside KEY
+
+    @property
+    def max_samples(self) -> int | None:
+        return None if self.max_seconds is None else int(round(self.max_seconds * self.sample_rate))
+
+    # ---- writing side ----------------------------------------------------------------------------
+    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
+               language: Language = "python") -> dict[str, Values]:
+        stored: list[bytes] = []
+        lengths: list[int] = []
+        for row, value in enumerate(values):
+            if value is None:
+                raise self.fail(origin, row, "missing audio file")
+            path = fs.resolve(value, base_dir) if base_dir is not None and isinstance(value, str) else value
+            try:
+                samples = self.waveform(path)
+            except BadAudio as error:
+                raise self.fail(origin, row, f"{_describe(path)}: {error}") from None
+            stored.append(samples.astype("<i2" if self.encoding == "pcm16" else "<f4").tobytes())
+            lengths.append(len(samples))
+        ones = np.ones(len(stored), dtype=np.int64)
+        return {self.record_key: Values("bytes", stored, ones),
+                self.length_key: Values("int64", np.array(lengths, dtype=np.int64), ones)}
+
+    def waveform(self, value: Any) -> np.ndarray:
+        """One file's samples as stored: [samples, channels] int16 (pcm16) or float32."""
+        import soundfile  # here: only builds with audio need libsndfile
+
+        try:
+            with _opened(value) as source, soundfile.SoundFile(source) as sound:
+                rate, subtype, kept = sound.samplerate, sound.subtype, self.channels
+                if kept not in (1, sound.channels):
+                    raise BadAudio(f"{sound.channels} channel{'s' if sound.channels > 1 else ''}, expected "
+                                   f"{kept} (channels: 1 mixes any number down)")
+                if rate != self.sample_rate and not self.resample:
+                    raise BadAudio(f"sample rate {rate} Hz, expected {self.sample_rate} Hz (resample: false)")
+                limit = self.max_samples
+                # a long file cut by max_seconds is read only as far as the cut, plus the resampling
+                # filter's reach past it (resample_poly's: 10 input samples per rate/target, at least 10)
+                reach = 10 * math.ceil(rate / self.sample_rate) + 64
+                wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + reach
+                # as it is (neither resampled nor mixed): libsndfile's own read in the stored dtype
+                exact = rate == self.sample_rate and kept == sound.channels
+                stored = "int16" if self.encoding == "pcm16" else "float32"
+                _check_whole(sound.extra_info)
+                if sound.seekable():  # as soundfile.read does: an MP3 decoded after a seek differs in its last bits
+                    sound.seek(0)
+                samples = sound.read(frames=wanted, dtype=stored if exact else "float64", always_2d=True)
+                more = limit is not None and sound.tell() < sound.frames
+        except (RuntimeError, soundfile.LibsndfileError, EOFError) as error:
+            raise BadAudio(f"can't be decoded, corrupt or truncated ({_first_line(error)})") from None
+        if not len(samples) and not more:
+            raise BadAudio("no samples (an empty or truncated file)")
+        if kept == 1 and samples.shape[1] > 1:
+            samples = samples.mean(axis=1, keepdims=True)
+        if rate != self.sample_rate:
+            samples = resampled(samples, rate, self.sample_rate)
+        if limit is not None and (len(samples) > limit or more):
+            notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} cut at max_seconds: {self.max_seconds:g}")
+            samples = samples[:limit]
+        if self.encoding == "pcm16" and subtype not in EXACT_SUBTYPES:
+            notices.note(f"feature `{self.name}`: {{count}} {subtype} file{{s}} rounded to 16-bit samples "
+                         "(encoding: float32 keeps them)")
+        return self._stored(samples)
+
+    def _stored(self, samples: np.ndarray) -> np.ndarray:
+        """Samples as the encoding keeps them (soundfile's own float-to-int16 rule: x * 32768,
+        rounded, clipped at 32767)."""
+        if samples.dtype == np.int16 or self.encoding == "float32":
+            return samples.astype(np.int16 if self.encoding == "pcm16" else np.float32)
+        scaled = np.rint(samples * 32768.0)
+        if (scaled > 32767).any() or (scaled < -32768).any():
+            notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} clipped to [-1, 1) by resampling or "
+                         "mixing (16-bit samples)")
+        return np.clip(scaled, -32768, 32767).astype(np.int16)
+
+    def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        kind, values = stored.get(self.record_key, ("bytes", []))
+        if self.record_key not in stored or kind != "bytes" or len(values) != 1:
+            return f"expected one waveform under {self.record_key!r}"
+        kind, length = stored.get(self.length_key, ("int64", []))
+        if kind != "int64" or len(length) != 1 or length[0] < 0:
+            return f"expected the number of samples under {self.length_key!r}"
+        expected = length[0] * self.channels * ITEM_BYTES[self.encoding]
+        if len(values[0]) != expected:
+            return f"{len(values[0])} bytes of samples, expected {expected} ({length[0]} × {self.channels} channels)"
+        return None
+
+    def statistics_values(self, encoded: dict[str, Values]) -> Values:
+        """The lengths (in samples): the waveforms' bytes make no vocabulary."""
+        return encoded[self.length_key]
+
+    # ---- reading side ----------------------------------------------------------------------------
+    def parsing(self) -> dict[str, ParseSpec]:
+        return {self.record_key: ("fixed", "string", []), self.length_key: ("fixed", "int64", [])}
+
+    def decoding(self, options: Any) -> list[DecodeStep]:
+        return [("padded_audio", {"lengths": {"parsed": self.length_key}, "encoding": self.encoding,
+                                  "channels": self.channels, "dtype": self.dtype})]
+
+    def reading(self, options: Any) -> dict[str, Any]:
+        """Its description, with `companions`: the length and mask features decoded beside it."""
+        companions: dict[str, Any] = {}
+        parse = {self.length_key: ("fixed", "int64", [])}
+        if self.length_name is not None:
+            companions[self.length_name] = {"parse": parse, "decode": [("cast", {"dtype": "int32"})]}
+        if self.mask_feature is not None:
+            companions[self.mask_feature] = {"parse": parse, "decode": [("length_mask", {})]}
+        return {**super().reading(options), "companions": companions}
+
+    def describe(self) -> str:
+        shape = "[samples]" if self.channels == 1 else f"[samples, {self.channels}]"
+        return f"audio {self.encoding} {self.sample_rate} Hz {shape} {self.dtype}"
+
+
+register("audio")(AudioFeature)
+
+
+# libsndfile's log of a WAV (AIFF, ...) whose data chunk is shorter than its header says: it reads
+# what there is in silence, so the log is the one place a truncated file shows
+_SHORT_CHUNK = re.compile(r"^data\s*:\s*(\d+) \(should be (\d+)\)", re.MULTILINE)
+_UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what a stream writer that didn't know the length puts there
+
+
+def _check_whole(log: str) -> None:
+    """Raises BadAudio for a file whose samples end before its header says they do."""
+    short = _SHORT_CHUNK.search(log)
+    if short is not None:
+        declared, held = int(short.group(1)), int(short.group(2))
+        if declared > held and declared not in _UNKNOWN_SIZES:
+            raise BadAudio(f"truncated: its header declares {declared} bytes of samples, the file holds {held}")
+
+
+def resampled(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
+    """[samples, channels] float64 from `rate` to `target` Hz: scipy's polyphase resampler (up by
+    target/g, low-pass with its default Kaiser window, down by rate/g; g = gcd of the two)."""
+    from scipy.signal import resample_poly
+
+    if samples.dtype == np.int16:
+        samples = samples / 32768.0
+    common = math.gcd(rate, target)
+    return resample_poly(samples, target // common, rate // common, axis=0)
+
+
+class _opened:
+    """What libsndfile opens: a local path as it is, an object in a store as a file (closed after)."""
+
+    def __init__(self, value: Any):
+        self.value = value
+        self.file: Any = None
+
+    def __enter__(self) -> Any:
+        value = self.value
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return io.BytesIO(value)
+        path = os.fspath(value)
+        if not fs.exists(path):
+            raise BadAudio("file not found")
+        if fs.isdir(path):
+            raise BadAudio("is a folder, not an audio file")
+        opened = fs.path_or_file(path)
+        self.file = None if isinstance(opened, str) else opened
+        return opened
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"{len(value)} bytes"
+    return type(value).__name__
