@@ -139,7 +139,8 @@ def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
         dimensions = _dimensions(feature.shape)
         if feature.encoding == "raw":  # the pixels' bytes
             return _tensor(dimensions, "uint8", "bytes")
-        return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": "uint8",
+        # TFDS's Image takes uint16 for PNG (its decode_png(dtype=uint16)): the values stored, exactly
+        return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": feature.dtype,
                                                      "encodingFormat": feature.encoding}}
     if isinstance(feature, BBoxFeature):  # TFDS's own `objects/bbox`: REL_YXYX fractions, as stored
         box = {"pythonClassName": BBOX, "boundingBox": {"shape": {"dimensions": ["4"]}, "dtype": "float32",

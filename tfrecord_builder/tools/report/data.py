@@ -242,7 +242,7 @@ def summary_rows(spec: Any, statistics: dict[str, dict[str, Any]], summarised: l
             parts = [{"min": _at(item.get("min"), index), "max": _at(item.get("max"), index),
                       "mean": _at(item.get("mean"), index), "num_values": _at(item.get("num_values"), index),
                       "num_missing": _at(item.get("num_missing"), index)} for item in per_split]
-            rows.append(SummaryRow(name, column, feature.dtype if hasattr(feature, "dtype") else feature.describe(),
+            rows.append(SummaryRow(name, column, feature.dtype if isinstance(feature, TensorFeature) else feature.describe(),
                                    *_merged(parts), is_label=name == spec.label))
     rows.sort(key=lambda row: not row.is_label)  # (stable: otherwise in the order above)
     return rows
