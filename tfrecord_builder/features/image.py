@@ -54,8 +54,9 @@ class ImageFeature(Feature):
         every worker busy."""
         if self.size is None:
             return 32
-        stored = self.size[0] * self.size[1] * self.num_channels // (1 if self.encoding == "raw" else 8)
-        return max(32, min(512, 2 * 1024**2 // stored))
+        depth = 2 if self.dtype == "uint16" else 1  # bytes a value
+        stored = self.size[0] * self.size[1] * self.num_channels * depth // (1 if self.encoding == "raw" else 8)
+        return max(32, min(512, 2 * 1024**2 // max(1, stored)))  # (an image under 8 bytes: 512)
 
     encoding: Literal["jpeg", "png", "raw"] = meta("how pixels are stored: jpeg, png or raw uint8", "png")
     shape: list[int | None] | None = meta(
