@@ -186,3 +186,37 @@ def test_png_16_is_a_png_every_decoder_reads_the_same():
     assert deep.bits(image) == 16
     image.load()
     np.testing.assert_array_equal(deep.values(image, data, 16), pixels)
+
+
+def test_padded_and_resized_batches_stay_uint16(tf, tmp_path):
+    """Images of their own sizes in one batch: padded with 0 to the largest, or resized by
+    `input.image_size` (TensorFlow's antialiased bilinear, and tb.read's NumPy twin of it, to the
+    same values), each kept in 0-65535 rather than clipped at 255."""
+    (tmp_path / "scans").mkdir()
+    big = np.full((4, 6), 40000, np.uint16)
+    big[:, 3:] = 1000
+    small = np.full((2, 3), 65535, np.uint16)
+    Image.fromarray(big).save(tmp_path / "scans" / "a.png")
+    Image.fromarray(small).save(tmp_path / "scans" / "b.png")
+    features = {"image": {"type": "image", "channels": 1, "dtype": "uint16"}, "filename": {"dtype": "string"}}
+    spec = {"name": "deep", "source": {"builder": "image_folder", "path": "scans"}, "features": features}
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=2, shuffle=False))
+    images = dict(zip([name.decode() for name in batch["filename"]], batch["image"]))
+    assert batch["image"].dtype == np.uint16 and batch["image"].shape == (2, 4, 6, 1)
+    np.testing.assert_array_equal(images["a.png"][:, :, 0], big)
+    np.testing.assert_array_equal(images["b.png"][:2, :3, 0], small)
+    assert not images["b.png"][2:].any() and not images["b.png"][:, 3:].any()
+    spec["input"] = {"image_size": [2, 2]}
+    spec["source"]["path"] = str(tmp_path / "scans")
+    info = tb.build(write_spec(tmp_path / "sized", spec), output=tmp_path / "sized" / "out")
+    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=2, shuffle=False))
+    resized = dict(zip([name.decode() for name in batch["filename"]], batch["image"]))
+    read = {record["filename"].decode(): record["image"] for record in tb.read(info.path, "train")}
+    assert batch["image"].dtype == np.uint16 and batch["image"].shape == (2, 2, 2, 1)
+    np.testing.assert_array_equal(resized["b.png"][:, :, 0], np.full((2, 2), 65535))
+    left, right = resized["a.png"][0, :, 0]  # (the triangle kernel, 3 columns wide, mixes the halves)
+    assert 1000 < right < 20000 < left < 40000 and (resized["a.png"][0] == resized["a.png"][1]).all()
+    for name, image in read.items():
+        assert image.dtype == np.uint16
+        np.testing.assert_array_equal(image, resized[name], err_msg=name)
