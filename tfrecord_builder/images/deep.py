@@ -7,6 +7,10 @@ Pillow's own conversion does, leaves a 12-bit scan at most 16 grey levels (0-15)
 Pillow reads a 16-bit colour PNG or TIFF as 8-bit RGB(A) holding each value's high byte; the low
 bytes are read by decoding the file a second time with the other byte order's raw mode (the
 same unfiltering, the other byte of each pair), so both rules see the full 16 bits.
+
+A feature of `dtype: uint16` keeps the 16 bits instead: `sixteen_bits` converts the channels and
+resizes without leaving 16 bits, `png_16` writes the 16-bit PNG that is stored, and a 16-bit PNG
+that already is that form is stored as it is (`fits_16_as_it_is`).
 """
 from __future__ import annotations
 
