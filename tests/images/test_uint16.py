@@ -220,3 +220,16 @@ def test_padded_and_resized_batches_stay_uint16(tf, tmp_path):
     for name, image in read.items():
         assert image.dtype == np.uint16
         np.testing.assert_array_equal(image, resized[name], err_msg=name)
+
+
+@pytest.mark.parametrize("validate", ["structure", "decode"])
+def test_a_truncated_16_bit_png_is_caught_by_either_check(tmp_path, validate):
+    (tmp_path / "scans").mkdir()
+    data = (SCANS / "ct_small.png").read_bytes()
+    (tmp_path / "scans" / "ct_small.png").write_bytes(data[: len(data) // 2])
+    with pytest.raises(tb.DataError) as caught:
+        build(tmp_path, {"image": {"type": "image", "channels": 1, "dtype": "uint16", "validate": validate}})
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'scans' / 'ct_small.png'}: feature `image`: ") and "\n" not in message
+    assert ("truncated PNG (it doesn't end with an IEND chunk)" if validate == "structure"
+            else "corrupt or truncated image") in message
