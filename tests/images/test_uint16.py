@@ -146,9 +146,15 @@ def test_float32_divides_uint16_by_65535(tf, tmp_path):
             "features": {"image": {"type": "image", "channels": 1, "dtype": "uint16"}},
             "input": {"image_dtype": "float32"}}
     info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
-    (batch,) = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=1, shuffle=False))
+    module = import_module(Path(info.path) / f"{info.name}_input.py")
     expected = pixels.astype(np.float32)[:, :, None] / np.float32(65535)
-    np.testing.assert_array_equal(batch["image"][0], expected)
+    for dataset in (tb.input_fn(info.path, "train", batch_size=1, shuffle=False),
+                    module.input_fn("train", batch_size=1, shuffle=False)):
+        (batch,) = batches_as_numpy(dataset)
+        assert batch["image"].dtype == np.float32
+        np.testing.assert_array_equal(batch["image"][0], expected)
+    (record,) = list(tb.read(info.path, "train"))
+    np.testing.assert_array_equal(record["image"], expected)
 
 
 # ---- what is refused -------------------------------------------------------------------------------
