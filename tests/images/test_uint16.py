@@ -239,3 +239,28 @@ def test_a_truncated_16_bit_png_is_caught_by_either_check(tmp_path, validate):
     assert message.startswith(f"{tmp_path / 'scans' / 'ct_small.png'}: feature `image`: ") and "\n" not in message
     assert ("truncated PNG (it doesn't end with an IEND chunk)" if validate == "structure"
             else "corrupt or truncated image") in message
+
+
+def test_uint16_arrays_from_a_builder_are_kept_and_uint8_ones_refused(tmp_path):
+    """A builder's pixels: a uint16 array is stored as a 16-bit PNG of its exact values (2 channels
+    are grey and alpha); a uint8 one is refused as an 8-bit file is."""
+    spec = tb.load_spec(write_spec(tmp_path, {
+        "name": "deep", "source": {"builder": "image_folder", "path": "."},
+        "features": {"image": {"type": "image", "channels": 3, "dtype": "uint16"}}}))
+    feature = spec.features["image"]
+    pixels = np.random.default_rng(2).integers(0, 65536, (3, 5, 3), dtype=np.uint16)
+    data, shape = feature.prepare(pixels)
+    assert shape == (3, 5, 3)
+    image = Image.open(io.BytesIO(data))
+    assert deep.bits(image) == 16
+    image.load()
+    np.testing.assert_array_equal(deep.values(image, data, 16), pixels)
+    grey_alpha = np.dstack([pixels[:, :, 0], pixels[:, :, 1]])
+    data, _ = feature.prepare(grey_alpha)
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    np.testing.assert_array_equal(deep.values(image, data, 16), np.dstack([pixels[:, :, 0]] * 3))
+    with pytest.raises(ValueError) as caught:
+        feature.prepare(np.zeros((3, 5), np.uint8))
+    assert str(caught.value) == ("an 8-bit L image into a `dtype: uint16` feature: convert the file to 16 bits, "
+                                 "or declare `dtype: uint8`")

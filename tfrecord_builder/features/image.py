@@ -160,6 +160,12 @@ class ImageFeature(Feature):
             fast = self._plain_jpeg(value)
             if fast is not None:
                 return fast
+        if self.dtype == "uint16" and isinstance(value, np.ndarray) and value.dtype == np.uint16 \
+                and value.ndim in (2, 3) and (value.ndim == 2 or value.shape[2] in (1, 2, 3, 4)):
+            pixels = value[:, :, 0] if value.ndim == 3 and value.shape[2] == 1 else value  # pixels from a builder
+            pixels = deep.sixteen_bits(pixels.astype(np.int64), 16, self.num_channels, self.size, self.resize,
+                                       self.filter)
+            return deep.png_16(pixels), pixels.shape  # type: ignore[return-value]
         source, image = pillow.opened(value)
         if self.dtype == "uint16":
             return self._prepare_16(source, image)
