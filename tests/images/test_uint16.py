@@ -264,3 +264,15 @@ def test_uint16_arrays_from_a_builder_are_kept_and_uint8_ones_refused(tmp_path):
         feature.prepare(np.zeros((3, 5), np.uint8))
     assert str(caught.value) == ("an 8-bit L image into a `dtype: uint16` feature: convert the file to 16 bits, "
                                  "or declare `dtype: uint8`")
+
+
+def test_a_16_bit_grey_netpbm_file_is_kept_too(tf, tmp_path):
+    """Another format Pillow reads in 16 bits (a PGM of maxval 65535, Pillow's mode I)."""
+    pixels = np.array([[0, 300, 65535], [1, 2, 40000]], np.uint16)
+    (tmp_path / "scans").mkdir()
+    (tmp_path / "scans" / "a.pgm").write_bytes(b"P5\n3 2\n65535\n" + pixels.astype(">u2").tobytes())
+    (tmp_path / "scans" / "list.csv").write_text("path,filename\na.pgm,a.pgm\n")  # (a table: any file path)
+    info = build(tmp_path, {"image": {"type": "image", "source": "path", "channels": 1, "dtype": "uint16"}},
+                 source={"builder": "csv", "path": "scans/list.csv"})
+    for reader, images in every_reader(info).items():
+        np.testing.assert_array_equal(images["a.pgm"][:, :, 0], pixels, err_msg=reader)
