@@ -249,52 +249,54 @@ def pad_value(pad):
 
 
 
-def decode_image(encoded, shape, encoding, channels):
-    """One stored image as uint8 [height, width, channels]."""
+def decode_image(encoded, shape, encoding, channels, dtype="uint8"):
+    """One stored image as uint8 (or, for `dtype: uint16`, uint16) [height, width, channels]."""
     if encoding == "raw":
         return tf.reshape(tf.io.decode_raw(encoded, tf.uint8), shape)
     if encoding == "jpeg":
         # the accurate inverse DCT, as Pillow decodes: the pixels trained on are those the build saw
         return tf.io.decode_jpeg(encoded, channels=channels, dct_method="INTEGER_ACCURATE")
-    return tf.io.decode_png(encoded, channels=channels)
+    return tf.io.decode_png(encoded, channels=channels, dtype=tf.as_dtype(dtype))
 
 
-def fixed_images(encoded, encoding, shape):
-    """A batch of images that all have the declared `shape`: uint8 [batch, *shape]."""
+def fixed_images(encoded, encoding, shape, dtype="uint8"):
+    """A batch of images that all have the declared `shape`: uint8 (or uint16) [batch, *shape]."""
     if encoding == "raw":
         return tf.reshape(tf.io.decode_raw(encoded, tf.uint8), [-1, *shape])
     # map_fn runs its function through AutoGraph, which can't read the source of a module loaded
     # from its path (it warned on every batch): plain graph code has nothing to convert
     images = tf.map_fn(
-        tf.autograph.experimental.do_not_convert(lambda image: decode_image(image, shape, encoding, shape[-1])),
+        tf.autograph.experimental.do_not_convert(lambda image: decode_image(image, shape, encoding, shape[-1], dtype)),
         encoded,
-        fn_output_signature=tf.TensorSpec(shape, tf.uint8),
+        fn_output_signature=tf.TensorSpec(shape, tf.as_dtype(dtype)),
     )
     return tf.ensure_shape(images, [None, *shape])
 
 
-def padded_images(encoded, shapes, encoding, channels):
+def padded_images(encoded, shapes, encoding, channels, dtype="uint8"):
     """A batch of images of different sizes, zero-padded at the bottom and right to the largest."""
     shapes = tf.cast(shapes, tf.int32)
     height = tf.reduce_max(shapes[:, 0])
     width = tf.reduce_max(shapes[:, 1])
     return tf.map_fn(
         tf.autograph.experimental.do_not_convert(lambda pair: tf.image.pad_to_bounding_box(
-            decode_image(pair[0], pair[1], encoding, channels), 0, 0, height, width)),
+            decode_image(pair[0], pair[1], encoding, channels, dtype), 0, 0, height, width)),
         (encoded, shapes),
-        fn_output_signature=tf.TensorSpec([None, None, channels], tf.uint8),
+        fn_output_signature=tf.TensorSpec([None, None, channels], tf.as_dtype(dtype)),
     )
 
 
-def resized_images(encoded, shapes, encoding, channels, size):
+def resized_images(encoded, shapes, encoding, channels, size, dtype="uint8"):
     """A batch of images of different sizes, each resized (bilinear, antialiased) to `size`."""
+    top = tf.as_dtype(dtype).max
+
     def resize(pair):
-        image = decode_image(pair[0], pair[1], encoding, channels)
+        image = decode_image(pair[0], pair[1], encoding, channels, dtype)
         resized = tf.image.resize(image, size, method="bilinear", antialias=True)
-        return tf.cast(tf.clip_by_value(tf.round(resized), 0, 255), tf.uint8)
+        return tf.cast(tf.clip_by_value(tf.round(resized), 0, top), dtype)
 
     return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
-                     fn_output_signature=tf.TensorSpec([*size, channels], tf.uint8))
+                     fn_output_signature=tf.TensorSpec([*size, channels], tf.as_dtype(dtype)))
 
 
 def resized_masks(encoded, shapes, size):
@@ -308,8 +310,8 @@ def resized_masks(encoded, shapes, size):
 
 
 def scaled_images(images):
-    """uint8 pixels as float32 in [0, 1]."""
-    return tf.cast(images, tf.float32) / 255.0
+    """uint8 (or uint16) pixels as float32 in [0, 1]: divided by 255 (or 65535)."""
+    return tf.cast(images, tf.float32) / float(images.dtype.max)
 
 
 def padded_audio(encoded, lengths, encoding, channels, dtype):

@@ -209,3 +209,32 @@ def _in_mode(mode: str) -> bytes:
     buffer = io.BytesIO()
     Image.new(mode, (2, 2)).save(buffer, "PNG")
     return buffer.getvalue()
+
+
+# ---- kept at 16 bits (dtype: uint16) ---------------------------------------------------------------
+def test_sixteen_bits_converts_channels_in_16_bits():
+    """Colour to grey by Pillow's luma weights in 16 bits, grey repeated, an opaque alpha added,
+    an alpha dropped: no value passes through 8 bits."""
+    sixteen_bits = deep.sixteen_bits
+    rgb = np.array([[[65535, 0, 0], [0, 65535, 0], [1000, 2000, 3000]]], np.int64)
+    grey = sixteen_bits(rgb, 16, 1, None, "stretch", "bilinear")
+    assert grey.dtype == np.uint16
+    np.testing.assert_array_equal(grey[0, :, 0], [(299 * 65535 + 500) // 1000, (587 * 65535 + 500) // 1000,
+                                                  (299 * 1000 + 587 * 2000 + 114 * 3000 + 500) // 1000])
+    plane = np.array([[300, 65535]], np.int64)
+    np.testing.assert_array_equal(sixteen_bits(plane, 16, 4, None, "stretch", "bilinear")[0],
+                                  [[300, 300, 300, 65535], [65535, 65535, 65535, 65535]])
+    with_alpha = np.dstack([plane, np.array([[7, 9]])])
+    np.testing.assert_array_equal(sixteen_bits(with_alpha, 16, 3, None, "stretch", "bilinear")[0],
+                                  [[300] * 3, [65535] * 3])
+
+
+def test_sixteen_bits_clips_a_filters_overshoot_and_refuses_values_past_16_bits():
+    sixteen_bits = deep.sixteen_bits
+    edge = np.zeros((8, 8), np.int64)
+    edge[:, 4:] = 65535  # lanczos rings past both ends of a sharp edge
+    resized = sixteen_bits(edge, 16, 1, (8, 5), "stretch", "lanczos")
+    assert resized.min() == 0 and resized.max() == 65535 and 0 < resized[0, 2, 0] < 65535
+    with pytest.raises(BadImage) as caught:
+        sixteen_bits(np.array([[-1, 70000]]), 32, 1, None, "stretch", "bilinear")
+    assert str(caught.value) == "a 32-bit image with values -1 to 70000: a uint16 feature holds 0-65535"

@@ -11,7 +11,8 @@ is counted in features/notices.py: the build says so once.
 
 Channels: 1 grey (ITU-R 601-2 luma from colour), 3 RGB, 4 RGBA. Palette images keep their
 colours (and transparency, for 4 channels); a 16-bit image is refused unless `scale_16bit` says
-how it becomes 8 bits (images/deep.py: resized at full precision first); an alpha channel is
+how it becomes 8 bits (images/deep.py: resized at full precision first), or the feature keeps
+16 bits (`dtype: uint16`: stored as 16-bit PNG, read back as uint16); an alpha channel is
 dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by default,
 which averages over the source pixels when shrinking (antialiased).
 
@@ -53,8 +54,9 @@ class ImageFeature(Feature):
         every worker busy."""
         if self.size is None:
             return 32
-        stored = self.size[0] * self.size[1] * self.num_channels // (1 if self.encoding == "raw" else 8)
-        return max(32, min(512, 2 * 1024**2 // stored))
+        depth = 2 if self.dtype == "uint16" else 1  # bytes a value
+        stored = self.size[0] * self.size[1] * self.num_channels * depth // (1 if self.encoding == "raw" else 8)
+        return max(32, min(512, 2 * 1024**2 // max(1, stored)))  # (an image under 8 bytes: 512)
 
     encoding: Literal["jpeg", "png", "raw"] = meta("how pixels are stored: jpeg, png or raw uint8", "png")
     shape: list[int | None] | None = meta(
@@ -72,6 +74,9 @@ class ImageFeature(Feature):
     scale_16bit: Literal["full_range", "min_max"] | None = meta(
         "how a 16-bit image becomes 8 bits: full_range (value / 257, rounded) or min_max (each file's own "
         "lowest to highest value onto 0-255); without it a 16-bit image is an error", None)
+    dtype: Literal["uint8", "uint16"] = meta(
+        "bits a channel stored and read back: uint8, or uint16 (16-bit PNG and TIFF kept exactly, stored as "
+        "16-bit PNG; an 8-bit file is an error)", "uint8")
 
     def normalised(self, at: At) -> "ImageFeature":
         """`channels: 3` spelt out as `shape: [null, null, 3]`: the shape says it all."""
@@ -95,6 +100,12 @@ class ImageFeature(Feature):
                                         "each image keeps its own size")
         if self.encoding == "jpeg" and channels == 4:
             raise (at / "encoding").error("JPEG has no alpha channel: use png or raw for 4 channels")
+        if self.dtype == "uint16" and self.encoding != "png":
+            raise (at / "encoding").error(f"expected `encoding: png` for `dtype: uint16` (lossless, 16 bits a "
+                                          f"channel), received {self.encoding}")
+        if self.dtype == "uint16" and self.scale_16bit is not None:
+            raise (at / "scale_16bit").error("`scale_16bit` brings 16-bit images to 8 bits; a `dtype: uint16` "
+                                             "feature keeps their 16 bits: remove one of them")
         if not 1 <= self.quality <= 100:
             raise (at / "quality").error(f"expected a JPEG quality in [1, 100], received {self.quality}")
 
@@ -149,7 +160,15 @@ class ImageFeature(Feature):
             fast = self._plain_jpeg(value)
             if fast is not None:
                 return fast
+        if self.dtype == "uint16" and isinstance(value, np.ndarray) and value.dtype == np.uint16 \
+                and value.ndim in (2, 3) and (value.ndim == 2 or value.shape[2] in (1, 2, 3, 4)):
+            pixels = value[:, :, 0] if value.ndim == 3 and value.shape[2] == 1 else value  # pixels from a builder
+            pixels = deep.sixteen_bits(pixels.astype(np.int64), 16, self.num_channels, self.size, self.resize,
+                                       self.filter)
+            return deep.png_16(pixels), pixels.shape  # type: ignore[return-value]
         source, image = pillow.opened(value)
+        if self.dtype == "uint16":
+            return self._prepare_16(source, image)
         as_it_is = source is not None and pillow.fits_as_it_is(image, self.encoding, self.num_channels, self.size)
         size = (image.height, image.width, self.num_channels)
         if as_it_is:
@@ -177,6 +196,27 @@ class ImageFeature(Feature):
         else:
             image = pillow.fitted(pillow.upright(image), self.num_channels, self.size, self.resize, self.filter)
         return pillow.encoded(image, self.encoding, self.quality), (image.height, image.width, self.num_channels)
+
+    def _prepare_16(self, source: bytes | None, image: Image.Image) -> tuple[bytes, tuple[int, int, int]]:
+        """A `dtype: uint16` image: a 16-bit PNG that already is what the spec asks is stored as it
+        is (deep.fits_16_as_it_is says why), anything else 16-bit is re-encoded as a 16-bit PNG. An
+        8-bit file is refused rather than widened: no rule (v * 257, v * 256, v) is right for every
+        source, and one 8-bit file among 12-bit scans would be on another scale in silence."""
+        depth = deep.bits(image)  # before load, which drops the raw modes it reads
+        if depth == 8:
+            raise BadImage(f"an 8-bit {image.mode} image into a `dtype: uint16` feature: convert the file to "
+                           "16 bits, or declare `dtype: uint8`")
+        size = self.size
+        if source is not None and deep.fits_16_as_it_is(image, self.num_channels, size):
+            if self.validate == "structure":
+                pillow.check_structure(source, image)
+            else:
+                pillow.load(image)
+            return source, (image.height, image.width, self.num_channels)
+        pillow.load(image)
+        pixels = deep.sixteen_bits(deep.values(image, source, depth), depth, self.num_channels, size, self.resize,
+                                   self.filter)
+        return deep.png_16(pixels), pixels.shape  # type: ignore[return-value]
 
     def _plain_jpeg(self, data: bytes) -> tuple[bytes, tuple[int, int, int]] | None:
         """A JPEG file stored as it is, checked from its markers alone (several times faster than
@@ -247,10 +287,13 @@ class ImageFeature(Feature):
         return specs
 
     def decoding(self, options: Any) -> list[DecodeStep]:
+        deep_images = {"dtype": "uint16"} if self.dtype == "uint16" else {}  # uint8's steps as they were
         if self.size is not None:
-            steps: list[DecodeStep] = [("fixed_images", {"encoding": self.encoding, "shape": list(self.shape)})]
+            steps: list[DecodeStep] = [("fixed_images", {"encoding": self.encoding, "shape": list(self.shape),
+                                                         **deep_images})]
         else:
-            images = {"shapes": {"parsed": self.shape_key}, "encoding": self.encoding, "channels": self.num_channels}
+            images = {"shapes": {"parsed": self.shape_key}, "encoding": self.encoding, "channels": self.num_channels,
+                      **deep_images}
             if options.image_size is not None:
                 steps = [("resized_images", {**images, "size": list(options.image_size)})]
             else:
@@ -259,7 +302,8 @@ class ImageFeature(Feature):
 
     def describe(self) -> str:
         height, width, channels = ("null" if dim is None else dim for dim in self.shape)
-        return f"image {self.encoding} [{height}, {width}, {channels}]"
+        deep_images = " uint16" if self.dtype == "uint16" else ""
+        return f"image {self.encoding}{deep_images} [{height}, {width}, {channels}]"
 
 
 register("image")(ImageFeature)

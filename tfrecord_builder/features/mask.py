@@ -58,6 +58,7 @@ class MaskFeature(ImageFeature):
     validate: Literal["structure", "decode"] = dataclasses.field(default="decode", metadata={"internal": True})
     scale_16bit: Literal["full_range", "min_max"] | None = dataclasses.field(default=None,
                                                                              metadata={"internal": True})
+    dtype: Literal["uint8"] = dataclasses.field(default="uint8", metadata={"internal": True})
     image: str | None = meta("the image feature this mask belongs to: the mask must have its (upright) size, "
                              "and takes its fixed shape and resize", None)
     pad_value: int = meta("the class a `resize: pad` border is filled with", 0)

@@ -7,17 +7,23 @@ Pillow's own conversion does, leaves a 12-bit scan at most 16 grey levels (0-15)
 Pillow reads a 16-bit colour PNG or TIFF as 8-bit RGB(A) holding each value's high byte; the low
 bytes are read by decoding the file a second time with the other byte order's raw mode (the
 same unfiltering, the other byte of each pair), so both rules see the full 16 bits.
+
+A feature of `dtype: uint16` keeps the 16 bits instead: `sixteen_bits` converts the channels and
+resizes without leaving 16 bits, `png_16` writes the 16-bit PNG that is stored, and a 16-bit PNG
+that already is that form is stored as it is (`fits_16_as_it_is`).
 """
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 from typing import Callable, Literal
 
 import numpy as np
 from PIL import Image
 
 from . import BadImage
-from .pillow import FILTERS, converted, placed, scaled_size, upright
+from .pillow import FILTERS, converted, orientation, placed, scaled_size, upright
 
 Scale = Literal["full_range", "min_max"]
 _COLOUR = {"RGB", "RGBA"}
@@ -127,3 +133,63 @@ def _loaded(image: Image.Image, raw_mode: Callable[[str], str]) -> Image.Image:
     except (OSError, SyntaxError, ValueError, EOFError) as error:  # ValueError: no unpacker for the raw mode
         raise BadImage(f"a 16-bit {image.mode} image whose low bytes Pillow can't read ({error})") from None
     return image
+
+
+# ---- kept at 16 bits (`dtype: uint16`) ------------------------------------------------------------
+_PNG_16 = {1: "I;16B", 3: "RGB;16B", 4: "RGBA;16B"}  # Pillow's raw mode of a 16-bit PNG of each channel count
+_PNG_COLOUR_TYPE = {1: 0, 3: 2, 4: 6}  # grey, RGB, RGBA
+
+
+def fits_16_as_it_is(image: Image.Image, channels: int, size: tuple[int, int] | None) -> bool:
+    """Whether an opened file can be stored as it is in a `dtype: uint16` feature: a 16-bit PNG
+    of exactly the channels asked (grey, RGB or RGBA; not grey-and-alpha), at the size asked,
+    upright. PNG is lossless and tf.io.decode_png(dtype=uint16) reads the file itself to the same
+    values a re-encoding would hold, so re-encoding would only cost time (and may lose the file's
+    better compression): the file's own bytes are stored, as an 8-bit PNG's are."""
+    modes = _raw_modes(image)
+    return (image.format == "PNG" and bool(modes) and all(mode == _PNG_16[channels] for mode in modes)
+            and (size is None or size == (image.height, image.width)) and orientation(image) == 1)
+
+
+def sixteen_bits(pixels: np.ndarray, depth: int, channels: int, size: tuple[int, int] | None, how: str,
+                 resample: str) -> np.ndarray:
+    """Deep `pixels` (from `values`) as uint16 [height, width, channels]: converted to `channels`
+    (grey repeated; colour to grey by ITU-R 601-2 luma, (299 R + 587 G + 114 B) / 1000 rounded,
+    Pillow's own weights; an alpha channel dropped, or 65535 where none is), then resized plane by
+    plane in Pillow's 32-bit integer mode "I" (every filter; never through 8 bits) and clipped to
+    0-65535 where a filter (bicubic, lanczos) overshoots."""
+    planes = [pixels] if pixels.ndim == 2 else [pixels[..., channel] for channel in range(pixels.shape[2])]
+    low, high = int(min(plane.min() for plane in planes)), int(max(plane.max() for plane in planes))
+    if low < 0 or high > 65535:
+        raise BadImage(f"a {depth}-bit image with values {low} to {high}: a uint16 feature holds 0-65535")
+    colour, alpha = (planes[:1], None) if len(planes) == 1 else (planes[:1], planes[1]) if len(planes) == 2 \
+        else (planes[:3], planes[3] if len(planes) == 4 else None)
+    if channels == 1:
+        out = colour if len(colour) == 1 else [(299 * colour[0] + 587 * colour[1] + 114 * colour[2] + 500) // 1000]
+    else:
+        out = colour * 3 if len(colour) == 1 else colour
+        if channels == 4:
+            out = out + [alpha if alpha is not None else np.full(pixels.shape[:2], 65535, np.int64)]
+    if size is not None and size != pixels.shape[:2]:
+        scaled = scaled_size(pixels.shape[1], pixels.shape[0], size, how)
+        out = [np.asarray(placed(Image.fromarray(np.asarray(plane, np.int32)).resize(scaled, FILTERS[resample]),
+                                 size, how)) for plane in out]
+    return np.clip(np.dstack(out), 0, 65535).astype(np.uint16)
+
+
+def png_16(pixels: np.ndarray) -> bytes:
+    """uint16 [height, width, 1, 3 or 4] as a 16-bit PNG (grey, RGB or RGBA), written here: Pillow
+    writes 16-bit grey PNGs but no 16-bit colour ones. Each row is filtered by `Up` (its difference
+    from the row above, bytewise modulo 256: smooth scans compress to about a half of their bytes)."""
+    height, width, channels = pixels.shape
+    rows = pixels.astype(">u2").view(np.uint8).reshape(height, width * channels * 2)
+    up = rows.copy()
+    up[1:] -= rows[:-1]  # uint8 arithmetic wraps modulo 256, as the filter is defined
+    filtered = np.hstack([np.full((height, 1), 2, np.uint8), up]).tobytes()
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 16, _PNG_COLOUR_TYPE[channels], 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(filtered, 6))
+            + chunk(b"IEND", b""))

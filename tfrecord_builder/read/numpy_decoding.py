@@ -20,6 +20,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from PIL import Image
 
+from ..images import deep
+
 
 Lists = dict[str, np.ndarray]  # a parsed record's values by record key (codec/arrays.py)
 Steps = dict[str, list[np.ndarray]]  # a parsed SequenceExample's feature lists, each step's values
@@ -187,34 +189,42 @@ def pad_steps(values: Any, length: int, pad: Any) -> Any:
     return values
 
 
-def decode_image(encoded: bytes, shape: list[int | None], encoding: str, channels: int) -> np.ndarray:
-    """One stored image as uint8 [height, width, channels]."""
+def decode_image(encoded: bytes, shape: list[int | None], encoding: str, channels: int,
+                 dtype: str = "uint8") -> np.ndarray:
+    """One stored image as uint8 (or, for `dtype: uint16`, uint16) [height, width, channels]."""
     if encoding == "raw":
         return np.frombuffer(encoded, dtype=np.uint8).reshape([int(dim) for dim in shape])
+    if dtype == "uint16":  # a 16-bit PNG of the feature's channels (deep.png_16, or a file stored as it is)
+        with Image.open(io.BytesIO(encoded)) as image:
+            depth = deep.bits(image)
+            image.load()
+            pixels = deep.values(image, encoded, depth).astype(np.uint16)
+        return pixels.reshape(*pixels.shape[:2], channels)
     with Image.open(io.BytesIO(encoded)) as image:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}[channels]
         pixels = np.asarray(image if image.mode == mode else image.convert(mode))
     return pixels.reshape(*pixels.shape[:2], channels)
 
 
-def fixed_images(encoded: bytes, encoding: str, shape: list[int]) -> np.ndarray:
+def fixed_images(encoded: bytes, encoding: str, shape: list[int], dtype: str = "uint8") -> np.ndarray:
     """An image of the declared `shape`."""
-    image = decode_image(encoded, shape, encoding, shape[-1])
+    image = decode_image(encoded, shape, encoding, shape[-1], dtype)
     if list(image.shape) != list(shape):
         raise RecordError(f"an image of shape {list(image.shape)}, expected {list(shape)}")
     return image
 
 
-def padded_images(encoded: bytes, shapes: np.ndarray, encoding: str, channels: int) -> np.ndarray:
+def padded_images(encoded: bytes, shapes: np.ndarray, encoding: str, channels: int, dtype: str = "uint8") -> np.ndarray:
     """An image of its own size (a batch pads to its largest; one image is its own largest)."""
-    return decode_image(encoded, [int(dim) for dim in shapes], encoding, channels)
+    return decode_image(encoded, [int(dim) for dim in shapes], encoding, channels, dtype)
 
 
-def resized_images(encoded: bytes, shapes: np.ndarray, encoding: str, channels: int, size: list[int]) -> np.ndarray:
-    """An image resized to `size` as tf.image.resize(bilinear, antialias) does, rounded to uint8."""
-    image = decode_image(encoded, [int(dim) for dim in shapes], encoding, channels).astype(np.float32)
+def resized_images(encoded: bytes, shapes: np.ndarray, encoding: str, channels: int, size: list[int],
+                   dtype: str = "uint8") -> np.ndarray:
+    """An image resized to `size` as tf.image.resize(bilinear, antialias) does, rounded to uint8 (or uint16)."""
+    image = decode_image(encoded, [int(dim) for dim in shapes], encoding, channels, dtype).astype(np.float32)
     resized = _resample(_resample(image, size[0], axis=0), size[1], axis=1)
-    return np.clip(np.round(resized), 0, 255).astype(np.uint8)
+    return np.clip(np.round(resized), 0, np.iinfo(dtype).max).astype(dtype)
 
 
 def resized_masks(encoded: bytes, shapes: np.ndarray, size: list[int]) -> np.ndarray:
@@ -232,8 +242,8 @@ def _nearest(in_size: int, out_size: int) -> np.ndarray:
 
 
 def scaled_images(images: np.ndarray) -> np.ndarray:
-    """uint8 pixels as float32 in [0, 1]."""
-    return images.astype(np.float32) / np.float32(255.0)
+    """uint8 (or uint16) pixels as float32 in [0, 1]: divided by 255 (or 65535)."""
+    return images.astype(np.float32) / np.float32(np.iinfo(images.dtype).max)
 
 
 def _resample(image: np.ndarray, out_size: int, axis: int) -> np.ndarray:

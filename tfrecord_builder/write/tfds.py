@@ -142,7 +142,8 @@ def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:
         dimensions = _dimensions(feature.shape)
         if feature.encoding == "raw":  # the pixels' bytes
             return _tensor(dimensions, "uint8", "bytes")
-        return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": "uint8",
+        # TFDS's Image takes uint16 for PNG (its decode_png(dtype=uint16)): the values stored, exactly
+        return {"pythonClassName": IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": feature.dtype,
                                                      "encodingFormat": feature.encoding}}
     if isinstance(feature, AudioFeature):  # TFDS's Audio reads our samples' bytes (decode_raw, little-endian)
         shape = ["-1"] if feature.channels == 1 else ["-1", str(feature.channels)]

@@ -283,11 +283,13 @@ def test_a_folder_of_16_bit_scans_gets_a_scaling_rule_and_builds(tmp_path, top, 
     if scale == "min_max":
         assert comment(text, "image:") == (
             "guessed: all 4 images are PNG 6x5, 1 channel; all 16-bit (values 0-2191): scale_16bit: min_max "
-            "stretches each file's own range onto 0-255 (full_range, value / 257, would leave them dark)")
+            "stretches each file's own range onto 0-255 (full_range, value / 257, would leave them dark); "
+            "dtype: uint16 instead keeps every value")
     else:
         assert comment(text, "image:") == (
             "guessed: all 4 images are PNG 6x5, 1 channel; all 16-bit (values 0-60000): scale_16bit: full_range "
-            "divides them by 257 (min_max: each file's own range onto 0-255)")
+            "divides them by 257 (min_max: each file's own range onto 0-255); dtype: uint16 instead keeps every "
+            "value")
     found = by_key(records, "filename")
     assert set(found) == set(expected)
     for name, pixels in expected.items():

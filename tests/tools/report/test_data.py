@@ -199,3 +199,34 @@ def test_a_statistic_reads_back_to_within_its_last_digit(value):
         assert float(text) == round(value) or abs(float(text) - value) <= 0.5
     else:
         assert float(text) == pytest.approx(value, rel=5e-4, abs=1e-300)
+
+
+def test_uint16_images_are_shown_scaled_to_their_own_range_and_the_page_says_so(tmp_path):
+    """Before: the report cast uint16 thumbnails to uint8, each value modulo 256 (noise)."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    from conftest import write_spec
+
+    scans = Path(__file__).resolve().parents[3] / "data" / "scans16"
+    (tmp_path / "scans").mkdir()
+    for name in ("ct_small.png", "mr_small.png"):
+        (tmp_path / "scans" / name).write_bytes((scans / name).read_bytes())
+    spec = {"name": "deep", "source": {"builder": "image_folder", "path": "scans"},
+            "features": {"image": {"type": "image", "channels": 1, "dtype": "uint16"},
+                         "filename": {"dtype": "string"}}}
+    info = tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+    (grid,) = _feature(report_data(info), "image").images
+    shown = {}
+    for _, images in grid.rows:
+        shown.update({image.shape[:2]: image for image in images})
+    for name in ("ct_small.png", "mr_small.png"):
+        pixels = np.asarray(Image.open(scans / name)).astype(np.int64)
+        low, span = pixels.min(), pixels.max() - pixels.min()
+        expected = ((pixels - low) * 510 + span) // (2 * span)  # min_max, rounded half up
+        image = shown[pixels.shape]
+        assert image.dtype == np.uint8
+        np.testing.assert_array_equal(image[:, :, 0], expected, err_msg=name)
+    assert grid.shown == "16-bit values: each image is shown from its own lowest (black) to highest value (white)."
+    assert grid.shown in report(info)

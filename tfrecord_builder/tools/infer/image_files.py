@@ -120,12 +120,14 @@ def _scale(deep: Sequence[Picture], sampled: int) -> tuple[str | None, str]:
     high = max(picture.values[1] for picture in deep)  # type: ignore[index]
     bits = max(picture.bits for picture in deep)
     which = f"; all {bits}-bit" if len(deep) == sampled else f"; {len(deep)} are {bits}-bit"
+    # 8 bits suit most models; the rule that keeps every value is named beside the one chosen
+    kept = "; dtype: uint16 instead keeps every value" if low >= 0 and high <= 65535 and len(deep) == sampled else ""
     if low >= 0 and high > _FEW_BITS:
         return "full_range", (f"{which} (values {low}-{high}): scale_16bit: full_range divides them by 257 "
-                              "(min_max: each file's own range onto 0-255)")
+                              f"(min_max: each file's own range onto 0-255){kept}")
     shown = f"{low}-{high}" if low >= 0 else f"{low} to {high}"
     return "min_max", (f"{which} (values {shown}): scale_16bit: min_max stretches each file's own range onto "
-                       "0-255 (full_range, value / 257, would leave them dark)")
+                       f"0-255 (full_range, value / 257, would leave them dark){kept}")
 
 
 def _channels(mode: str, transparent: bool) -> int:

@@ -20,6 +20,7 @@ from ... import fs
 from ...errors import UsageError
 from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, Feature, ImageFeature, TensorFeature
 from ...features.mask import MaskFeature
+from ...images import deep
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
 from ...progress import Progress
@@ -69,6 +70,7 @@ class ImageGrid:
     note: str  # how the images were chosen
     # per row, per image: the boxes and masks drawn over it (None: nothing); empty when none has any
     annotations: list[list[Annotation | None]] = field(default_factory=list)
+    shown: str = ""  # how the values are shown when not as stored (16-bit images), a sentence
 
 
 @dataclass
@@ -255,7 +257,7 @@ def summary_rows(spec: Any, statistics: dict[str, dict[str, Any]], summarised: l
             parts = [{"min": _at(item.get("min"), index), "max": _at(item.get("max"), index),
                       "mean": _at(item.get("mean"), index), "num_values": _at(item.get("num_values"), index),
                       "num_missing": _at(item.get("num_missing"), index)} for item in per_split]
-            rows.append(SummaryRow(name, column, feature.dtype if hasattr(feature, "dtype") else feature.describe(),
+            rows.append(SummaryRow(name, column, feature.dtype if isinstance(feature, TensorFeature) else feature.describe(),
                                    *_merged(parts), is_label=name == spec.label))
     rows.sort(key=lambda row: not row.is_label)  # (stable: otherwise in the order above)
     return rows
@@ -432,6 +434,9 @@ def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], annotations
     them; a mask's class indices shown in the class colours."""
     if mask:
         thumbnails = {key: [mask_colours(image) for image in images] for key, images in thumbnails.items()}
+    deep_images = any(np.asarray(image).dtype == np.uint16 for images in thumbnails.values() for image in images)
+    if deep_images:
+        thumbnails = {key: [shown_16bit(image) for image in images] for key, images in thumbnails.items()}
     if reader.group is None:
         images = thumbnails.get(None, [])
         drawn = annotations.get(None, [None] * len(images))
@@ -448,9 +453,18 @@ def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], annotations
         note = (f"the first {THUMBNAILS_PER_CLASS} per class of {reader.group}"
                 + (f", the first {MAX_IMAGE_CLASSES} of {len(names)} classes" if more else ""))
         grid = ImageGrid(split, rows, note)
+    if deep_images:  # said on the page: these are not the stored values
+        grid.shown = "16-bit values: each image is shown from its own lowest (black) to highest value (white)."
     if any(item is not None for row in over for item in row):
         grid.annotations = over
     return grid
+
+
+def shown_16bit(image: np.ndarray) -> np.ndarray:
+    """A uint16 image as uint8 to look at: its own lowest to highest value onto 0-255 (a 12-bit
+    scan's values / 257 would be near black), by the rule `scale_16bit: min_max` stores with."""
+    pixels = np.asarray(image)
+    return deep.eight_bits(pixels, "min_max", int(pixels.min()), int(pixels.max()))
 
 
 def mask_colours(mask: np.ndarray) -> np.ndarray:

@@ -225,8 +225,9 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
                   f'<a href="#objects-{escape(feature.name)}">Objects</a>.</p>')
     if feature.images:
         sampled = " of the records read" if data.is_sample else ""
+        shown = f" {escape(feature.images[0].shown)}" if feature.images[0].shown else ""
         extra += (f'<p class="note">Thumbnails: {escape(feature.images[0].note)}{sampled}, as stored '
-                  f"(not resized or scaled for <code>input_fn</code>).</p>")
+                  f"(not resized or scaled for <code>input_fn</code>).{shown}</p>")
     empty = "" if feature.rows or figures or extra else '<p class="note">No statistics for this feature.</p>'
     declared = f'<code class="declared">{escape(feature.declared)}</code>'
     body = f'<div class="body">{_stats_table(feature, data, colours)}<div class="plots">{figures}</div></div>'
