@@ -218,6 +218,7 @@ IS_URL_ALLOWED = {
     "cli.inspect": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
     "tools.diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
     "tools.infer": "infer samples local files: a URL is refused",
+    "builders.annotations": "a local image's size is a stat; a stored one's a request each, so its batches are cut by count",
 }
 
 
