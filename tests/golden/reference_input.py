@@ -51,7 +51,7 @@ READING = {
 # ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
-                "stacked_boxes", "padded_boxes")
+                "stacked_boxes", "padded_boxes", "step_images")
 
 
 def parse_spec(kind, dtype, shape):
@@ -286,6 +286,27 @@ def resized_images(encoded, shapes, encoding, channels, size):
 
     return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
                      fn_output_signature=tf.TensorSpec([*size, channels], tf.uint8))
+
+
+def step_images(encoded, length, steps, shapes=None):
+    """A batch of sequences of images (one encoded image per step, padded with "" past each
+    record's `length`) as [batch, steps, height, width, channels], zero past the length: the
+    real steps' images are decoded by the image decode `steps` (their `shapes` argument: the
+    real steps' shapes), then padded again."""
+    ragged = tf.RaggedTensor.from_tensor(encoded, lengths=length)
+    flat_shapes = None if shapes is None else tf.RaggedTensor.from_tensor(shapes, lengths=length).flat_values
+    images = ragged.flat_values
+    for step, arguments in steps:
+        if step not in DECODE_STEPS:
+            raise ValueError(f"unknown decode step {step!r}")
+        arguments = {name: flat_shapes if isinstance(item, dict) else item for name, item in arguments.items()}
+        if step == "padded_images":  # map_fn can't stack no images of unknown size: a batch of empty sequences
+            images = tf.cond(tf.size(images) > 0,
+                             lambda: padded_images(images, **arguments),
+                             lambda: tf.zeros([0, 0, 0, arguments["channels"]], tf.uint8))
+        else:
+            images = globals()[step](images, **arguments)
+    return ragged.with_flat_values(images).to_tensor()
 
 
 def resized_masks(encoded, shapes, size):
