@@ -81,9 +81,10 @@ def parse_spec(kind, dtype, shape):
 
 def parse_specs(reading, sequence=False):
     """The parse specs by record key of the features parsed per record (or, with `sequence`, per
-    step): what `tf.io.parse_example` / `parse_sequence_example` take."""
-    return {key: parse_spec(*parse) for feature in reading["features"].values() if feature["sequence"] == sequence
-            for key, parse in feature["parse"].items()}
+    step): what `tf.io.parse_example` / `parse_sequence_example` take. A per-step feature's keys
+    of kind `fixed` (a video's duration) are in its record's context."""
+    return {key: parse_spec(*parse) for feature in reading["features"].values()
+            for key, parse in feature["parse"].items() if (feature["sequence"] and parse[0] != "fixed") == sequence}
 
 
 def decoded(feature, parsed, lengths=None):

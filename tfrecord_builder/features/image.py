@@ -175,9 +175,7 @@ class ImageFeature(Feature):
             for index in range(1, len(flat)):
                 if positions[index] and (shape_of[index] != shape_of[index - positions[index]]).any():
                     first = shape_of[index - positions[index]]
-                    raise self.fail(StepOrigins(origin, records, positions), index,
-                                    f"a frame of {_size(shape_of[index])}, but step 0 is {_size(first)}: the frames "
-                                    "of a record share one size (give the feature a fixed `shape` to resize them)")
+                    raise self.fail(StepOrigins(origin, records, positions), index, mixed_sizes(shape_of[index], first))
         for stored in encoded.values():
             stored.steps = lengths
         return encoded
@@ -317,6 +315,12 @@ register("image")(ImageFeature)
 
 class _Frames(list):
     """A batch's frames laid end to end (encode_steps hands them to `encode` as images)."""
+
+
+def mixed_sizes(shape: Any, first: Any) -> str:
+    """The words for a frame whose (height, width, ...) `shape` isn't its record's first frame's."""
+    return (f"a frame of {_size(shape)}, but step 0 is {_size(first)}: the frames of a record share one size "
+            "(give the feature a fixed `shape` to resize them)")
 
 
 def _size(shape: Any) -> str:

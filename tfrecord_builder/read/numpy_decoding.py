@@ -38,7 +38,7 @@ def decode_record(lists: Lists, steps: Steps | None, reading: Mapping[str, Any])
     for name, feature in reading["features"].items():
         parsed = {}
         for key, (kind, dtype, shape) in feature["parse"].items():
-            if feature["sequence"]:
+            if feature["sequence"] and kind != "fixed":  # (a `fixed` key of a per-step feature: context)
                 found = (steps or {}).get(key)
                 if found is None:
                     raise RecordError(f"feature `{name}`: no feature list {key!r}")
