@@ -198,10 +198,12 @@ class Clip:
             elif stream.duration is not None and stream.time_base is not None:
                 self.duration = float(stream.duration * stream.time_base)
             self.original_size = (stream.codec_context.height, stream.codec_context.width)
-            kept = 0
+            listed = stream.frames  # the container's own count (0 where it keeps none, as WebM)
+            kept = decoded = 0
             start: float | None = None
             try:
                 for index, frame in enumerate(container.decode(stream)):
+                    decoded += 1
                     time = frame.time if frame.time is not None else index / (self.frame_rate or 1.0)
                     start = time if start is None else start
                     # the first frame at or after each 1/fps seconds (a microsecond's slack for rounding)
@@ -213,7 +215,9 @@ class Clip:
                     kept += 1
                     yield frame.to_image()
             except av.FFmpegError as error:
-                raise BadVideo(f"corrupt or truncated video after {kept} frames ({_why(error)})") from None
+                raise BadVideo(f"corrupt or truncated video after {decoded} frames ({_why(error)})") from None
+            if listed and decoded < listed:  # FFmpeg ends a cut file's stream in silence
+                raise BadVideo(f"truncated: {decoded} frames decoded of the {listed} the file lists")
 
 
 def natural_key(name: str) -> list[Any]:
