@@ -246,3 +246,40 @@ def test_a_video_under_context_is_refused(tmp_path):
     with pytest.raises(SpecError, match=r"context\.frames: a video is one frame per step: declare it under "
                                         r"`sequence:` of a format: sequence_example spec$"):
         tb.load_spec(write_spec(tmp_path, spec))
+
+
+# ---- readers -------------------------------------------------------------------------------------
+def test_the_report_shows_a_strip_of_frames_per_clip_and_the_steps(tmp_path):
+    from tfrecord_builder.tools.report import report_data
+    from tfrecord_builder.write.info import read_info
+
+    clips = [write_clip(tmp_path / "a.mp4", pan("astronaut", 12)), write_clip(tmp_path / "b.mp4", zoom("chelsea", 3))]
+    table = "clip,path,motion\n0,a.mp4,pan\n1,b.mp4,zoom\n"
+    spec = {"name": "clips", "format": "sequence_example", "source": {"builder": "csv", "path": "clips.csv"},
+            "context": {"clip": {"dtype": "int64"}, "motion": {"type": "class_label", "names": ["pan", "zoom"]}},
+            "sequence": {"frames": {"type": "video", "source": "path", "encoding": "png", "channels": 3}}}
+    info = tb.build(write_spec(tmp_path, spec, {"clips.csv": table}), output=tmp_path / "out")
+    data = report_data(read_info(info.path), sample=None)
+    frames = next(feature for feature in data.features if feature.name == "frames")
+    grid, = frames.images
+    assert [label for label, _ in grid.rows] == ["pan", "zoom"]
+    assert grid.note == ("2 clips (the first of each class of motion), one a row: up to 8 frames each, evenly "
+                         "spaced from its first to its last")
+    decoded = [pyav_frames(clip) for clip in clips]
+    for (_, shown), clip, spaced in zip(grid.rows, decoded, [[0, 2, 3, 5, 6, 8, 9, 11], [0, 1, 2]]):
+        assert len(shown) == len(spaced)
+        for image, index in zip(shown, spaced):
+            np.testing.assert_array_equal(image, clip[index])
+    assert sum(frames.steps.counts["train"]) == 2  # steps per clip, counted for both
+
+
+def test_tensorflow_datasets_refuses_a_video_dataset_in_one_line(tmp_path):
+    """TFDS' Video is a Sequence of images inside a tf.train.Example; ours are SequenceExamples,
+    which TFDS doesn't read: a refusal with the reason, never a dataset that reads back empty."""
+    tfds = pytest.importorskip("tensorflow_datasets")
+    write_clip(tmp_path / "a.mp4", pan("coffee", 3))
+    info = build_clips(tmp_path, ["a.mp4"], {"channels": 3})
+    with pytest.raises(ValueError, match=r"^clips 1\.0\.0 holds tf\.train\.SequenceExample records, which TensorFlow "
+                                         r"Datasets does not read .*read it with clips_input\.py, tb\.input_fn or "
+                                         r"tb\.read$"):
+        tfds.builder_from_directory(info.path)
