@@ -218,6 +218,10 @@ def test_bad_clips_are_one_line_naming_the_file(tmp_path):
         with pytest.raises(DataError) as error:
             build_clips(tmp_path, [path], {"channels": 3})
         assert str(error.value) == message
+    with pytest.raises(DataError) as error:
+        build_clips(tmp_path, ["sizes"], {"channels": 3, "fps": 5})
+    assert str(error.value) == (f"clips.csv, line 2: feature `frames`: {tmp_path}/sizes: a folder of frames has no "
+                                "times: `fps` applies to video files only")
 
 
 def test_the_command_line_exits_1_on_a_bad_clip_and_skips_it_under_on_error_skip(tmp_path):

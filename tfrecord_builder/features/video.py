@@ -10,8 +10,11 @@ first frame's time (never a frame twice: a source slower than `fps` keeps every 
 were); each kept frame goes through the image feature's pipeline (channels, `shape` with
 `resize:`, `encoding:` JPEG by default). A folder holds a clip's frames as image files, ordered
 by the numbers in their names (`frame_2` before `frame_10`), each stored as an image feature
-stores a file (passed through when it already is what the spec asks for); `fps` doesn't apply
-to a folder (it has no times), `max_frames` does.
+stores a file (passed through when it already is what the spec asks for); `fps` is an error for
+a folder (it has no times), `max_frames` applies.
+
+A file FFmpeg can't open is an error; so is one that ends before the number of frames its
+container lists (FFmpeg ends a cut MP4 whose index is up front in silence).
 
 Stored: per step, KEY (the encoded frame) and, for frames kept at their own size, KEY/shape; in
 the record's context, KEY/duration (float seconds; the frames' count over the rate for a folder
@@ -158,6 +161,8 @@ class Clip:
 
     def frames(self) -> Iterator[Any]:
         if os.path.isdir(self.path):
+            if self.fps is not None:  # refused, not ignored: its frames would all be kept
+                raise BadVideo("a folder of frames has no times: `fps` applies to video files only")
             yield from self._folder()
         elif not os.path.exists(self.path):
             raise BadVideo("file not found")
