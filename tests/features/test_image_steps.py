@@ -190,3 +190,24 @@ def test_random_clip_lengths_round_trip(tmp_path_factory, lengths, batch_size):
     paths = {name: write_frames(folder, name, frames) for name, frames in clips.items()}
     info = build_clips(folder, paths, {"type": "image", "channels": 3})
     check_clips(info, clips, batch_size)
+
+
+@pytest.mark.parametrize("frame_spec,options,shape,dtype", [
+    ({"type": "image", "channels": 3, "encoding": "raw"}, {}, (24, 32), np.uint8),
+    ({"type": "image", "channels": 3}, {"image_size": [10, 12]}, (10, 12), np.uint8),
+    ({"type": "image", "channels": 3}, {"image_dtype": "float32"}, (24, 32), np.float32),
+])
+def test_raw_frames_and_the_reading_options_apply_per_step(tmp_path, frame_spec, options, shape, dtype):
+    clips = {"a": [frame(i) for i in range(3)], "b": [frame(1, (20, 16))]}
+    paths = {name: write_frames(tmp_path, name, frames) for name, frames in clips.items()}
+    info = build_clips(tmp_path, paths, frame_spec, input={"mask_feature": "mask", **options})
+    batch, = read_both(info, 2)
+    assert batch["frames"].shape == (2, 3, *shape, 3) and batch["frames"].dtype == dtype
+    records = {record["clip"].decode(): record["frames"] for record in tb.read(info.path, "train")}
+    for row, name in enumerate(batch["clip"].tolist()):
+        stored = records[name.decode()]
+        height, width = stored.shape[1:3]
+        np.testing.assert_array_equal(batch["frames"][row, :len(stored), :height, :width], stored)
+        if "image_size" not in options:  # (resized: compared between the readers alone)
+            wanted = np.stack(clips[name.decode()]).astype(dtype) / (255 if dtype == np.float32 else 1)
+            np.testing.assert_array_equal(stored, wanted.astype(dtype))
