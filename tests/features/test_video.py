@@ -199,6 +199,12 @@ def test_bad_clips_are_one_line_naming_the_file(tmp_path):
     whole = write_clip(tmp_path / "full.mp4", pan("astronaut", 20)).read_bytes()
     (tmp_path / "cut.mp4").write_bytes(whole[:len(whole) // 2])  # its index (at the end) cut off
     (tmp_path / "empty").mkdir()
+    with av.open(str(tmp_path / "sound.mp4"), "w") as out:  # a clip of sound alone
+        stream = out.add_stream("aac", rate=16000)
+        silence = av.AudioFrame.from_ndarray(np.zeros((1, 1024), np.float32), format="fltp", layout="mono")
+        silence.sample_rate = 16000
+        out.mux(stream.encode(silence))
+        out.mux(stream.encode())
     sizes = tmp_path / "sizes"
     sizes.mkdir()
     for index, size in enumerate([(20, 24), (20, 24), (16, 24)]):
@@ -210,6 +216,7 @@ def test_bad_clips_are_one_line_naming_the_file(tmp_path):
                    "(Invalid data found when processing input)",
         "missing.mp4": f"clips.csv, line 2: feature `frames`: {tmp_path}/missing.mp4: file not found",
         "empty": f"clips.csv, line 2: feature `frames`: {tmp_path}/empty: no frames",
+        "sound.mp4": f"clips.csv, line 2: feature `frames`: {tmp_path}/sound.mp4: no video stream",
         "sizes": f"clips.csv, line 2, step 2: feature `frames`: {tmp_path}/sizes: a frame of 24x16 pixels, but "
                  "step 0 is 24x20 pixels: the frames of a record share one size (give the feature a fixed `shape` "
                  "to resize them)",
