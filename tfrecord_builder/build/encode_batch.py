@@ -193,10 +193,11 @@ def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
         return BatchRecords(examples(features_entries(by_key), framed), values, missing)
-    context = {key: item for name, encoded in values.items() if not features[name].sequence
-               for key, item in encoded.items()}
+    # a per-step feature's keys without steps (a video's duration) are its record's context
+    context = {key: item for name, encoded in values.items() for key, item in encoded.items()
+               if not features[name].sequence or item.steps is None}
     sequence = {key: item for name, encoded in values.items() if features[name].sequence
-                for key, item in encoded.items()}
+                for key, item in encoded.items() if item.steps is not None}
     if equal_lengths:
         _check_lengths(features, values, batch)
     return BatchRecords(sequence_examples(context, sequence, framed), values, missing)

@@ -6,6 +6,7 @@ from .class_label import ClassLabelFeature
 from .image import ImageFeature
 from .mask import MaskFeature
 from .tensor import TensorFeature
+from .video import VideoFeature
 
 __all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
-           "MaskFeature", "BBoxFeature", "AudioFeature"]
+           "MaskFeature", "BBoxFeature", "AudioFeature", "VideoFeature"]

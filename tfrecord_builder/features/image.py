@@ -18,6 +18,11 @@ which averages over the source pixels when shrinking (antialiased).
 
 Reading: `FixedLenFeature([], tf.string)` per image, plus `KEY/shape` (int64 [height, width,
 channels]) for images kept at their own size and for raw pixels; decoded by `reading.py`.
+
+Per step (declared under a sequence_example's `sequence:`): a feature list of one encoded image
+per step (and, where the shape is stored, a feature list of the step's [height, width,
+channels]); every frame of a record has the same size, read back as [batch, steps, height,
+width, channels], zero-padded past each record's length (`step_images`).
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from ..spec.fields import At, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
-from .rows import format_shape
+from .rows import BadRow, format_shape, steps
 from .values import ListKind, StoredColumn, Values
 
 
@@ -127,9 +132,14 @@ class ImageFeature(Feature):
         """Images kept at their own size, and raw pixels (which are nothing without it), carry their shape."""
         return self.size is None or self.encoding == "raw"
 
+    def check_sequence(self, at: At) -> None:
+        """Any image can be per step: one encoded image a step, all of a record's of one size."""
+
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
                language: Language = "python") -> dict[str, Values]:
+        if self.sequence and not isinstance(values, _Frames):
+            return self.encode_steps(values, origin, base_dir, language)
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         for row, value in enumerate(values):
@@ -150,6 +160,35 @@ class ImageFeature(Feature):
         if self.stores_shape:
             flat = np.array(shapes, dtype=np.int64).reshape(-1)
             encoded[self.shape_key] = Values("int64", flat, ones * 3)
+        return encoded
+
+    def encode_steps(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
+                     language: Language = "python") -> dict[str, Values]:
+        """A batch of sequences of images (each a list of paths or encoded images; None: no
+        steps): one image per step, every frame of a record the size of its first."""
+        flat: list[Any] = []
+        records: list[int] = []
+        positions: list[int] = []
+        lengths = np.zeros(len(values), dtype=np.int64)
+        for row, value in enumerate(values):
+            try:
+                found = steps(value, language)
+            except BadRow as error:
+                raise self.fail(origin, row, str(error)) from None
+            flat.extend(found)
+            records.extend([row] * len(found))
+            positions.extend(range(len(found)))
+            lengths[row] = len(found)
+        from .tensor import StepOrigins  # (tensor.py imports nothing of this module)
+        encoded = self.encode(_Frames(flat), StepOrigins(origin, records, positions), base_dir, language)
+        shape_of = encoded[self.shape_key].values.reshape(-1, 3) if self.stores_shape else None
+        if shape_of is not None:
+            for index in range(1, len(flat)):
+                if positions[index] and (shape_of[index] != shape_of[index - positions[index]]).any():
+                    first = shape_of[index - positions[index]]
+                    raise self.fail(StepOrigins(origin, records, positions), index, mixed_sizes(shape_of[index], first))
+        for stored in encoded.values():
+            stored.steps = lengths
         return encoded
 
     def prepare(self, value: Any) -> tuple[bytes, tuple[int, int, int]]:
@@ -237,13 +276,13 @@ class ImageFeature(Feature):
         kind, values = stored.get(self.record_key, ("bytes", []))
         if self.record_key not in stored or kind != "bytes" or len(values) != 1:
             return f"expected one encoded image under {self.record_key!r}"
-        if self.stores_shape:
+        if self.stores_shape and not (self.sequence and self.shape_key not in stored):  # (a step: its image)
             kind, shape = stored.get(self.shape_key, ("int64", []))
             if kind != "int64" or len(shape) != 3 or shape[2] != self.num_channels or min(shape) < 1:
                 return f"expected [height, width, {self.num_channels}] under {self.shape_key!r}"
             if self.encoding == "raw" and len(values[0]) != math.prod(shape):
                 return f"{len(values[0])} bytes of pixels, but shape {shape}"
-        if self.size is not None and self.stores_shape and list(shape) != self.shape:
+        if self.size is not None and self.stores_shape and self.shape_key in stored and list(shape) != self.shape:
             return f"shape {list(shape)} under {self.shape_key!r}, expected {self.shape}"
         return None
 
@@ -281,12 +320,19 @@ class ImageFeature(Feature):
 
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
-        specs: dict[str, ParseSpec] = {self.record_key: ("fixed", "string", [])}
+        kind = "fixed_steps" if self.sequence else "fixed"
+        specs: dict[str, ParseSpec] = {self.record_key: (kind, "string", [])}
         if self.stores_shape:
-            specs[self.shape_key] = ("fixed", "int64", [3])
+            specs[self.shape_key] = (kind, "int64", [3])
         return specs
 
     def decoding(self, options: Any) -> list[DecodeStep]:
+        if self.sequence:  # the same steps, on the real steps' images (step_images)
+            frames = dataclasses.replace(self, sequence=False).decoding(options)
+            arguments: dict[str, Any] = {"length": {"lengths": self.record_key}, "steps": frames}
+            if self.stores_shape:
+                arguments["shapes"] = {"parsed": self.shape_key}
+            return [("step_images", arguments)]
         deep_images = {"dtype": "uint16"} if self.dtype == "uint16" else {}  # uint8's steps as they were
         if self.size is not None:
             steps: list[DecodeStep] = [("fixed_images", {"encoding": self.encoding, "shape": list(self.shape),
@@ -303,10 +349,26 @@ class ImageFeature(Feature):
     def describe(self) -> str:
         height, width, channels = ("null" if dim is None else dim for dim in self.shape)
         deep_images = " uint16" if self.dtype == "uint16" else ""
+        if self.sequence:
+            return f"image {self.encoding}{deep_images} [null, {height}, {width}, {channels}] (steps, padded)"
         return f"image {self.encoding}{deep_images} [{height}, {width}, {channels}]"
 
 
 register("image")(ImageFeature)
+
+
+class _Frames(list):
+    """A batch's frames laid end to end (encode_steps hands them to `encode` as images)."""
+
+
+def mixed_sizes(shape: Any, first: Any) -> str:
+    """The words for a frame whose (height, width, ...) `shape` isn't its record's first frame's."""
+    return (f"a frame of {_size(shape)}, but step 0 is {_size(first)}: the frames of a record share one size "
+            "(give the feature a fixed `shape` to resize them)")
+
+
+def _size(shape: Any) -> str:
+    return f"{shape[1]}x{shape[0]} pixels"
 
 
 def _describe(value: Any) -> str:

@@ -40,7 +40,7 @@ def decode_record(lists: Lists, steps: Steps | None, reading: Mapping[str, Any])
     for name, feature in reading["features"].items():
         parsed = {}
         for key, (kind, dtype, shape) in feature["parse"].items():
-            if feature["sequence"]:
+            if feature["sequence"] and kind != "fixed":  # (a `fixed` key of a per-step feature: context)
                 found = (steps or {}).get(key)
                 if found is None:
                     raise RecordError(f"feature `{name}`: no feature list {key!r}")
@@ -227,6 +227,28 @@ def resized_images(encoded: bytes, shapes: np.ndarray, encoding: str, channels: 
     return np.clip(np.round(resized), 0, np.iinfo(dtype).max).astype(dtype)
 
 
+def step_images(encoded: np.ndarray, length: int, steps: list[Any], shapes: np.ndarray | None = None) -> np.ndarray:
+    """A record's images, one per step, as [steps, height, width, channels] (its frames share one size)."""
+    frames = []
+    for index, image in enumerate(encoded):
+        for step, arguments in steps:
+            function = DECODE_STEPS.get(step)
+            if function is None:
+                raise ValueError(f"unknown decode step {step!r}")
+            arguments = {name: shapes[index] if isinstance(item, dict) else item for name, item in arguments.items()}
+            image = function(image, **arguments)
+        frames.append(image)
+    if not frames:  # [0, height, width, channels] as far as they are known (0 where not)
+        (first, arguments), = steps[:1]
+        dims = {"fixed_images": lambda: arguments["shape"], "resized_images": lambda: [*arguments["size"],
+                arguments["channels"]]}.get(first, lambda: [0, 0, arguments["channels"]])()
+        scaled = any(step == "scaled_images" for step, _ in steps)
+        return np.zeros((0, *dims), dtype=np.float32 if scaled else np.uint8)
+    if len({frame.shape for frame in frames}) > 1:
+        raise RecordError(f"frames of different shapes in one record: {sorted({frame.shape for frame in frames})}")
+    return np.stack(frames)
+
+
 def resized_masks(encoded: bytes, shapes: np.ndarray, size: list[int]) -> np.ndarray:
     """A mask resized to `size` by nearest neighbour as tf.image.resize(method="nearest") picks
     its pixels: source index floor((i + 0.5) * in / out), in float32 as TensorFlow computes it."""
@@ -284,5 +306,5 @@ DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "pad_steps": pad_steps, "fixed_images": fixed_images, "padded_images": padded_images,
     "resized_images": resized_images, "scaled_images": scaled_images, "resized_masks": resized_masks,
     "stacked_boxes": stacked_boxes, "padded_boxes": padded_boxes, "padded_audio": padded_audio,
-    "length_mask": length_mask,
+    "length_mask": length_mask, "step_images": step_images,
 }

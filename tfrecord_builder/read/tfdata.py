@@ -25,7 +25,7 @@ import tensorflow as tf
 
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
-                "stacked_boxes", "padded_boxes", "padded_audio", "length_mask")
+                "stacked_boxes", "padded_boxes", "padded_audio", "length_mask", "step_images")
 
 
 def parse_spec(kind, dtype, shape):
@@ -45,9 +45,10 @@ def parse_spec(kind, dtype, shape):
 
 def parse_specs(reading, sequence=False):
     """The parse specs by record key of the features parsed per record (or, with `sequence`, per
-    step): what `tf.io.parse_example` / `parse_sequence_example` take."""
-    return {key: parse_spec(*parse) for feature in reading["features"].values() if feature["sequence"] == sequence
-            for key, parse in feature["parse"].items()}
+    step): what `tf.io.parse_example` / `parse_sequence_example` take. A per-step feature's keys
+    of kind `fixed` (a video's duration) are in its record's context."""
+    return {key: parse_spec(*parse) for feature in reading["features"].values()
+            for key, parse in feature["parse"].items() if (feature["sequence"] and parse[0] != "fixed") == sequence}
 
 
 def companions(features, parsed):
@@ -271,6 +272,27 @@ def resized_images(encoded, shapes, encoding, channels, size, dtype="uint8"):
 
     return tf.map_fn(tf.autograph.experimental.do_not_convert(resize), (encoded, shapes),
                      fn_output_signature=tf.TensorSpec([*size, channels], tf.as_dtype(dtype)))
+
+
+def step_images(encoded, length, steps, shapes=None):
+    """A batch of sequences of images (one encoded image per step, padded with "" past each
+    record's `length`) as [batch, steps, height, width, channels], zero past the length: the
+    real steps' images are decoded by the image decode `steps` (their `shapes` argument: the
+    real steps' shapes), then padded again."""
+    ragged = tf.RaggedTensor.from_tensor(encoded, lengths=length)
+    flat_shapes = None if shapes is None else tf.RaggedTensor.from_tensor(shapes, lengths=length).flat_values
+    images = ragged.flat_values
+    for step, arguments in steps:
+        if step not in DECODE_STEPS:
+            raise ValueError(f"unknown decode step {step!r}")
+        arguments = {name: flat_shapes if isinstance(item, dict) else item for name, item in arguments.items()}
+        if step == "padded_images":  # map_fn can't stack no images of unknown size: a batch of empty sequences
+            images = tf.cond(tf.size(images) > 0,
+                             lambda: padded_images(images, **arguments),
+                             lambda: tf.zeros([0, 0, 0, arguments["channels"]], tf.as_dtype(arguments.get("dtype", "uint8"))))
+        else:
+            images = globals()[step](images, **arguments)
+    return ragged.with_flat_values(images).to_tensor()
 
 
 def resized_masks(encoded, shapes, size):

@@ -288,7 +288,8 @@ def _check_record(record: bytes, features: Mapping[str, Feature]) -> list[str]:
     problems = []
     expected: dict[bool, set[str]] = {False: set(), True: set()}
     for name, feature in features.items():
-        expected[feature.sequence].update(feature.parsing())
+        for key, (kind, _, _) in feature.parsing().items():  # a per-step feature's `fixed` keys: context
+            expected[feature.sequence and kind != "fixed"].add(key)
         if feature.sequence:
             problem = _check_steps(feature, (lists or {}).get(feature.record_key))
         else:

@@ -24,7 +24,7 @@ from ...images import deep
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
 from ...progress import Progress
-from .sample import MAX_IMAGE_CLASSES, THUMBNAILS_PER_CLASS, Annotation, Collected, SampleReader
+from .sample import MAX_IMAGE_CLASSES, STRIP_FRAMES, THUMBNAILS_PER_CLASS, Annotation, Collected, SampleReader
 from .style import CLASS_COLOURS, rgb
 
 DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
@@ -321,7 +321,8 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         data.num_values = {split: int(item["num_values"]) for split, item in stats.items() if "num_values" in item}
     if kind == "image":
         data.images = [_image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
-                                   isinstance(feature, MaskFeature)) for split, part in collected.items()]
+                                   isinstance(feature, MaskFeature), feature.sequence)
+                       for split, part in collected.items()]
         data.images = [grid for grid in data.images if grid.rows]
     if kind == "audio":
         _audio(data, name, feature, collected, reader)
@@ -429,9 +430,19 @@ def _class_balance(feature: Feature, stats: dict[str, dict[str, Any]]) -> ClassB
 
 
 def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], annotations: dict[Any, list[Annotation | None]],
-                reader: SampleReader, mask: bool = False) -> ImageGrid:
+                reader: SampleReader, mask: bool = False, strips: bool = False) -> ImageGrid:
     """A split's thumbnails in rows (per class of the group, or 8 a row), with what is drawn over
-    them; a mask's class indices shown in the class colours."""
+    them; a mask's class indices shown in the class colours. `strips`: each thumbnail is a clip's
+    frames (sample.strip), drawn as a row of its own."""
+    if strips:
+        names = reader.group_names or []
+        rows = [("" if key is None else names[key] if key < len(names) else str(key), list(frames))
+                for key in sorted(thumbnails, key=lambda key: -1 if key is None else key)
+                for frames in thumbnails[key]]
+        count = sum(len(clips) for clips in thumbnails.values())
+        per = f" (the first of each class of {reader.group})" if reader.group is not None else ""
+        return ImageGrid(split, rows, f"{count} clips{per}, one a row: up to {STRIP_FRAMES} frames each, evenly "
+                                      "spaced from its first to its last")
     if mask:
         thumbnails = {key: [mask_colours(image) for image in images] for key, images in thumbnails.items()}
     deep_images = any(np.asarray(image).dtype == np.uint16 for images in thumbnails.values() for image in images)

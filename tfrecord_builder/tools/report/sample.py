@@ -34,6 +34,10 @@ from ...write.info import DatasetInfo
 THUMBNAILS_PER_CLASS = 8
 MAX_IMAGE_CLASSES = 12  # rows of an image grid: the first classes, in index order
 UNGROUPED_THUMBNAILS = 16  # an image feature without a class label: the first images
+# a per-step image feature (video): clips per class (or in all, without one), each a strip of frames
+STRIPS_PER_CLASS = 2
+UNGROUPED_STRIPS = 4
+STRIP_FRAMES = 8  # frames of a clip shown, evenly spaced from its first to its last
 SIZE_PREFIX = "\0size:"  # the sample reader's own entry for an image's stored shape (no feature is named so)
 # numbers held before they are counted into their histogram's bins: memory stays bounded when
 # records hold thousands of values, and NumPy still counts many at once
@@ -133,8 +137,11 @@ class SampleReader:
         self.group_names = _class_names(spec.features[self.group]) if self.group else None
         # two readers over the same records: every feature but the images, and the images alone
         self.reader = RecordReader(dataclasses.replace(info, spec=plain))
-        self.reader.reading = {**reading, "features": {name: value for name, value in reading["features"].items()
-                                                       if name not in self.images}}
+        # per-step images stay (their steps count), as stored bytes: decoded only for the strips
+        self.strips = [name for name in self.images if spec.features[name].sequence]
+        self.reader.reading = {**reading, "features": {
+            name: {**value, "decode": []} if name in self.strips else value
+            for name, value in reading["features"].items() if name not in self.images or name in self.strips}}
         if shown is not None and not spec.is_sequence:  # the others' keys are skipped unread
             self.reader.keys = frozenset(key for name, feature in self.reader.reading["features"].items()
                                          for key in feature["parse"])
@@ -246,14 +253,20 @@ class SampleReader:
             if index >= MAX_IMAGE_CLASSES:
                 return
             key: Any = index
-            wanted = THUMBNAILS_PER_CLASS
+            wanted, strips = THUMBNAILS_PER_CLASS, STRIPS_PER_CLASS
         else:
-            key, wanted = None, UNGROUPED_THUMBNAILS
-        needy = [name for name in self.images if len(collected.thumbnails[name].get(key, ())) < wanted]
+            key, wanted, strips = None, UNGROUPED_THUMBNAILS, UNGROUPED_STRIPS
+        needy = [name for name in self.images
+                 if len(collected.thumbnails[name].get(key, ())) < (strips if name in self.strips else wanted)]
         if not needy:
             return
         images = self.image_reader.record_values(data, path, number)  # parsed again: only for these few records
         for name in needy:
+            if name in self.strips:  # a clip: its strip of frames (none for a clip without steps)
+                frames = images[name]
+                if not len(frames):
+                    continue
+                images = {**images, name: strip(frames)}
             collected.thumbnails[name].setdefault(key, []).append(images[name])
             collected.annotations[name].setdefault(key, []).append(self._annotation(name, record, images))
 
@@ -329,6 +342,12 @@ class SampleReader:
     def _progress(self, phase: str, count: int, total: int | None) -> None:
         if self.progress is not None:
             self.progress(phase, count, total)
+
+
+def strip(frames: np.ndarray) -> np.ndarray:
+    """Up to STRIP_FRAMES of a clip's frames ([steps, h, w, c]), evenly spaced from its first to its last."""
+    count = min(len(frames), STRIP_FRAMES)
+    return frames[np.round(np.linspace(0, len(frames) - 1, count)).astype(int)]
 
 
 def _class_names(feature: ClassLabelFeature) -> list[str]:
