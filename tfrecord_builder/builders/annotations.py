@@ -17,7 +17,7 @@ from .. import fs
 from ..errors import DataError
 from ..features import notices
 from .base import Batch, Builder, PendingBatch, parsed_batch
-from .image_folder import BATCH_BYTES, EXTENSIONS
+from .image_folder import BATCH_BYTES, EXTENSIONS, cut_runs
 
 # said once for the build with the count (never a silent drop: they are records without boxes)
 EMPTY_NOTICE = "source: {count} image{s} without objects, kept as records with no boxes"
@@ -131,41 +131,33 @@ class AnnotationBuilder(Builder):
 
     def encoding_batches(self, split: str | None, needed: Sequence[str], batch_size: int,
                          task: Any = None) -> Iterator[PendingBatch]:
+        """Batches of BATCH_BYTES of local image files or BATCH_IMAGES images, whichever comes
+        first, as an image folder cuts its batches (the plan's `batch_size`, 32 for images of no
+        fixed size, made the per-batch cost of small photos show: a 5,000-photo COCO build took
+        1.8x as long); where the files' sizes aren't known without a request each (an object
+        store, VOC's images named inside the XML), every `batch_size` images. The first batch
+        carries what listing skipped (a batch even when there are no images)."""
         items, skipped = self.listed()
         context = self.context()
-        start = 0
-        for stop in self._batch_ends(items, context, batch_size):
-            yield AnnotationBatch(items[start:stop], type(self).READ, context, needed, self.path or "",
-                                  self.keep_going, skipped if start == 0 else None)
-            start = stop
-
-    def _batch_ends(self, items: Sequence[Any], context: Any, batch_size: int) -> list[int]:
-        """Where each batch ends: after BATCH_BYTES of local image files or BATCH_IMAGES images,
-        whichever comes first, as an image folder cuts its batches (the plan's `batch_size`, 32
-        for images of no fixed size, would make the per-batch cost of small photos show: a
-        5,000-photo COCO build took 1.8x as long); else, where the files' sizes aren't known
-        without a request each (an object store, VOC), every `batch_size` images."""
         files = [self.image_file(item, context) for item in items]
-        if not items or any(file is None or fs.is_url(file) for file in files):
-            size = max(1, min(batch_size, BATCH_IMAGES))
-            return list(range(size, len(items), size)) + [len(items)] if items else [0]
-        ends, count, total = [], 0, 0
-        for index, file in enumerate(files):
-            try:
-                total += os.path.getsize(file)
-            except OSError:  # (a missing image is said by its record's reading)
-                pass
-            count += 1
-            if total >= BATCH_BYTES or count == BATCH_IMAGES:
-                ends.append(index + 1)
-                count = total = 0
-        if count or not ends:
-            ends.append(len(items))
-        return ends
+        if any(file is None or fs.is_url(file) for file in files):
+            runs = cut_runs(items, [0] * len(items), 1, max(1, min(batch_size, BATCH_IMAGES)))
+        else:
+            runs = cut_runs(items, [_file_size(file) for file in files], BATCH_BYTES, BATCH_IMAGES)
+        for index, run in enumerate(list(runs) or [()]):
+            yield AnnotationBatch(run, type(self).READ, context, needed, self.path or "", self.keep_going,
+                                  skipped if index == 0 else None)
 
     def batches(self, split: str | None, needed: Sequence[str], batch_size: int, task: Any = None) -> Iterator[Batch]:
         for batch in self.encoding_batches(split, needed, batch_size, task):
             yield parsed_batch(batch)
+
+
+def _file_size(path: str | None) -> int:
+    try:
+        return os.path.getsize(path or "")
+    except OSError:  # (a missing image is said by its record's reading)
+        return 0
 
 
 def problem(keep_going: bool, skipped: list[dict[str, str]], where: str, message: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence, TypeVar
 
 from .. import fs
 from ..errors import DataError, SpecError
@@ -27,6 +27,7 @@ EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
 # A batch holds at most this many bytes of files (and the feature's `batch_rows` images): large
 # photos travel in small batches and spread over the workers, small ones in full batches
+T = TypeVar("T")
 BATCH_BYTES = 4 * 1024**2
 
 Listed = tuple[str, "str | None", int]  # an image's path below the folder, its label, its file's bytes
@@ -208,16 +209,21 @@ def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, int]]:
 def _runs(listed: Iterable[Listed], max_bytes: int, max_rows: int | None) -> Iterator[tuple[Listed, ...]]:
     """The listed images in order, cut into runs once they hold `max_bytes` of files or
     `max_rows` images."""
-    run: list[Listed] = []
-    size = 0
-    for image in listed:
-        run.append(image)
-        size += image[2]
-        if size >= max_bytes or len(run) == max_rows:
-            yield tuple(run)
-            run, size = [], 0
-    if run:
-        yield tuple(run)
+    listed = list(listed)
+    yield from cut_runs(listed, [size for _, _, size in listed], max_bytes, max_rows)
+
+
+def cut_runs(items: Sequence[T], sizes: Sequence[int], max_bytes: int, max_rows: int | None) -> Iterator[tuple[T, ...]]:
+    """`items` in order, cut into runs once they hold `max_bytes` (by their `sizes`, a file's
+    bytes each) or `max_rows` items: how image sources cut their batches and tasks."""
+    start, total = 0, 0
+    for index, size in enumerate(sizes):
+        total += size
+        if total >= max_bytes or index + 1 - start == max_rows:
+            yield tuple(items[start:index + 1])
+            start, total = index + 1, 0
+    if start < len(items):
+        yield tuple(items[start:])
 
 
 def _stored_images(url: str) -> list[tuple[str, int]]:
