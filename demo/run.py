@@ -33,33 +33,26 @@ def main() -> int:
         info = tb.load(os.path.join(output, spec.name, spec.version)).info
         module = _import(os.path.join(info.path, f"{spec.name}_input.py"))
         started = time.monotonic()
-        if TRAINERS.get(spec.name) == "detection":
-            import train  # the demo's Keras helpers (imports TensorFlow, so only here)
-
-            first, last = train.train_detection(module.input_fn, info)
-            print(f"{spec.name}: a small KerasHub RetinaNet's loss fell from {first:.1f} to {last:.1f} "
-                  f"({first / last:.1f}x) in 8 epochs from {spec.name}_input.input_fn "
-                  f"({time.monotonic() - started:.1f} s)")
-            continue
-        accuracy = _train(spec.name, module, info)
-        if accuracy is not None:
-            print(f"{spec.name}: validation accuracy {accuracy:.3f} after training a small Keras model "
-                  f"from {spec.name}_input.input_fn ({time.monotonic() - started:.1f} s)")
+        result = _train(spec.name, module, info)
+        if result is not None:
+            print(f"{spec.name}: {result} from {spec.name}_input.input_fn ({time.monotonic() - started:.1f} s)")
     return 0
 
 
-def _train(name: str, module, info) -> float | None:
+def _train(name: str, module, info) -> str | None:
+    """What training a small model from the dataset's generated module gave, said in words."""
     import train  # the demo's Keras helpers (imports TensorFlow, so only here)
 
     kind = TRAINERS.get(name)
-    if kind == "tabular":
-        return train.train_tabular(module.input_fn, info)
-    if kind == "images":
-        return train.train_images(module.input_fn, info)
-    if kind == "sequences":
-        return train.train_sequences(module.input_fn, info)
-    if kind == "audio":
-        return train.train_audio(module.input_fn, info)
+    if kind == "detection":
+        first, last = train.train_detection(module.input_fn, info)
+        return (f"a small KerasHub RetinaNet's loss fell from {first:.1f} to {last:.1f} ({first / last:.1f}x) "
+                "in 8 epochs")
+    trainers = {"tabular": train.train_tabular, "images": train.train_images, "sequences": train.train_sequences,
+                "audio": train.train_audio}
+    if kind in trainers:
+        accuracy = trainers[kind](module.input_fn, info)
+        return f"validation accuracy {accuracy:.3f} after training a small Keras model"
     print(f"{name}: built; no demo model for it")
     return None
 
