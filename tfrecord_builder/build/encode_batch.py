@@ -27,7 +27,10 @@ class BatchRecords:
 
     records: ByteColumn
     values: dict[str, dict[str, Values]]  # feature name -> record key -> values
-    missing: dict[str, np.ndarray]  # feature name -> per row, whether the source had no value
+    missing: dict[str, np.ndarray]  # feature name -> per record, whether the source had no value
+    # the batch's row each record comes from, where a feature fans rows out (an audio recording cut
+    # into windows: Feature.fan_out); None: one record a row
+    rows: np.ndarray | None = None
 
 
 def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
@@ -190,9 +193,34 @@ class _NamedRow:
 def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], missing: dict[str, np.ndarray],
              batch: Batch, equal_lengths: bool, framed: bool) -> BatchRecords:
     """The batch's records from its features' values."""
+    values, missing, rows = _fanned_out(features, values, missing)
+    if rows is not None:
+        batch = batch.without_columns().select(rows.tolist())  # origins by record, for the length check
+    records = _serialised(features, values, batch, equal_lengths, framed)
+    return BatchRecords(records, values, missing, rows)
+
+
+def _fanned_out(features: Mapping[str, Feature], values: dict[str, dict[str, Values]],
+                missing: dict[str, np.ndarray]) -> tuple[dict, dict, np.ndarray | None]:
+    """The values and missing flags by record where a feature makes several records of a row (at
+    most one does: the spec checks), and each record's source row; else as they are, and None."""
+    for name, feature in features.items():
+        fanned = feature.fan_out(values[name]) if feature.fans_out else None
+        if fanned is None:
+            continue
+        own, rows = fanned
+        values = {other: own if other == name else {key: item.repeated(rows) for key, item in by_key.items()}
+                  for other, by_key in values.items()}
+        return values, {other: flags[rows] for other, flags in missing.items()}, rows
+    return values, missing, None
+
+
+def _serialised(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], batch: Batch,
+                equal_lengths: bool, framed: bool) -> ByteColumn:
+    """The serialised records (Examples, or SequenceExamples when some features are per step)."""
     if not any(feature.sequence for feature in features.values()):
         by_key = {key: item for encoded in values.values() for key, item in encoded.items()}
-        return BatchRecords(examples(features_entries(by_key), framed), values, missing)
+        return examples(features_entries(by_key), framed)
     # a per-step feature's keys without steps (a video's duration) are its record's context
     context = {key: item for name, encoded in values.items() for key, item in encoded.items()
                if not features[name].sequence or item.steps is None}
@@ -200,7 +228,7 @@ def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values
                 for key, item in encoded.items() if item.steps is not None}
     if equal_lengths:
         _check_lengths(features, values, batch)
-    return BatchRecords(sequence_examples(context, sequence, framed), values, missing)
+    return sequence_examples(context, sequence, framed)
 
 
 def _column(feature: Feature, batch: Batch) -> Sequence[Any]:

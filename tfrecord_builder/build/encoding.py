@@ -25,7 +25,7 @@ from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
 from ..write.runs import RunFile, renew_run_names
-from ..write.keys import assign_splits, hash_keys, member_hashes
+from ..write.keys import assign_splits, hash_keys, key_bytes, member_hashes
 from ..write.membership import KeptSplits
 from ..write.strata import Strata
 from ..write.stats import SplitStatistics
@@ -184,6 +184,10 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
                             notices=notices.taken())
     batch, encoded, good, skipped = _encoded(spec, spec.features, batch)
     hashes = all_hashes if good is None else all_hashes[good]
+    divided_by = hashes  # the hashes that decide splits: a source row's records all go to its split
+    if encoded is not None and encoded.rows is not None:  # rows fanned out: records have their own keys
+        batch, divided_by = fanned_out_keys(batch, encoded.rows), hashes[encoded.rows]
+        hashes = hash_keys(batch.keys, spec.output.seed)
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
     result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped,
@@ -197,7 +201,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
         assert strata is not None, "a stratified spec's records are divided by the strata of its first pass"
         assignment = strata.assign(record_classes(spec, encoded), hashes)
     elif split is None:
-        assignment = assign_splits(hashes, list(spec.splits.values()))
+        assignment = assign_splits(divided_by, list(spec.splits.values()))
         if keep is not None:
             before = keep.splits_of(members)
             found = before >= 0
@@ -231,6 +235,18 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
                                        records if every else records.take(rows), statistics,
                                        labels, members=members if every else members[rows])
     return result
+
+
+def fanned_out_keys(batch: Batch, rows: np.ndarray) -> Batch:
+    """The batch's keys and origins by record where rows were fanned out (`Feature.fan_out`):
+    a row's n-th record is keyed by the row's key and n, so each record has its own place in its
+    shard (and its own membership), while its split follows the row's key."""
+    rows = np.asarray(rows)
+    selected = batch.without_columns().select(rows.tolist())
+    firsts = np.searchsorted(rows, rows)  # the first record of each record's row
+    selected.keys = [key_bytes(key) + b"\0" + str(index).encode() for key, index in
+                     zip(selected.keys, (np.arange(len(rows)) - firsts).tolist())]
+    return selected
 
 
 def _encoded(spec: Spec, features: Mapping[str, Feature], batch: Batch, framed: bool = True

@@ -33,7 +33,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from .. import fs
-from ..spec.fields import At, meta
+from ..spec.fields import At, Section, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
@@ -49,10 +49,36 @@ class BadAudio(ValueError):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AudioWindow(Section):
+    """`window: {seconds: 1, hop: 0.5}`: each recording cut into windows, one record each."""
+
+    seconds: float = meta("each window's length in seconds")
+    hop: float | None = meta("seconds from one window's start to the next (default: `seconds`, side by side; "
+                             "less overlaps them)", None)
+    last: Literal["keep", "drop"] = meta(
+        "a recording's last window when shorter than `seconds`: keep (at its own length) or drop (counted)", "keep")
+
+    def check(self, at: At) -> None:
+        for key in ("seconds", "hop"):
+            value = getattr(self, key)
+            if value is not None and value <= 0:
+                raise (at / key).error(f"expected a positive number of seconds, received {value}")
+
+    def starts(self, samples: int, size: int, hop: int) -> tuple[list[int], bool]:
+        """The first sample of each window of a recording of `samples`, and whether a last, short
+        one was dropped. Windows start every `hop` samples; a window that would run past the end
+        is the last (later ones would be parts of it), kept short or dropped."""
+        starts = list(range(0, max(samples - size, -1) + 1, hop))
+        following = starts[-1] + hop if starts else 0
+        short = following < samples and (not starts or starts[-1] + size < samples)
+        if short and self.last == "keep":
+            starts.append(following)
+        return starts, short and self.last == "drop"
+
+
+@dataclass(frozen=True, kw_only=True)
 class AudioFeature(Feature):
     """A waveform: `{type: audio, sample_rate: 16000, channels: 1, max_seconds: 10}`."""
-
-    batch_rows = 64  # a few seconds of audio each: a batch of a few MiB
 
     sample_rate: int = meta("samples per second stored; a file at another rate is resampled (or refused with "
                             "`resample: false`)")
@@ -67,6 +93,16 @@ class AudioFeature(Feature):
     length_feature: str | None = meta("the name input_fn gives each record's number of samples (null: none); "
                                       "default `<name>_length`", "")
     mask_feature: str | None = meta("also yield a boolean [batch, samples] mask under this name", None)
+    window: AudioWindow | None = meta("cut each recording into fixed windows, one record each, its start kept "
+                                      "(`{seconds: 1, hop: 0.5, last: keep}`)", None)
+    offset_feature: str | None = meta("with `window:`, the name input_fn gives each window's first sample in its "
+                                      "recording (int64); default `<name>_offset`, null for none", "")
+
+    @property
+    def batch_rows(self) -> int:  # type: ignore[override]
+        # recordings to a batch: a few seconds each make a batch of a few MiB; windowed ones are
+        # long recordings (minutes, hours), held whole with their windows while a batch is encoded
+        return 4 if self.window is not None else 64
 
     def check(self, at: At) -> None:
         if self.sample_rate < 1:
@@ -76,7 +112,14 @@ class AudioFeature(Feature):
             raise (at / "channels").error(f"expected a positive number of channels, received {self.channels}")
         if self.max_seconds is not None and self.max_seconds <= 0:
             raise (at / "max_seconds").error(f"expected a positive number of seconds, received {self.max_seconds}")
-        for key in ("length_feature", "mask_feature"):
+        if self.window is not None:
+            for key in ("seconds", "hop"):
+                value = getattr(self.window, key)
+                if value is not None and round(value * self.sample_rate) < 1:
+                    raise (at / "window" / key).error(f"{value:g} s is less than one sample at {self.sample_rate} Hz")
+        elif self.offset_feature:
+            raise (at / "offset_feature").error("names the start of a window: it needs `window:`")
+        for key in ("length_feature", "mask_feature", "offset_feature"):
             name = getattr(self, key)
             if name and not _IDENTIFIER.match(name):
                 raise (at / key).error(f"expected an identifier, received {name!r}")
@@ -84,16 +127,29 @@ class AudioFeature(Feature):
             raise (at / "dtype").error("int16 samples need `encoding: pcm16` (float32 samples aren't integers)")
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "AudioFeature":
-        for key, name in (("length_feature", self.length_name), ("mask_feature", self.mask_feature)):
+        named = (("length_feature", self.length_name), ("mask_feature", self.mask_feature),
+                 ("offset_feature", self.offset_name))
+        for index, (key, name) in enumerate(named):
             if name is not None and name in features:
                 raise (at / key).error(f"`{name}` is already a feature's name; choose another (or null)")
-        if self.mask_feature is not None and self.mask_feature == self.length_name:
-            raise (at / "mask_feature").error(f"`{self.mask_feature}` is already the length_feature's name")
+            for other, taken in named[:index]:
+                if name is not None and name == taken:
+                    raise (at / key).error(f"`{name}` is already the {other}'s name")
         return self
 
     @property
     def length_name(self) -> str | None:
         return f"{self.name}_length" if self.length_feature == "" else self.length_feature
+
+    @property
+    def offset_name(self) -> str | None:
+        if self.window is None:
+            return None
+        return f"{self.name}_offset" if self.offset_feature == "" else self.offset_feature
+
+    @property
+    def offset_key(self) -> str:
+        return f"{self.record_key}_offset"
 
     @property
     def length_key(self) -> str:
@@ -121,6 +177,40 @@ class AudioFeature(Feature):
         ones = np.ones(len(stored), dtype=np.int64)
         return {self.record_key: Values("bytes", stored, ones),
                 self.length_key: Values("int64", np.array(lengths, dtype=np.int64), ones)}
+
+    @property
+    def fans_out(self) -> bool:
+        return self.window is not None
+
+    def fan_out(self, encoded: dict[str, Values]) -> tuple[dict[str, Values], np.ndarray] | None:
+        """Each recording cut into `window:`s, in order: a window's samples, its number of samples
+        and its first sample in the recording (`KEY_offset`), and the recording's row."""
+        if self.window is None:
+            return None
+        size = int(round(self.window.seconds * self.sample_rate))
+        hop = size if self.window.hop is None else int(round(self.window.hop * self.sample_rate))
+        width = self.channels * ITEM_BYTES[self.encoding]  # bytes a sample (of every channel)
+        stored, rows, offsets, lengths = [], [], [], []
+        recordings = encoded[self.record_key].values
+        for row, (data, samples) in enumerate(zip(recordings, encoded[self.length_key].values.tolist())):
+            starts, dropped = self.window.starts(samples, size, hop)
+            if dropped:
+                notices.note(f"feature `{self.name}`: {{count}} last window{{s}} shorter than "
+                             f"{self.window.seconds:g} s dropped (window.last: drop)")
+            if not starts:
+                notices.note(f"feature `{self.name}`: {{count}} recording{{s}} shorter than one window: no records")
+            view = memoryview(data)
+            for start in starts:
+                stop = min(start + size, samples)
+                stored.append(bytes(view[start * width: stop * width]))
+                rows.append(row)
+                offsets.append(start)
+                lengths.append(stop - start)
+        ones = np.ones(len(stored), dtype=np.int64)
+        return ({self.record_key: Values("bytes", stored, ones),
+                 self.length_key: Values("int64", np.array(lengths, dtype=np.int64), ones),
+                 self.offset_key: Values("int64", np.array(offsets, dtype=np.int64), ones)},
+                np.array(rows, dtype=np.int64))
 
     def waveform(self, value: Any) -> np.ndarray:
         """One file's samples as stored: [samples, channels] int16 (pcm16) or float32."""
@@ -181,6 +271,10 @@ class AudioFeature(Feature):
         kind, length = stored.get(self.length_key, ("int64", []))
         if kind != "int64" or len(length) != 1 or length[0] < 0:
             return f"expected the number of samples under {self.length_key!r}"
+        if self.window is not None:
+            kind, offset = stored.get(self.offset_key, ("int64", []))
+            if self.offset_key not in stored or kind != "int64" or len(offset) != 1 or offset[0] < 0:
+                return f"expected the window's first sample under {self.offset_key!r}"
         expected = length[0] * self.channels * ITEM_BYTES[self.encoding]
         if len(values[0]) != expected:
             return f"{len(values[0])} bytes of samples, expected {expected} ({length[0]} × {self.channels} channels)"
@@ -192,7 +286,10 @@ class AudioFeature(Feature):
 
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
-        return {self.record_key: ("fixed", "string", []), self.length_key: ("fixed", "int64", [])}
+        parsed: dict[str, ParseSpec] = {self.record_key: ("fixed", "string", []), self.length_key: ("fixed", "int64", [])}
+        if self.window is not None:
+            parsed[self.offset_key] = ("fixed", "int64", [])
+        return parsed
 
     def decoding(self, options: Any) -> list[DecodeStep]:
         return [("padded_audio", {"lengths": {"parsed": self.length_key}, "encoding": self.encoding,
@@ -206,6 +303,8 @@ class AudioFeature(Feature):
             companions[self.length_name] = {"parse": parse, "decode": [("cast", {"dtype": "int32"})]}
         if self.mask_feature is not None:
             companions[self.mask_feature] = {"parse": parse, "decode": [("length_mask", {})]}
+        if self.offset_name is not None:
+            companions[self.offset_name] = {"parse": {self.offset_key: ("fixed", "int64", [])}, "decode": []}
         return {**super().reading(options), "companions": companions}
 
     def describe(self) -> str:

@@ -203,6 +203,18 @@ class Feature(Section):
         """
         raise NotImplementedError
 
+    @property
+    def fans_out(self) -> bool:
+        """Whether a source row may become several records (`fan_out`): at most one feature a spec."""
+        return False
+
+    def fan_out(self, encoded: dict[str, Values]) -> tuple[dict[str, Values], np.ndarray] | None:
+        """The records a batch's rows become, from this feature's values of them: None (one each,
+        the default), or its values per new record and the source row of each (ascending; a row
+        may give several records or none). The other features' values are repeated to match
+        (`Values.repeated`): an audio recording cut into windows (features/audio.py)."""
+        return None
+
     def fail(self, origin: Origin, row: int, problem: str) -> DataError:
         """The one-line error for a bad value in row `row` (its `problem` alone, too)."""
         return DataError(f"{origin(row)}: feature `{self.name}`: {problem}", problem=problem)

@@ -45,6 +45,27 @@ class Values:
         steps = None if self.steps is None else self.steps[rows]
         return Values(self.kind, picked, self.counts[step_chosen], steps)
 
+    def repeated(self, records: np.ndarray) -> "Values":
+        """The values of the records at `records` (ascending, a record as often as it is named):
+        the other features of a source row that becomes several records (`Feature.fan_out`)."""
+        records = np.asarray(records, dtype=np.int64)
+        rows = records
+        if self.steps is not None:  # a record's rows are its steps
+            rows = _ranges(offsets_of(self.steps)[:-1][records], self.steps[records])
+        chosen = _ranges(offsets_of(self.counts)[:-1][rows], self.counts[rows])
+        flat = self.values
+        picked = [flat[index] for index in chosen.tolist()] if isinstance(flat, list) else flat[chosen]
+        return Values(self.kind, picked, self.counts[rows], None if self.steps is None else self.steps[records])
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices start..start+length of each pair, concatenated (one NumPy pass)."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
+
 
 @dataclass
 class StoredColumn:

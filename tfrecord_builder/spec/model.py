@@ -346,8 +346,15 @@ class Spec(Section):
                     raise (at / "features" / name).error(
                         "a class_label needs one of `names`, `names_file` or `num_classes` "
                         "(only image_folder sources and Parquet categorical columns define classes themselves)")
+        fanning = [name for name, feature in self.features.items() if feature.fans_out]
+        if len(fanning) > 1:
+            raise (at / "features" / fanning[1]).error(
+                f"cuts each row into several records, as `{fanning[0]}` does; a spec may cut rows by one feature only")
         if self.stratify is not None:
             self._check_stratify(at / "stratify")
+            if fanning:  # the strata count rows; a cut row's records would be counted as one
+                raise (at / "stratify").error(f"can't divide records that feature `{fanning[0]}` cuts from rows "
+                                              "(window:); divide them by key (drop stratify:)")
         if self.label is not None and self.label not in self.features:
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")

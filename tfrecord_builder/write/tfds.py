@@ -130,8 +130,9 @@ def _tfds_entries(feature: Feature, options: Any) -> dict[str, dict[str, Any]]:
     if isinstance(feature, BBoxFeature) and feature.layout == "object_detection":
         floats = {"pythonClassName": SEQUENCE, "sequence": {"feature": _tensor([], "float32"), "length": "-1"}}
         return {key: floats for key in feature.record_keys}
-    if isinstance(feature, AudioFeature):  # its length beside it, as a plain number
-        return {feature.record_key: tfds_feature(feature, options), feature.length_key: _tensor([], "int64")}
+    if isinstance(feature, AudioFeature):  # its length (and a window's offset) beside it, as plain numbers
+        numbers = [feature.length_key] + ([feature.offset_key] if feature.window is not None else [])
+        return {feature.record_key: tfds_feature(feature, options), **{key: _tensor([], "int64") for key in numbers}}
     return {feature.record_key: tfds_feature(feature, options)}
 
 
