@@ -294,3 +294,31 @@ def test_tensorflow_datasets_refuses_a_video_dataset_in_one_line(tmp_path):
                                          r"Datasets does not read .*read it with clips_input\.py, tb\.input_fn or "
                                          r"tb\.read$"):
         tfds.builder_from_directory(info.path)
+
+
+def test_clip_features_yield_each_clips_duration_rate_and_size_beside_its_frames(tf, tmp_path):
+    write_clip(tmp_path / "a.mp4", pan("astronaut", 12), rate=10)
+    write_clip(tmp_path / "b.mp4", zoom("coffee", 5), rate=5)
+    info = build_clips(tmp_path, ["a.mp4", "b.mp4"], {"shape": [24, 32, 3], "clip_features": True})
+    stored = contexts(tf, info)
+    module = import_module(Path(info.path) / f"{info.name}_input.py")
+    ours = batches_as_numpy(module.input_fn("train", batch_size=2, shuffle=False))
+    library = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=2, shuffle=False))
+    (batch,), (other,) = ours, library
+    for key in batch:
+        np.testing.assert_array_equal(batch[key], other[key])
+    assert batch["frames_duration"].dtype == np.float32 and batch["frames_original_size"].dtype == np.int64
+    records = {int(record["clip"]): record for record in tb.read(info.path, "train")}
+    for row, clip in enumerate(batch["clip"].tolist()):
+        assert batch["frames_duration"][row] == np.float32(stored[clip]["frames/duration"])
+        assert batch["frames_frame_rate"][row] == [10.0, 5.0][clip] == stored[clip]["frames/frame_rate"]
+        assert batch["frames_original_size"][row].tolist() == [48, 64] == stored[clip]["frames/original_size"]
+        assert records[clip]["frames_original_size"].tolist() == [48, 64]
+        assert records[clip]["frames_frame_rate"] == [10.0, 5.0][clip]
+    assert stored[0]["frames/duration"] == pytest.approx(1.2, abs=0.11)  # 12 frames at 10 a second
+    spec = {"name": "clips", "format": "sequence_example", "source": {"builder": "csv", "path": "clips.csv"},
+            "context": {"frames_duration": {"dtype": "float32"}},
+            "sequence": {"frames": {"type": "video", "source": "path", "clip_features": True}}}
+    with pytest.raises(SpecError, match=r"sequence.frames: yields `frames_duration` beside it, already a feature's "
+                                        r"name; rename one$"):
+        tb.load_spec(write_spec(tmp_path / "clash", spec, {"clips.csv": "path\n"}))

@@ -83,7 +83,7 @@ def parse_specs(reading, sequence=False):
 
 def companions(features, parsed):
     """The features decoded beside others from the same parsed keys (an audio feature's length
-    and mask), by name: each feature's "companions" description, where it has one."""
+    and mask, a video's duration), by name: each feature's "companions" description, where it has one."""
     return {name: decoded(companion, parsed) for feature in features.values()
             for name, companion in feature.get("companions", {}).items()}
 
@@ -121,7 +121,7 @@ def parse_records(serialized, reading):
     length = sequence_lengths(reading, sequence, lengths)
     batch = {name: decoded(feature, sequence if feature["sequence"] else context, lengths)
              for name, feature in features.items()}
-    batch.update(companions({name: feature for name, feature in features.items() if not feature["sequence"]}, context))
+    batch.update(companions(features, context))  # (a per-step feature's companions are its context keys: a clip's)
     if reading["max_length"] is not None:
         for name, feature in features.items():
             if feature["sequence"]:

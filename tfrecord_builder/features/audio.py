@@ -142,6 +142,10 @@ class AudioFeature(Feature):
         return f"{self.name}_length" if self.length_feature == "" else self.length_feature
 
     @property
+    def companion_names(self) -> list[str]:
+        return [name for name in (self.length_name, self.mask_feature, self.offset_name) if name is not None]
+
+    @property
     def offset_name(self) -> str | None:
         if self.window is None:
             return None

@@ -204,6 +204,12 @@ class Feature(Section):
         raise NotImplementedError
 
     @property
+    def companion_names(self) -> list[str]:
+        """The names `input_fn` gives what it yields beside this feature (its reading's
+        "companions": an audio feature's length), which no feature may take."""
+        return []
+
+    @property
     def fans_out(self) -> bool:
         """Whether a source row may become several records (`fan_out`): at most one feature a spec."""
         return False

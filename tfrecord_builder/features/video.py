@@ -57,6 +57,8 @@ class VideoFeature(ImageFeature):
     fps: float | None = meta("frames per second kept (the first frame at or after each 1/fps seconds); "
                              "default: every frame", None)
     max_frames: int | None = meta("keep at most this many frames of a clip (decoding stops there; counted)", None)
+    clip_features: bool = meta("also yield each clip's duration and frame rate (float32) and original size (int64 "
+                               "[height, width]) as <name>_duration, <name>_frame_rate, <name>_original_size", False)
 
     def check(self, at: At) -> None:
         super().check(at)
@@ -69,7 +71,16 @@ class VideoFeature(ImageFeature):
         if not self.sequence:  # (convert_features has set `sequence` by now)
             raise at.error("a video is one frame per step: declare it under `sequence:` of a "
                            "format: sequence_example spec")
-        return self
+        return self  # (what clip_features yields is checked against every feature's name by the spec)
+
+    @property
+    def companion_names(self) -> list[str]:
+        return list(self.clip_names) if self.clip_features else []
+
+    @property
+    def clip_names(self) -> dict[str, str]:
+        """What `clip_features: true` yields, by the context key it reads."""
+        return {f"{self.name}_{what}": f"{self.record_key}/{what}" for what in ("duration", "frame_rate", "original_size")}
 
     @property
     def context_keys(self) -> dict[str, ParseSpec]:
@@ -135,6 +146,15 @@ class VideoFeature(ImageFeature):
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
         return {**super().parsing(), **self.context_keys}
+
+    def reading(self, options: Any) -> dict[str, Any]:
+        """Its description, with `companions` (`clip_features: true`): the clip's context figures."""
+        described = super().reading(options)
+        if self.clip_features:
+            keys = self.context_keys
+            described["companions"] = {name: {"parse": {key: keys[key]}, "decode": []}
+                                       for name, key in self.clip_names.items()}
+        return described
 
     def describe(self) -> str:
         return "video " + super().describe()[len("image "):]

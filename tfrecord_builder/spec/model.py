@@ -346,6 +346,12 @@ class Spec(Section):
                     raise (at / "features" / name).error(
                         "a class_label needs one of `names`, `names_file` or `num_classes` "
                         "(only image_folder sources and Parquet categorical columns define classes themselves)")
+        for name, feature in self.features.items():  # what a feature yields beside it (its length, a clip's rate)
+            for companion in feature.companion_names:
+                if companion in self.features:
+                    section = "sequence" if feature.sequence else ("context" if self.is_sequence else "features")
+                    raise (at / section / name).error(f"yields `{companion}` beside it, already a feature's name; "
+                                                      "rename one")
         fanning = [name for name, feature in self.features.items() if feature.fans_out]
         if len(fanning) > 1:
             raise (at / "features" / fanning[1]).error(
