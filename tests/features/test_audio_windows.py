@@ -3,6 +3,7 @@ its first sample kept; checked sample for sample against soundfile's read of the
 through the generated module, `tb.read` and TFDS."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,9 @@ import tfrecord_builder as tb
 from tfrecord_builder.features.audio import AudioWindow
 
 from conftest import batches_as_numpy, import_module, write_spec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
+from helpers import run_cli  # noqa: E402
 
 soundfile = pytest.importorskip("soundfile")
 
@@ -146,3 +150,17 @@ def test_windows_start_every_hop_and_the_kept_ones_cover_what_full_windows_leave
         for start in starts:
             covered[start: start + size] = True
         assert covered.all()
+
+
+def test_a_dry_run_counts_windows_and_verify_checks_their_offsets(tmp_path):
+    for index in range(3):
+        soundfile.write(tmp_path / f"r{index}.wav", noise(8000 * (2 + index), index), 8000, subtype="PCM_16")
+    rows = "path,name\n" + "".join(f"r{index}.wav,r{index}\n" for index in range(3))
+    write_spec(tmp_path, spec_of({"window": {"seconds": 1}}), {"table.csv": rows})
+    result = run_cli("build", "spec.yaml", "--output", "out", "--dry-run", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "long 1.0.0: dry run, all 9 records encoded; nothing written" in result.stdout  # 2 + 3 + 4 windows
+    assert "warning" not in result.stdout + result.stderr  # (windows of one length are no finding)
+    assert run_cli("build", "spec.yaml", "--output", "out", cwd=tmp_path).returncode == 0
+    result = run_cli("verify", "out/long/1.0.0", cwd=tmp_path)
+    assert result.returncode == 0 and "9 records, checksums and every record match the spec" in result.stdout

@@ -27,7 +27,7 @@ import numpy as np
 from ..builders.base import parsed_batch
 from ..builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
 from ..errors import UsageError
-from ..features import ClassLabelFeature, ImageFeature
+from ..features import AudioFeature, ClassLabelFeature, ImageFeature
 from .._tf import tensorflow
 from .encoding import classify_for_build, encode_for_build
 from .plan import read_tasks, strata_of, task_batches
@@ -230,7 +230,7 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
                 label = names[present[0]] if present[0] < len(names) else str(present[0])
                 findings.append(f"feature `{name}`: one class ({label!r}) {where}; expected several "
                                 f"(a sorted source? sample more with --dry-run N)")
-        elif isinstance(feature, ImageFeature):
+        elif isinstance(feature, (ImageFeature, AudioFeature)):  # (lengths all equal: clips of one second, windows)
             continue
         elif stats.low is not None and stats.low == stats.high and total > 1 and not stats.non_finite:
             findings.append(f"feature `{name}`: the same value ({stats.low:g}) {where}")
