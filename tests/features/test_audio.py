@@ -267,3 +267,19 @@ def test_any_clip_round_trips_through_the_batch_decoder_and_its_numpy_twin(tf, t
             np.testing.assert_array_equal(one, mean.astype(np.int16))
         else:  # resampled: as many samples as the rates say
             assert length == -(-len(want) * rate // clips[row][1])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(subtype=st.sampled_from(["PCM_U8", "PCM_S8", "PCM_16", "PCM_24", "PCM_32", "FLOAT", "DOUBLE", "ULAW"]),
+       encoding=st.sampled_from(["pcm16", "float32"]), length=st.integers(1, 300), seed=st.integers(0, 2**32 - 1))
+def test_any_bit_depth_is_stored_as_soundfile_reads_it_in_the_stored_type(tmp_path_factory, subtype, encoding,
+                                                                          length, seed):
+    format = "AIFF" if subtype == "PCM_S8" else "WAV"  # (WAV's 8 bits are unsigned; AIFF's signed)
+    path = tmp_path_factory.mktemp("depth") / f"a.{format.lower()}"
+    waveform = np.random.default_rng(seed).uniform(-1, 1, length)
+    soundfile.write(path, waveform, 8000, format=format, subtype=subtype)
+    feature = AudioFeature(name="audio", sample_rate=8000, encoding=encoding)
+    stored = feature.waveform(str(path))
+    want = soundfile.read(path, dtype="int16" if encoding == "pcm16" else "float32", always_2d=True)[0]
+    assert stored.dtype == want.dtype
+    np.testing.assert_array_equal(stored, want)  # libsndfile's own conversion, bit for bit
