@@ -1,7 +1,8 @@
 """Writes build/spoken_digits_audio/: the digits zero to nine spoken by Debian's speech synthesiser,
 espeak-ng, in 11 voices (en+m1..m7, en+f1..f4), 3 speeds and 2 pitches (660 WAV files, 16-bit PCM
-at 22050 Hz, about 25 MB: made on the machine, not committed), and clips.csv naming each file and
-its digit. `make demo` runs it when the folder is missing: `python data/make_spoken_digits.py [FOLDER]`."""
+at 22050 Hz, about 25 MB: made on the machine, not committed), and clips.csv naming each file, its
+digit, its voice and its split: two voices (TEST_VOICES, a male and a female one) are the test
+split and never heard in training. `make demo` runs it when the folder is missing: `python data/make_spoken_digits.py [FOLDER]`."""
 from __future__ import annotations
 
 import csv
@@ -17,6 +18,7 @@ DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 VOICES = [f"en+m{number}" for number in range(1, 8)] + [f"en+f{number}" for number in range(1, 5)]
 SPEEDS = [120, 150, 180]  # words per minute
 PITCHES = [35, 65]  # espeak-ng's 0-99 (50 is the voice's own)
+TEST_VOICES = {"en+m3", "en+f2"}
 
 
 def clips() -> list[tuple[str, list[str], str]]:
@@ -48,9 +50,10 @@ def main(out: str = OUT) -> int:
         list(pool.map(speak, made))
     with open(os.path.join(out, "clips.csv"), "w", newline="") as file:
         writer = csv.writer(file)
-        writer.writerow(["path", "digit", "voice"])
+        writer.writerow(["path", "digit", "voice", "split"])
         for name, arguments, digit in made:
-            writer.writerow([f"clips/{name}", digit, arguments[1]])
+            voice = arguments[1]
+            writer.writerow([f"clips/{name}", digit, voice, "test" if voice in TEST_VOICES else "train"])
     print(f"{len(made)} clips in {out}")
     return 0
 
