@@ -164,3 +164,16 @@ def test_a_dry_run_counts_windows_and_verify_checks_their_offsets(tmp_path):
     assert run_cli("build", "spec.yaml", "--output", "out", cwd=tmp_path).returncode == 0
     result = run_cli("verify", "out/long/1.0.0", cwd=tmp_path)
     assert result.returncode == 0 and "9 records, checksums and every record match the spec" in result.stdout
+
+
+def test_a_bad_recording_is_skipped_whole_and_the_others_cut(tmp_path):
+    (tmp_path / "junk.wav").write_bytes(b"RIFF not a wave at all")
+    recordings = {"a": noise(8000 * 2, 1), "b": noise(8000 * 3, 2)}
+    for name, samples in recordings.items():
+        soundfile.write(tmp_path / f"{name}.wav", samples, 8000, subtype="PCM_16")
+    rows = "path,name\na.wav,a\njunk.wav,junk\nb.wav,b\n"
+    spec = write_spec(tmp_path, spec_of({"window": {"seconds": 1}}, on_error="skip"), {"table.csv": rows})
+    info = tb.build(spec, output=tmp_path / "out")
+    assert info.skipped == 1
+    assert sorted((record["name"], int(record["audio_offset"])) for record in tb.read(info.path, "train")) == \
+        [(b"a", 0), (b"a", 8000), (b"b", 0), (b"b", 8000), (b"b", 16000)]
