@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfrecord_builder.features.audio import EXACT_SUBTYPES, AudioFeature, lowpass, resampled
+from tfrecord_builder.features.audio import AudioWindow, EXACT_SUBTYPES, AudioFeature, lowpass, resampled
 
 soundfile = pytest.importorskip("soundfile")
 from scipy.signal import firwin, resample_poly  # noqa: E402
@@ -88,6 +88,7 @@ def test_resampled_is_resample_poly_with_its_default_filter_bit_for_bit(rate, ta
     ({"max_seconds": 1.5}, 174),  # the demo's: 1.5 s at 8 kHz, 24,000 bytes a clip: 4 MiB of them
     ({"max_seconds": 0.1}, 256),  # short clips: at most 256
     ({"max_seconds": 600, "sample_rate": 48000, "channels": 2, "encoding": "float32"}, 16),  # at least 16
+    ({"window": AudioWindow(seconds=1)}, 4),  # long recordings cut into windows, each held whole
 ])
 def test_a_batch_holds_about_4_mib_of_clips_as_max_seconds_bounds_them(audio, rows):
     assert AudioFeature(name="audio", **{"sample_rate": 8000, **audio}).batch_rows == rows

@@ -99,12 +99,6 @@ class AudioFeature(Feature):
     offset_feature: str | None = meta("with `window:`, the name input_fn gives each window's first sample in its "
                                       "recording (int64); default `<name>_offset`, null for none", "")
 
-    @property
-    def batch_rows(self) -> int:  # type: ignore[override]
-        # recordings to a batch: a few seconds each make a batch of a few MiB; windowed ones are
-        # long recordings (minutes, hours), held whole with their windows while a batch is encoded
-        return 4 if self.window is not None else 64
-
     def check(self, at: At) -> None:
         if self.sample_rate < 1:
             raise (at / "sample_rate").error(f"expected a positive number of samples per second, received "
@@ -143,9 +137,11 @@ class AudioFeature(Feature):
         """Clips to a batch: about 4 MiB of stored samples where `max_seconds` bounds a clip (16 to
         256 clips), else 128 (clips of a few seconds: a batch of some MiB). Not fewer: each batch
         costs its hand-off to a worker and back and its records' assembly, and 64 short clips a
-        batch were 20% slower with 2 workers than 128 or 256 (bench/audio.py)."""
+        batch were 20% slower with 2 workers than 128 or 256 (bench/audio.py). Windowed recordings
+        without `max_seconds` go 4 to a batch: they are long (minutes, hours), and each is held whole
+        with its windows while its batch is encoded."""
         if self.max_samples is None:
-            return 128
+            return 4 if self.window is not None else 128
         stored = self.max_samples * self.channels * ITEM_BYTES[self.encoding]
         return max(16, min(256, 4 * 1024**2 // max(1, stored)))
 
