@@ -6,6 +6,7 @@ when stored losslessly (PNG), within a PSNR bar when re-encoded as JPEG (the def
 """
 from __future__ import annotations
 
+import csv
 import subprocess
 import sys
 from pathlib import Path
@@ -23,9 +24,10 @@ import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
 from tfrecord_builder.features.video import natural_key
 
-from conftest import batches_as_numpy, import_module, write_spec
+from conftest import ROOT, batches_as_numpy, import_module, write_spec
 
 PHOTOS = {"astronaut": photos.astronaut(), "coffee": photos.coffee(), "chelsea": photos.chelsea()}
+MOTIONS = ["pan_left", "pan_right", "zoom_in", "zoom_out"]
 JPEG_PSNR_BAR = 30.0  # dB: measured 36-38 dB at quality 90 on these clips
 
 
@@ -191,6 +193,68 @@ def test_random_clip_lengths_keep_the_frames_the_rules_say(tmp_path_factory, len
     info = build_clips(folder, ["a.mp4"], {key: value for key, value in video.items() if value is not None})
     decoded = pyav_frames(clip)
     np.testing.assert_array_equal(read_frames(info)[0], np.stack([decoded[index] for index in kept]))
+
+
+# ---- the bundled clips (data/clips: pans and zooms over scikit-image's photographs) ---------------
+def test_the_bundled_clips_build_as_pyav_decodes_them_with_their_labels_and_figures(tf, tmp_path):
+    """specs/clips.yaml as committed (JPEG frames, within the PSNR bar) and with `encoding: png`
+    (every kept frame equal to PyAV's decode of it): the frames `fps: 6` keeps, the motion from
+    clips.csv, the clip's duration, frame rate and size as PyAV reads them, and input_fn's batches."""
+    table = {row["path"]: row for row in csv.DictReader(open(ROOT / "data" / "clips" / "clips.csv"))}
+    assert len(table) == 64 and {row["motion"] for row in table.values()} == {
+        "pan_left", "pan_right", "zoom_in", "zoom_out"}
+    spec = yaml.safe_load((ROOT / "specs" / "clips.yaml").read_text())
+    video = spec["sequence"]["frames"]
+    (tmp_path / "data").symlink_to(ROOT / "data", target_is_directory=True)
+    write_spec(tmp_path / "specs", {**spec, "sequence": {"frames": {**video, "encoding": "png"}}})
+    built = {"jpeg": tb.build(ROOT / "specs" / "clips.yaml", output=tmp_path / "jpeg"),
+             "png": tb.build(tmp_path / "specs" / "spec.yaml", output=tmp_path / "png")}
+    wanted, figures = {}, {}
+    for path in table:
+        with av.open(str(ROOT / "data" / "clips" / path)) as container:
+            stream = container.streams.video[0]
+            decoded = [(frame.time, frame.to_ndarray(format="rgb24")) for frame in container.decode(stream)]
+            figures[path] = {"frames/duration": pytest.approx(container.duration / 1e6),
+                             "frames/frame_rate": float(stream.average_rate),
+                             "frames/original_size": [stream.height, stream.width]}
+        kept = []
+        for time, pixels in decoded:  # the first frame at or after each 1/6 s, up to 10 of them
+            if time - decoded[0][0] >= len(kept) / video["fps"] - 1e-6 and len(kept) < video["max_frames"]:
+                kept.append(pixels)
+        wanted[path] = np.stack(kept)
+    assert {len(frames) for frames in wanted.values()} == {6, 7, 8, 9, 10}  # 1.0-1.6 s at 6 a second
+    for encoding, info in built.items():
+        stored = {record["clip"].decode(): record for split in ("train", "test") for record in tb.read(info.path, split)}
+        assert stored.keys() == table.keys()
+        for path, record in stored.items():
+            names = info.spec.features["motion"].names
+            assert names[int(record["motion"])] == table[path]["motion"]
+            assert record["photo"].decode() == table[path]["photo"]
+            if encoding == "png":
+                np.testing.assert_array_equal(record["frames"], wanted[path], err_msg=path)
+            else:
+                assert record["frames"].shape == wanted[path].shape
+                assert min(psnr(one, other) for one, other in zip(record["frames"], wanted[path])) >= JPEG_PSNR_BAR
+    found = {}
+    for record in tf.data.TFRecordDataset([str(path) for path in Path(built["jpeg"].path).glob("*.tfrecord*")]):
+        context, _ = tf.io.parse_single_sequence_example(record, context_features={
+            "clip": tf.io.FixedLenFeature([], tf.string),
+            "frames/duration": tf.io.FixedLenFeature([], tf.float32),
+            "frames/frame_rate": tf.io.FixedLenFeature([], tf.float32),
+            "frames/original_size": tf.io.FixedLenFeature([2], tf.int64)})
+        clip = context.pop("clip").numpy().decode()
+        found[clip] = {key: value.numpy().tolist() for key, value in context.items()}
+    assert found == figures
+    module = import_module(Path(built["png"].path) / "clips_input.py")
+    (features, labels), = batches_as_numpy(module.input_fn("test", batch_size=16, shuffle=False))
+    steps = max(len(wanted[clip.decode()]) for clip in features["clip"])
+    assert features["frames"].shape == (16, steps, 64, 64, 3) and features["frames"].dtype == np.uint8
+    for row, clip in enumerate(features["clip"].tolist()):
+        length = len(wanted[clip.decode()])
+        assert features["sequence_length"][row] == length
+        assert features["frames_mask"][row].tolist() == [step < length for step in range(steps)]
+        np.testing.assert_array_equal(features["frames"][row, :length], wanted[clip.decode()])
+        assert MOTIONS[labels[row]] == table[clip.decode()]["motion"]
 
 
 # ---- bad input -----------------------------------------------------------------------------------
