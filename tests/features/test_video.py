@@ -7,6 +7,7 @@ when stored losslessly (PNG), within a PSNR bar when re-encoded as JPEG (the def
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -293,6 +294,81 @@ def test_bad_clips_are_one_line_naming_the_file(tmp_path):
         build_clips(tmp_path, ["sizes"], {"channels": 3, "fps": 5})
     assert str(error.value) == (f"clips.csv, line 2: feature `frames`: {tmp_path}/sizes: a folder of frames has no "
                                 "times: `fps` applies to video files only")
+
+
+def write_with_sound(path: Path, frames: list[np.ndarray], codec: str, sound: str, seconds: float) -> Path:
+    """A clip with a sound track `seconds` long (longer than its video): the file lasts as long as the sound."""
+    with av.open(str(path), "w") as out:
+        video = out.add_stream(codec, rate=10)
+        video.height, video.width = frames[0].shape[:2]
+        video.pix_fmt = "yuv420p"
+        audio = out.add_stream(sound, rate=48000)
+        for pixels in frames:
+            out.mux(video.encode(av.VideoFrame.from_ndarray(pixels, format="rgb24")))
+        out.mux(video.encode())
+        for start in range(0, int(48000 * seconds), 960):
+            silence = av.AudioFrame.from_ndarray(np.zeros((1, 960), np.float32), format="fltp", layout="mono")
+            silence.sample_rate, silence.pts = 48000, start
+            out.mux(audio.encode(silence))
+        out.mux(audio.encode())
+    return path
+
+
+@pytest.mark.parametrize("name,codec", [("vp9.webm", "libvpx-vp9"), ("vp8.webm", "libvpx"), ("mpeg4.mkv", "mpeg4")])
+def test_a_cut_webm_or_matroska_file_is_refused_wherever_it_is_cut(tmp_path, name, codec):
+    """Matroska and WebM count no frames, so FFmpeg ends a cut one in silence: before, these
+    built with the frames that were left. Their header says how long the video lasts (4 s here)."""
+    whole = write_clip(tmp_path / name, pan("astronaut", 40), codec=codec).read_bytes()
+    for fraction in (0.3, 0.6, 0.9):
+        cut = tmp_path / f"{int(fraction * 100)}_{name}"
+        cut.write_bytes(whole[:int(len(whole) * fraction)])
+        with av.open(str(cut)) as container:
+            times = [frame.time for frame in container.decode(video=0)]  # what is left, as PyAV decodes it
+        assert len(times) < 40
+        left = (f"{len(times)} frames decoded, ending at {times[-1] + 0.1:.2f} s" if times else "no frames decoded")
+        with pytest.raises(DataError) as error:
+            build_clips(tmp_path, [cut.name], {"channels": 3})
+        assert str(error.value) == (f"clips.csv, line 2: feature `frames`: {cut}: truncated: {left} of the 4.00 s "
+                                    "the file lists")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fraction=st.floats(0.02, 0.9999), suffix=st.sampled_from(["webm", "mkv", "mp4", "avi", "mov"]))
+def test_a_clip_cut_anywhere_is_refused_or_keeps_every_frame(tmp_path_factory, fraction, suffix):
+    """Never fewer frames in silence: a cut that takes frames is an error; one that takes only
+    what follows them (an index, tags) keeps them all."""
+    folder = tmp_path_factory.mktemp("cut")
+    codec = "libvpx-vp9" if suffix == "webm" else "mpeg4"
+    whole = write_clip(folder / f"whole.{suffix}", pan("chelsea", 20, (16, 24)), codec=codec)
+    data = whole.read_bytes()
+    (folder / f"cut.{suffix}").write_bytes(data[:max(1, int(len(data) * fraction))])
+    try:
+        info = build_clips(folder, [f"cut.{suffix}"], {"channels": 3, "encoding": "png"})
+    except DataError as error:
+        assert re.search(r"cut\.\w+: (truncated: |corrupt or truncated video |not a video FFmpeg can read |"
+                         r"no decoder for its video stream |no video stream, nor sound )", str(error)), str(error)
+    else:
+        np.testing.assert_array_equal(read_frames(info)[0], np.stack(pyav_frames(whole)))
+
+
+def test_every_whole_clip_builds_with_all_its_frames(tmp_path):
+    """No false alarm: whole files of every container, a sound track longer than the video, and a
+    WebM written live (no duration in its header) keep every frame PyAV decodes."""
+    frames = pan("coffee", 23)
+    clips = [write_clip(tmp_path / f"a.{suffix}", frames, codec=codec)
+             for suffix, codec in [("mp4", "mpeg4"), ("mov", "mpeg4"), ("avi", "mpeg4"), ("mkv", "mpeg4"),
+                                   ("webm", "libvpx-vp9")]]
+    clips += [write_clip(tmp_path / "vp8.webm", frames, codec="libvpx"),
+              write_clip(tmp_path / "start.mp4", frames, options={"movflags": "faststart"}),
+              write_clip(tmp_path / "live.webm", frames, codec="libvpx-vp9", options={"live": "1"}),
+              write_with_sound(tmp_path / "sound.webm", frames, "libvpx-vp9", "libopus", 3.1),
+              write_with_sound(tmp_path / "sound.mkv", frames, "mpeg4", "aac", 3.1),
+              write_with_sound(tmp_path / "sound.mp4", frames, "mpeg4", "aac", 3.1)]
+    info = build_clips(tmp_path, [clip.name for clip in clips], {"channels": 3, "encoding": "png"})
+    stored = read_frames(info)
+    for number, clip in enumerate(clips):
+        np.testing.assert_array_equal(stored[number], np.stack(pyav_frames(clip)), err_msg=clip.name)
+        assert len(stored[number]) == 23
 
 
 def test_the_command_line_exits_1_on_a_bad_clip_and_skips_it_under_on_error_skip(tmp_path):
