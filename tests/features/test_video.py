@@ -69,13 +69,13 @@ def pyav_frames(path: Path) -> list[np.ndarray]:
         return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
 
 
-def build_clips(folder: Path, paths: list[str], video: dict, **extra) -> tb.DatasetInfo:
+def build_clips(folder: Path, paths: list[str], video: dict, overwrite: bool = False, **extra) -> tb.DatasetInfo:
     table = "clip,path\n" + "".join(f"{number},{path}\n" for number, path in enumerate(paths))
     spec = {"name": "clips", "format": "sequence_example", "source": {"builder": "csv", "path": "clips.csv"},
             "context": {"clip": {"dtype": "int64"}},
             "sequence": {"frames": {"type": "video", "source": "path", **video}},
             "input": {"mask_feature": "mask"}, "output": {"shards": 1}, **extra}
-    return tb.build(write_spec(folder, spec, {"clips.csv": table}), output=folder / "out")
+    return tb.build(write_spec(folder, spec, {"clips.csv": table}), output=folder / "out", overwrite=overwrite)
 
 
 def read_frames(info) -> dict[int, np.ndarray]:
@@ -330,6 +330,28 @@ def test_a_cut_webm_or_matroska_file_is_refused_wherever_it_is_cut(tmp_path, nam
             build_clips(tmp_path, [cut.name], {"channels": 3})
         assert str(error.value) == (f"clips.csv, line 2: feature `frames`: {cut}: truncated: {left} of the 4.00 s "
                                     "the file lists")
+
+
+def test_an_mp4_cut_inside_its_index_is_one_line(tmp_path):
+    """An MP4 whose index (at its end) is cut part way: FFmpeg opens it with no stream, a data
+    stream, or a video stream without its codec. Before, the last was a traceback (AttributeError)."""
+    whole = write_clip(tmp_path / "full.mp4", pan("astronaut", 20, (16, 24))).read_bytes()
+    index = whole.rindex(b"moov") - 4
+    said = set()
+    for end in range(index + 8, len(whole), 8):
+        (tmp_path / "cut.mp4").write_bytes(whole[:end])
+        try:
+            info = build_clips(tmp_path, ["cut.mp4"], {"channels": 3}, overwrite=True)
+        except DataError as error:
+            said.add(str(error).removeprefix(f"clips.csv, line 2: feature `frames`: {tmp_path}/cut.mp4: "))
+        else:  # only what follows the frames' index was cut (its tags)
+            assert len(read_frames(info)[0]) == 20
+            said.add("every frame")
+    assert said == {"every frame", "not a video FFmpeg can read (Invalid data found when processing input)",
+                    "not a video FFmpeg can read (End of file)", "no frames",
+                    "truncated: 0 frames decoded of the 20 the file lists",
+                    "no video stream, nor sound (a cut or corrupt file?)",
+                    "no decoder for its video stream (a codec FFmpeg doesn't know, or a cut or corrupt file)"}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
