@@ -15,7 +15,7 @@ sys.path.insert(0, HERE)
 import tfrecord_builder as tb  # noqa: E402
 
 TRAINERS = {"wine": "tabular", "digits": "images", "japanese_vowels": "sequences", "coins": "detection",
-            "spoken_digits": "audio"}
+            "spoken_digits": "audio", "clips": "video"}
 # data made on the machine before the specs that read it are built (not committed: see the scripts)
 MADE = {"spoken_digits": ("data/make_spoken_digits.py", "build/spoken_digits_audio/clips.csv")}
 
@@ -49,7 +49,7 @@ def _train(name: str, module, info) -> str | None:
         return (f"a small KerasHub RetinaNet's loss fell from {first:.1f} to {last:.1f} ({first / last:.1f}x) "
                 "in 8 epochs")
     trainers = {"tabular": train.train_tabular, "images": train.train_images, "sequences": train.train_sequences,
-                "audio": train.train_audio}
+                "audio": train.train_audio, "video": train.train_video}
     if kind in trainers:
         accuracy = trainers[kind](module.input_fn, info)
         return f"validation accuracy {accuracy:.3f} after training a small Keras model"

@@ -14,7 +14,9 @@ stores a file (passed through when it already is what the spec asks for); `fps` 
 a folder (it has no times), `max_frames` applies.
 
 A file FFmpeg can't open is an error; so is one that ends before the number of frames its
-container lists (FFmpeg ends a cut MP4 whose index is up front in silence).
+container lists (FFmpeg ends a cut MP4 whose index is up front in silence), and a Matroska or
+WebM file (which counts no frames) whose frames end over half a frame before the duration it
+lists for its video.
 
 Stored: per step, KEY (the encoded frame) and, for frames kept at their own size, KEY/shape; in
 the record's context, KEY/duration (float seconds; the frames' count over the rate for a folder
@@ -212,9 +214,13 @@ class Clip:
         except (av.FFmpegError, OSError) as error:
             raise BadVideo(f"not a video FFmpeg can read ({_why(error)})") from None
         with container:
-            if not container.streams.video:
-                raise BadVideo("no video stream")
+            if not container.streams.video:  # (an MP4 cut inside its index may list no stream, or a data one)
+                raise BadVideo("no video stream" if container.streams.audio else
+                               "no video stream, nor sound (a cut or corrupt file?)")
             stream = container.streams.video[0]
+            if stream.codec_context is None:  # (an MP4 cut inside its index keeps the stream, not its codec)
+                raise BadVideo("no decoder for its video stream (a codec FFmpeg doesn't know, or a cut or "
+                               "corrupt file)")
             stream.thread_type = "AUTO"
             rate = stream.average_rate or stream.guessed_rate
             self.frame_rate = float(rate) if rate else 0.0
@@ -226,11 +232,14 @@ class Clip:
             listed = stream.frames  # the container's own count (0 where it keeps none, as WebM)
             kept = decoded = 0
             start: float | None = None
+            end = 0.0  # where the frames decoded so far end, in seconds
             try:
                 for index, frame in enumerate(container.decode(stream)):
                     decoded += 1
                     time = frame.time if frame.time is not None else index / (self.frame_rate or 1.0)
                     start = time if start is None else start
+                    length = float(frame.duration * frame.time_base) if frame.duration and frame.time_base else 0.0
+                    end = max(end, time + (length or 1 / (self.frame_rate or 1.0)))
                     # the first frame at or after each 1/fps seconds (a microsecond's slack for rounding)
                     if self.fps is not None and time - start < kept / self.fps - 1e-6:
                         continue
@@ -243,6 +252,31 @@ class Clip:
                 raise BadVideo(f"corrupt or truncated video after {decoded} frames ({_why(error)})") from None
             if listed and decoded < listed:  # FFmpeg ends a cut file's stream in silence
                 raise BadVideo(f"truncated: {decoded} frames decoded of the {listed} the file lists")
+            # a file that counts no frames (Matroska, WebM) may still say how long its video is: frames
+            # ending over half a frame short of that were cut off (FFmpeg ends the stream in silence)
+            seconds = listed_seconds(container, stream)
+            if seconds is not None and decoded == 0:
+                raise BadVideo(f"truncated: no frames decoded of the {seconds:.2f} s the file lists")
+            if seconds is not None and end < seconds - 0.5 / (self.frame_rate or 1.0):
+                raise BadVideo(f"truncated: {decoded} frames decoded, ending at {end:.2f} s of the {seconds:.2f} s "
+                               "the file lists")
+
+
+def listed_seconds(container: Any, stream: Any) -> float | None:
+    """How long a Matroska or WebM file says its video stream lasts: the track's DURATION tag (which
+    FFmpeg's and mkvmerge's muxers write), else the segment's duration when the video is the file's
+    only stream. None for other containers (MP4, MOV and AVI count their frames instead) and where
+    the file says nothing: never a duration FFmpeg estimated (from the bit rate, say)."""
+    import av
+
+    if "matroska" not in container.format.name:
+        return None
+    tag = re.fullmatch(r"(\d+):(\d+):(\d+(?:\.\d*)?)", stream.metadata.get("DURATION", "").strip())
+    if tag:
+        return int(tag[1]) * 3600 + int(tag[2]) * 60 + float(tag[3])
+    if len(container.streams) == 1 and container.duration is not None:
+        return container.duration / av.time_base
+    return None
 
 
 def natural_key(name: str) -> list[Any]:

@@ -12,6 +12,7 @@ import datetime
 import io
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -261,10 +262,63 @@ def test_an_image_folder_with_a_class_per_sub_folder(tmp_path):
     assert remaining == {}
 
 
+@pytest.mark.parametrize("top, rule, suffix", [(2191, "min_max", "png"), (60000, "full_range", "png"),
+                                               (2191, "min_max", "tif")])
+def test_a_folder_of_16_bit_scans_gets_dtype_uint16_and_builds_every_value(tmp_path, top, rule, suffix):
+    """Every file 16-bit (PNG or TIFF): `dtype: uint16`, each value kept, the 8-bit rule named in
+    the comment. Before, infer chose a scale_16bit rule, and the build kept 8 bits of each value."""
+    from PIL import Image
+
+    expected = {}
+    for index in range(4):
+        scan = np.random.default_rng(index).integers(0, top + 1, (6, 5)).astype(np.uint16)
+        scan[0, 0], scan[0, 1] = 0, top - index
+        path = tmp_path / "scans" / f"s{index}.{suffix}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(scan).save(path)
+        expected[path.name] = scan
+    text, spec, records = infer_validate_build(tmp_path, "scans")
+
+    kind = {"png": "PNG", "tif": "TIFF"}[suffix]
+    assert spec["features"]["image"] == {"type": "image", "encoding": "png", "shape": [6, 5, 1], "dtype": "uint16"}
+    eight = ("min_max stretches each file's own range onto 0-255" if rule == "min_max"
+             else "full_range divides them by 257")
+    assert comment(text, "image:") == (
+        f"guessed: all 4 images are {kind} 6x5, 1 channel{'; stored as PNG (lossless)' * (suffix == 'tif')}; all "
+        f"16-bit (values 0-{top}): dtype: uint16 keeps every value (in 8 bits instead: scale_16bit: {eight})")
+    found = by_key(records, "filename")
+    assert set(found) == set(expected)
+    for name, values in expected.items():
+        assert found[name]["image"].dtype == np.uint16
+        np.testing.assert_array_equal(found[name]["image"][..., 0], values, err_msg=name)
+
+
+def test_the_bundled_16_bit_scans_manifest_gets_dtype_uint16(tmp_path):
+    """data/scans16/scans.csv (real CT and MR slices, a column of paths): the image column is
+    `dtype: uint16`, and the build keeps each slice's values."""
+    from PIL import Image
+
+    scans = Path(__file__).resolve().parents[3] / "data" / "scans16"
+    (tmp_path / "scans16").symlink_to(scans, target_is_directory=True)
+    text, spec, records = infer_validate_build(tmp_path, "scans16/scans.csv")
+    assert spec["features"]["path"] == {"type": "image", "encoding": "png", "shape": [None, None, 1],
+                                        "dtype": "uint16"}
+    assert comment(text, "path:     {type: image").endswith("; all 16-bit (values 0-2836): dtype: uint16 keeps every value (in 8 "
+                                           "bits instead: scale_16bit: min_max stretches each file's own range "
+                                           "onto 0-255)")
+    found = all_records(records)
+    assert len(found) == 5
+    slices = [np.asarray(Image.open(path)) for path in sorted(scans.glob("*.png"))]
+    for record in found:
+        assert record["path"].dtype == np.uint16
+        assert sum(np.array_equal(record["path"][..., 0], values) for values in slices) == 1
+
+
 @pytest.mark.parametrize("top, scale", [(2191, "min_max"), (60000, "full_range")])
-def test_a_folder_of_16_bit_scans_gets_a_scaling_rule_and_builds(tmp_path, top, scale):
-    """12-bit slices (under 2^12) are stretched file by file; 16-bit ones that use the range are
-    divided by 257. Before, the spec had no rule and the build kept each value's high byte."""
+def test_16_bit_scans_beside_an_8_bit_file_get_a_scaling_rule_and_build(tmp_path, top, scale):
+    """A uint16 feature refuses 8-bit files, so a folder with one among its 16-bit scans is stored
+    in 8 bits: 12-bit slices (under 2^12) stretched file by file, 16-bit ones that use the range
+    divided by 257, the 8-bit file as it is."""
     from PIL import Image
 
     expected = {}
@@ -277,23 +331,22 @@ def test_a_folder_of_16_bit_scans_gets_a_scaling_rule_and_builds(tmp_path, top, 
         wide = scan.astype(np.int64)
         expected[f"s{index}.png"] = ((wide + 128) // 257 if scale == "full_range"
                                      else (wide * 510 + wide.max()) // (2 * wide.max()))
+    expected["s4.png"] = write_image(tmp_path / "scans" / "s4.png", pixels(6, 5, 9, channels=1))
     text, spec, records = infer_validate_build(tmp_path, "scans")
 
     assert spec["features"]["image"] == {"type": "image", "encoding": "png", "shape": [6, 5, 1], "scale_16bit": scale}
     if scale == "min_max":
         assert comment(text, "image:") == (
-            "guessed: all 4 images are PNG 6x5, 1 channel; all 16-bit (values 0-2191): scale_16bit: min_max "
-            "stretches each file's own range onto 0-255 (full_range, value / 257, would leave them dark); "
-            "dtype: uint16 instead keeps every value")
+            "guessed: all 5 images are PNG 6x5, 1 channel; 4 are 16-bit (values 0-2191): scale_16bit: min_max "
+            "stretches each file's own range onto 0-255 (full_range, value / 257, would leave them dark)")
     else:
         assert comment(text, "image:") == (
-            "guessed: all 4 images are PNG 6x5, 1 channel; all 16-bit (values 0-60000): scale_16bit: full_range "
-            "divides them by 257 (min_max: each file's own range onto 0-255); dtype: uint16 instead keeps every "
-            "value")
+            "guessed: all 5 images are PNG 6x5, 1 channel; 4 are 16-bit (values 0-60000): scale_16bit: full_range "
+            "divides them by 257 (min_max: each file's own range onto 0-255)")
     found = by_key(records, "filename")
     assert set(found) == set(expected)
-    for name, pixels in expected.items():
-        np.testing.assert_array_equal(found[name]["image"][..., 0], pixels, err_msg=name)
+    for name, values in expected.items():
+        np.testing.assert_array_equal(found[name]["image"][..., 0], values, err_msg=name)
 
 
 def test_an_image_manifest_names_images_of_several_sizes(tmp_path):

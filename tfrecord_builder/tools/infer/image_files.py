@@ -41,13 +41,16 @@ class ImageGuess:
     encoding: str
     shape: list[int | None]
     note: str
-    scale_16bit: str | None = None  # how deep files become 8 bits, when there are any
+    scale_16bit: str | None = None  # how deep files become 8 bits, when some are and some aren't
+    dtype: str | None = None  # uint16 when every file sampled is deep (values in 0-65535)
 
     def fields(self) -> dict[str, object]:
         """The image feature's keys as the spec writes them."""
         fields: dict[str, object] = {"type": "image", "encoding": self.encoding, "shape": self.shape}
         if self.scale_16bit:
             fields["scale_16bit"] = self.scale_16bit
+        if self.dtype:
+            fields["dtype"] = self.dtype
         return fields
 
 
@@ -107,27 +110,32 @@ def image_guess(pictures: Sequence[Picture], total: int) -> ImageGuess:
                 f"wide: each keeps its size ({channels} channel{'s' * (channels > 1)})")
     if encoding == "png" and formats != {"PNG"}:
         note += "; stored as PNG (lossless)"
-    scale, deep_note = _scale([picture for picture in pictures if picture.values is not None], len(pictures))
-    return ImageGuess(encoding, shape, note + deep_note, scale)
+    scale, dtype, deep_note = _deep([picture for picture in pictures if picture.values is not None], len(pictures))
+    return ImageGuess(encoding, shape, note + deep_note, scale, dtype)
 
 
-def _scale(deep: Sequence[Picture], sampled: int) -> tuple[str | None, str]:
-    """The 16-bit files' rule and what the note says of it: min_max when every value sampled lies
-    under 2^12, else full_range."""
+def _deep(deep: Sequence[Picture], sampled: int) -> tuple[str | None, str | None, str]:
+    """The 16-bit files' rule and what the note says of it: `dtype: uint16` (every value kept) when
+    every file sampled is deep with values in 0-65535; else 8 bits by a scale_16bit rule (a uint16
+    feature refuses 8-bit files), min_max when every value sampled lies under 2^12, else full_range."""
     if not deep:
-        return None, ""
+        return None, None, ""
     low = min(picture.values[0] for picture in deep)  # type: ignore[index]
     high = max(picture.values[1] for picture in deep)  # type: ignore[index]
     bits = max(picture.bits for picture in deep)
     which = f"; all {bits}-bit" if len(deep) == sampled else f"; {len(deep)} are {bits}-bit"
-    # 8 bits suit most models; the rule that keeps every value is named beside the one chosen
-    kept = "; dtype: uint16 instead keeps every value" if low >= 0 and high <= 65535 and len(deep) == sampled else ""
-    if low >= 0 and high > _FEW_BITS:
-        return "full_range", (f"{which} (values {low}-{high}): scale_16bit: full_range divides them by 257 "
-                              f"(min_max: each file's own range onto 0-255){kept}")
+    rule = "full_range" if low >= 0 and high > _FEW_BITS else "min_max"
+    if low >= 0 and high <= 65535 and len(deep) == sampled:
+        eight = ("full_range divides them by 257" if rule == "full_range"
+                 else "min_max stretches each file's own range onto 0-255")
+        return None, "uint16", (f"{which} (values {low}-{high}): dtype: uint16 keeps every value (in 8 bits "
+                                f"instead: scale_16bit: {eight})")
+    if rule == "full_range":
+        return rule, None, (f"{which} (values {low}-{high}): scale_16bit: full_range divides them by 257 "
+                            f"(min_max: each file's own range onto 0-255)")
     shown = f"{low}-{high}" if low >= 0 else f"{low} to {high}"
-    return "min_max", (f"{which} (values {shown}): scale_16bit: min_max stretches each file's own range onto "
-                       f"0-255 (full_range, value / 257, would leave them dark){kept}")
+    return rule, None, (f"{which} (values {shown}): scale_16bit: min_max stretches each file's own range onto "
+                        f"0-255 (full_range, value / 257, would leave them dark)")
 
 
 def _channels(mode: str, transparent: bool) -> int:
