@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfrecord_builder.features.audio import AudioWindow, EXACT_SUBTYPES, AudioFeature, lowpass, resampled
+from tfrecord_builder.features.audio import EXACT_SUBTYPES, AudioFeature, AudioWindow, lowpass, resampled
 
 soundfile = pytest.importorskip("soundfile")
 from scipy.signal import firwin, resample_poly  # noqa: E402
