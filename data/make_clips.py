@@ -1,6 +1,7 @@
 """Writes data/clips/: short MP4 clips of camera moves over scikit-image's real photographs, in
 four classes, `pan_left`, `pan_right`, `zoom_in` and `zoom_out`, with clips.csv (path, motion,
-photo). Run once: `python data/make_clips.py [FOLDER]` (seeded: the same files every time).
+photo, split: the clips of two photographs, TEST_PHOTOS, are the test split, never seen in
+training). Run once: `python data/make_clips.py [FOLDER]` (seeded: the same files every time).
 
 Each clip is a window moved over one photograph, each frame the window's pixels resized to 64x64
 (Pillow's bilinear filter over the window's exact, fractional box: a smooth move, no jumps of a
@@ -29,6 +30,7 @@ MOTIONS = ["pan_left", "pan_right", "zoom_in", "zoom_out"]
 CLIPS_PER_PHOTO = 2  # of each motion
 RATES = [10, 12, 15]  # frames per second
 SECONDS = (1.0, 1.6)
+TEST_PHOTOS = {"chelsea", "coffee"}  # a cat and a cup: the test split's photographs
 
 
 def photographs() -> dict[str, Image.Image]:
@@ -88,9 +90,10 @@ def main(out: Path = OUT) -> int:
                           for box in boxes(motion, image.width, image.height, count, draw)]
                 name = f"clips/{motion}_{photo}_{number}.mp4"
                 write_clip(out / name, frames, rate)
-                rows.append({"path": name, "motion": motion, "photo": photo})
+                rows.append({"path": name, "motion": motion, "photo": photo,
+                             "split": "test" if photo in TEST_PHOTOS else "train"})
     with open(out / "clips.csv", "w", newline="") as file:
-        writer = csv.DictWriter(file, ["path", "motion", "photo"])
+        writer = csv.DictWriter(file, ["path", "motion", "photo", "split"])
         writer.writeheader()
         writer.writerows(rows)
     print(f"{len(rows)} clips in {out}")
