@@ -147,7 +147,9 @@ class VideoFeature(ImageFeature):
 
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
-        return {**super().parsing(), **self.context_keys}
+        # the clip's figures are parsed only where they are yielded: three context keys more
+        # cost a batch's parse about 5% (bench/video.py)
+        return {**super().parsing(), **(self.context_keys if self.clip_features else {})}
 
     def reading(self, options: Any) -> dict[str, Any]:
         """Its description, with `companions` (`clip_features: true`): the clip's context figures."""
@@ -208,6 +210,7 @@ class Clip:
 
     def _video(self) -> Iterator[Image.Image]:
         import av  # (PyAV: only builds that read videos need it)
+        from av.video.reformatter import VideoReformatter
 
         try:
             container = av.open(self.path)
@@ -231,6 +234,7 @@ class Clip:
             self.original_size = (stream.codec_context.height, stream.codec_context.width)
             listed = stream.frames  # the container's own count (0 where it keeps none, as WebM)
             kept = decoded = 0
+            converter = VideoReformatter()
             start: float | None = None
             end = 0.0  # where the frames decoded so far end, in seconds
             try:
@@ -247,7 +251,9 @@ class Clip:
                         self.cut = True  # one more frame would have been kept: stop decoding here
                         return
                     kept += 1
-                    yield frame.to_image()
+                    # the same pixels as frame.to_image(), through one converter for the clip: a
+                    # converter made per frame (to_image, to_ndarray) took 3-5x as long (bench/video.py)
+                    yield Image.fromarray(converter.reformat(frame, format="rgb24").to_ndarray())
             except av.FFmpegError as error:
                 raise BadVideo(f"corrupt or truncated video after {decoded} frames ({_why(error)})") from None
             if listed and decoded < listed:  # FFmpeg ends a cut file's stream in silence
@@ -260,6 +266,8 @@ class Clip:
             if seconds is not None and end < seconds - 0.5 / (self.frame_rate or 1.0):
                 raise BadVideo(f"truncated: {decoded} frames decoded, ending at {end:.2f} s of the {seconds:.2f} s "
                                "the file lists")
+            if decoded == 0:  # (a MOV or MP4 cut inside its index may list no frames, and hold none)
+                raise BadVideo("no frames decoded (an empty, cut or corrupt file)")
 
 
 def listed_seconds(container: Any, stream: Any) -> float | None:
