@@ -224,7 +224,9 @@ class Clip:
             if stream.codec_context is None:  # (an MP4 cut inside its index keeps the stream, not its codec)
                 raise BadVideo("no decoder for its video stream (a codec FFmpeg doesn't know, or a cut or "
                                "corrupt file)")
-            stream.thread_type = "AUTO"
+            # no FFmpeg frame threads (thread_type "AUTO"): they decode ahead of a max_frames cut and
+            # start per clip, which cost short clips up to half their frames/s on 2 cores (bench/video.py);
+            # a build runs a worker a core instead
             rate = stream.average_rate or stream.guessed_rate
             self.frame_rate = float(rate) if rate else 0.0
             if container.duration is not None:
