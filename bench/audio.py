@@ -58,8 +58,8 @@ sys.path.insert(0, ROOT)  # the repository, should the package not be installed
 
 import tfrecord_builder as tb  # noqa: E402
 from harness import (  # noqa: E402
-    Result, Target, argument_parser, best_of_rounds, machine, machine_line, markdown_table, record_writers,
-    targets_table, with_ratios, write_json,
+    Result, Target, argument_parser, best_of_rounds, machine, machine_line, markdown_table, our_build,
+    record_writers, targets_table, with_ratios, write_json,
 )
 
 RATE = 8000
@@ -188,10 +188,7 @@ def main() -> int:
     built: dict[int, Any] = {}
 
     def ours(workers: int) -> Callable[[], None]:
-        def run() -> None:
-            built[workers] = tb.build(spec, output=os.path.join(out, f"ours-{workers}"), overwrite=True,
-                                      workers=workers, progress=False)
-        return run
+        return our_build(spec, out, workers, built)
 
     # resample_poly's default filter for 160/441, designed once (features/audio.py's `lowpass`)
     taps = firwin(2 * 10 * max(UP, DOWN) + 1, 1.0 / max(UP, DOWN), window=("kaiser", 5.0))

@@ -129,6 +129,17 @@ def timed(run: Callable[[], Any]) -> Timing:
     return Timing(time.perf_counter() - start, cpu_time() - cpu)
 
 
+def our_build(spec: str, out: str, workers: int, built: dict[int, Any]) -> Callable[[], None]:
+    """A case that builds `spec` with `workers` into `out/ours-WORKERS` (overwritten each round),
+    keeping the last DatasetInfo in `built[workers]`."""
+    import tfrecord_builder as tb
+
+    def run() -> None:
+        built[workers] = tb.build(spec, output=os.path.join(out, f"ours-{workers}"), overwrite=True,
+                                  workers=workers, progress=False)
+    return run
+
+
 def best_of_rounds(repeats: int, runs: Sequence[Callable[[], Any]]) -> list[Timing]:
     """The timing of the fastest call of each of `runs` over `repeats` rounds; every round runs each once, in order.
 

@@ -46,7 +46,7 @@ sys.path.insert(0, HERE)
 
 from harness import (  # noqa: E402
     Result, Target, argument_parser, best_of_rounds, hand_pipelines, import_module, machine, machine_line,
-    markdown_table, results_table, steady_and_cold, targets_table, with_ratios, write_json,
+    markdown_table, our_build, results_table, steady_and_cold, targets_table, with_ratios, write_json,
 )
 
 SIZE, RATE, SECONDS, FPS, QUALITY = (240, 320), 25, 4, 5, 90
@@ -243,10 +243,7 @@ def main() -> int:
     built: dict[int, Any] = {}
 
     def ours(workers: int) -> Callable[[], None]:
-        def run() -> None:
-            built[workers] = tb.build(spec, output=os.path.join(out, f"ours-{workers}"), overwrite=True,
-                                      workers=workers, progress=False)
-        return run
+        return our_build(spec, out, workers, built)
 
     cases: dict[str, Callable[[], None]] = {
         OURS.format(workers=1, s=""): ours(1),

@@ -126,8 +126,12 @@ def train_audio(input_fn: Any, info: Any, epochs: int = 20, seed: int = 0) -> fl
     spec = info.spec
     name, audio = next((name, feature) for name, feature in spec.features.items() if feature.type_name == "audio")
     model = audio_classifier(spec.features[spec.label].num_labels, name, audio.mask_feature)
-    kept = (name, audio.mask_feature)  # Keras matches a dict of more inputs than the model's by position
+    return fit_on_inputs(model, input_fn, info, (name, audio.mask_feature), epochs)
 
+
+def fit_on_inputs(model: keras.Model, input_fn: Any, info: Any, kept: tuple[str, ...], epochs: int) -> float:
+    """`fit_and_score` with only the batch's features named in `kept`: Keras matches a dict of more
+    inputs than the model's by position, not by name."""
     def inputs(split: str) -> Any:
         return input_fn(split).map(lambda features, label: ({key: features[key] for key in kept}, label))
 
@@ -185,12 +189,7 @@ def train_video(input_fn: Any, info: Any, epochs: int = 40, seed: int = 0) -> fl
     name, video = next((name, feature) for name, feature in spec.features.items() if feature.type_name == "video")
     mask = spec.input.mask_feature
     model = video_classifier(video.shape, spec.features[spec.label].num_labels, name, mask)
-    kept = (name, mask)  # Keras matches a dict of more inputs than the model's by position
-
-    def inputs(split: str) -> Any:
-        return input_fn(split).map(lambda features, label: ({key: features[key] for key in kept}, label))
-
-    return fit_and_score(model, inputs, info, epochs)
+    return fit_on_inputs(model, input_fn, info, (name, mask), epochs)
 
 
 def detector(num_classes: int) -> keras.Model:
