@@ -24,6 +24,7 @@ skipped records, errors), where the process that started it reads them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import math
@@ -31,7 +32,7 @@ import os
 import pickle
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 import apache_beam as beam
@@ -44,23 +45,16 @@ from ... import fs
 from ...atomic import AtomicFile
 from ...builders.base import Builder
 from ...builders.sources import builder_sources, add_shipped_sources, source_builders
-from ...codec.bytecolumn import ByteColumn, concat
-from ..encoding import BatchClasses, classify_for_build, encode_for_build
-from ...errors import DataError, TFRecordBuilderError, UsageError
-from ...features import notices
+from ..encoding import BatchClasses
+from ...errors import TFRecordBuilderError, UsageError
 from ...processes import stderr_held
 from ...spec.model import Spec
-from ...write.info import SplitInfo
-from ...write.manifest import record_shard, recorded_shards
 from ...write.membership import KeptSplits
-from ...write.naming import shard_name
-from ...write.order import (count_shards, distinct_keys, duplicate_key, first_duplicate, key_label, key_order,
-                            repeats, shard_of, shard_starts, write_order)
-from ...write.shards import ShardInfo, kept_shard, key_range, write_shard
-from ...write.stats import SplitStatistics
 from ...write.strata import Strata
-from .contract import RunJob, RunResult, check_not_empty
-from ..plan import ReadTask, StatisticsTree, source_order_keys, strata_of, task_batches
+from .contract import RunJob, RunResult
+from .distributed import (Layout, PlacedRecords, TaskSummary, by_bucket, classify_task, count_keys, encode_task,
+                          joined, layout_of, run_result, sort_bucket, strata_from, unique_keys, write_placed_shard)
+from ..plan import ReadTask
 
 SUMMARY_FILE = "beam-summary.pickle"
 RUNS_FOLDER = "beam-runs"  # records between the job's steps
@@ -155,7 +149,7 @@ def _plan(pipeline: beam.Pipeline, spec: Spec, tasks: list[ReadTask], staging: s
                                               | "ClassSpread" >> beam.Reshuffle()
                                               | "Classify" >> beam.ParDo(_ClassifyTask(spec, builder_sources(spec)))
                                               | "AllClasses" >> beam.combiners.ToList()
-                                              | "Strata" >> beam.Map(_strata, spec)))
+                                              | "Strata" >> beam.Map(strata_from, spec)))
     encoded = (pipeline
                | "Tasks" >> beam.Create(tasks)
                | "Spread" >> beam.Reshuffle()
@@ -236,48 +230,8 @@ def _options(given: list[str], workers: int) -> PipelineOptions:
     return options
 
 
-@dataclass
-class _PlacedRecords:
-    """Records of one split on their way to a shard: their key hashes, their place in the source
-    (task, record) and their framed bytes; `labels` ("origin\\0key") where keys must be unique."""
-
-    hashes: np.ndarray
-    places: np.ndarray
-    records: ByteColumn
-    labels: list[str] | None = None
-
-    def take(self, rows: np.ndarray) -> "_PlacedRecords":
-        labels = [self.labels[row] for row in rows.tolist()] if self.labels is not None else None
-        return _PlacedRecords(self.hashes[rows], self.places[rows], self.records.take(rows), labels)
-
-
-def _joined(pieces: list[_PlacedRecords]) -> _PlacedRecords:
-    if len(pieces) == 1:
-        return pieces[0]
-    labels = [label for piece in pieces for label in piece.labels] if pieces[0].labels is not None else None
-    return _PlacedRecords(np.concatenate([piece.hashes for piece in pieces]), np.concatenate([piece.places for piece in pieces]),
-                  concat([piece.records for piece in pieces]), labels)
-
-
-@dataclass
-class _TaskSummary:
-    """What one task made besides its records."""
-
-    index: int
-    statistics: dict[str, SplitStatistics] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    num_bytes: dict[str, int] = field(default_factory=dict)
-    buckets: dict[str, dict[int, int]] = field(default_factory=dict)  # records per bucket, by split
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py
-    records: int = 0  # read, skipped ones included
-    error: str | None = None  # the first DataError (the task stopped there)
-    members: dict[str, list[np.ndarray]] = field(default_factory=dict)  # seedless key hashes, by split
-    kept: int = 0  # records whose split an earlier version decided (--keep-splits)
-
-
 class _EncodeTask(beam.DoFn):
-    """Reads and encodes one task; its records go out by (split, bucket)."""
+    """Reads and encodes one task (`distributed.encode_task`); its records go out by (split, bucket)."""
 
     def __init__(self, spec: Spec, bits: int, sources: dict[str, str], carrier: "_BetweenSteps",
                  keep: KeptSplits | None = None):
@@ -295,69 +249,29 @@ class _EncodeTask(beam.DoFn):
         self.encoded = beam.metrics.Metrics.counter(_NAMESPACE, "records encoded")
         self.skipped = beam.metrics.Metrics.counter(_NAMESPACE, "records skipped")
 
-    def process(self, task: ReadTask, stratified: tuple[Strata, str | None] | None = None) -> Iterator[Any]:
-        spec = self.spec
-        summary = _TaskSummary(task.index)
-        strata, summary.error = stratified if stratified is not None else (None, None)
-        if summary.error is not None:  # the first pass stopped at bad data: the build's error, as locally
-            yield beam.pvalue.TaggedOutput("summary", summary)
-            return
-        seen = 0  # records of this task with keys of their own, for the uniqueness check
-        held: dict[str, list[_PlacedRecords]] = {}  # the task's records by split
-        try:
-            for batch in task_batches(spec, self.builders[task.split], task):
-                result = encode_for_build(spec, task.split, batch, strata, self.keep)
-                summary.skipped.extend(result.skipped)
-                notices.added(summary.notices, result.notices)
-                summary.kept += result.kept
-                summary.records += result.count + len(result.skipped)
-                self.read.inc(result.count + len(result.skipped))
-                self.encoded.inc(result.count)
-                self.skipped.inc(len(result.skipped))
-                if result.batch is not None:  # keys of its own in an unshuffled build: checked apart
-                    own = result.batch
-                    for row in range(len(own)):
-                        digest = result.hashes[row]
-                        yield beam.pvalue.TaggedOutput("keys", (
-                            (task.split, int(digest[0] >> np.uint64(56))),
-                            (int(digest[0]), int(digest[1]), task.index, seen + row, own.origin(row),
-                             key_label(own.origin(row), own.keys[row]))))
-                    seen += len(own)
-                for name, part in result.parts.items():
-                    count = part.records.num_rows
-                    first = summary.counts.get(name, 0)
-                    summary.counts[name] = first + count
-                    summary.num_bytes[name] = summary.num_bytes.get(name, 0) + int(
-                        part.records.offsets[-1] - part.records.offsets[0])
-                    summary.statistics.setdefault(name, SplitStatistics(spec.features)).merge(part.statistics)
-                    summary.members.setdefault(name, []).append(part.members)
-                    held.setdefault(name, []).append(
-                        _PlacedRecords(part.hashes, source_order_keys(task.index, first, count), part.records, part.labels))
-        except DataError as error:
-            summary.error = str(error)
-        else:  # the task's records of a split go out by bucket in one piece each: few, large elements
-            for name, pieces in held.items():
-                yield from self._by_bucket(name, task.index, _joined(pieces), summary.buckets.setdefault(name, {}))
-                del pieces
-        yield beam.pvalue.TaggedOutput("summary", summary)
+    def _counted(self, read: int, encoded: int, skipped: int) -> None:
+        self.read.inc(read)
+        self.encoded.inc(encoded)
+        self.skipped.inc(skipped)
 
-    def _by_bucket(self, split: str, task: int, piece: _PlacedRecords, counts: dict[int, int]) -> Iterator[Any]:
-        if not self.spec.output.shuffle:  # the source's order: a task's records are one bucket
-            buckets = np.full(piece.records.num_rows, task, np.int64)
-        elif self.bits == 0:
-            buckets = np.zeros(piece.records.num_rows, np.int64)
-        else:
-            buckets = (piece.hashes[:, 0] >> np.uint64(64 - self.bits)).astype(np.int64)
-        for bucket in np.unique(buckets).tolist():
-            rows = np.flatnonzero(buckets == bucket)
-            counts[bucket] = counts.get(bucket, 0) + len(rows)
-            part = piece if len(rows) == len(buckets) else piece.take(rows)
-            yield (split, bucket), self.carrier.put(part, f"{split}-{bucket:05d}-{task:06d}")
+    def process(self, task: ReadTask, stratified: tuple[Strata, str | None] | None = None) -> Iterator[Any]:
+        strata, error = stratified if stratified is not None else (None, None)
+        if error is not None:  # the first pass stopped at bad data: the build's error, as locally
+            yield beam.pvalue.TaggedOutput("summary", TaskSummary(task.index, error=error))
+            return
+        summary, held, keys = encode_task(self.spec, self.builders[task.split], task, strata, self.keep,
+                                          self._counted)
+        for entry in keys:
+            yield beam.pvalue.TaggedOutput("keys", entry)
+        # the task's records of a split go out by bucket in one piece each: few, large elements
+        for name, piece in held.items():
+            for bucket, part in by_bucket(self.spec, self.bits, task.index, piece, summary.buckets.setdefault(name, {})):
+                yield (name, bucket), self.carrier.put(part, f"{name}-{bucket:05d}-{task.index:06d}")
+        yield beam.pvalue.TaggedOutput("summary", summary)
 
 
 class _ClassifyTask(beam.DoFn):
-    """A stratified build's first pass over one task: its records' classes and key hashes, or the
-    error that stopped it."""
+    """A stratified build's first pass over one task (`distributed.classify_task`)."""
 
     def __init__(self, spec: Spec, sources: dict[str, str]):
         self.spec = spec
@@ -369,132 +283,54 @@ class _ClassifyTask(beam.DoFn):
         self.builders = dict(source_builders(self.spec))
 
     def process(self, task: ReadTask) -> Iterator[tuple[int, list[BatchClasses], str | None]]:
-        parts: list[BatchClasses] = []
-        try:
-            for batch in task_batches(self.spec, self.builders[task.split], task):
-                parts.append(classify_for_build(self.spec, task.split, batch))
-        except DataError as error:
-            yield task.index, parts, str(error)
-            return
-        yield task.index, parts, None
+        yield classify_task(self.spec, self.builders[task.split], task)
 
 
-def _strata(tasks: list[tuple[int, list[BatchClasses], str | None]], spec: Spec) -> tuple[Strata, str | None]:
-    """The strata from every task's classes, and the first pass's first error in task order (the
-    one the local runner's first pass, reading in that order, stops at)."""
-    tasks = sorted(tasks, key=lambda task: task[0])
-    error = next((failed for _, _, failed in tasks if failed is not None), None)
-    return strata_of(spec, [part for _, parts, _ in tasks for part in parts]), error
-
-
-@dataclass
-class _Layout:
-    """Where every record goes: each split's shard count and bounds, and each bucket's first rank."""
-
-    shards: dict[str, np.ndarray] = field(default_factory=dict)  # split -> shard_starts
-    buckets: dict[str, dict[int, int]] = field(default_factory=dict)  # split -> bucket -> first rank
-    failed: bool = False
-
-
-def _layout(summaries: list[_TaskSummary], spec: Spec, staging: str) -> _Layout:
-    """The layout from every task's summary, taken in task order; the statistics, skipped records
-    and the first error are saved for the process that started the pipeline."""
-    summaries = sorted(summaries, key=lambda summary: summary.index)
-    tree = StatisticsTree(spec)
-    skipped: list[dict[str, str]] = []
-    noticed: dict[str, int] = {}
-    counts = {name: 0 for name in spec.splits}
-    num_bytes = {name: 0 for name in spec.splits}
-    error = next((summary.error for summary in summaries if summary.error is not None), None)
-    for summary in summaries:
-        tree.add_task(summary.index, summary.statistics)
-        skipped.extend(summary.skipped)
-        notices.added(noticed, summary.notices)
-        for name, count in summary.counts.items():
-            counts[name] += count
-            num_bytes[name] += summary.num_bytes[name]
-    layout = _Layout(failed=error is not None)
-    for name in spec.splits:
-        num_shards = count_shards(counts[name], num_bytes[name], spec.output.shards, spec.output.target_shard_bytes)
-        layout.shards[name] = shard_starts(counts[name], num_shards)
-        merged: dict[int, int] = {}
-        for summary in summaries:
-            for bucket, count in summary.buckets.get(name, {}).items():
-                merged[bucket] = merged.get(bucket, 0) + count
-        rank = 0
-        for bucket in sorted(merged):
-            layout.buckets.setdefault(name, {})[bucket] = rank
-            rank += merged[bucket]
-    _save({"statistics": tree.to_dict(), "skipped": skipped, "notices": noticed, "counts": counts, "error": error,
-           "num_shards": {name: len(starts) - 1 for name, starts in layout.shards.items()},
-           "records": sum(summary.records for summary in summaries),
-           "members": {name: np.concatenate([hashes for summary in summaries
-                                             for hashes in summary.members.get(name, [])] or [np.empty(0, np.uint64)])
-                       for name in spec.splits},
-           "kept": sum(summary.kept for summary in summaries)}, staging, "summary")
+def _layout(summaries: list[TaskSummary], spec: Spec, staging: str) -> Layout:
+    """The layout from every task's summary; the build's summary is saved for the process that
+    started the pipeline."""
+    layout, built = layout_of(summaries, spec)
+    _save(built, staging, "summary")
     return layout
 
 
 class _SortBucket(beam.DoFn):
-    """Sorts one bucket's records into the order they are written, and cuts it at shard bounds."""
+    """Sorts one bucket's records into the order they are written, and cuts it at shard bounds
+    (`distributed.sort_bucket`)."""
 
     def __init__(self, spec: Spec, carrier: "_BetweenSteps"):
         self.spec = spec
         self.carrier = carrier
 
-    def process(self, item: tuple[tuple[str, int], Iterable[Any]], layout: _Layout) -> Iterator[Any]:
+    def process(self, item: tuple[tuple[str, int], Iterable[Any]], layout: Layout) -> Iterator[Any]:
         (split, bucket), runs = item
         if layout.failed:
             return
-        joined = _joined([self.carrier.get(run) for run in runs])  # in any order: the sort decides
-        shuffle = self.spec.output.shuffle
-        whole = joined.take(write_order(joined.hashes, shuffle, joined.places))
-        del joined
-        if not shuffle:  # a task's different keys, by range of hashes: counted with every task's (`_count_keys`)
-            keys = whole.hashes[key_order(whole.hashes)]
-            keys = np.delete(keys, repeats(keys), axis=0)
-            ranges = (keys[:, 0] >> np.uint64(56)).astype(np.int64)
-            for key_range in np.unique(ranges).tolist():
-                yield beam.pvalue.TaggedOutput("keys", ((split, key_range), keys[ranges == key_range]))
-        else:  # a bucket holds every record of its range of hashes
-            yield beam.pvalue.TaggedOutput("distinct", (split, distinct_keys(whole.hashes)))
-            found = first_duplicate(whole.hashes, True) if whole.labels is not None else None
-            if found is not None:
-                first, second = found
-                yield beam.pvalue.TaggedOutput("problems", (
-                    (list(self.spec.splits).index(split), *whole.hashes[first].tolist()),
-                    str(duplicate_key(whole.labels[first], whole.labels[second]))))
-        count = len(whole.hashes)
-        starts = layout.shards[split]
-        shards = shard_of(starts, layout.buckets[split][bucket] + np.arange(count))
-        for shard in np.unique(shards).tolist():
-            rows = np.flatnonzero(shards == shard)
-            part = whole.take(rows) if len(rows) < count else whole
+        result = sort_bucket(self.spec, split, bucket, joined([self.carrier.get(run) for run in runs]), layout)
+        for key_range, keys in result.key_ranges:
+            yield beam.pvalue.TaggedOutput("keys", ((split, key_range), keys))
+        if result.distinct is not None:
+            yield beam.pvalue.TaggedOutput("distinct", (split, result.distinct))
+        if result.problem is not None:
+            yield beam.pvalue.TaggedOutput("problems", result.problem)
+        for shard, part in result.parts:
             yield (split, shard), (bucket, self.carrier.put(part, f"{split}-shard{shard:05d}-{bucket:05d}"))
 
 
 def _count_keys(item: tuple[tuple[str, int], Iterable[np.ndarray]]) -> tuple[str, int]:
-    """How many different keys an unshuffled split has in one range of hashes, from every task's."""
     (split, _), keys = item
-    keys = np.concatenate(list(keys))
-    return split, distinct_keys(keys[key_order(keys)])
+    return split, count_keys(keys)
 
 
 def _unique_keys(item: tuple[Any, Iterable[tuple]], spec: Spec) -> Iterator[Any]:
-    """The first key yielded twice (in the source's order) among records with keys of their own,
-    in an unshuffled build (a shuffled one finds them next to each other once sorted)."""
     _, entries = item
-    entries = list(entries)  # (hash high, low, task, row, origin, label)
-    hashes = np.array([entry[:2] for entry in entries], np.uint64).reshape(-1, 2)
-    places = np.array([entry[2:4] for entry in entries], np.uint64).reshape(-1, 2)
-    found = first_duplicate(hashes, False, places)
+    found = unique_keys(entries)
     if found is not None:
-        first, second = entries[found[0]], entries[found[1]]
-        yield (-1, *second[2:4]), str(duplicate_key(first[4], second[5]))
+        yield found
 
 
 class _WriteShard(beam.DoFn):
-    """Writes one shard from its parts, with our writer (temporary name, then rename)."""
+    """Writes one shard from its parts (`distributed.write_placed_shard`)."""
 
     def __init__(self, spec: Spec, staging: str, build_id: str, kept: dict[str, dict], carrier: "_BetweenSteps"):
         self.spec, self.staging, self.build_id, self.kept, self.carrier = spec, staging, build_id, kept, carrier
@@ -502,35 +338,14 @@ class _WriteShard(beam.DoFn):
     def setup(self) -> None:
         self.written = beam.metrics.Metrics.counter(_NAMESPACE, "shards written")
 
-    def process(self, item: tuple[tuple[str, int], Iterable[tuple[int, str]]], layout: _Layout) -> Iterator[Any]:
+    def process(self, item: tuple[tuple[str, int], Iterable[tuple[int, str]]], layout: Layout) -> Iterator[Any]:
         (split, index), parts = item
-        starts = layout.shards[split]
-        count = int(starts[index + 1] - starts[index])
         handles = [handle for _, handle in sorted(parts, key=lambda part: part[0])]  # by bucket
-        spec = self.spec
-        file = shard_name(spec.name, split, index, len(starts) - 1, spec.output.compression)
-        entry = self.kept.get(file)
-        if entry is not None and entry["num_examples"] == count:  # a resumed build: kept if its records are these
-            ends = [self.carrier.get(handle) for handle in (handles[0], handles[-1])]
-            span = key_range([(ends[0].hashes, ends[0].records), (ends[-1].hashes, ends[-1].records)])
-            if kept_shard(entry, file, count, span) is not None:
-                return
-        written = [0]
-
-        def chunks() -> Iterator[tuple[np.ndarray, ByteColumn]]:  # a piece at a time: a shard needn't fit memory
-            for handle in handles:
-                piece = self.carrier.get(handle)
-                written[0] += piece.records.num_rows
-                yield piece.hashes, piece.records
-
-        shard, first, last = write_shard(fs.join(self.staging, file), chunks(), count, spec.output.compression,
-                                         spec.output.writes_index)
-        if written[0] != count:
-            raise RuntimeError(f"shard {index} of {split}: {count} records expected, {written[0]} found "
-                               "(internal error: please report it)")
-        record_shard(self.staging, self.build_id, split, shard.to_dict(), first, last)
-        self.written.inc()
-        yield file
+        file = write_placed_shard(self.spec, self.staging, self.build_id, self.kept, split, index,
+                                  [functools.partial(self.carrier.get, handle) for handle in handles], layout)
+        if file is not None:
+            self.written.inc()
+            yield file
 
 
 @dataclass(frozen=True)
@@ -543,7 +358,7 @@ class _BetweenSteps:
 
     folder: str | None
 
-    def put(self, piece: _PlacedRecords, name: str) -> Any:
+    def put(self, piece: PlacedRecords, name: str) -> Any:
         if self.folder is None:
             return piece
         path = os.path.join(self.folder, f"{name}.pickle")
@@ -551,7 +366,7 @@ class _BetweenSteps:
             pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
         return path
 
-    def get(self, handle: Any) -> _PlacedRecords:
+    def get(self, handle: Any) -> PlacedRecords:
         if self.folder is None:
             return handle
         with open(handle, "rb") as file:
@@ -573,34 +388,8 @@ def _load(staging: str, name: str) -> Any:
 
 def _results(spec: Spec, staging: str, build_id: str) -> RunResult:
     """What the pipeline left in the staging folder, checked and put together."""
-    summary = _load(staging, "summary")
-    if summary["error"] is not None:
-        raise DataError(summary["error"])
-    problems = _load(staging, "problems")
-    if problems:
-        raise DataError(min(problems)[1])
-    check_not_empty(spec, summary["counts"], summary["skipped"])
-    distinct = dict(_load(staging, "distinct"))
-    entries = recorded_shards(staging, build_id)  # each was fsynced and recorded once whole
-    splits: dict[str, SplitInfo] = {}
-    for name, total in summary["counts"].items():
-        num_shards = summary["num_shards"][name]
-        starts = shard_starts(total, num_shards)
-        shards = []
-        for index in range(num_shards):
-            file = shard_name(spec.name, name, index, num_shards, spec.output.compression)
-            entry = entries.get(file)
-            if entry is None:  # no records went there: written here, empty
-                if starts[index + 1] != starts[index]:
-                    raise RuntimeError(f"{file}: not written (internal error: please report it)")
-                shard, _, _ = write_shard(fs.join(staging, file), [], 0, spec.output.compression,
-                                          spec.output.writes_index)
-            else:
-                shard = ShardInfo.from_dict(entry)
-            shards.append(shard.to_dict())
-        splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
+    result = run_result(spec, staging, build_id, _load(staging, "summary"), _load(staging, "problems"),
+                        dict(_load(staging, "distinct")))
     for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
         fs.remove(fs.join(staging, name))
-    return RunResult(splits, summary["statistics"], summary["skipped"],
-                     {name: distinct.get(name, 0) for name in spec.splits}, summary["notices"], summary["members"],
-                     summary["kept"])
+    return result
