@@ -29,12 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
                         help="processes that encode records (default: the machine's cores)")
     parser.add_argument("--runner", choices=runner_names(), default=runner_names()[0],
-                        help="local: this machine's processes (default); beam: an Apache Beam pipeline, "
-                             "byte for byte the same dataset")
+                        help="local: this machine's processes (default); beam: an Apache Beam pipeline; "
+                             "spark: an Apache Spark job; byte for byte the same dataset")
     parser.add_argument("--pipeline-options", metavar="OPTIONS", default=None,
                         help="Beam's own options, passed as they are (e.g. \"--runner=DataflowRunner "
                              "--project=P --region=R --temp_location=gs://B/tmp\"); default: the "
                              "DirectRunner in --workers processes")
+    parser.add_argument("--spark-conf", metavar="KEY=VALUE", action="append", default=None,
+                        help="a Spark option for the job's session, as spark-submit's --conf (repeat it; e.g. "
+                             "spark.master=spark://host:7077); default: local[--workers]")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
     parser.add_argument("--dry-run", nargs="?", type=positive_int, const=DEFAULT_SAMPLE, default=None, metavar="N",
                         help=f"write nothing: encode the first N records of each split (default {DEFAULT_SAMPLE}) "
@@ -68,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.pipeline_options is not None and args.runner != "beam":
         raise UsageError("--pipeline-options are Beam's: give them with --runner beam")
+    if args.spark_conf is not None and args.runner != "spark":
+        raise UsageError("--spark-conf options are Spark's: give them with --runner spark")
     try:
-        options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else None
+        options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else args.spark_conf
     except ValueError as error:  # an unclosed quote
         raise UsageError(f"--pipeline-options: {error}") from None
     with warnings.catch_warnings():  # printed below as `warning: ...` lines

@@ -27,6 +27,7 @@ class Implementation(NamedTuple):
 RUNNERS: dict[str, Implementation] = {
     "local": Implementation(".local:LocalRunner"),
     "beam": Implementation(".beam:BeamRunner", "apache_beam", "Apache Beam"),
+    "spark": Implementation(".spark:SparkRunner", "pyspark", "Apache Spark"),
 }
 
 
