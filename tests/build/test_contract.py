@@ -64,7 +64,7 @@ def test_the_local_runner_is_a_runner_and_the_table_chooses_it():
                                                                                               False)
     for method in ("check", "run"):
         assert _parameters(getattr(LocalRunner, method)) == _parameters(getattr(Runner, method))
-    assert runners.runner_names() == ("local", "beam")
+    assert runners.runner_names() == ("local", "beam", "spark")
 
 
 def test_the_beam_runner_is_a_runner_and_the_table_chooses_it():
@@ -87,15 +87,15 @@ def test_the_beam_runner_is_a_runner_and_the_table_chooses_it():
 
 def test_the_table_refuses_a_runner_it_lacks_and_one_whose_engine_is_missing(monkeypatch, tmp_path):
     with pytest.raises(UsageError) as raised:
-        runners.chosen_runner("spark")
-    assert str(raised.value) == "runner: expected one of local, beam, received 'spark'"
+        runners.chosen_runner("flink")
+    assert str(raised.value) == "runner: expected one of local, beam, spark, received 'flink'"
     spec = write_spec(tmp_path, SPEC, {"d.csv": ROWS})
     with pytest.raises(UsageError) as raised:
-        tb.build(spec, output=tmp_path / "out", runner="spark")
-    assert str(raised.value) == "runner: expected one of local, beam, received 'spark'"
+        tb.build(spec, output=tmp_path / "out", runner="flink")
+    assert str(raised.value) == "runner: expected one of local, beam, spark, received 'flink'"
     with pytest.raises(UsageError) as raised:
         tb.build(spec, output=tmp_path / "out", runner=["local"])
-    assert str(raised.value) == "runner: expected one of local, beam, received ['local']"
+    assert str(raised.value) == "runner: expected one of local, beam, spark, received ['local']"
     monkeypatch.setitem(runners.RUNNERS, "nowhere", runners.Implementation("no_such_module:X", "no_such_engine",
                                                                            "No Such Engine"))
     with pytest.raises(UsageError) as raised:
@@ -125,7 +125,7 @@ def test_a_runner_added_to_the_table_builds_the_local_runners_dataset(monkeypatc
         local.splits["train"].num_examples, local.splits["test"].num_examples)
     assert {"wine/1.0.0/wine-train.tfrecord-00000-of-00002", "wine/1.0.0/dataset_info.json"} <= set(local_files)
     assert "--runner" in [action.option_strings[0] for action in _build_parser()._actions if action.option_strings]
-    assert _runner_choices() == ["local", "beam", "in-process"]  # the CLI takes it too
+    assert _runner_choices() == ["local", "beam", "spark", "in-process"]  # the CLI takes it too
 
 
 def _build_parser():

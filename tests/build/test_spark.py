@@ -26,6 +26,8 @@ def spark():
     """One session on a cluster of two executors, started once (about 10-50 s)."""
     from pyspark.sql import SparkSession
 
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 or later (on PATH)")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     session = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("tfrecord-builder tests")
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
@@ -67,3 +69,33 @@ def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
     with pytest.raises(tb.DataError) as built:
         tb.build(spec, output=tmp_path / "spark", runner="spark")
     assert str(built.value) == str(local.value)
+
+
+def test_the_spark_runner_is_a_runner_and_the_table_chooses_it():
+    import inspect
+
+    from tfrecord_builder.build import runners
+    from tfrecord_builder.build.runners.contract import Runner
+    from tfrecord_builder.build.runners.spark import SparkRunner
+
+    chosen = runners.chosen_runner("spark")
+    assert isinstance(chosen, SparkRunner) and isinstance(chosen, Runner)
+    assert (chosen.name, chosen.takes_options, chosen.checkpoints, chosen.shards_to_bucket) == ("spark", True, False,
+                                                                                              True)
+    for method in ("check", "run"):
+        assert list(inspect.signature(getattr(SparkRunner, method)).parameters) == \
+            list(inspect.signature(getattr(Runner, method)).parameters)
+
+
+def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
+    from helpers import assert_error, run_cli
+
+    write_spec(tmp_path, _tabular(), {"rows.csv": _table(20)})
+    result = run_cli("build", "spec.yaml", "--output", "out", "--runner", "spark", "--spark-conf", "spark.master",
+                     cwd=tmp_path)
+    assert_error(result, 2, ["error: --spark-conf: expected KEY=VALUE (e.g. spark.master=spark://host:7077), "
+                             "received 'spark.master'"])
+    result = run_cli("build", "spec.yaml", "--output", "out", "--spark-conf", "a=b", cwd=tmp_path)
+    assert_error(result, 2, ["error: --spark-conf options are Spark's: give them with --runner spark"])
+    assert not (tmp_path / "out").exists()
