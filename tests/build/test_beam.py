@@ -365,8 +365,8 @@ def test_without_beam_the_message_names_the_extra(tmp_path):
     done = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "out"), "--runner", "beam")
     assert (done.returncode, done.stderr) == (2, "error: --runner beam needs Apache Beam: "
                                                  "pip install 'tfrecord-builder[beam]'\n")
-    unknown = _cli(sys.executable, "build", str(spec), "--runner", "spark")
-    assert unknown.returncode == 2 and "invalid choice: 'spark'" in unknown.stderr
+    unknown = _cli(sys.executable, "build", str(spec), "--runner", "flink")
+    assert unknown.returncode == 2 and "invalid choice: 'flink'" in unknown.stderr
     options = _cli(sys.executable, "build", str(spec), "--pipeline-options", "--runner=DirectRunner")
     assert (options.returncode, options.stderr) == (2, "error: --pipeline-options are Beam's: give them with "
                                                        "--runner beam\n")

@@ -105,8 +105,8 @@ def test_shards_do_not_depend_on_how_the_source_is_cut(tmp_path, small_tasks, mo
 
 def test_runner_arguments_are_checked_before_anything_is_written(tmp_path):
     path = write_spec(tmp_path, SPEC, {"rows.csv": _csv(10)})
-    with pytest.raises(UsageError, match=r"runner: expected one of local, beam, received 'spark'"):
-        tb.build(path, output=tmp_path / "out", runner="spark")
+    with pytest.raises(UsageError, match=r"runner: expected one of local, beam, spark, received 'flink'"):
+        tb.build(path, output=tmp_path / "out", runner="flink")
     with pytest.raises(UsageError, match=r"pipeline options are Beam's: give them with runner='beam'"):
         tb.build(path, output=tmp_path / "out", pipeline_options=["--runner=DirectRunner"])
     assert not (tmp_path / "out").exists()
