@@ -69,6 +69,7 @@ class SparkRunner:
                 raise DataError(error)
         encoded = indexed.mapPartitions(lambda part: _encode(spec, sources, bits, strata, keep, part))
         encoded.persist(StorageLevel.DISK_ONLY)  # two passes over it: the summaries, then the records
+        sorted_parts = None
         try:
             summaries = encoded.filter(lambda item: item[0] == "summary").map(lambda item: item[1]).collect()
             layout, summary = layout_of(summaries, spec)
@@ -95,8 +96,10 @@ class SparkRunner:
              .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
              .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value)))
             return run_result(spec, shards, job.build_id, summary, problems, distinct)
-        finally:
+        finally:  # a calling program's session lives on: leave none of the build's data cached in it
             encoded.unpersist()
+            if sorted_parts is not None:
+                sorted_parts.unpersist()
 
 
 def _conf(options: list[str]) -> dict[str, str]:
