@@ -57,13 +57,18 @@ def _parameters(function) -> list[str]:
     return list(inspect.signature(function).parameters)
 
 
-def test_the_local_runner_is_a_runner_and_the_table_chooses_it():
-    chosen = runners.chosen_runner("local")
-    assert isinstance(chosen, LocalRunner) and isinstance(chosen, Runner)
-    assert (chosen.name, chosen.takes_options, chosen.checkpoints, chosen.shards_to_bucket) == ("local", False, True,
-                                                                                              False)
+def assert_chosen_runner(name: str, cls: type, flags: tuple[bool, bool, bool]) -> None:
+    """The table's runner `name` is a `cls`, meets the contract (its methods' parameters too) and
+    has these (takes_options, checkpoints, shards_to_bucket)."""
+    chosen = runners.chosen_runner(name)
+    assert isinstance(chosen, cls) and isinstance(chosen, Runner)
+    assert (chosen.name, chosen.takes_options, chosen.checkpoints, chosen.shards_to_bucket) == (name, *flags)
     for method in ("check", "run"):
-        assert _parameters(getattr(LocalRunner, method)) == _parameters(getattr(Runner, method))
+        assert _parameters(getattr(cls, method)) == _parameters(getattr(Runner, method))
+
+
+def test_the_local_runner_is_a_runner_and_the_table_chooses_it():
+    assert_chosen_runner("local", LocalRunner, (False, True, False))
     assert runners.runner_names() == ("local", "beam", "spark")
 
 

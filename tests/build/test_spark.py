@@ -72,19 +72,10 @@ def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
 
 
 def test_the_spark_runner_is_a_runner_and_the_table_chooses_it():
-    import inspect
-
-    from tfrecord_builder.build import runners
-    from tfrecord_builder.build.runners.contract import Runner
+    from test_contract import assert_chosen_runner
     from tfrecord_builder.build.runners.spark import SparkRunner
 
-    chosen = runners.chosen_runner("spark")
-    assert isinstance(chosen, SparkRunner) and isinstance(chosen, Runner)
-    assert (chosen.name, chosen.takes_options, chosen.checkpoints, chosen.shards_to_bucket) == ("spark", True, False,
-                                                                                              True)
-    for method in ("check", "run"):
-        assert list(inspect.signature(getattr(SparkRunner, method)).parameters) == \
-            list(inspect.signature(getattr(Runner, method)).parameters)
+    assert_chosen_runner("spark", SparkRunner, (True, False, True))
 
 
 def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
