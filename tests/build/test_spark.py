@@ -3,19 +3,23 @@ cluster of separate processes (`local-cluster[2,1,1024]`: two executor JVMs, eac
 Python workers), one session shared by every test of the file."""
 from __future__ import annotations
 
+import json
 import os
+import random
 import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 
 import tfrecord_builder as tb
 
 from conftest import write_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_beam import _files, _same, _table, _tabular  # noqa: E402
+from test_beam import SMALL_TASKS, _files, _parts_spec, _same, _table, _tabular  # noqa: E402
 
 pyspark = pytest.importorskip("pyspark")
 pytestmark = pytest.mark.xdist_group("spark")
@@ -60,6 +64,80 @@ def test_a_stratified_table_builds_the_same_bytes_on_spark(spark, tmp_path):
     spec = write_spec(tmp_path, {**_tabular(), "stratify": "label", "splits": {"train": 0.8, "test": 0.2}},
                       {"rows.csv": _table(500)})
     _same(*both(spec, tmp_path))
+
+
+def test_many_read_tasks_with_index_files_build_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
+    """A few hundred read tasks (each a partition), shards with their index files."""
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    spec = write_spec(tmp_path, _tabular(shards=4, index=True), {"rows.csv": _table(4000, bad=(9, 3999))})
+    local, built = both(spec, tmp_path)
+    _same(local, built)
+    assert [name for name in built if name.startswith("rows/1.0.0/index/")] == [
+        f"rows/1.0.0/index/rows-{split}-{shard:05d}-of-00004.idx" for split in ("test", "train", "validation")
+        for shard in range(4)]
+
+
+def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    generator = random.Random(3)
+    lines, rows = [], ["id,t,value,label"]
+    for group in range(400):
+        steps = [[round(generator.random(), 4), round(generator.random(), 4)] for _ in range(generator.randint(1, 9))]
+        lines.append(json.dumps({"id": group, "frames": steps, "label": group % 3}))
+        rows += [f"g{group},{t},{step[0]},{group % 3}" for t, step in enumerate(steps)]
+    generator.shuffle(body := rows[1:])
+    jsonl = {"name": "seq", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "seq.jsonl"},
+             "context": {"id": {"dtype": "int64"}, "label": {"dtype": "int64"}},
+             "sequence": {"frames": {"dtype": "float32", "shape": [2]}}, "output": {"shards": 2}}
+    long = {"name": "long", "format": "sequence_example",
+            "source": {"builder": "csv", "path": "long.csv", "group_by": "id", "order_by": "t"},
+            "context": {"id": {"dtype": "string"}, "label": {"dtype": "int64"}},
+            "sequence": {"value": {"dtype": "float32"}}, "output": {"shards": 2}}
+    files = {"seq.jsonl": "\n".join(lines) + "\n", "long.csv": "\n".join([rows[0], *body]) + "\n"}
+    for name, spec in (("seq", jsonl), ("long", long)):
+        path = write_spec(tmp_path / name, spec, files)
+        _same(*both(path, tmp_path / name))
+
+
+def test_an_image_folder_builds_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "4000")
+    generator = np.random.default_rng(5)
+    for index in range(60):
+        folder = tmp_path / "images" / ["circle", "square", "star"][index % 3]
+        folder.mkdir(parents=True, exist_ok=True)
+        pixels = generator.integers(0, 255, (24 + index % 5, 20, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / f"{index:03d}.png")
+    spec = write_spec(tmp_path, {"name": "shapes", "source": {"builder": "image_folder", "path": "images"},
+                                 "features": {"image": {"type": "image", "shape": [16, 16, 3], "resize": "stretch"},
+                                              "label": {"type": "class_label"}},
+                                 "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
+    _same(*both(spec, tmp_path))
+
+
+def test_a_custom_builder_runs_its_parts_on_the_executors(spark, tmp_path):
+    """Each part of a custom builder's source is a partition: read once, by an executor's Python
+    worker (another process than the driver), with the local runner's bytes."""
+    spec = _parts_spec(tmp_path, 10_000, shuffle=False)
+    out = tmp_path / "out"
+    tb.build(spec, output=out)
+    local = _files(out)
+    shutil.rmtree(out)
+    (tmp_path / "readers.txt").unlink()
+    tb.build(spec, output=out, runner="spark")
+    _same(local, _files(out))
+    readers = (tmp_path / "readers.txt").read_text().split()
+    assert len(readers) == 8 and str(os.getpid()) not in readers
+
+
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "source-order"])
+def test_a_duplicate_key_is_the_local_error_on_spark(spark, tmp_path, shuffle):
+    spec = _parts_spec(tmp_path, 377, shuffle=shuffle)
+    with pytest.raises(tb.DataError) as local:
+        tb.build(spec, output=tmp_path / "a")
+    with pytest.raises(tb.DataError) as built:
+        tb.build(spec, output=tmp_path / "b", runner="spark")
+    assert str(built.value) == str(local.value)
+    assert not (tmp_path / "b" / "parts" / "1.0.0").exists()
 
 
 def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
