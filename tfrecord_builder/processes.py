@@ -107,26 +107,32 @@ def _with_state(function: Callable[..., R], *args: Any) -> R:
 
 
 @contextlib.contextmanager
-def stderr_held(replay: Callable[[BaseException], bool]) -> Iterator[None]:
-    """This process's standard error (file descriptor 2, which worker processes it starts inherit)
-    goes to a temporary file meanwhile; on an exception for which `replay(error)` is true, what was
-    written there is written out after all.
-
-    Beam's workers log a dozen INFO and WARNING lines each, which would drown the build's own."""
+def stderr_into(file: Any) -> Iterator[None]:
+    """This process's standard error (file descriptor 2, which processes it starts meanwhile
+    inherit for good) goes to the open `file` meanwhile."""
     sys.stderr.flush()
     saved = os.dup(2)
+    os.dup2(file.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def stderr_held(replay: Callable[[BaseException], bool]) -> Iterator[None]:
+    """This process's standard error goes to a temporary file meanwhile (`stderr_into`); on an
+    exception for which `replay(error)` is true, what was written there is written out after all.
+
+    Beam's workers log a dozen INFO and WARNING lines each, which would drown the build's own."""
     with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 2)
         try:
-            yield
+            with stderr_into(held):
+                yield
         except BaseException as error:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
             if replay(error):
                 held.seek(0)
                 os.write(2, held.read())
             raise
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)

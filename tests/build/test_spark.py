@@ -168,3 +168,98 @@ def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
     result = run_cli("build", "spec.yaml", "--output", "out", "--spark-conf", "a=b", cwd=tmp_path)
     assert_error(result, 2, ["error: --spark-conf options are Spark's: give them with --runner spark"])
     assert not (tmp_path / "out").exists()
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> "subprocess.CompletedProcess[str]":
+    """`python -m tfrecord_builder ARGS` in a process of its own (a driver with its own session)."""
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "tfrecord_builder", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def test_a_spark_build_from_the_command_line_says_only_what_the_local_one_says(tmp_path):
+    """Spark's JVM logs a dozen lines and draws progress bars on standard error: they go to a log
+    file of its own, so the build's output is the local runner's, and nothing is left of the log."""
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 or later (on PATH)")
+    write_spec(tmp_path, _tabular(), {"rows.csv": _table(2000, bad=(3,))})
+    local = _cli("build", "spec.yaml", "--output", "local", cwd=tmp_path)
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("tfrecord-builder-spark-*.log"))
+    built = _cli("build", "spec.yaml", "--output", "spark", "--runner", "spark", "--workers", "2", cwd=tmp_path)
+    assert (built.returncode, built.stderr) == (0, local.stderr)
+    assert built.stdout.replace(str(tmp_path / "spark"), str(tmp_path / "local")).split("done in")[0] == \
+        local.stdout.split("done in")[0]
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("tfrecord-builder-spark-*.log")) == before
+    _same(_files(tmp_path / "local" / "rows" / "1.0.0"), {
+        name: content.replace(str(tmp_path / "spark").encode(), str(tmp_path / "local").encode())
+        for name, content in _files(tmp_path / "spark" / "rows" / "1.0.0").items()})
+
+
+def test_a_spark_master_that_doesnt_answer_is_one_line_before_anything_is_made(tmp_path):
+    write_spec(tmp_path, _tabular(), {"rows.csv": _table(20)})
+    said = _cli("build", "spec.yaml", "--output", "out", "--runner", "spark", "--spark-conf",
+                "spark.master=spark://127.0.0.1:9", cwd=tmp_path)
+    assert (said.returncode, said.stderr) == (2, "error: --spark-conf spark.master=spark://127.0.0.1:9: no Spark master "
+                                                 "answers (127.0.0.1:9: Connection refused); start it, or name the "
+                                                 "host and port it listens on (7077 unless set)\n")
+    assert not (tmp_path / "out").exists()
+
+
+CRASHING_BUILDER = '''
+import os
+import tfrecord_builder as tb
+
+
+class Crash(tb.Builder):
+    def tasks(self, split):
+        return [0, 1]
+
+    def generate_task(self, split, task):
+        yield f"k{task}", {"x": task}
+        os._exit(3)  # the Python worker dies: Spark's reason to fail the job, not an exception of ours
+
+    def generate(self, split):
+        for task in self.tasks(split):
+            yield from self.generate_task(split, task)
+'''
+
+
+def test_a_job_spark_fails_is_one_line_naming_spark_s_log(tmp_path):
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 or later (on PATH)")
+    write_spec(tmp_path, {"name": "crash", "source": {"builder": "crash.py:Crash", "path": "crash.py"},
+                          "features": {"x": {"dtype": "int64"}}}, {"crash.py": CRASHING_BUILDER})
+    said = _cli("build", "spec.yaml", "--output", "out", "--runner", "spark", "--workers", "2", cwd=tmp_path)
+    assert said.returncode == 1 and len(said.stderr.splitlines()) == 1, said.stderr
+    assert said.stderr.startswith("error: the Spark job failed: Job aborted due to stage failure: ")
+    assert "Python worker exited unexpectedly (crashed)" in said.stderr
+    log = Path(said.stderr.split("(Spark's log: ")[1].rstrip(")\n"))
+    assert "Python worker exited unexpectedly" in log.read_text()
+    log.unlink()
+    assert not (tmp_path / "out" / "crash" / "1.0.0").exists()
+
+
+def test_a_folder_the_executors_dont_see_is_refused_before_a_shard_is_written(tmp_path):
+    """The executors' Python workers run in a mount namespace of their own, with an empty
+    file system over the output folder: as on a cluster whose executors are other machines."""
+    if shutil.which("java") is None or shutil.which("unshare") is None:
+        pytest.skip("needs Java and unshare")
+    import subprocess
+
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs none {tmp_path}"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"can't make a mount namespace here: {probe.stderr.decode().strip()}")
+    hide = tmp_path / "hide.sh"
+    hide.write_text("#!/bin/sh\nexec unshare -m sh -c 'mount -t tmpfs none \"$HIDE\" && exec \"$REAL_PY\" \"$@\"' "
+                    "sh \"$@\"\n")
+    hide.chmod(0o755)
+    write_spec(tmp_path, _tabular(), {"rows.csv": _table(200)})
+    (tmp_path / "out").mkdir()
+    said = _cli("build", "spec.yaml", "--output", "out", "--runner", "spark", "--workers", "2", cwd=tmp_path,
+                env={"PYSPARK_PYTHON": str(hide), "REAL_PY": sys.executable, "HIDE": str(tmp_path / "out")})
+    assert (said.returncode, said.stderr) == (
+        2, f"error: {tmp_path / 'out' / 'rows'}: Spark's executors (on {os.uname().nodename}) can't see this folder "
+           "of the driver's machine; build into a folder every executor shares (the same path on each), or into an "
+           "object store (s3://..., gs://...)\n")
+    assert sorted(path.name for path in (tmp_path / "out" / "rows").iterdir()) == [".1.0.0.lock"]

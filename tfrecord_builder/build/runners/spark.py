@@ -18,17 +18,27 @@ spark.master=...` names; `--spark-conf KEY=VALUE` options are set on a new sessi
 """
 from __future__ import annotations
 
+import atexit
 import math
 import os
+import re
+import socket
 import sys
+import tempfile
+import warnings
 from typing import Any, Iterator
 
-from pyspark import StorageLevel
-from pyspark.sql import SparkSession
+with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the build uses no pandas of Spark's
+    warnings.simplefilter("ignore", FutureWarning)
+    from py4j.protocol import Py4JJavaError
+    from pyspark import StorageLevel
+    from pyspark.sql import SparkSession
 
 from ...builders.sources import add_shipped_sources, builder_sources, source_builders
-from ...errors import DataError, UsageError
+from ...errors import DataError, TFRecordBuilderError, UsageError
+from ...processes import stderr_into
 from ...spec.model import Spec
+from ...write.naming import MARKER_FILE
 from .contract import RunJob, RunResult
 from .distributed import (by_bucket, classify_task, count_keys, encode_task, joined, layout_of, run_result,
                           sort_bucket, strata_from, unique_keys, write_placed_shard)
@@ -36,6 +46,13 @@ from .distributed import (by_bucket, classify_task, count_keys, encode_task, joi
 TASKS_PER_BUCKET = 4
 MIN_BUCKETS = 16
 APP_NAME = "tfrecord-builder"
+MASTER_TIMEOUT_SECONDS = 5.0  # a master that hasn't accepted a connection by then is refused
+
+
+class SparkJobError(TFRecordBuilderError, RuntimeError):
+    """The Spark job failed for a reason of Spark's (executors lost for good, memory, a master gone)."""
+
+    exit_code = 1
 
 
 class SparkRunner:
@@ -49,12 +66,22 @@ class SparkRunner:
     shards_to_bucket = True
 
     def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
-        """Raises UsageError for options that aren't KEY=VALUE."""
-        _conf(options)
+        """Raises UsageError for options that aren't KEY=VALUE, and for a master (`spark://`) that
+        doesn't answer, which Spark itself would retry for a minute before it gives up."""
+        master = _conf(options).get("spark.master", "")
+        if master.startswith("spark://") and SparkSession.getActiveSession() is None:
+            _check_master(master)
 
     def run(self, job: RunJob) -> RunResult:
-        spec, tasks, shards = job.spec, job.tasks, job.shards
         session = _session(job.options, job.workers)
+        _check_visible(session.sparkContext, job)
+        try:
+            return self._run(session, job)
+        except Py4JJavaError as error:  # our errors came back as values: this one is Spark's
+            raise SparkJobError(f"the Spark job failed: {_spark_reason(error)}{_LOG.where()}") from None
+
+    def _run(self, session: SparkSession, job: RunJob) -> RunResult:
+        spec, tasks, shards = job.spec, job.tasks, job.shards
         context = session.sparkContext
         sources = builder_sources(spec)
         keep = job.keep
@@ -113,13 +140,57 @@ def _conf(options: list[str]) -> dict[str, str]:
     return conf
 
 
+def _check_master(master: str) -> None:
+    """Raises UsageError unless one of the masters `spark://host:port[,host:port]` accepts a connection."""
+    reasons = []
+    for place in master.removeprefix("spark://").split(","):
+        host, _, port = place.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=MASTER_TIMEOUT_SECONDS).close()
+            return
+        except ValueError:
+            raise UsageError(f"--spark-conf spark.master={master}: expected spark://HOST:PORT") from None
+        except OSError as error:
+            reasons.append(f"{place}: {error.strerror or error}")
+    raise UsageError(f"--spark-conf spark.master={master}: no Spark master answers ({'; '.join(reasons)}); "
+                     "start it, or name the host and port it listens on (7077 unless set)")
+
+
+class _Log:
+    """Where the JVM of a session this process starts writes its standard error (Spark's INFO and
+    WARN lines, its console progress): a file of the temporary directory, named in an error of
+    Spark's and removed at exit otherwise."""
+
+    path: str | None = None
+    keep = False
+
+    def open(self) -> Any:
+        file = tempfile.NamedTemporaryFile(prefix="tfrecord-builder-spark-", suffix=".log", delete=False)
+        self.path = file.name
+        atexit.register(self._remove)
+        return file
+
+    def where(self) -> str:
+        if self.path is None:
+            return ""
+        self.keep = True
+        return f" (Spark's log: {self.path})"
+
+    def _remove(self) -> None:
+        if self.path is not None and not self.keep and os.path.exists(self.path):
+            os.remove(self.path)
+
+
+_LOG = _Log()
+
+
 def _session(options: list[str], workers: int) -> SparkSession:
     """The calling program's active session, else a new one (on `local[workers]` unless the
-    options name a master)."""
+    options name a master), whose JVM logs into `_LOG` rather than over the build's lines."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    conf = _conf(options)
+    conf = {"spark.ui.showConsoleProgress": "false", **_conf(options)}
     # the executors' Python: this one (with the package and its dependencies) unless told otherwise
     # (PySpark reads PYSPARK_PYTHON as it makes the context; spark.pyspark.python is spark-submit's)
     python = conf.pop("spark.pyspark.python", None) or os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -128,7 +199,37 @@ def _session(options: list[str], workers: int) -> SparkSession:
     builder = SparkSession.builder.appName(APP_NAME).master(conf.pop("spark.master", f"local[{max(1, workers)}]"))
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    with _LOG.open() as log, stderr_into(log):  # the JVM starts now, and keeps this standard error
+        return builder.getOrCreate()
+
+
+def _check_visible(context: Any, job: RunJob) -> None:
+    """Raises UsageError where the shards go to a folder (not a bucket) some executor doesn't see:
+    a path of the driver's machine, on a cluster of others. Looked for: the staging folder's marker."""
+    if job.shards != job.staging:
+        return
+    marker = os.path.join(job.staging, MARKER_FILE)
+    probes = max(2, context.defaultParallelism)
+    unseen = (context.parallelize(range(probes), probes)
+              .map(lambda _: None if os.path.exists(marker) else socket.gethostname())
+              .filter(lambda host: host is not None).distinct().collect())
+    if unseen:
+        folder = os.path.dirname(job.staging)
+        raise UsageError(f"{folder}: Spark's executors (on {', '.join(sorted(unseen))}) can't see this folder of the "
+                         "driver's machine; build into a folder every executor shares (the same path on each), or "
+                         "into an object store (s3://..., gs://...)")
+
+
+def _spark_reason(error: Py4JJavaError) -> str:
+    """The first line of what failed a Spark job: a Python worker's exception where there is one."""
+    text = str(error.java_exception.toString()) if getattr(error, "java_exception", None) is not None else str(error)
+    if "Traceback (most recent call last)" in text:
+        trace = text[text.index("Traceback (most recent call last)"):].split("\n\tat ")[0]
+        lines = [line for line in trace.splitlines() if line.strip() and not line.startswith((" ", "\t"))]
+        if len(lines) > 1:
+            return lines[-1]
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    return re.sub(r"^org\.apache\.spark\.SparkException: ", "", first)
 
 
 def _builders(spec: Spec, sources: dict[str, str]) -> dict:
