@@ -1,0 +1,79 @@
+"""A Spark standalone cluster on this machine for tests: a master on 127.0.0.1 and two workers,
+each a JVM of its own on an address of its own (127.0.0.2, 127.0.0.3: Spark runs a speculative
+copy of a task only on another host than the first attempt's), one core and 1 GiB each. Their
+executors are more processes again, started by the workers, with their own Python workers."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+WORKERS = ("127.0.0.2", "127.0.0.3")
+START_SECONDS = 180
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _daemon(home: str, folder: Path, name: str, *args: str) -> subprocess.Popen:
+    log = open(folder / f"{name}.log", "wb")
+    env = {**os.environ, "SPARK_HOME": home, "SPARK_LOG_DIR": str(folder), "SPARK_WORKER_DIR": str(folder / name),
+           "PYSPARK_PYTHON": sys.executable}
+    return subprocess.Popen([os.path.join(home, "bin", "spark-class"), *args], stdout=log, stderr=subprocess.STDOUT,
+                            env=env, start_new_session=True)
+
+
+@pytest.fixture(scope="session")
+def spark_master(tmp_path_factory):
+    """The URL of a standalone master with two registered workers; stopped after the tests."""
+    import pyspark
+
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 or later (on PATH)")
+    home = os.path.dirname(pyspark.__file__)
+    folder = tmp_path_factory.mktemp("spark-cluster")
+    port = _free_port()
+    master = f"spark://127.0.0.1:{port}"
+    started = [_daemon(home, folder, "master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                       "--port", str(port), "--webui-port", str(_free_port()))]
+    try:
+        started += [_daemon(home, folder, f"worker-{host}", "org.apache.spark.deploy.worker.Worker", "--host", host,
+                            "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()), master)
+                    for host in WORKERS]
+        deadline = time.monotonic() + START_SECONDS
+        while (folder / "master.log").read_text(errors="replace").count("Registering worker") < len(WORKERS):
+            if time.monotonic() > deadline or any(process.poll() is not None for process in started):
+                pytest.fail(f"the Spark cluster didn't start: see {folder}")
+            time.sleep(0.2)
+        yield master
+    finally:
+        for process in reversed(started):
+            process.terminate()
+        for process in started:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def executors() -> dict[int, str]:
+    """The executor JVMs running on this machine: their executor ids, by pid."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in command:
+                found[int(entry.name)] = command[command.index(b"--executor-id") + 1].decode()
+    return found
