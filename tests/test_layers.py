@@ -211,6 +211,7 @@ def test_no_environment_variable_is_read_at_import():
 IS_URL_ALLOWED = {
     "build.run": "a dataset bound for a store is put together here and published by copying (a store has no rename)",
     "build.runners.beam": "Dataflow's workers reach only a store; a store's shards are written in place",
+    "build.runners.spark": "a speculative copy's temporary file is looked for only in a folder, not a store",
     "read.dataset": "a dataset in a store is read through TensorFlow's filesystems, which input_fn reads it with",
     "codec.tfrecord": "a gzip shard in a store is read through its file object, closed with the stream",
     "builders.image_folder": "a store has no folders or links: its classes are prefixes, its images one listing",

@@ -31,14 +31,16 @@ def is_temporary(name: str) -> bool:
     return _TEMPORARY.fullmatch(name) is not None
 
 
+def temporaries(folder: str) -> list[str]:
+    """The temporary files below `folder`: files being written, or a killed writer's."""
+    return [os.path.join(root, name) for root, _, names in os.walk(folder) for name in names if is_temporary(name)]
+
+
 def remove_temporaries(folder: str) -> list[str]:
     """Removes every temporary file below `folder` (a killed build's), and returns their paths."""
-    removed = []
-    for root, _, names in os.walk(folder):
-        for name in names:
-            if is_temporary(name):
-                os.remove(os.path.join(root, name))
-                removed.append(os.path.join(root, name))
+    removed = temporaries(folder)
+    for path in removed:
+        os.remove(path)
     return removed
 
 

@@ -1,6 +1,8 @@
 """`build --runner spark`: the same dataset as the local runner, byte for byte, as a Spark job on a
-cluster of separate processes (`local-cluster[2,1,1024]`: two executor JVMs, each with its own
-Python workers), one session shared by every test of the file."""
+standalone cluster of separate processes (tests/spark_cluster.py: a master and two workers, whose
+executors are JVMs of their own with their own Python workers), one session shared by every test of
+the file, with speculative execution on; faults (an executor killed, a task run twice, the driver
+killed) change no byte."""
 from __future__ import annotations
 
 import json
@@ -8,6 +10,7 @@ import os
 import random
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +20,8 @@ from PIL import Image
 import tfrecord_builder as tb
 
 from conftest import write_spec
+from object_store import objects, s3  # noqa: F401 (a fixture)
+from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_beam import SMALL_TASKS, _files, _parts_spec, _same, _table, _tabular  # noqa: E402
@@ -26,18 +31,28 @@ pytestmark = pytest.mark.xdist_group("spark")
 
 
 @pytest.fixture(scope="module")
-def spark():
-    """One session on a cluster of two executors, started once (about 10-50 s)."""
+def spark(spark_master, s3):
+    """One session on the cluster (a master and two workers, each a JVM of its own), started once."""
     from pyspark.sql import SparkSession
 
-    if shutil.which("java") is None:
-        pytest.skip("Spark needs Java 17 or later (on PATH)")
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("tfrecord-builder tests")
+    session = (SparkSession.builder.master(spark_master).appName("tfrecord-builder tests")
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path))
+               .config("spark.executor.memory", "768m").config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path))
+               .config("spark.executorEnv.AWS_ENDPOINT_URL", s3["AWS_ENDPOINT_URL"])  # as a cluster's own
+               .config("spark.executorEnv.AWS_ACCESS_KEY_ID", s3["AWS_ACCESS_KEY_ID"])  # settings would
+               .config("spark.executorEnv.AWS_SECRET_ACCESS_KEY", s3["AWS_SECRET_ACCESS_KEY"])
+               .config("spark.executorEnv.AWS_DEFAULT_REGION", s3["AWS_DEFAULT_REGION"])
+               # every build of the file with speculation on: a task slower than 1.5x the median of
+               # half its stage's gets a second attempt (on the other worker), both running at once
+               .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
+               .config("spark.speculation.multiplier", "1.5").config("spark.speculation.quantile", "0.5")
+               .config("spark.speculation.minTaskRuntime", "500ms")
                .getOrCreate())
+    deadline = time.monotonic() + 120
+    while len(executors()) < 2 and time.monotonic() < deadline:  # the workers start them once the app is known
+        time.sleep(0.1)
     yield session
     session.stop()
 
@@ -138,6 +153,21 @@ def test_a_duplicate_key_is_the_local_error_on_spark(spark, tmp_path, shuffle):
         tb.build(spec, output=tmp_path / "b", runner="spark")
     assert str(built.value) == str(local.value)
     assert not (tmp_path / "b" / "parts" / "1.0.0").exists()
+
+
+def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark, tmp_path, monkeypatch):
+    """Output in an S3 bucket (moto on 127.0.0.1): the executors write the shards there themselves,
+    the driver the rest; every object is the local disk build's file (the module names its place)."""
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    spec = write_spec(tmp_path, _tabular(index=True), {"rows.csv": _table(2000, bad=(9,))})
+    tb.build(spec, output=tmp_path / "disk")
+    tb.build(spec, output="s3://data/spark", runner="spark")
+    on_disk, stored = _files(tmp_path / "disk" / "rows" / "1.0.0"), objects("spark/rows/1.0.0")
+    assert sorted(stored) == sorted(on_disk)
+    for name, content in on_disk.items():
+        expected = content.replace(str(tmp_path / "disk").encode(), b"s3://data/spark") if name.endswith(".py") else content
+        assert stored[name] == expected, name
+    assert not objects("spark/rows/.1.0.0.building")
 
 
 def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
@@ -263,3 +293,128 @@ def test_a_folder_the_executors_dont_see_is_refused_before_a_shard_is_written(tm
            "of the driver's machine; build into a folder every executor shares (the same path on each), or into an "
            "object store (s3://..., gs://...)\n")
     assert sorted(path.name for path in (tmp_path / "out" / "rows").iterdir()) == [".1.0.0.lock"]
+
+
+def _big_table(tmp_path: Path) -> Path:
+    generator = random.Random(11)
+    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(30000)]
+    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
+            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
+    return write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
+
+
+def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_path, monkeypatch):
+    """SIGKILL to an executor JVM (and so its Python workers) once the first shard is in place:
+    Spark starts another executor and runs the lost tasks again (and the steps whose outputs it
+    held); the dataset is the local runner's, without a partial or doubled shard."""
+    import signal
+    import threading
+
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    spec = _big_table(tmp_path)
+    out = tmp_path / "out"
+    tb.build(spec, output=out)
+    expected = _files(out)
+    shutil.rmtree(out)
+    before = executors()
+    assert len(before) == 2
+    entries = out / "rows" / ".1.0.0.building" / "manifest"
+    killed = []
+
+    def kill() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not list(entries.glob("*.json")):
+            time.sleep(0.005)
+        victim = min(before)
+        os.kill(victim, signal.SIGKILL)
+        killed.append((victim, len(list(entries.glob("*.json")))))
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    tb.build(spec, output=out, runner="spark")
+    killer.join()
+    assert killed and 0 < killed[0][1] < 48, killed  # mid-write: some shards done, not all
+    _same(expected, _files(out))
+    after = executors()
+    assert killed[0][0] not in after and len(after) == 2  # a new executor took the lost one's place
+    assert set(after.values()) - set(before.values())
+
+
+SLOW_FIRST_ATTEMPT = '''
+import os
+import time
+import tfrecord_builder as tb
+
+
+class Slow(tb.Builder):
+    """Part 0's first attempt is slow (on Spark): Spark runs a second one beside it."""
+
+    def tasks(self, split):
+        return list(range(8))
+
+    def generate_task(self, split, task):
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        if context is not None:
+            with open(os.path.join(os.path.dirname(self.path), "attempts.txt"), "a") as file:
+                file.write(f"{task} {context.attemptNumber()}\\n")
+            if task == 0 and context.attemptNumber() == 0:
+                time.sleep(8)
+        for number in range(task * 100, task * 100 + 100):
+            yield f"n{number}", {"x": number}
+
+    def generate(self, split):
+        for task in self.tasks(split):
+            yield from self.generate_task(split, task)
+'''
+
+
+def test_a_task_run_twice_at_once_by_speculation_changes_no_byte(spark, tmp_path):
+    spec = write_spec(tmp_path, {"name": "slow", "source": {"builder": "slow.py:Slow", "path": "slow.py"},
+                                 "features": {"x": {"dtype": "int64"}}, "splits": {"train": 0.5, "test": 0.5},
+                                 "output": {"shards": 2}}, {"slow.py": SLOW_FIRST_ATTEMPT})
+    out = tmp_path / "out"
+    tb.build(spec, output=out)
+    expected = _files(out)
+    shutil.rmtree(out)
+    tb.build(spec, output=out, runner="spark")
+    attempts = (tmp_path / "attempts.txt").read_text().split("\n")
+    assert "0 0" in attempts and "0 1" in attempts  # part 0: two attempts, the second a speculative copy
+    _same(expected, _files(out))
+
+
+def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, monkeypatch):
+    """The driver (the CLI, its JVM and its local executors) killed with SIGKILL once some shards
+    are in place: `--resume` on Spark keeps them as they are and writes the rest, the local bytes."""
+    import signal
+    import subprocess
+
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java 17 or later (on PATH)")
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    spec = _big_table(tmp_path)
+    out = tmp_path / "out"
+    tb.build(spec, output=out)
+    expected = _files(out)
+    shutil.rmtree(out)
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out), "--runner", "spark",
+               "--workers", "2"]
+    job = subprocess.Popen(command, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    entries = out / "rows" / ".1.0.0.building" / "manifest"
+    deadline = time.monotonic() + 300
+    while job.poll() is None and time.monotonic() < deadline and not list(entries.glob("*.json")):
+        time.sleep(0.005)
+    os.killpg(job.pid, signal.SIGKILL)  # the driver, its JVM and every Python worker, mid-write
+    job.wait()
+    finished = {entry.name.removesuffix(".json"): (entries.parent / entry.name.removesuffix(".json")).stat().st_mtime_ns
+                for entry in entries.glob("*.json")}
+    assert 0 < len(finished) < 48 and not (out / "rows" / "1.0.0").exists()
+    resumed = _cli("build", str(spec), "--output", str(out), "--runner", "spark", "--workers", "2", "--resume",
+                   cwd=tmp_path, env=SMALL_TASKS)
+    assert (resumed.returncode, resumed.stderr) == (0, "")
+    _same(expected, _files(out))
+    for name, written in finished.items():  # kept as they were, not written again
+        assert (out / "rows" / "1.0.0" / name).stat().st_mtime_ns == written

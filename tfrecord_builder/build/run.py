@@ -142,6 +142,7 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id=build_id, kept=kept,
                      restored=restored, workers=workers, progress=progress, keep=keep, options=pipeline_options or [])
         result = runner.run(job)
+        atomic.remove_temporaries(staging)  # an attempt a runner's engine stopped (an executor lost) left it
         total = sum(split.num_examples for split in result.splits.values())
         kept_from = {"dataset": keep.source, "kept": result.kept, "new": total - result.kept} if keep else None
         found = split_warnings(spec, result.splits, result.distinct) + notices.said(result.notices)

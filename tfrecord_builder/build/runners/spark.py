@@ -25,6 +25,7 @@ import re
 import socket
 import sys
 import tempfile
+import time
 import warnings
 from typing import Any, Iterator
 
@@ -34,6 +35,8 @@ with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the 
     from pyspark import StorageLevel
     from pyspark.sql import SparkSession
 
+from ... import fs
+from ...atomic import temporaries
 from ...builders.sources import add_shipped_sources, builder_sources, source_builders
 from ...errors import DataError, TFRecordBuilderError, UsageError
 from ...processes import stderr_into
@@ -122,6 +125,7 @@ class SparkRunner:
             (sorted_parts.filter(lambda item: item[0] == "part").map(lambda item: item[1])
              .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
              .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value)))
+            _let_losers_stop(context, shards)
             return run_result(spec, shards, job.build_id, summary, problems, distinct)
         finally:  # a calling program's session lives on: leave none of the build's data cached in it
             encoded.unpersist()
@@ -218,6 +222,25 @@ def _check_visible(context: Any, job: RunJob) -> None:
         raise UsageError(f"{folder}: Spark's executors (on {', '.join(sorted(unseen))}) can't see this folder of the "
                          "driver's machine; build into a folder every executor shares (the same path on each), or "
                          "into an object store (s3://..., gs://...)")
+
+
+def _let_losers_stop(context: Any, shards: str) -> None:
+    """With speculation on, waits until the copies of tasks that lost have stopped writing, where
+    one may still be (a shard's temporary file is there): Spark kills a loser's Python worker only
+    after its task poller (2 s) and spark.python.task.killTimeout (2 s), and a file it has open
+    would otherwise move with the staging folder into the finished dataset."""
+    conf = context.getConf()
+    if conf.get("spark.speculation", "false").lower() == "true" and not fs.is_url(shards) and temporaries(shards):
+        time.sleep(2 + _seconds(conf.get("spark.python.task.killTimeout", "2s")) + 1)
+
+
+def _seconds(duration: str) -> float:
+    """A Spark duration ("2s", "500ms", "1min", or seconds) in seconds."""
+    found = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]*)\s*", duration.lower())
+    if found is None:
+        return 2.0  # Spark's default
+    number, unit = found.groups()
+    return float(number) * {"": 1, "s": 1, "ms": 0.001, "min": 60, "m": 60, "h": 3600}.get(unit, 1)
 
 
 def _spark_reason(error: Py4JJavaError) -> str:
