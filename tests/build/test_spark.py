@@ -270,9 +270,10 @@ def test_a_job_spark_fails_is_one_line_naming_spark_s_log(tmp_path):
     assert not (tmp_path / "out" / "crash" / "1.0.0").exists()
 
 
-def test_a_folder_the_executors_dont_see_is_refused_before_a_shard_is_written(tmp_path):
-    """The executors' Python workers run in a mount namespace of their own, with an empty
-    file system over the output folder: as on a cluster whose executors are other machines."""
+@pytest.mark.parametrize("hidden", ["out", "data"])
+def test_a_folder_the_executors_dont_see_is_refused_before_a_shard_is_written(tmp_path, hidden):
+    """The executors' Python workers run in a mount namespace of their own, with an empty file
+    system over the output folder or over the source's: as on a cluster of other machines."""
     if shutil.which("java") is None or shutil.which("unshare") is None:
         pytest.skip("needs Java and unshare")
     import subprocess
@@ -284,24 +285,21 @@ def test_a_folder_the_executors_dont_see_is_refused_before_a_shard_is_written(tm
     hide.write_text("#!/bin/sh\nexec unshare -m sh -c 'mount -t tmpfs none \"$HIDE\" && exec \"$REAL_PY\" \"$@\"' "
                     "sh \"$@\"\n")
     hide.chmod(0o755)
-    write_spec(tmp_path, _tabular(), {"rows.csv": _table(200)})
+    spec = _tabular()
+    spec["source"]["path"] = "data/rows.csv"
+    write_spec(tmp_path, spec, {"data/rows.csv": _table(200)})
     (tmp_path / "out").mkdir()
     said = _cli("build", "spec.yaml", "--output", "out", "--runner", "spark", "--workers", "2", cwd=tmp_path,
-                env={"PYSPARK_PYTHON": str(hide), "REAL_PY": sys.executable, "HIDE": str(tmp_path / "out")})
-    assert (said.returncode, said.stderr) == (
-        2, f"error: {tmp_path / 'out' / 'rows'}: Spark's executors (on {os.uname().nodename}) can't see this folder "
-           "of the driver's machine; build into a folder every executor shares (the same path on each), or into an "
-           "object store (s3://..., gs://...)\n")
+                env={"PYSPARK_PYTHON": str(hide), "REAL_PY": sys.executable, "HIDE": str(tmp_path / hidden)})
+    host = os.uname().nodename
+    assert (said.returncode, said.stderr) == (2, {
+        "out": f"error: {tmp_path / 'out' / 'rows'}: Spark's executors (on {host}) can't see this folder of the "
+               "driver's machine; build into a folder every executor shares (the same path on each), or into an "
+               "object store (s3://..., gs://...)\n",
+        "data": f"error: spec.yaml, line 4: source.path: {tmp_path / 'data' / 'rows.csv'} not found on Spark's "
+                f"executors (on {host}), which read the sources themselves; give a path every executor sees (the "
+                "same on each) or an object-store URL\n"}[hidden])
     assert sorted(path.name for path in (tmp_path / "out" / "rows").iterdir()) == [".1.0.0.lock"]
-
-
-def _big_table(tmp_path: Path) -> Path:
-    generator = random.Random(11)
-    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(30000)]
-    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
-            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
-            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
-    return write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
 
 
 def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_path, monkeypatch):

@@ -33,12 +33,13 @@ with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the 
     warnings.simplefilter("ignore", FutureWarning)
     from py4j.protocol import Py4JJavaError
     from pyspark import StorageLevel
+    from pyspark.errors import PythonException
     from pyspark.sql import SparkSession
 
-from ... import fs
+from ... import errors, fs
 from ...atomic import temporaries
-from ...builders.sources import add_shipped_sources, builder_sources, source_builders
-from ...errors import DataError, TFRecordBuilderError, UsageError
+from ...builders.sources import add_shipped_sources, builder_sources, check_sources, source_builders
+from ...errors import DataError, SpecError, TFRecordBuilderError, UsageError
 from ...processes import stderr_into
 from ...spec.model import Spec
 from ...write.naming import MARKER_FILE
@@ -77,9 +78,11 @@ class SparkRunner:
 
     def run(self, job: RunJob) -> RunResult:
         session = _session(job.options, job.workers)
-        _check_visible(session.sparkContext, job)
+        _check_visible(session.sparkContext, job.spec, job)
         try:
             return self._run(session, job)
+        except PythonException as error:  # raised in a Python worker: ours (one line), or a bug's
+            raise _ours(error) from None
         except Py4JJavaError as error:  # our errors came back as values: this one is Spark's
             raise SparkJobError(f"the Spark job failed: {_spark_reason(error)}{_LOG.where()}") from None
 
@@ -207,21 +210,35 @@ def _session(options: list[str], workers: int) -> SparkSession:
         return builder.getOrCreate()
 
 
-def _check_visible(context: Any, job: RunJob) -> None:
-    """Raises UsageError where the shards go to a folder (not a bucket) some executor doesn't see:
-    a path of the driver's machine, on a cluster of others. Looked for: the staging folder's marker."""
-    if job.shards != job.staging:
-        return
-    marker = os.path.join(job.staging, MARKER_FILE)
+def _check_visible(context: Any, spec: Spec, job: RunJob) -> None:
+    """Raises UsageError where some executor doesn't see what it must: the sources (read there),
+    and the staging folder where the shards go to one (not a bucket). On a cluster of other
+    machines, a path of the driver's is neither. Looked for: the sources, the staging folder's marker."""
+    marker = os.path.join(job.staging, MARKER_FILE) if job.shards == job.staging else None
     probes = max(2, context.defaultParallelism)
-    unseen = (context.parallelize(range(probes), probes)
-              .map(lambda _: None if os.path.exists(marker) else socket.gethostname())
-              .filter(lambda host: host is not None).distinct().collect())
-    if unseen:
+    unseen = (context.parallelize(range(probes), probes).map(lambda _: _unseen(spec, marker))
+              .filter(lambda found: found is not None).distinct().collect())
+    hosts = ", ".join(sorted({host for _, host, _ in unseen}))
+    for kind, _, said in sorted(unseen):
+        if kind == "source":
+            raise UsageError(f"{said} on Spark's executors (on {hosts}), which read the sources themselves; give a "
+                             "path every executor sees (the same on each) or an object-store URL")
         folder = os.path.dirname(job.staging)
-        raise UsageError(f"{folder}: Spark's executors (on {', '.join(sorted(unseen))}) can't see this folder of the "
-                         "driver's machine; build into a folder every executor shares (the same path on each), or "
-                         "into an object store (s3://..., gs://...)")
+        raise UsageError(f"{folder}: Spark's executors (on {hosts}) can't see this folder of the driver's machine; "
+                         "build into a folder every executor shares (the same path on each), or into an object "
+                         "store (s3://..., gs://...)")
+
+
+def _unseen(spec: Spec, marker: str | None) -> tuple[str, str, str] | None:
+    """On an executor: what of the build it doesn't see, (kind, host, what was said), or None."""
+    host = socket.gethostname()
+    try:
+        check_sources(spec)
+    except SpecError as error:
+        return "source", host, str(error)
+    if marker is not None and not os.path.exists(marker):
+        return "folder", host, marker
+    return None
 
 
 def _let_losers_stop(context: Any, shards: str) -> None:
@@ -243,9 +260,21 @@ def _seconds(duration: str) -> float:
     return float(number) * {"": 1, "s": 1, "ms": 0.001, "min": 60, "m": 60, "h": 3600}.get(unit, 1)
 
 
-def _spark_reason(error: Py4JJavaError) -> str:
+def _ours(error: Exception) -> Exception:
+    """The error a Python worker raised, as its own class where it is one of ours (SpecError,
+    DataError, ...), else as SparkJobError; either way one line."""
+    reason = _spark_reason(error)
+    name, _, message = reason.partition(": ")
+    found = getattr(errors, name.rpartition(".")[2], None) if name.startswith("tfrecord_builder.errors.") else None
+    if isinstance(found, type) and issubclass(found, TFRecordBuilderError):
+        return found(message)
+    return SparkJobError(f"the Spark job failed: {reason}{_LOG.where()}")
+
+
+def _spark_reason(error: Exception) -> str:
     """The first line of what failed a Spark job: a Python worker's exception where there is one."""
-    text = str(error.java_exception.toString()) if getattr(error, "java_exception", None) is not None else str(error)
+    java = getattr(error, "java_exception", None)
+    text = str(java.toString()) if java is not None and hasattr(java, "toString") else str(error)
     if "Traceback (most recent call last)" in text:
         trace = text[text.index("Traceback (most recent call last)"):].split("\n\tat ")[0]
         lines = [line for line in trace.splitlines() if line.strip() and not line.startswith((" ", "\t"))]
