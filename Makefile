@@ -22,7 +22,7 @@ KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece 
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test docs bench smoke schema clean chromium espeak
+.PHONY: setup demo test docs bench smoke schema clean chromium espeak java
 
 setup: $(STAMP)
 
@@ -51,7 +51,7 @@ demo: setup espeak
 docs: setup
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
-test: setup $(BEAM_STAMP) $(TFM_STAMP) chromium espeak
+test: setup $(BEAM_STAMP) $(TFM_STAMP) chromium espeak java
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,
@@ -65,6 +65,11 @@ chromium:
 # synthesiser: installed only where there is none (with sudo unless root), as chromium is
 espeak:
 	command -v espeak-ng >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng)
+
+# Spark (the Spark runner's tests start a standalone cluster: tests/spark_cluster.py) needs Java
+# 17 or later: Debian's default JRE, installed only where there is no java (with sudo unless root)
+java:
+	command -v java >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless)
 
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench
