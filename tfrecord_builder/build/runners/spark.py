@@ -196,6 +196,10 @@ def _session(options: list[str], workers: int) -> SparkSession:
     options name a master), whose JVM logs into `_LOG` rather than over the build's lines."""
     active = SparkSession.getActiveSession()
     if active is not None:
+        if type(active).__module__.startswith("pyspark.sql.connect"):
+            raise UsageError("the active Spark session is a Spark Connect one (Databricks serverless or a shared "
+                             "access mode cluster, `spark.remote`), which has no RDD API; the Spark runner needs a "
+                             "classic session: a dedicated (single user) cluster, or `spark-submit`")
         return active
     conf = {"spark.ui.showConsoleProgress": "false", **_conf(options)}
     # the executors' Python: this one (with the package and its dependencies) unless told otherwise
