@@ -145,3 +145,21 @@ def test_two_locks_taken_at_once_one_is_refused(s3):
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["held", "refused"] and objects("once/rows") == {}
+
+
+def test_a_build_whose_lock_was_taken_over_publishes_nothing(s3, tmp_path):
+    """A build stalled past the stale time (a laptop asleep) finds at its end that another took its
+    lock over: its staging prefix is no longer its own, and the dataset is left to the other."""
+    folder, staging = "s3://data/stalled/rows/1.0.0", "s3://data/stalled/rows/.1.0.0.building"
+    fs.write_whole(fs.join(staging, "dataset_info.json"), b"{}")
+    other = publish._StoreLock(folder, 300.0)
+    with pytest.raises(UsageError) as refused:
+        with publish.build_lock(folder):
+            assert fs.replace_if(publish.lock_url(folder), other._body(), fs.version(publish.lock_url(folder)).tag)
+            publish.publish_url(staging, folder)
+    assert re.fullmatch(r"s3://data/stalled/rows/1\.0\.0: this build's lock s3://data/stalled/rows/\.1\.0\.0\.lock was "
+                        rf"taken over by another build \(host [^,]+, pid {os.getpid()}, since [^)]+\) after going 300 s "
+                        r"without a refresh; nothing was published: build again once that build has ended",
+                        str(refused.value)), str(refused.value)
+    assert sorted(objects("stalled/rows")) == [".1.0.0.building/dataset_info.json", ".1.0.0.lock"]  # the other's
+    assert json.loads(objects("stalled/rows")[".1.0.0.lock"])["token"] == other.holder["token"]

@@ -111,9 +111,11 @@ def store_lock(folder: str) -> Iterator[None]:
     one is another build's: UsageError naming its holder. Removed when the build ends, however."""
     lock = _StoreLock(folder, lock_stale_seconds())
     lock.take()
+    _HELD[folder] = lock
     try:
         yield
     finally:
+        _HELD.pop(folder, None)
         lock.release()
 
 
@@ -186,6 +188,15 @@ class _StoreLock:
                 return
             self.tag = tag
 
+    def check(self) -> None:
+        """UsageError if the lock is no longer this build's (taken over while the build stalled)."""
+        holder = self._holder()
+        if self.lost or holder.get("token") != self.holder["token"]:
+            self.lost = True
+            raise UsageError(f"{self.folder}: this build's lock {self.url} was taken over by another build "
+                             f"({_who(holder)}) after going {self.stale:g} s without a refresh; nothing was "
+                             "published: build again once that build has ended")
+
     def release(self) -> None:
         self.stopping.set()
         self.heartbeat.join()
@@ -197,6 +208,10 @@ class _StoreLock:
         except (OSError, UsageError) as error:
             _warn(f"{self.url}: this build's lock could not be removed ({error}); the next build takes it over "
                   f"after {self.stale:g} s")
+
+
+# The store locks this process holds, by dataset: publishing checks that its lock is still its own.
+_HELD: dict[str, _StoreLock] = {}
 
 
 def _who(holder: dict[str, Any]) -> str:
@@ -257,7 +272,11 @@ def publish_url(staging: str, folder: str) -> None:
 
     There is no rename: each object is copied. `dataset_info.json` is the commit. What `folder`
     held (ours, checked before) loses its `dataset_info.json` first, so no reader takes the old
-    and new objects mixed for a dataset; the new one's is copied last."""
+    and new objects mixed for a dataset; the new one's is copied last. Refused (UsageError) if
+    the build's lock was taken over meanwhile (`store_lock`): the staging is no longer its own."""
+    held = _HELD.get(folder)
+    if held is not None:
+        held.check()
     if fs.exists(fs.join(folder, INFO_FILE)):
         fs.remove(fs.join(folder, INFO_FILE))
     fs.rmtree(folder)
