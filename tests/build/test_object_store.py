@@ -304,6 +304,24 @@ def test_a_killed_build_leaves_its_lock_which_a_build_takes_over_only_once_stale
     _as_on_disk(tmp_path / "disk", "stale")
 
 
+def test_the_lock_is_gone_after_a_build_stopped_with_ctrl_c(s3, tmp_path):
+    import boto3
+
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(20000)})
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", "s3://data/stopped"]
+    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    client, deadline = boto3.client("s3"), time.monotonic() + 120
+    while job.poll() is None and time.monotonic() < deadline:
+        if client.list_objects_v2(Bucket="data", Prefix="stopped/rows/.1.0.0.lock").get("KeyCount", 0):
+            break
+        time.sleep(0.01)
+    assert job.poll() is None, "the build ended before its lock was seen"
+    os.killpg(job.pid, signal.SIGINT)  # as Ctrl-C sends it: to the build and its workers
+    assert (job.wait(timeout=60), job.stderr.read()) == (130, "error: interrupted\n")
+    assert ".1.0.0.lock" not in _objects("stopped/rows")
+
+
 def test_the_lock_is_gone_after_a_failed_build(s3, tmp_path):
     spec = {**_tabular()}
     del spec["on_error"]  # a bad value fails the build

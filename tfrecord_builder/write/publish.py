@@ -110,9 +110,9 @@ def store_lock(folder: str) -> Iterator[None]:
     (`fs.replace_if`), so of two builds taking it over one wins and the other is refused. A fresh
     one is another build's: UsageError naming its holder. Removed when the build ends, however."""
     lock = _StoreLock(folder, lock_stale_seconds())
-    lock.take()
-    _HELD[folder] = lock
-    try:
+    try:  # Ctrl-C may land right after the lock is made, before `take` returns: it is removed then too
+        lock.take()
+        _HELD[folder] = lock
         yield
     finally:
         _HELD.pop(folder, None)
@@ -199,11 +199,12 @@ class _StoreLock:
 
     def release(self) -> None:
         self.stopping.set()
-        self.heartbeat.join()
+        if self.heartbeat.ident is not None:
+            self.heartbeat.join()
         if self.lost:
             return
         try:
-            if self._holder().get("token") == self.holder["token"]:  # not another build's, taken over
+            if self._holder().get("token") == self.holder["token"]:  # not another build's (refused us, or took over)
                 fs.remove(self.url)
         except (OSError, UsageError) as error:
             _warn(f"{self.url}: this build's lock could not be removed ({error}); the next build takes it over "
