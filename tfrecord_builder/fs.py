@@ -247,10 +247,17 @@ def version(url: str) -> Version | None:
     except FileNotFoundError:
         return None
     written = info.get("LastModified") or info.get("updated") or info.get("mtime")
+    if written is None:
+        try:
+            written = filesystem.modified(inner)
+        except NotImplementedError:  # no time known: it counts as written now (never stale)
+            written = datetime.now(timezone.utc)
     if isinstance(written, (int, float)):  # a local file's
         written = datetime.fromtimestamp(written, timezone.utc)
     elif not isinstance(written, datetime):  # gcsfs's "2026-11-27T00:36:36.123Z"
         written = datetime.fromisoformat(str(written))
+    if written.tzinfo is None:  # fsspec's own filesystems give UTC without saying so
+        written = written.replace(tzinfo=timezone.utc)
     tag = info.get(_VERSION_FIELD.get(_scheme(url), "ETag"))
     return Version(str(tag if tag is not None else written.isoformat()), written)
 

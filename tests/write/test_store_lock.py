@@ -163,3 +163,14 @@ def test_a_build_whose_lock_was_taken_over_publishes_nothing(s3, tmp_path):
                         str(refused.value)), str(refused.value)
     assert sorted(objects("stalled/rows")) == [".1.0.0.building/dataset_info.json", ".1.0.0.lock"]  # the other's
     assert json.loads(objects("stalled/rows")[".1.0.0.lock"])["token"] == other.holder["token"]
+
+
+def test_a_store_without_a_conditional_create_is_said_to_lack_it(capsys):
+    """fsspec's memory filesystem creates `mode="create"` by looking, then writing."""
+    folder = "memory://lockless/rows/1.0.0"
+    with publish.build_lock(folder):
+        assert fs.exists("memory://lockless/rows/.1.0.0.lock")
+    assert capsys.readouterr().err == (
+        "warning: memory://lockless/rows/.1.0.0.lock: tfrecord-builder knows no create-if-absent in this store, so "
+        "its lock is made by looking, then writing: two builds started within that moment could both go on\n")
+    assert not fs.exists("memory://lockless/rows/.1.0.0.lock")

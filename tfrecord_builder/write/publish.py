@@ -136,6 +136,9 @@ class _StoreLock:
         return (json.dumps({**self.holder, "refreshed": refreshed}, sort_keys=True) + "\n").encode()
 
     def take(self) -> None:
+        if not fs.creates_in_store(self.url):  # said, not left to be found out
+            _warn(f"{self.url}: tfrecord-builder knows no create-if-absent in this store, so its lock is made by "
+                  "looking, then writing: two builds started within that moment could both go on")
         held, other = None, {}
         for _ in range(3):  # a lock removed or taken over between two looks at it: look again
             if fs.create_exclusive(self.url, self._body()):
