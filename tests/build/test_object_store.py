@@ -295,7 +295,8 @@ def test_a_killed_build_leaves_its_lock_which_a_build_takes_over_only_once_stale
     refused = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale", env=SMALL_TASKS)
     assert refused.returncode == 2 and re.fullmatch(_refusal("stale", job.pid), refused.stderr), refused.stderr
     time.sleep(2.1)  # the store's clock counts whole seconds
-    taken = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale", env={**SMALL_TASKS, LOCK_STALE: "2"})
+    taken = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale",
+                 env={**SMALL_TASKS, LOCK_STALE: "2"})
     assert taken.returncode == 0, taken.stderr
     assert re.fullmatch(rf"warning: s3://data/stale/rows/1\.0\.0: took over the lock of a build that stopped \d+ s ago "
                         rf"\(host {re.escape(socket.gethostname())}, pid {job.pid}, since {SINCE}\), a killed build's: "
