@@ -23,6 +23,9 @@ def s3():
 
     boto3.client("s3").create_bucket(Bucket="data")
     yield env
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()  # fsspec keeps filesystems by their arguments: this one's server stops
     for name, value in saved.items():
         if value is None:
             os.environ.pop(name, None)

@@ -216,6 +216,7 @@ IS_URL_ALLOWED = {
     "codec.tfrecord": "a gzip shard in a store is read through its file object, closed with the stream",
     "builders.image_folder": "a store has no folders or links: its classes are prefixes, its images one listing",
     "write.info": "a store has no folders: a missing dataset there is a missing info file",
+    "write.publish": "a store has no flock: a build's lock there is an object created only if absent",
     "cli.inspect": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
     "tools.diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
     "tools.infer": "infer samples local files: a URL is refused",

@@ -13,7 +13,8 @@ import os
 import posixpath
 import re
 import shutil
-from typing import IO, Any, Callable, Iterator, TypeVar
+from datetime import datetime, timezone
+from typing import IO, Any, Callable, Iterator, NamedTuple, TypeVar
 
 from .atomic import AtomicFile, write_bytes
 from .errors import UsageError
@@ -23,6 +24,17 @@ URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 T = TypeVar("T")
 _PACKAGES = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs",
              "abfss": "adlfs", "hf": "huggingface_hub"}
+# The schemes whose filesystem makes `pipe_file(mode="create")` a condition the store itself checks
+# (S3's `If-None-Match: *`, GCS's `ifGenerationMatch=0`): of two writers, one gets FileExistsError.
+# fsspec's fallback for the others looks, then writes: two writers between the two both win.
+_CREATE_IN_STORE = {"s3", "s3a", "gs", "gcs"}
+# An object's version as `info()` names it: it changes with every write of the object.
+_VERSION_FIELD = {"s3": "ETag", "s3a": "ETag", "gs": "generation", "gcs": "generation"}
+# `pipe_file`'s arguments for "only if the object is still this version", checked by the store
+# (S3's `If-Match`). gcsfs's pipe_file takes no generation precondition (its upload's
+# `ifGenerationMatch=N` would be gs://'s entry); a scheme not here can't be replaced conditionally.
+_IF_VERSION: dict[str, Callable[[str], dict[str, Any]]] = {
+    "s3": lambda version: {"IfMatch": version}, "s3a": lambda version: {"IfMatch": version}}
 
 
 def is_url(path: object) -> bool:
@@ -188,6 +200,92 @@ def write_whole(path: str, data: bytes, *, sync: bool = True) -> str:
     with open_file(path, "wb") as file:
         file.write(data)
     return path
+
+
+def _scheme(url: str) -> str:
+    return url.split("://", 1)[0].lower()
+
+
+def creates_in_store(url: str) -> bool:
+    """Whether `create_exclusive` at `url` is one step of the store itself (so of two writers on two
+    machines exactly one wins); a local path's O_EXCL is the kernel's."""
+    return not is_url(url) or _scheme(url) in _CREATE_IN_STORE
+
+
+@_in_store
+def create_exclusive(path: str, data: bytes) -> bool:
+    """Writes `data` at `path` only if nothing is there; False if something is. Locally O_EXCL;
+    in a store a conditional create (see `creates_in_store`), whole or not at all."""
+    if not is_url(path):
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        return True
+    filesystem, inner = _fs(path)
+    try:
+        filesystem.pipe_file(inner, data, mode="create")
+    except FileExistsError:
+        return False
+    return True
+
+
+class Version(NamedTuple):
+    """One write of an object: its tag (S3's ETag, GCS's generation) and when the store made it."""
+    tag: str
+    written: datetime
+
+
+@_in_store
+def version(url: str) -> Version | None:
+    """The object at `url` as the store has it now, or None where there is none."""
+    filesystem, inner = _fs(url)
+    try:
+        info = filesystem.info(inner)
+    except FileNotFoundError:
+        return None
+    written = info.get("LastModified") or info.get("updated") or info.get("mtime")
+    if written is None:
+        try:
+            written = filesystem.modified(inner)
+        except NotImplementedError:  # no time known: it counts as written now (never stale)
+            written = datetime.now(timezone.utc)
+    if isinstance(written, (int, float)):  # a local file's
+        written = datetime.fromtimestamp(written, timezone.utc)
+    elif not isinstance(written, datetime):  # gcsfs's "2026-11-27T00:36:36.123Z"
+        written = datetime.fromisoformat(str(written))
+    if written.tzinfo is None:  # fsspec's own filesystems give UTC without saying so
+        written = written.replace(tzinfo=timezone.utc)
+    tag = info.get(_VERSION_FIELD.get(_scheme(url), "ETag"))
+    return Version(str(tag if tag is not None else written.isoformat()), written)
+
+
+@_in_store
+def replace_if(url: str, data: bytes, tag: str) -> str | None:
+    """Rewrites the object at `url` with `data` only if it is still the version `tag` (a
+    compare-and-swap the store checks); its new tag, or None if it has changed or is gone.
+    UsageError where the store offers no such condition (see `_IF_VERSION`)."""
+    condition = _IF_VERSION.get(_scheme(url))
+    if condition is None:
+        raise UsageError(f"{url}: tfrecord-builder knows no conditional write for {_scheme(url)}:// to replace it "
+                         "safely; remove it by hand once you know no build is using it")
+    filesystem, inner = _fs(url)
+    try:
+        written = filesystem.pipe_file(inner, data, **condition(tag))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        response = getattr(error.__cause__, "response", None) or {}
+        if response.get("Error", {}).get("Code") == "PreconditionFailed":  # s3fs: OSError(EINVAL) from botocore's
+            return None
+        raise
+    new = written.get(_VERSION_FIELD.get(_scheme(url), "ETag")) if isinstance(written, dict) else None
+    if new is None:
+        found = version(url)
+        return found.tag if found is not None else None
+    return str(new)
 
 
 def makedirs(folder: str) -> None:

@@ -4,12 +4,16 @@ reached through the standard `AWS_ENDPOINT_URL` and credential variables, as a u
 A build into `s3://bucket/...`, with either runner, holds exactly the bytes of a local-disk build;
 `dataset_info.json` is written last (the commit); a missing bucket or an endpoint that doesn't
 answer is one line, exit 2, before any work; a scheme without a filesystem names its package.
+Two builds of one URL exclude each other by a lock object in the store, taken over from a killed
+build once stale.
 """
 from __future__ import annotations
 
 import os
 import random
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,6 +25,8 @@ from object_store import objects as _objects, s3  # noqa: F401 (a fixture)
 from test_beam import BEAM_PYTHON, SMALL_TASKS, _files, _tabular, _table
 
 pytestmark = pytest.mark.xdist_group("beam")
+LOCK_STALE = "TFRECORD_BUILDER_LOCK_STALE_SECONDS"  # shortened here, to take a killed build's lock over
+SINCE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
 
 
 def _cli(python, *args, env=None):
@@ -114,9 +120,14 @@ def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wro
     job.wait()
     entries = [entry["Key"] for entry in client.list_objects_v2(Bucket="data", Prefix=staged).get("Contents", [])]
     assert 0 < len(entries) < 32 and not _objects("killed/rows/1.0.0")
-    resumed = _cli(BEAM_PYTHON, "build", str(path), "--output", "s3://data/killed", "--runner", "beam", "--resume",
-                   env=SMALL_TASKS)
+    resume = ["build", str(path), "--output", "s3://data/killed", "--runner", "beam", "--resume"]
+    refused = _cli(BEAM_PYTHON, *resume, env=SMALL_TASKS)  # the killed job's lock is fresh: it may be running
+    assert refused.returncode == 2 and re.fullmatch(_refusal("killed", job.pid), refused.stderr), refused.stderr
+    time.sleep(2.1)  # the store's clock counts whole seconds
+    resumed = _cli(BEAM_PYTHON, *resume, env={**SMALL_TASKS, LOCK_STALE: "2"})  # once stale, taken over
     assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.startswith("warning: s3://data/killed/rows/1.0.0: took over the lock of a build that "), \
+        resumed.stderr
     on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
     in_bucket = _objects("killed/rows/1.0.0")
     assert sorted(in_bucket) == sorted(on_disk)
@@ -125,7 +136,7 @@ def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wro
             assert in_bucket[name] == content.replace(str(tmp_path / "disk").encode(), b"s3://data/killed"), name
         else:
             assert in_bucket[name] == content, name
-    assert not _objects("killed/rows/.1.0.0.building")
+    assert sorted(_objects("killed/rows")) == sorted(f"1.0.0/{name}" for name in on_disk)  # no staging, no lock
 
 
 def test_dataflow_is_refused_a_local_output_or_source_before_it_starts(s3, tmp_path):
@@ -224,3 +235,99 @@ def test_refused_credentials_are_one_line_and_nothing_is_written(tmp_path):
     finally:
         server.terminate()
         server.wait()
+
+
+
+def _as_on_disk(disk, prefix: str) -> None:
+    """The dataset below `s3://data/PREFIX/rows/1.0.0` holds the local build's bytes (its module
+    names where it was built), and no staging prefix or lock is left beside it."""
+    on_disk, in_bucket = _files(disk / "rows" / "1.0.0"), _objects(f"{prefix}/rows/1.0.0")
+    assert sorted(in_bucket) == sorted(on_disk)
+    for name, content in on_disk.items():
+        assert in_bucket[name] == content.replace(str(disk).encode(), f"s3://data/{prefix}".encode()), name
+    assert sorted(_objects(f"{prefix}/rows")) == sorted(f"1.0.0/{name}" for name in on_disk)  # no lock, no staging
+
+
+def _refusal(prefix: str, pid: int) -> str:
+    """The one line a build is refused with while another (this machine's `pid`) holds the lock."""
+    folder = f"s3://data/{prefix}/rows/1.0.0"
+    return (rf"error: {re.escape(folder)}: another build of this dataset is running \(host "
+            rf"{re.escape(socket.gethostname())}, pid {pid}, since {SINCE}\); wait for it to end; if it was killed, "
+            rf"its lock s3://data/{prefix}/rows/\.1\.0\.0\.lock is taken over by a build started after {SINCE} "
+            rf"\(300 s after its last refresh\), or remove the lock if you know no build is running\n")
+
+
+def test_two_builds_of_one_url_started_at_once_one_is_refused_and_the_other_finishes(s3, tmp_path):
+    """Two machines building one URL: the lock object, created only if absent, lets one through."""
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(6000)})
+    assert _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "disk"), env=SMALL_TASKS).returncode == 0
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", "s3://data/twice"]
+    builds = [subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outputs = [build.communicate(timeout=600) for build in builds]
+    codes = [build.returncode for build in builds]
+    assert sorted(codes) == [0, 2], outputs
+    winner, loser = codes.index(0), codes.index(2)
+    assert re.fullmatch(_refusal("twice", builds[winner].pid), outputs[loser][1]), outputs[loser][1]
+    assert outputs[winner][1] == ""
+    _as_on_disk(tmp_path / "disk", "twice")
+
+
+def test_a_killed_build_leaves_its_lock_which_a_build_takes_over_only_once_stale(s3, tmp_path):
+    """SIGKILL leaves the lock object; the next build is refused while it is fresh, and takes it
+    over with a warning once it has gone the stale time (shortened here) without a refresh."""
+    import boto3
+
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(20000)})
+    assert _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "disk"), env=SMALL_TASKS).returncode == 0
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", "s3://data/stale"]
+    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client, deadline = boto3.client("s3"), time.monotonic() + 120
+    while job.poll() is None and time.monotonic() < deadline:
+        if client.list_objects_v2(Bucket="data", Prefix="stale/rows/.1.0.0.lock").get("KeyCount", 0):
+            break
+        time.sleep(0.01)
+    assert job.poll() is None, "the build ended before its lock was seen"
+    os.killpg(job.pid, signal.SIGKILL)  # the build and its workers
+    job.wait()
+    assert list(_objects("stale/rows")) == [".1.0.0.lock"]
+    refused = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale", env=SMALL_TASKS)
+    assert refused.returncode == 2 and re.fullmatch(_refusal("stale", job.pid), refused.stderr), refused.stderr
+    time.sleep(2.1)  # the store's clock counts whole seconds
+    taken = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale",
+                 env={**SMALL_TASKS, LOCK_STALE: "2"})
+    assert taken.returncode == 0, taken.stderr
+    assert re.fullmatch(rf"warning: s3://data/stale/rows/1\.0\.0: took over the lock of a build that stopped \d+ s ago "
+                        rf"\(host {re.escape(socket.gethostname())}, pid {job.pid}, since {SINCE}\), a killed build's: "
+                        r"its lock s3://data/stale/rows/\.1\.0\.0\.lock went more than 2 s without a refresh\n",
+                        taken.stderr), taken.stderr
+    _as_on_disk(tmp_path / "disk", "stale")
+
+
+def test_the_lock_is_gone_after_a_build_stopped_with_ctrl_c(s3, tmp_path):
+    import boto3
+
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(20000)})
+    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", "s3://data/stopped"]
+    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    client, deadline = boto3.client("s3"), time.monotonic() + 120
+    while job.poll() is None and time.monotonic() < deadline:
+        if client.list_objects_v2(Bucket="data", Prefix="stopped/rows/.1.0.0.lock").get("KeyCount", 0):
+            break
+        time.sleep(0.01)
+    assert job.poll() is None, "the build ended before its lock was seen"
+    os.killpg(job.pid, signal.SIGINT)  # as Ctrl-C sends it: to the build and its workers
+    assert (job.wait(timeout=60), job.stderr.read()) == (130, "error: interrupted\n")
+    assert ".1.0.0.lock" not in _objects("stopped/rows")
+
+
+def test_the_lock_is_gone_after_a_failed_build(s3, tmp_path):
+    spec = {**_tabular()}
+    del spec["on_error"]  # a bad value fails the build
+    path = write_spec(tmp_path, spec, {"rows.csv": _table(300, bad=(120,))})
+    failed = _cli(sys.executable, "build", str(path), "--output", "s3://data/failed")
+    assert failed.returncode == 1 and failed.stderr.startswith("error: ") and failed.stderr.count("\n") == 1, \
+        failed.stderr
+    assert _objects("failed") == {}

@@ -89,7 +89,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     work = _local_work_folder(folder)
     display = progress_display(progress)
     try:
-        with build_lock(work):
+        with build_lock(folder):  # on a disk beside the dataset; for a URL in the store, for every machine
+            _check_target(folder, overwrite)  # again: another build of it may have finished since
             info = _build(spec, folder, work, module, resume, workers, display, chosen, pipeline_options, keep)
     finally:
         display.close()
