@@ -187,7 +187,9 @@ def test_split_membership_and_kept_splits_are_the_same_bytes_on_beam(tmp_path):
         assert np.isin(before, after).all()  # every known row where it was
 
 
-def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes(tmp_path):
+def sequence_sources() -> tuple[dict[str, dict], dict[str, str]]:
+    """Two specs of the same 400 sequences, from JSON lines and from a long table (rows shuffled),
+    and their files."""
     generator = random.Random(3)
     lines, rows = [], ["id,t,value,label"]
     for group in range(400):
@@ -203,22 +205,32 @@ def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes(tmp_pat
             "context": {"id": {"dtype": "string"}, "label": {"dtype": "int64"}},
             "sequence": {"value": {"dtype": "float32"}}, "output": {"shards": 2}}
     files = {"seq.jsonl": "\n".join(lines) + "\n", "long.csv": "\n".join([rows[0], *body]) + "\n"}
-    for name, spec in (("seq", jsonl), ("long", long)):
+    return {"seq": jsonl, "long": long}, files
+
+
+def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes(tmp_path):
+    specs, files = sequence_sources()
+    for name, spec in specs.items():
         path = write_spec(tmp_path / name, spec, files)
         _same(*_both(path, tmp_path / name, SMALL_TASKS))
 
 
-def test_an_image_folder_builds_the_same_bytes(tmp_path):
+def shapes_spec(tmp_path: Path) -> Path:
+    """60 PNGs of random pixels in three class folders, and a spec resizing them."""
     generator = np.random.default_rng(5)
     for index in range(60):
         folder = tmp_path / "images" / ["circle", "square", "star"][index % 3]
         folder.mkdir(parents=True, exist_ok=True)
         pixels = generator.integers(0, 255, (24 + index % 5, 20, 3), dtype=np.uint8)
         Image.fromarray(pixels).save(folder / f"{index:03d}.png")
-    spec = write_spec(tmp_path, {"name": "shapes", "source": {"builder": "image_folder", "path": "images"},
+    return write_spec(tmp_path, {"name": "shapes", "source": {"builder": "image_folder", "path": "images"},
                                  "features": {"image": {"type": "image", "shape": [16, 16, 3], "resize": "stretch"},
                                               "label": {"type": "class_label"}},
                                  "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
+
+
+def test_an_image_folder_builds_the_same_bytes(tmp_path):
+    spec = shapes_spec(tmp_path)
     # re-encoded images are Pillow's bytes, and Beam 2.77 holds Pillow below 13: the local build
     # runs with the Beam environment's Pillow here, as a real job's workers run with the driver's
     _same(*_both(spec, tmp_path, {"TFRECORD_BUILDER_TASK_BYTES": "4000"}, local_python=BEAM_PYTHON))

@@ -5,7 +5,6 @@ the file, with speculative execution on; faults (an executor killed, a task run 
 killed) change no byte."""
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -13,9 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 
 import tfrecord_builder as tb
 
@@ -24,7 +21,8 @@ from object_store import objects, s3  # noqa: F401 (a fixture)
 from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_beam import SMALL_TASKS, _files, _parts_spec, _same, _table, _tabular  # noqa: E402
+from test_beam import (SMALL_TASKS, _files, _parts_spec, _same, _table, _tabular, sequence_sources,  # noqa: E402
+                       shapes_spec)
 
 pyspark = pytest.importorskip("pyspark")
 pytestmark = pytest.mark.xdist_group("spark")
@@ -94,39 +92,15 @@ def test_many_read_tasks_with_index_files_build_the_same_bytes_on_spark(spark, t
 
 def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    generator = random.Random(3)
-    lines, rows = [], ["id,t,value,label"]
-    for group in range(400):
-        steps = [[round(generator.random(), 4), round(generator.random(), 4)] for _ in range(generator.randint(1, 9))]
-        lines.append(json.dumps({"id": group, "frames": steps, "label": group % 3}))
-        rows += [f"g{group},{t},{step[0]},{group % 3}" for t, step in enumerate(steps)]
-    generator.shuffle(body := rows[1:])
-    jsonl = {"name": "seq", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "seq.jsonl"},
-             "context": {"id": {"dtype": "int64"}, "label": {"dtype": "int64"}},
-             "sequence": {"frames": {"dtype": "float32", "shape": [2]}}, "output": {"shards": 2}}
-    long = {"name": "long", "format": "sequence_example",
-            "source": {"builder": "csv", "path": "long.csv", "group_by": "id", "order_by": "t"},
-            "context": {"id": {"dtype": "string"}, "label": {"dtype": "int64"}},
-            "sequence": {"value": {"dtype": "float32"}}, "output": {"shards": 2}}
-    files = {"seq.jsonl": "\n".join(lines) + "\n", "long.csv": "\n".join([rows[0], *body]) + "\n"}
-    for name, spec in (("seq", jsonl), ("long", long)):
+    specs, files = sequence_sources()
+    for name, spec in specs.items():
         path = write_spec(tmp_path / name, spec, files)
         _same(*both(path, tmp_path / name))
 
 
 def test_an_image_folder_builds_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "4000")
-    generator = np.random.default_rng(5)
-    for index in range(60):
-        folder = tmp_path / "images" / ["circle", "square", "star"][index % 3]
-        folder.mkdir(parents=True, exist_ok=True)
-        pixels = generator.integers(0, 255, (24 + index % 5, 20, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(folder / f"{index:03d}.png")
-    spec = write_spec(tmp_path, {"name": "shapes", "source": {"builder": "image_folder", "path": "images"},
-                                 "features": {"image": {"type": "image", "shape": [16, 16, 3], "resize": "stretch"},
-                                              "label": {"type": "class_label"}},
-                                 "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
-    _same(*both(spec, tmp_path))
+    _same(*both(shapes_spec(tmp_path), tmp_path))
 
 
 def test_a_custom_builder_runs_its_parts_on_the_executors(spark, tmp_path):
@@ -302,6 +276,23 @@ def test_a_folder_the_executors_dont_see_is_refused_before_a_shard_is_written(tm
     assert sorted(path.name for path in (tmp_path / "out" / "rows").iterdir()) == [".1.0.0.lock"]
 
 
+def _local_bytes(spec: Path, out: Path) -> dict[str, bytes]:
+    """Every file the local runner builds of `spec` into `out` (removed again)."""
+    tb.build(spec, output=out)
+    built = _files(out)
+    shutil.rmtree(out)
+    return built
+
+
+def _big_table(tmp_path: Path) -> Path:
+    generator = random.Random(11)
+    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(30000)]
+    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
+            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
+    return write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
+
+
 def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_path, monkeypatch):
     """SIGKILL to an executor JVM (and so its Python workers) once the first shard is in place:
     Spark starts another executor and runs the lost tasks again (and the steps whose outputs it
@@ -312,9 +303,7 @@ def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_pa
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
     spec = _big_table(tmp_path)
     out = tmp_path / "out"
-    tb.build(spec, output=out)
-    expected = _files(out)
-    shutil.rmtree(out)
+    expected = _local_bytes(spec, out)
     before = executors()
     assert len(before) == 2
     entries = out / "rows" / ".1.0.0.building" / "manifest"
@@ -394,9 +383,7 @@ def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, mon
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
     spec = _big_table(tmp_path)
     out = tmp_path / "out"
-    tb.build(spec, output=out)
-    expected = _files(out)
-    shutil.rmtree(out)
+    expected = _local_bytes(spec, out)
     command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out), "--runner", "spark",
                "--workers", "2"]
     job = subprocess.Popen(command, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
