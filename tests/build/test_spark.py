@@ -73,6 +73,16 @@ def test_a_table_builds_the_same_bytes_on_spark(spark, tmp_path, output):
     _same(local, built)
 
 
+def test_a_spark_build_shows_its_progress_from_the_tasks_counts(spark, tmp_path):
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(600, bad=(5, 77))})
+    said: list[tuple[str, int, int | None]] = []
+    tb.build(spec, output=tmp_path / "out", runner="spark", progress=lambda *shown: said.append(shown))
+    phases = [phase for phase, _, _ in said]
+    assert phases == sorted(phases, key=["encoding", "writing"].index)  # the phases in turn
+    assert said[phases.index("writing") - 1] == ("encoding", 639, None)  # every row read, the bad ones too
+    assert said[-1] == ("writing", 636, 636)  # every record written (row 5 bad twice: it is repeated)
+
+
 def test_a_stratified_table_builds_the_same_bytes_on_spark(spark, tmp_path):
     spec = write_spec(tmp_path, {**_tabular(), "stratify": "label", "splits": {"train": 0.8, "test": 0.2}},
                       {"rows.csv": _table(500)})

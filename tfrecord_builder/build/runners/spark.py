@@ -19,12 +19,14 @@ spark.master=...` names; `--spark-conf KEY=VALUE` options are set on a new sessi
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import os
 import re
 import socket
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from typing import Any, Iterator
@@ -32,7 +34,7 @@ from typing import Any, Iterator
 with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the build uses no pandas of Spark's
     warnings.simplefilter("ignore", FutureWarning)
     from py4j.protocol import Py4JJavaError
-    from pyspark import StorageLevel
+    from pyspark import Accumulator, StorageLevel
     from pyspark.errors import PythonException
     from pyspark.sql import SparkSession
 
@@ -41,6 +43,7 @@ from ...atomic import temporaries
 from ...builders.sources import add_shipped_sources, builder_sources, check_sources, source_builders
 from ...errors import DataError, SpecError, TFRecordBuilderError, UsageError
 from ...processes import stderr_into
+from ...progress import Progress
 from ...spec.model import Spec
 from ...write.naming import MARKER_FILE
 from .contract import RunJob, RunResult
@@ -50,6 +53,7 @@ from .distributed import (by_bucket, classify_task, count_keys, encode_task, joi
 TASKS_PER_BUCKET = 4
 MIN_BUCKETS = 16
 APP_NAME = "tfrecord-builder"
+PROGRESS_SECONDS = 0.5  # how often the progress shown is brought up to date
 MASTER_TIMEOUT_SECONDS = 5.0  # a master that hasn't accepted a connection by then is refused
 
 
@@ -100,11 +104,13 @@ class SparkRunner:
             strata, error = strata_from(classes, spec)
             if error is not None:
                 raise DataError(error)
-        encoded = indexed.mapPartitions(lambda part: _encode(spec, sources, bits, strata, keep, part))
+        read, written = context.accumulator(0), context.accumulator(0)  # the progress shown (a retried task adds again)
+        encoded = indexed.mapPartitions(lambda part: _encode(spec, sources, bits, strata, keep, read, part))
         encoded.persist(StorageLevel.DISK_ONLY)  # two passes over it: the summaries, then the records
         sorted_parts = None
         try:
-            summaries = encoded.filter(lambda item: item[0] == "summary").map(lambda item: item[1]).collect()
+            with _shown(job.progress, "encoding", read):
+                summaries = encoded.filter(lambda item: item[0] == "summary").map(lambda item: item[1]).collect()
             layout, summary = layout_of(summaries, spec)
             if layout.failed:
                 raise DataError(summary["error"])
@@ -125,9 +131,10 @@ class SparkRunner:
             own_keys = encoded.filter(lambda item: item[0] == "key").map(lambda item: item[1]).groupByKey()
             problems += [found for found in own_keys.map(lambda item: unique_keys(item[1])).collect() if found]
             staging, build_id, kept = shards, job.build_id, job.kept
-            (sorted_parts.filter(lambda item: item[0] == "part").map(lambda item: item[1])
-             .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
-             .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value)))
+            with _shown(job.progress, "writing", written, sum(int(starts[-1]) for starts in layout.shards.values())):
+                (sorted_parts.filter(lambda item: item[0] == "part").map(lambda item: item[1])
+                 .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
+                 .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value, written)))
             _let_losers_stop(context, shards)
             return run_result(spec, shards, job.build_id, summary, problems, distinct)
         finally:  # a calling program's session lives on: leave none of the build's data cached in it
@@ -299,11 +306,12 @@ def _classify(spec: Spec, sources: dict[str, str], part: Iterator[tuple[int, Any
         yield classify_task(spec, builders[task.split], task)
 
 
-def _encode(spec: Spec, sources: dict[str, str], bits: int, strata: Any, keep: Any,
+def _encode(spec: Spec, sources: dict[str, str], bits: int, strata: Any, keep: Any, read: Accumulator,
             part: Iterator[tuple[int, Any]]) -> Iterator[tuple[str, Any]]:
     builders = _builders(spec, sources)
     for _, task in part:
         summary, held, keys = encode_task(spec, builders[task.split], task, strata, keep)
+        read.add(summary.records)
         for entry in keys:
             yield "key", entry
         for name, piece in held.items():
@@ -325,9 +333,33 @@ def _sort(spec: Spec, item: tuple[tuple[str, int], Any], layout: Any) -> Iterato
         yield "part", ((split, shard), (bucket, records))
 
 
-def _write(spec: Spec, staging: str, build_id: str, kept: dict, item: Any, layout: Any) -> None:
+def _write(spec: Spec, staging: str, build_id: str, kept: dict, item: Any, layout: Any, written: Accumulator) -> None:
     (split, index), parts = item
     pieces = [records for _, records in sorted(parts, key=lambda part: part[0])]  # by bucket
     write_placed_shard(spec, staging, build_id, kept, split, index,
                        [(lambda piece=piece: piece) for piece in pieces], layout)
+    written.add(sum(piece.records.num_rows for piece in pieces))
+
+
+@contextlib.contextmanager
+def _shown(progress: Progress | None, phase: str, counter: Accumulator, total: int | None = None) -> Iterator[None]:
+    """Shows `counter` (what the tasks have added to it so far) as `phase` of the build's progress
+    while the block runs a Spark job: Spark's own progress bars are in its log."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def show() -> None:
+        while not stop.wait(PROGRESS_SECONDS):
+            progress(phase, counter.value, total)
+
+    watcher = threading.Thread(target=show, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+    progress(phase, counter.value, total)
 
