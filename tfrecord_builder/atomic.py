@@ -15,6 +15,8 @@ import os
 import re
 from typing import IO, Any
 
+from .errors import DiskFullError
+
 # the random part optional: what a killed build of an earlier 0.3 development version left (`.NAME.tmp-PID`)
 # in a staging folder `--resume` picks up
 _TEMPORARY = re.compile(r"\..+\.tmp-\d+(-[0-9a-f]{8})?")
@@ -59,27 +61,44 @@ class AtomicFile:
     def __enter__(self) -> IO[Any]:
         return self.file
 
-    def __exit__(self, kind: object, *_: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, _: object) -> None:
         if kind is None:
             self.commit()
-        else:
-            self.discard()
+            return
+        self.discard()
+        named = self._named(error)
+        if named is not None:
+            raise named from None
 
     def commit(self) -> None:
         """Moves the written file into place."""
-        if self.sync:
-            self.file.flush()
-            os.fsync(self.file.fileno())
-        self.file.close()
+        try:
+            if self.sync:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            self.file.close()
+        except OSError as error:
+            self.discard()
+            raise self._named(error) or error from None
         os.replace(self.aside, self.path)
 
     def discard(self) -> None:
         """Drops the file written so far; the target is left as it was."""
-        self.file.close()
+        try:
+            self.file.close()  # flushes what is buffered: on a full disk that fails too, and the file goes all the same
+        except OSError:
+            pass
         try:
             os.remove(self.aside)
         except FileNotFoundError:
             pass
+
+    def _named(self, error: BaseException | None) -> OSError | None:
+        """A full disk's error (which names no file: a write's doesn't) naming the file being
+        written, so the build's one line says which (errors.DiskFullError.of); None for others."""
+        if isinstance(error, OSError) and error.errno in DiskFullError.ERRNOS and error.filename is None:
+            return OSError(error.errno, error.strerror, self.path)
+        return None
 
 
 def write_bytes(path: str, data: bytes, *, sync: bool = True) -> str:

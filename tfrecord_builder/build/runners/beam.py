@@ -30,6 +30,7 @@ import logging
 import math
 import os
 import pickle
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from ...atomic import AtomicFile
 from ...builders.base import Builder
 from ...builders.sources import builder_sources, add_shipped_sources, source_builders
 from ..encoding import BatchClasses
-from ...errors import TFRecordBuilderError, UsageError
+from ...errors import DiskFullError, TFRecordBuilderError, UsageError
 from ...processes import stderr_held
 from ...spec.model import Spec
 from ...write.membership import KeptSplits
@@ -118,11 +119,32 @@ class BeamRunner:
         held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
                 else contextlib.nullcontext())
         with held:
-            _watch(pipeline.run(), job.progress)
+            try:
+                _watch(pipeline.run(), job.progress)
+            except Exception as error:
+                if carrier.folder is not None:  # a failed job's records: they'd hold the space a retry needs
+                    shutil.rmtree(carrier.folder, ignore_errors=True)
+                full = DiskFullError.of(_worker_os_error(error), job.staging)
+                if full is None:
+                    raise
+                raise full from error  # one line, not a worker's traceback and Beam's log
         result = _results(spec, shards, job.build_id)
         if carrier.folder is not None:
             shutil.rmtree(carrier.folder)
         return result
+
+
+def _worker_os_error(error: Exception) -> OSError | None:
+    """The OSError a worker raised, which Beam reports as the text of its traceback (`RuntimeError:
+    OSError: [Errno 28] No space left on device: '/path' [while running 'Step']`); None if none."""
+    found = _OS_ERROR.search(str(error))
+    if found is None:
+        return None
+    code, reason, path = found.groups()
+    return OSError(int(code), reason, path) if path else OSError(int(code), reason)
+
+
+_OS_ERROR = re.compile(r"OSError: \[Errno (\d+)\] ([^:'\n\[]+?)(?:: '([^'\n]+)')?(?: \[while running|\n|$)")
 
 
 def _between_steps(local: bool, folder: str) -> "_BetweenSteps":

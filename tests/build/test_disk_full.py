@@ -1,0 +1,123 @@
+"""A build whose disk fills up: one line on stderr and exit status 1, nothing that looks finished,
+and `--resume` completes it, byte for byte, once there is room.
+
+The output is a small tmpfs mounted for the test, filled with a ballast file to leave only so much
+space; the build fails; the ballast goes; the build resumes. Mounting needs root (or CAP_SYS_ADMIN):
+where it is refused the tests skip, saying so.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfrecord_builder.atomic import is_temporary
+
+from conftest import ROOT, write_spec
+
+DISK = 32 * 1024**2  # the dataset is 5.6 MiB: its runs and shards (and Beam's records between steps) fit
+BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
+# the workers write the runs, as in a large build (else the build's process encodes this small source)
+WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
+                   "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = 0; "
+                   "from tfrecord_builder.cli.main import main; sys.exit(main())")
+SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+        "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "text": {"dtype": "string"}},
+        "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}}
+MiB = 1024**2
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A tmpfs of DISK bytes, unmounted afterwards whatever happens."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(disk)],
+                                 capture_output=True, text=True)
+    except FileNotFoundError:
+        pytest.skip("no `mount` command here to make a small disk to fill")
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a small tmpfs to fill is not permitted here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def _rows(count: int) -> str:
+    return "x,y,text\n" + "".join(f"{row * 0.37:.6f},{row % 11 - 5},{row:06d}{'z' * 200}\n" for row in range(count))
+
+
+def _build(runner: str, spec: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    if runner == "beam":
+        if not BEAM_PYTHON.exists():
+            pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it (or set TFRECORD_BUILDER_BEAM_PYTHON)")
+        command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", "--runner", "beam"]
+    else:
+        command = [sys.executable, "-c", WORKERS_AT_ONCE, "build"]
+    env = {**os.environ, "TFRECORD_BUILDER_TASK_BYTES": "500000"}  # Beam: a dozen read tasks
+    return subprocess.run([*command, str(spec), "--output", str(out), "--workers", "2", *extra],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _fill(disk: Path, leave: int) -> Path:
+    """A ballast file that leaves `leave` bytes free on `disk`."""
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    ballast = disk / "ballast"
+    with open(ballast, "wb") as file:
+        for _ in range((free - leave) // MiB):
+            file.write(bytes(MiB))
+        file.write(bytes((free - leave) % MiB))
+    return ballast
+
+
+WRITING = {"runs": r"/runs: the disk is full \(No space left on device\) writing run-(train|test)-[0-9a-f-]+",
+           "shards": r": the disk is full \(No space left on device\) writing rows-(train|test)\.tfrecord-0000\d-of-00004"}
+
+
+@pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),
+                                                  ("beam", 15 * MiB, "shards")],
+                         ids=["local-runs", "local-shards", "beam-shards"])
+def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, small_disk, runner, leave, phase):
+    """Full while the workers write their sorted runs, or after some shards are finished (which
+    the resumed build keeps, untouched)."""
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows(20000)})
+    out = small_disk / "out"
+    reference = _build(runner, spec, out)  # on the same path: the generated module's DATA_DIR is the same
+    assert reference.returncode == 0, reference.stderr
+    expected = _files(out)
+    shutil.rmtree(out)
+    ballast = _fill(small_disk, leave)
+
+    failed = _build(runner, spec, out)
+    staging = out / "rows" / ".1.0.0.building"
+    assert failed.returncode == 1
+    assert re.fullmatch(f"error: {re.escape(str(staging))}{WRITING[phase]}; free space and run again with --resume\n",
+                        failed.stderr), failed.stderr
+    assert not (out / "rows" / "1.0.0").exists()
+    left = [path.relative_to(out) for path in out.rglob("*") if path.is_file()]
+    assert [path for path in left if path.name == "dataset_info.json" or is_temporary(path.name)] == []
+    assert {path.parts[1] for path in left} <= {".1.0.0.building", ".1.0.0.lock"}  # shards only in the staging folder
+    finished = {path.name: path.stat().st_mtime_ns for path in staging.glob("rows-*.tfrecord-*")}
+    assert bool(finished) == (phase == "shards")
+
+    ballast.unlink()
+    resumed = _build(runner, spec, out, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr == ""
+    built = _files(out)
+    assert sorted(built) == sorted(expected)
+    for name in expected:
+        assert built[name] == expected[name], f"{name} differs"
+    dataset = out / "rows" / "1.0.0"
+    assert {name: (dataset / name).stat().st_mtime_ns for name in finished} == finished  # kept, not written again
