@@ -22,9 +22,10 @@ from conftest import ROOT, write_spec
 
 DISK = 32 * 1024**2  # the dataset is 5.6 MiB: its runs and shards (and Beam's records between steps) fit
 BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
-# the workers write the runs, as in a large build (else the build's process encodes this small source)
-WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
-                   "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = 0; "
+# the workers write the runs and the shards, as in a large build (else the build's process does
+# it all for this small source)
+WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; from tfrecord_builder.write import shards; "
+                   "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = shards.POOL_BYTES = 0; "
                    "from tfrecord_builder.cli.main import main; sys.exit(main())")
 SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
         "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "text": {"dtype": "string"}},
@@ -110,6 +111,9 @@ def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, s
     assert {path.parts[1] for path in left} <= {".1.0.0.building", ".1.0.0.lock"}  # shards only in the staging folder
     finished = {path.name: path.stat().st_mtime_ns for path in staging.glob("rows-*.tfrecord-*")}
     assert bool(finished) == (phase == "shards")
+    # only what the resumed build keeps: the finished shards, their index files and records of them
+    assert {path.parts[2] for path in left if path.parts[1] == ".1.0.0.building"} <= {
+        *finished, "index", "manifest", "manifest.jsonl", ".made-by-tb"}
 
     ballast.unlink()
     resumed = _build(runner, spec, out, "--resume")

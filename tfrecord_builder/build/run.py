@@ -160,9 +160,11 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         if not os.path.exists(os.path.join(staging, checkpoint.CHECKPOINT_FILE)) and not has_shards(staging):
             shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
         full = DiskFullError.of(error, staging)  # a writer's, in any process: one line, not errno 28's
-        if full is not None and full is not error:
-            raise full from error  # --debug shows where
-        raise
+        if full is None:
+            raise
+        # runs no checkpoint lists are dropped by the resumed build anyway: their space is free now
+        checkpoint.drop_unlisted_runs(staging, checkpoint.load(staging, build_id))
+        raise full from error  # --debug shows where
     if remote is not None:
         fs.rmtree(fs.join(remote, SHARDS_FOLDER))  # a runner's records of its shards: the info says it all
         upload(staging, remote)  # the shards (unless the runner wrote them there), dataset_info.json last

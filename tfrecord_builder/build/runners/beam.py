@@ -59,6 +59,7 @@ from ..plan import ReadTask
 
 SUMMARY_FILE = "beam-summary.pickle"
 RUNS_FOLDER = "beam-runs"  # records between the job's steps
+_RESULT_FILES = (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle")  # what the job's steps save (`_save`)
 _NAMESPACE = "tfrecord_builder"
 _POLL_SECONDS = 5.0
 TASKS_PER_BUCKET = 4
@@ -124,6 +125,10 @@ class BeamRunner:
             except Exception as error:
                 if carrier.folder is not None:  # a failed job's records: they'd hold the space a retry needs
                     shutil.rmtree(carrier.folder, ignore_errors=True)
+                with contextlib.suppress(OSError):  # a bucket out of reach: the job's own error says more
+                    for name in _RESULT_FILES:  # and what its steps saved
+                        if fs.exists(fs.join(shards, name)):
+                            fs.remove(fs.join(shards, name))
                 full = DiskFullError.of(_worker_os_error(error), job.staging)
                 if full is None:
                     raise
@@ -412,6 +417,6 @@ def _results(spec: Spec, staging: str, build_id: str) -> RunResult:
     """What the pipeline left in the staging folder, checked and put together."""
     result = run_result(spec, staging, build_id, _load(staging, "summary"), _load(staging, "problems"),
                         dict(_load(staging, "distinct")))
-    for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
+    for name in _RESULT_FILES:
         fs.remove(fs.join(staging, name))
     return result
