@@ -1,9 +1,9 @@
 """A build whose disk fills up: one line on stderr and exit status 1, nothing that looks finished,
 and `--resume` completes it, byte for byte, once there is room.
 
-The output is a small tmpfs mounted for the test, filled with a ballast file to leave only so much
-space; the build fails; the ballast goes; the build resumes. Mounting needs root (or CAP_SYS_ADMIN):
-where it is refused the tests skip, saying so.
+The output is a small tmpfs mounted for the test (tests/small_disk.py: skipped where mounting is
+refused), filled with a ballast file to leave only so much space; the build fails; the ballast
+goes; the build resumes.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import pytest
 from tfrecord_builder.atomic import is_temporary
 
 from conftest import ROOT, write_spec
+from small_disk import fill, small_disk  # noqa: F401 (a fixture): 32 MiB, room for the whole build
 
-DISK = 32 * 1024**2  # the dataset is 5.6 MiB: its runs and shards (and Beam's records between steps) fit
 BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
 # the workers write the runs and the shards, as in a large build (else the build's process does
 # it all for this small source)
@@ -31,24 +31,6 @@ SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
         "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "text": {"dtype": "string"}},
         "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}}
 MiB = 1024**2
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A tmpfs of DISK bytes, unmounted afterwards whatever happens."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(disk)],
-                                 capture_output=True, text=True)
-    except FileNotFoundError:
-        pytest.skip("no `mount` command here to make a small disk to fill")
-    if mounted.returncode != 0:
-        pytest.skip(f"mounting a small tmpfs to fill is not permitted here (needs root): {mounted.stderr.strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
 
 
 def _rows(count: int) -> str:
@@ -71,17 +53,6 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-def _fill(disk: Path, leave: int) -> Path:
-    """A ballast file that leaves `leave` bytes free on `disk`."""
-    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
-    ballast = disk / "ballast"
-    with open(ballast, "wb") as file:
-        for _ in range((free - leave) // MiB):
-            file.write(bytes(MiB))
-        file.write(bytes((free - leave) % MiB))
-    return ballast
-
-
 WRITING = {"runs": r"/runs: the disk is full \(No space left on device\) writing run-(train|test)-[0-9a-f-]+",
            "shards": r": the disk is full \(No space left on device\) writing rows-(train|test)\.tfrecord-0000\d-of-00004"}
 
@@ -98,7 +69,7 @@ def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, s
     assert reference.returncode == 0, reference.stderr
     expected = _files(out)
     shutil.rmtree(out)
-    ballast = _fill(small_disk, leave)
+    ballast = fill(small_disk, leave)
 
     failed = _build(runner, spec, out)
     staging = out / "rows" / ".1.0.0.building"
