@@ -53,16 +53,18 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
-WRITING = {"runs": r"/runs: the disk is full \(No space left on device\) writing run-(train|test)-[0-9a-f-]+",
-           "shards": r": the disk is full \(No space left on device\) writing rows-(train|test)\.tfrecord-0000\d-of-00004"}
+FULL = r": the disk is full \(No space left on device\) writing "
+WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sorted run
+           "beam-runs": rf"/beam-runs{FULL}(train|test)-[0-9a-z-]+\.pickle",  # records between the job's steps
+           "shards": rf"{FULL}rows-(train|test)\.tfrecord-0000\d-of-00004"}
 
 
 @pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),
-                                                  ("beam", 15 * MiB, "shards")],
-                         ids=["local-runs", "local-shards", "beam-shards"])
+                                                  ("beam", 3 * MiB, "beam-runs"), ("beam", 15 * MiB, "shards")],
+                         ids=["local-runs", "local-shards", "beam-runs", "beam-shards"])
 def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, small_disk, runner, leave, phase):
-    """Full while the workers write their sorted runs, or after some shards are finished (which
-    the resumed build keeps, untouched)."""
+    """Full while the records are encoded (into sorted runs, or Beam's files between steps), or
+    after some shards are finished (which the resumed build keeps, untouched)."""
     spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows(20000)})
     out = small_disk / "out"
     reference = _build(runner, spec, out)  # on the same path: the generated module's DATA_DIR is the same
