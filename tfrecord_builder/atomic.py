@@ -68,7 +68,7 @@ class AtomicFile:
         self.discard()
         named = self._named(error)
         if named is not None:
-            raise named from None
+            raise named from error
 
     def commit(self) -> None:
         """Moves the written file into place."""
@@ -79,7 +79,10 @@ class AtomicFile:
             self.file.close()
         except OSError as error:
             self.discard()
-            raise self._named(error) or error from None
+            named = self._named(error)
+            if named is None:
+                raise
+            raise named from error
         os.replace(self.aside, self.path)
 
     def discard(self) -> None:

@@ -1,8 +1,8 @@
 """The project's error classes.
 
 Every error a user can cause is one of these: the command line prints it as one line and exits
-with its `exit_code` (1 bad data or a full disk, 2 bad spec or usage). They also subclass the matching builtin
-so plain `except ValueError` code keeps working.
+with its `exit_code` (1 bad data or a full disk, 2 bad spec or usage). They also subclass the
+matching builtin so plain `except ValueError` code keeps working.
 """
 from __future__ import annotations
 

@@ -25,7 +25,8 @@ from small_disk import fill, small_disk  # noqa: F401 (a fixture): 32 MiB, room 
 BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
 # the workers write the runs and the shards, as in a large build (else the build's process does
 # it all for this small source)
-WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; from tfrecord_builder.write import shards; "
+WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
+                   "from tfrecord_builder.write import shards; "
                    "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = shards.POOL_BYTES = 0; "
                    "from tfrecord_builder.cli.main import main; sys.exit(main())")
 SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
@@ -41,7 +42,8 @@ def _rows(count: int) -> str:
 def _build(runner: str, spec: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     if runner == "beam":
         if not BEAM_PYTHON.exists():
-            pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it (or set TFRECORD_BUILDER_BEAM_PYTHON)")
+            pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it "
+                        "(or set TFRECORD_BUILDER_BEAM_PYTHON)")
         command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", "--runner", "beam"]
     else:
         command = [sys.executable, "-c", WORKERS_AT_ONCE, "build"]

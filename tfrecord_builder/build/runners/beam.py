@@ -141,11 +141,12 @@ class BeamRunner:
 
 def _worker_os_error(error: Exception) -> OSError | None:
     """The OSError a worker raised, which Beam reports as the text of its traceback (`RuntimeError:
-    OSError: [Errno 28] No space left on device: '/path' [while running 'Step']`); None if none."""
-    found = _OS_ERROR.search(str(error))
-    if found is None:
+    OSError: [Errno 28] No space left on device: '/path' [while running 'Step']`); None if none.
+    The last one the text shows: the error raised, after those it was raised from."""
+    found = list(_OS_ERROR.finditer(str(error)))
+    if not found:
         return None
-    code, reason, path = found.groups()
+    code, reason, path = found[-1].groups()
     return OSError(int(code), reason, path) if path else OSError(int(code), reason)
 
 
