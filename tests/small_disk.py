@@ -24,7 +24,8 @@ def small_disk(tmp_path):
     except FileNotFoundError:
         pytest.skip("no `mount` command here to make a small disk to fill")
     if mounted.returncode != 0:
-        pytest.skip(f"mounting a small tmpfs to fill is not permitted here (needs root): {mounted.stderr.strip()}")
+        said = (mounted.stderr.strip().splitlines() or [f"exit status {mounted.returncode}"])[0]
+        pytest.skip(f"mounting a small tmpfs to fill is not permitted here (needs root): {said}")
     try:
         yield disk
     finally:
