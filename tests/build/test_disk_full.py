@@ -27,8 +27,11 @@ BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-
 # it all for this small source)
 WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
                    "from tfrecord_builder.write import shards; "
-                   "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = shards.POOL_BYTES = 0; "
-                   "from tfrecord_builder.cli.main import main; sys.exit(main())")
+                   "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = shards.POOL_BYTES = 0; ")
+CLI = "from tfrecord_builder.cli.main import main; sys.exit(main())"
+# a checkpoint after every batch of 2,000 rows, as a long build's once a minute
+CHECKPOINTED = ("from tfrecord_builder.write import checkpoint; checkpoint.INTERVAL = 0; "
+                "from tfrecord_builder.features import TensorFeature; TensorFeature.batch_rows = 2000; ")
 SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
         "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "text": {"dtype": "string"}},
         "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}}
@@ -39,14 +42,14 @@ def _rows(count: int) -> str:
     return "x,y,text\n" + "".join(f"{row * 0.37:.6f},{row % 11 - 5},{row:06d}{'z' * 200}\n" for row in range(count))
 
 
-def _build(runner: str, spec: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+def _build(runner: str, spec: Path, out: Path, *extra: str, setup: str = "") -> subprocess.CompletedProcess:
     if runner == "beam":
         if not BEAM_PYTHON.exists():
             pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it "
                         "(or set TFRECORD_BUILDER_BEAM_PYTHON)")
         command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", "--runner", "beam"]
     else:
-        command = [sys.executable, "-c", WORKERS_AT_ONCE, "build"]
+        command = [sys.executable, "-c", WORKERS_AT_ONCE + setup + CLI, "build"]
     env = {**os.environ, "TFRECORD_BUILDER_TASK_BYTES": "500000"}  # Beam: a dozen read tasks
     return subprocess.run([*command, str(spec), "--output", str(out), "--workers", "2", *extra],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
@@ -110,3 +113,34 @@ def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, s
         assert built[name] == expected[name], f"{name} differs"
     dataset = out / "rows" / "1.0.0"
     assert {name: (dataset / name).stat().st_mtime_ns for name in finished} == finished  # kept, not written again
+
+
+def test_a_checkpointed_build_keeps_its_checkpoint_and_drops_the_runs_it_does_not_list(tmp_path, small_disk):
+    """Full mid-encoding after some checkpoints: the runs the last one lists stay for `--resume`
+    (which carries on from it), the runs written since are removed at once."""
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows(20000)})
+    out = small_disk / "out"
+    reference = _build("local", spec, out, setup=CHECKPOINTED)
+    assert reference.returncode == 0, reference.stderr
+    expected = _files(out)
+    shutil.rmtree(out)
+    ballast = fill(small_disk, 3 * MiB)
+
+    failed = _build("local", spec, out, setup=CHECKPOINTED)
+    staging = out / "rows" / ".1.0.0.building"
+    assert failed.returncode == 1
+    assert re.fullmatch(f"error: {re.escape(str(staging))}(/runs)?{FULL}[^;/]+; free space and run again with --resume\n",
+                        failed.stderr), failed.stderr
+    saved = json.loads((staging / "checkpoint.json").read_text())
+    assert 0 < saved["records"] < 20000
+    listed = {run for split in saved["splits"].values() for run in split["runs"]} | set(saved["members"].values())
+    assert sorted(path.name for path in (staging / "runs").iterdir()) == sorted(listed)
+    assert not (out / "rows" / "1.0.0").exists() and not list(out.rglob("dataset_info.json"))
+
+    ballast.unlink()
+    resumed = _build("local", spec, out, "--resume", setup=CHECKPOINTED)
+    assert resumed.returncode == 0, resumed.stderr
+    built = _files(out)
+    assert sorted(built) == sorted(expected)
+    for name in expected:
+        assert built[name] == expected[name], f"{name} differs"
