@@ -66,7 +66,7 @@ class AtomicFile:
             self.commit()
             return
         self.discard()
-        named = self._named(error)
+        named = naming(error, self.path)
         if named is not None:
             raise named from error
 
@@ -79,7 +79,7 @@ class AtomicFile:
             self.file.close()
         except OSError as error:
             self.discard()
-            named = self._named(error)
+            named = naming(error, self.path)
             if named is None:
                 raise
             raise named from error
@@ -96,12 +96,13 @@ class AtomicFile:
         except FileNotFoundError:
             pass
 
-    def _named(self, error: BaseException | None) -> OSError | None:
-        """A full disk's error (which names no file: a write's doesn't) naming the file being
-        written, so the build's one line says which (errors.DiskFullError.of); None for others."""
-        if isinstance(error, OSError) and error.errno in DiskFullError.ERRNOS and error.filename is None:
-            return OSError(error.errno, error.strerror, self.path)
-        return None
+
+def naming(error: BaseException | None, path: str) -> OSError | None:
+    """A full disk's error (which names no file: a write's doesn't) naming the file `path` it was
+    writing, so the build's one line says which (errors.DiskFullError.of); None for other errors."""
+    if isinstance(error, OSError) and error.errno in DiskFullError.ERRNOS and error.filename is None:
+        return OSError(error.errno, error.strerror, path)
+    return None
 
 
 def write_bytes(path: str, data: bytes, *, sync: bool = True) -> str:

@@ -70,7 +70,8 @@ def _recorded(staging: Path) -> list[str]:
 FULL = r": the disk is full \(No space left on device\) writing "
 WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sorted run
            "beam-runs": rf"/beam-runs{FULL}(train|test)-[0-9a-z-]+\.pickle",  # records between the job's steps
-           "shards": rf"{FULL}rows-(train|test)\.tfrecord-0000\d-of-00004"}
+           # a shard, or the record of a finished one (the local runner's line, a Beam job's file)
+           "shards": rf"(/manifest)?{FULL}(rows-(train|test)\.tfrecord-0000\d-of-00004(\.json)?|manifest\.jsonl)"}
 
 
 @pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),

@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from .. import fs
+from ..atomic import naming
 
 MANIFEST_FILE = "manifest.jsonl"
 SHARDS_FOLDER = "manifest"  # one file per shard, where shards are written by many workers at once
@@ -47,9 +48,12 @@ class Manifest:
                 while data:
                     data = data[file.write(data):]
                 os.fsync(file.fileno())
-            except OSError:
+            except OSError as error:
                 os.ftruncate(file.fileno(), size)
-                raise
+                named = naming(error, self.path)
+                if named is None:
+                    raise
+                raise named from error
 
 
 def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], first: str, last: str) -> None:
