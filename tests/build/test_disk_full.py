@@ -34,7 +34,7 @@ CHECKPOINTED = ("from tfrecord_builder.write import checkpoint; checkpoint.INTER
                 "from tfrecord_builder.features import TensorFeature; TensorFeature.batch_rows = 2000; ")
 SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
         "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "text": {"dtype": "string"}},
-        "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}}
+        "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 8}}
 MiB = 1024**2
 
 
@@ -67,15 +67,17 @@ def _recorded(staging: Path) -> list[str]:
         json.loads(path.read_text())["file"] for path in sorted(staging.glob("manifest/*.json"))]
 
 
+SHARD = r"rows-(train|test)\.tfrecord-0000\d-of-00008"
 FULL = r": the disk is full \(No space left on device\) writing "
 WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sorted run
            "beam-runs": rf"/beam-runs{FULL}(train|test)-[0-9a-z-]+\.pickle",  # records between the job's steps
-           # a shard, or the record of a finished one (the local runner's line, a Beam job's file)
-           "shards": rf"(/manifest)?{FULL}(rows-(train|test)\.tfrecord-0000\d-of-00004(\.json)?|manifest\.jsonl)"}
+           # a shard, its index file, or the record of a finished one (the local runner's line, a Beam job's file)
+           "shards": rf"({FULL}{SHARD}|/index{FULL}rows-(train|test)-0000\d-of-00008\.idx|/manifest{FULL}{SHARD}\.json"
+                     rf"|{FULL}manifest\.jsonl)"}
 
 
 @pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),
-                                                  ("beam", 3 * MiB, "beam-runs"), ("beam", 15 * MiB, "shards")],
+                                                  ("beam", 3 * MiB, "beam-runs"), ("beam", 16 * MiB, "shards")],
                          ids=["local-runs", "local-shards", "beam-runs", "beam-shards"])
 def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, small_disk, runner, leave, phase):
     """Full while the records are encoded (into sorted runs, or Beam's files between steps), or
@@ -102,7 +104,7 @@ def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, s
     assert {path.parts[2] for path in left if path.parts[1] == ".1.0.0.building"} <= {
         *written, "index", "manifest", "manifest.jsonl", ".made-by-tb"}
     finished = {name: (staging / name).stat().st_mtime_ns for name in _recorded(staging)}
-    assert bool(finished) == (phase == "shards")
+    assert bool(finished) == (phase == "shards"), failed.stderr
 
     ballast.unlink()
     resumed = _build(runner, spec, out, "--resume")
