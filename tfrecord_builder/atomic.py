@@ -15,6 +15,8 @@ import os
 import re
 from typing import IO, Any
 
+from .errors import DiskFullError
+
 # the random part optional: what a killed build of an earlier 0.3 development version left (`.NAME.tmp-PID`)
 # in a staging folder `--resume` picks up
 _TEMPORARY = re.compile(r"\..+\.tmp-\d+(-[0-9a-f]{8})?")
@@ -61,27 +63,48 @@ class AtomicFile:
     def __enter__(self) -> IO[Any]:
         return self.file
 
-    def __exit__(self, kind: object, *_: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, _: object) -> None:
         if kind is None:
             self.commit()
-        else:
-            self.discard()
+            return
+        self.discard()
+        named = naming(error, self.path)
+        if named is not None:
+            raise named from error
 
     def commit(self) -> None:
         """Moves the written file into place."""
-        if self.sync:
-            self.file.flush()
-            os.fsync(self.file.fileno())
-        self.file.close()
+        try:
+            if self.sync:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            self.file.close()
+        except OSError as error:
+            self.discard()
+            named = naming(error, self.path)
+            if named is None:
+                raise
+            raise named from error
         os.replace(self.aside, self.path)
 
     def discard(self) -> None:
         """Drops the file written so far; the target is left as it was."""
-        self.file.close()
+        try:
+            self.file.close()  # flushes what is buffered: on a full disk that fails too, and the file goes all the same
+        except OSError:
+            pass
         try:
             os.remove(self.aside)
         except FileNotFoundError:
             pass
+
+
+def naming(error: BaseException | None, path: str) -> OSError | None:
+    """A full disk's error (which names no file: a write's doesn't) naming the file `path` it was
+    writing, so the build's one line says which (errors.DiskFullError.of); None for other errors."""
+    if isinstance(error, OSError) and error.errno in DiskFullError.ERRNOS and error.filename is None:
+        return OSError(error.errno, error.strerror, path)
+    return None
 
 
 def write_bytes(path: str, data: bytes, *, sync: bool = True) -> str:

@@ -1,10 +1,13 @@
 """The project's error classes.
 
 Every error a user can cause is one of these: the command line prints it as one line and exits
-with its `exit_code` (1 bad data, 2 bad spec or usage). They also subclass the matching builtin
-so plain `except ValueError` code keeps working.
+with its `exit_code` (1 bad data or a full disk, 2 bad spec or usage). They also subclass the
+matching builtin so plain `except ValueError` code keeps working.
 """
 from __future__ import annotations
+
+import errno
+import os
 
 
 class TFRecordBuilderError(Exception):
@@ -71,6 +74,42 @@ class DatasetError(TFRecordBuilderError, OSError):
     """
 
     exit_code = 1
+
+
+class DiskFullError(TFRecordBuilderError, OSError):
+    """The disk, or the user's quota, ran out while a build wrote: exit status 1 (neither the data
+    nor the spec is at fault; the machine is). The build leaves nothing that looks finished, only
+    its hidden staging folder, and `--resume` carries on once there is room. `errno` is the
+    system's (ENOSPC or EDQUOT), so `except OSError` code sees what it always saw.
+
+        tfrecord_builder.errors.DiskFullError: /mnt/out/wine/.1.0.0.building: the disk is full (No space
+        left on device) writing wine-train.tfrecord-00000-of-00002; free space and run again with --resume
+    """
+
+    exit_code = 1
+    ERRNOS = (errno.ENOSPC, errno.EDQUOT)  # what a full disk and a full quota raise
+
+    def __init__(self, message: str, code: int = errno.ENOSPC):
+        super().__init__(message)
+        self.errno = code
+
+    def __reduce__(self) -> tuple:  # whole across processes, errno too
+        return type(self), (str(self), self.errno)
+
+    @classmethod
+    def of(cls, error: BaseException, folder: str) -> "DiskFullError | None":
+        """`error` as a full disk's one line, if it is one (None otherwise): the file it was
+        writing where the error names one (AtomicFile's do), else the build's `folder`."""
+        if isinstance(error, cls):
+            return error
+        if not isinstance(error, OSError) or error.errno not in cls.ERRNOS:
+            return None
+        what = "the disk is full" if error.errno == errno.ENOSPC else "the disk quota is used up"
+        reason = error.strerror or os.strerror(error.errno)
+        where = f"{folder}: {what} ({reason})"
+        if isinstance(error.filename, str) and error.filename:
+            where = f"{os.path.dirname(error.filename)}: {what} ({reason}) writing {os.path.basename(error.filename)}"
+        return cls(f"{where}; free space and run again with --resume", error.errno)
 
 
 class BuildWarning(UserWarning):

@@ -15,7 +15,7 @@ import warnings
 from ..builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
 from ..codegen.render import render_module
 from ..tools.generate import write_module
-from ..errors import BuildWarning, UsageError
+from ..errors import BuildWarning, DiskFullError, UsageError
 from ..features import notices
 from .metadata import write_metadata_files
 from ..tools.report import check_plotting
@@ -158,10 +158,15 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
         for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE):
             if os.path.exists(os.path.join(staging, leftover)):
                 os.remove(os.path.join(staging, leftover))  # the finished dataset's dataset_info.json says it all
-    except BaseException:
+    except BaseException as error:
         if not os.path.exists(os.path.join(staging, checkpoint.CHECKPOINT_FILE)) and not has_shards(staging):
             shutil.rmtree(staging, ignore_errors=True)  # nothing in it worth resuming
-        raise
+        full = DiskFullError.of(error, staging)  # a writer's, in any process: one line, not errno 28's
+        if full is None:
+            raise
+        # runs no checkpoint lists are dropped by the resumed build anyway: their space is free now
+        checkpoint.drop_unlisted_runs(staging, checkpoint.load(staging, build_id))
+        raise full from error  # --debug shows where
     if remote is not None:
         fs.rmtree(fs.join(remote, SHARDS_FOLDER))  # a runner's records of its shards: the info says it all
         upload(staging, remote)  # the shards (unless the runner wrote them there), dataset_info.json last

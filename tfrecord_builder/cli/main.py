@@ -1,6 +1,6 @@
 """`tfrecord-builder COMMAND ...`: parses arguments, runs a command, turns errors into one line.
 
-Exit status: 0 done, 1 bad data (or a broken dataset), 2 bad spec or usage. A traceback is
+Exit status: 0 done, 1 bad data (or a broken dataset, or a full disk), 2 bad spec or usage. A traceback is
 shown only with --debug.
 """
 from __future__ import annotations

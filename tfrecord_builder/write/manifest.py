@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from .. import fs
+from ..atomic import naming
 
 MANIFEST_FILE = "manifest.jsonl"
 SHARDS_FOLDER = "manifest"  # one file per shard, where shards are written by many workers at once
@@ -37,10 +38,22 @@ class Manifest:
         self._append({"split": split, **shard, "first_key_hash": first, "last_key_hash": last})
 
     def _append(self, entry: dict[str, Any]) -> None:
-        with open(self.path, "a", encoding="utf-8") as file:
-            file.write(json.dumps(entry) + "\n")
-            file.flush()
-            os.fsync(file.fileno())
+        """Appends the entry's line whole or not at all: a line a full disk cut short is cut off
+        again (a manifest that doesn't parse would keep no shard for `--resume`). Unbuffered, so
+        nothing of the line is left to be written when the file closes."""
+        data = (json.dumps(entry) + "\n").encode("utf-8")
+        with open(self.path, "ab", buffering=0) as file:
+            size = os.fstat(file.fileno()).st_size
+            try:
+                while data:
+                    data = data[file.write(data):]
+                os.fsync(file.fileno())
+            except OSError as error:
+                os.ftruncate(file.fileno(), size)
+                named = naming(error, self.path)
+                if named is None:
+                    raise
+                raise named from error
 
 
 def record_shard(folder: str, build: str, split: str, shard: dict[str, Any], first: str, last: str) -> None:

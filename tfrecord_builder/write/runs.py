@@ -76,12 +76,10 @@ class RunWriter:
     def __enter__(self) -> "RunWriter":
         return self
 
-    def __exit__(self, kind: object, *_: object) -> None:
-        if kind is not None:
-            self.target.discard()
-            return
-        assert self.at[4] == self.end, "a run's records fell short of its header"
-        self.target.commit()
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        if kind is None:
+            assert self.at[4] == self.end, "a run's records fell short of its header"
+        self.target.__exit__(kind, error, trace)  # moved into place, or dropped (a full disk's error naming it)
 
 
 class RunWindow:

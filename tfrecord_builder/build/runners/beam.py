@@ -30,6 +30,7 @@ import logging
 import math
 import os
 import pickle
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from ...atomic import AtomicFile
 from ...builders.base import Builder
 from ...builders.sources import builder_sources, add_shipped_sources, source_builders
 from ..encoding import BatchClasses
-from ...errors import TFRecordBuilderError, UsageError
+from ...errors import DiskFullError, TFRecordBuilderError, UsageError
 from ...processes import stderr_held
 from ...spec.model import Spec
 from ...write.membership import KeptSplits
@@ -58,6 +59,7 @@ from ..plan import ReadTask
 
 SUMMARY_FILE = "beam-summary.pickle"
 RUNS_FOLDER = "beam-runs"  # records between the job's steps
+_RESULT_FILES = (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle")  # what the job's steps save (`_save`)
 _NAMESPACE = "tfrecord_builder"
 _POLL_SECONDS = 5.0
 TASKS_PER_BUCKET = 4
@@ -118,11 +120,37 @@ class BeamRunner:
         held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
                 else contextlib.nullcontext())
         with held:
-            _watch(pipeline.run(), job.progress)
+            try:
+                _watch(pipeline.run(), job.progress)
+            except Exception as error:
+                if carrier.folder is not None:  # a failed job's records: they'd hold the space a retry needs
+                    shutil.rmtree(carrier.folder, ignore_errors=True)
+                with contextlib.suppress(OSError):  # a bucket out of reach: the job's own error says more
+                    for name in _RESULT_FILES:  # and what its steps saved
+                        if fs.exists(fs.join(shards, name)):
+                            fs.remove(fs.join(shards, name))
+                full = DiskFullError.of(_worker_os_error(error), job.staging)
+                if full is None:
+                    raise
+                raise full from error  # one line, not a worker's traceback and Beam's log
         result = _results(spec, shards, job.build_id)
         if carrier.folder is not None:
             shutil.rmtree(carrier.folder)
         return result
+
+
+def _worker_os_error(error: Exception) -> OSError | None:
+    """The OSError a worker raised, which Beam reports as the text of its traceback (`RuntimeError:
+    OSError: [Errno 28] No space left on device: '/path' [while running 'Step']`); None if none.
+    The last one the text shows: the error raised, after those it was raised from."""
+    found = list(_OS_ERROR.finditer(str(error)))
+    if not found:
+        return None
+    code, reason, path = found[-1].groups()
+    return OSError(int(code), reason, path) if path else OSError(int(code), reason)
+
+
+_OS_ERROR = re.compile(r"OSError: \[Errno (\d+)\] ([^:'\n\[]+?)(?:: '([^'\n]+)')?(?: \[while running|\n|$)")
 
 
 def _between_steps(local: bool, folder: str) -> "_BetweenSteps":
@@ -390,6 +418,6 @@ def _results(spec: Spec, staging: str, build_id: str) -> RunResult:
     """What the pipeline left in the staging folder, checked and put together."""
     result = run_result(spec, staging, build_id, _load(staging, "summary"), _load(staging, "problems"),
                         dict(_load(staging, "distinct")))
-    for name in (SUMMARY_FILE, "beam-problems.pickle", "beam-distinct.pickle"):
+    for name in _RESULT_FILES:
         fs.remove(fs.join(staging, name))
     return result

@@ -1,0 +1,149 @@
+"""A build whose disk fills up: one line on stderr and exit status 1, nothing that looks finished,
+and `--resume` completes it, byte for byte, once there is room.
+
+The output is a small tmpfs mounted for the test (tests/small_disk.py: skipped where mounting is
+refused), filled with a ballast file to leave only so much space; the build fails; the ballast
+goes; the build resumes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfrecord_builder.atomic import is_temporary
+
+from conftest import ROOT, write_spec
+from small_disk import fill, small_disk  # noqa: F401 (a fixture): 32 MiB, room for the whole build
+
+BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
+# the workers write the runs and the shards, as in a large build (else the build's process does
+# it all for this small source)
+WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
+                   "from tfrecord_builder.write import shards; "
+                   "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = shards.POOL_BYTES = 0; ")
+CLI = "from tfrecord_builder.cli.main import main; sys.exit(main())"
+# a checkpoint after every batch of 2,000 rows, as a long build's once a minute
+CHECKPOINTED = ("from tfrecord_builder.write import checkpoint; checkpoint.INTERVAL = 0; "
+                "from tfrecord_builder.features import TensorFeature; TensorFeature.batch_rows = 2000; ")
+SPEC = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+        "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "text": {"dtype": "string"}},
+        "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 8}}
+MiB = 1024**2
+
+
+def _rows(count: int) -> str:
+    return "x,y,text\n" + "".join(f"{row * 0.37:.6f},{row % 11 - 5},{row:06d}{'z' * 200}\n" for row in range(count))
+
+
+def _build(runner: str, spec: Path, out: Path, *extra: str, setup: str = "") -> subprocess.CompletedProcess:
+    if runner == "beam":
+        if not BEAM_PYTHON.exists():
+            pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it "
+                        "(or set TFRECORD_BUILDER_BEAM_PYTHON)")
+        command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", "--runner", "beam"]
+    else:
+        command = [sys.executable, "-c", WORKERS_AT_ONCE + setup + CLI, "build"]
+    env = {**os.environ, "TFRECORD_BUILDER_TASK_BYTES": "500000"}  # Beam: a dozen read tasks
+    return subprocess.run([*command, str(spec), "--output", str(out), "--workers", "2", *extra],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _recorded(staging: Path) -> list[str]:
+    """The shards the staging folder's manifest lists as finished (`write/manifest.py`): the local
+    runner's lines, a Beam job's files."""
+    lines = (staging / "manifest.jsonl").read_text().splitlines()[1:] if (staging / "manifest.jsonl").exists() else []
+    return [json.loads(line)["file"] for line in lines] + [
+        json.loads(path.read_text())["file"] for path in sorted(staging.glob("manifest/*.json"))]
+
+
+SHARD = r"rows-(train|test)\.tfrecord-0000\d-of-00008"
+FULL = r": the disk is full \(No space left on device\) writing "
+WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sorted run
+           "beam-runs": rf"/beam-runs{FULL}(train|test)-[0-9a-z-]+\.pickle",  # records between the job's steps
+           # a shard, its index file, or the record of a finished one (the local runner's line, a Beam job's file)
+           "shards": rf"({FULL}{SHARD}|/index{FULL}rows-(train|test)-0000\d-of-00008\.idx|/manifest{FULL}{SHARD}\.json"
+                     rf"|{FULL}manifest\.jsonl)"}
+
+
+@pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),
+                                                  ("beam", 3 * MiB, "beam-runs"), ("beam", 16 * MiB, "shards")],
+                         ids=["local-runs", "local-shards", "beam-runs", "beam-shards"])
+def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, small_disk, runner, leave, phase):
+    """Full while the records are encoded (into sorted runs, or Beam's files between steps), or
+    after some shards are finished (which the resumed build keeps, untouched)."""
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows(20000)})
+    out = small_disk / "out"
+    reference = _build(runner, spec, out)  # on the same path: the generated module's DATA_DIR is the same
+    assert reference.returncode == 0, reference.stderr
+    expected = _files(out)
+    shutil.rmtree(out)
+    ballast = fill(small_disk, leave)
+
+    failed = _build(runner, spec, out)
+    staging = out / "rows" / ".1.0.0.building"
+    assert failed.returncode == 1
+    assert re.fullmatch(f"error: {re.escape(str(staging))}{WRITING[phase]}; free space and run again with --resume\n",
+                        failed.stderr), failed.stderr
+    assert not (out / "rows" / "1.0.0").exists()
+    left = [path.relative_to(out) for path in out.rglob("*") if path.is_file()]
+    assert [path for path in left if path.name == "dataset_info.json" or is_temporary(path.name)] == []
+    assert {path.parts[1] for path in left} <= {".1.0.0.building", ".1.0.0.lock"}  # shards only in the staging folder
+    # only what the resumed build uses: the finished shards, their index files and records of them
+    written = {path.name for path in staging.glob("rows-*.tfrecord-*")}  # some perhaps not recorded yet
+    assert {path.parts[2] for path in left if path.parts[1] == ".1.0.0.building"} <= {
+        *written, "index", "manifest", "manifest.jsonl", ".made-by-tb"}
+    finished = {name: (staging / name).stat().st_mtime_ns for name in _recorded(staging)}
+    assert bool(finished) == (phase == "shards"), failed.stderr
+
+    ballast.unlink()
+    resumed = _build(runner, spec, out, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr == ""
+    built = _files(out)
+    assert sorted(built) == sorted(expected)
+    for name in expected:
+        assert built[name] == expected[name], f"{name} differs"
+    dataset = out / "rows" / "1.0.0"
+    assert {name: (dataset / name).stat().st_mtime_ns for name in finished} == finished  # kept, not written again
+
+
+def test_a_checkpointed_build_keeps_its_checkpoint_and_drops_the_runs_it_does_not_list(tmp_path, small_disk):
+    """Full mid-encoding after some checkpoints: the runs the last one lists stay for `--resume`
+    (which carries on from it), the runs written since are removed at once."""
+    spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows(20000)})
+    out = small_disk / "out"
+    reference = _build("local", spec, out, setup=CHECKPOINTED)
+    assert reference.returncode == 0, reference.stderr
+    expected = _files(out)
+    shutil.rmtree(out)
+    ballast = fill(small_disk, 3 * MiB)
+
+    failed = _build("local", spec, out, setup=CHECKPOINTED)
+    staging = out / "rows" / ".1.0.0.building"
+    assert failed.returncode == 1
+    assert re.fullmatch(f"error: {re.escape(str(staging))}(/runs)?{FULL}[^;/]+; free space and run again with --resume\n",
+                        failed.stderr), failed.stderr
+    saved = json.loads((staging / "checkpoint.json").read_text())
+    assert 0 < saved["records"] < 20000
+    listed = {run for split in saved["splits"].values() for run in split["runs"]} | set(saved["members"].values())
+    assert sorted(path.name for path in (staging / "runs").iterdir()) == sorted(listed)
+    assert not (out / "rows" / "1.0.0").exists() and not list(out.rglob("dataset_info.json"))
+
+    ballast.unlink()
+    resumed = _build("local", spec, out, "--resume", setup=CHECKPOINTED)
+    assert resumed.returncode == 0, resumed.stderr
+    built = _files(out)
+    assert sorted(built) == sorted(expected)
+    for name in expected:
+        assert built[name] == expected[name], f"{name} differs"
