@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.errors import DiskFullError
 
 from conftest import write_spec
 from object_store import objects, s3  # noqa: F401 (a fixture)
+from small_disk import fill, small_disk  # noqa: F401 (a fixture)
 from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -413,3 +415,28 @@ def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, mon
     _same(expected, _files(out))
     for name, written in finished.items():  # kept as they were, not written again
         assert (out / "rows" / "1.0.0" / name).stat().st_mtime_ns == written
+
+
+def test_a_disk_the_executors_fill_is_one_line_and_the_build_resumes_when_there_is_room(spark, small_disk, tmp_path,
+                                                                                       monkeypatch):
+    """The output on a small tmpfs left with room for part of the shards: the executor's full
+    disk is the local runner's one line, nothing looks finished, and `resume` completes it."""
+    import re
+
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "500000")  # about ten read tasks
+    rows = "id,x,text\n" + "".join(f"{row},{row * 0.37:.6f},{row:06d}{'z' * 200}\n" for row in range(8000))
+    spec = write_spec(tmp_path, {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
+                                 "features": {"x": {"dtype": "float32"}, "text": {"dtype": "string"}},
+                                 "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 8}}, {"rows.csv": rows})
+    out = small_disk / "out"
+    expected = _local_bytes(spec, out)
+    ballast = fill(small_disk, leave=800 * 1024)  # room for about half the shards
+    with pytest.raises(DiskFullError) as failed:
+        tb.build(spec, output=out, runner="spark")
+    assert re.fullmatch(rf"{re.escape(str(out))}/rows/\.1\.0\.0\.building: the disk is full \(No space left on device\) "
+                        r"writing \.?rows-(train|test)\.tfrecord-\d{5}-of-00008\S*; free space and run again with "
+                        r"--resume", str(failed.value)), str(failed.value)
+    assert not (out / "rows" / "1.0.0").exists()
+    ballast.unlink()
+    tb.build(spec, output=out, runner="spark", resume=True)
+    _same(expected, _files(out))

@@ -41,7 +41,7 @@ with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the 
 from ... import errors, fs
 from ...atomic import temporaries
 from ...builders.sources import add_shipped_sources, builder_sources, check_sources, source_builders
-from ...errors import DataError, SpecError, TFRecordBuilderError, UsageError
+from ...errors import DataError, DiskFullError, SpecError, TFRecordBuilderError, UsageError
 from ...processes import stderr_into
 from ...progress import Progress
 from ...spec.model import Spec
@@ -336,8 +336,11 @@ def _sort(spec: Spec, item: tuple[tuple[str, int], Any], layout: Any) -> Iterato
 def _write(spec: Spec, staging: str, build_id: str, kept: dict, item: Any, layout: Any, written: Accumulator) -> None:
     (split, index), parts = item
     pieces = [records for _, records in sorted(parts, key=lambda part: part[0])]  # by bucket
-    write_placed_shard(spec, staging, build_id, kept, split, index,
-                       [(lambda piece=piece: piece) for piece in pieces], layout)
+    try:
+        write_placed_shard(spec, staging, build_id, kept, split, index,
+                           [(lambda piece=piece: piece) for piece in pieces], layout)
+    except OSError as error:  # a full disk: the one line of the local runner's, from the executor
+        raise DiskFullError.of(error, staging) or error from error
     written.add(sum(piece.records.num_rows for piece in pieces))
 
 
