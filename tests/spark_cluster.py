@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,8 +66,10 @@ def spark_master(tmp_path_factory):
                 process.kill()
 
 
-def executors() -> dict[int, str]:
-    """The executor JVMs running on this machine: their executor ids, by pid."""
+def executors(session: Any) -> dict[int, str]:
+    """The executor JVMs of `session`'s application running on this machine (other tests' and
+    programs' may run too): their executor ids, by pid."""
+    driver = f"@127.0.0.1:{session.sparkContext.getConf().get('spark.driver.port')}".encode()
     found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -74,6 +77,7 @@ def executors() -> dict[int, str]:
                 command = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in command:
+            if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in command and any(
+                    part.endswith(driver) for part in command):
                 found[int(entry.name)] = command[command.index(b"--executor-id") + 1].decode()
     return found
