@@ -31,6 +31,8 @@ import math
 import os
 import pickle
 import shutil
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -118,7 +120,10 @@ class BeamRunner:
         held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
                 else contextlib.nullcontext())
         with held:
-            _watch(pipeline.run(), job.progress)
+            if local:
+                _watched_workers(lambda: _watch(pipeline.run(), job.progress))
+            else:
+                _watch(pipeline.run(), job.progress)
         result = _results(spec, shards, job.build_id)
         if carrier.folder is not None:
             shutil.rmtree(carrier.folder)
@@ -188,6 +193,82 @@ def _watch(result: Any, progress: Callable | None) -> None:
     result.wait_until_finish()
     if progress:
         progress("encoding", _counter(result, "records read"), None)
+
+
+def _watched_workers(job: Callable[[], None]) -> None:
+    """Runs `job` (a DirectRunner job in this process), failing it with one line when one of its
+    worker processes dies (killed, out of memory). Beam 2.77's FnApiRunner reports such a death
+    only as an exception in the thread that started the process (`SubprocessSdkWorker.run` in
+    runners/portability/local_job_service.py) and then waits forever for the bundle that worker
+    held (`BundleManager._run_bundle`, fn_api_runner/fn_runner.py): so the job runs in a thread of
+    its own, and when Beam reports a death the other workers are stopped and the build fails
+    (its finished shards are in the manifest, for `--resume`)."""
+    done = threading.Event()
+    died: list[str] = []
+    failed: list[BaseException] = []
+    previous = threading.excepthook
+
+    def reported(args: Any) -> None:
+        if args.thread is not None and args.thread.name == "run_worker" and isinstance(args.exc_value, RuntimeError):
+            died.append(str(args.exc_value))  # "Worker subprocess exited with return code -9"
+            done.set()
+        else:
+            previous(args)
+
+    def run() -> None:
+        try:
+            job()
+        except BaseException as error:
+            failed.append(error)
+        finally:
+            done.set()
+
+    threading.excepthook = reported
+    try:
+        threading.Thread(target=run, name="beam-job", daemon=True).start()
+        done.wait()
+        if died:  # the job's thread waits on for the dead worker: stop the others, so the process can end
+            for pid in _worker_processes():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            for thread in threading.enumerate():
+                if thread.name == "run_worker":
+                    thread.join(timeout=10)
+    finally:
+        threading.excepthook = previous
+    if died:
+        raise TFRecordBuilderError(f"a Beam worker process died while the job ran ({died[0][0].lower()}{died[0][1:]}); "
+                                   "the DirectRunner doesn't retry: build again with --resume to keep the shards "
+                                   "it finished")
+    if failed:
+        raise failed[0]
+
+
+def _worker_processes() -> list[int]:
+    """The DirectRunner's worker processes (`sdk_worker_main`) this process started (Linux's /proc)."""
+    parents: dict[int, int] = {}
+    workers = []
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as file:
+                parents[int(entry.name)] = int(file.read().rpartition(")")[2].split()[1])
+            with open(f"/proc/{entry.name}/cmdline", "rb") as file:
+                if b"sdk_worker_main" in file.read():
+                    workers.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    me = os.getpid()
+
+    def ours(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+        return False
+
+    return [pid for pid in workers if ours(pid)]
 
 
 def _counter(result: Any, name: str) -> int:
