@@ -41,6 +41,11 @@ import os
 import tfrecord_builder as tb
 
 
+class WorkerFault(BaseException):
+    """Not the data's fault (a builder's Exception is the build's DataError, caught in the task): a
+    fault of the worker's, which fails the bundle, as a lost connection or a preempted machine does."""
+
+
 class Failing(tb.Builder):
     """Parts of records; the part from 200 fails on its first attempt (each attempt noted)."""
 
@@ -53,7 +58,7 @@ class Failing(tb.Builder):
             file.write(f"{task[0]}\\n")
         if task[0] == 200 and not os.path.exists(os.path.join(folder, "failed-once")):
             open(os.path.join(folder, "failed-once"), "w").close()
-            raise RuntimeError("a worker's fault on the first attempt")
+            raise WorkerFault("on the first attempt")
         for number in range(*task):
             yield f"n{number}", {"x": number, "y": [number] * (number % 4)}
 
@@ -77,9 +82,10 @@ def _unfinished(out: Path, name: str) -> None:
 
 
 def test_a_bundle_failing_on_its_first_attempt_fails_the_job_and_resume_gives_the_local_bytes(tmp_path):
-    """The DirectRunner doesn't retry the bundle (the module's docstring): the job fails with the
-    builder's error, publishes nothing, and `--resume` reads the failed part again (its second
-    attempt succeeds) and writes the local runner's bytes, every part read once more, none twice."""
+    """The DirectRunner doesn't retry the bundle (the module's docstring): the job fails with Beam's
+    error (its workers' log replayed, as for any failure of Beam's), publishes nothing, and
+    `--resume` reads the failed part again (its second attempt succeeds) and writes the local
+    runner's bytes, every part read once more, none twice."""
     spec = _failing_spec(tmp_path)
     out = tmp_path / "out"
     (tmp_path / "failed-once").write_text("")  # the local build: no fault
@@ -91,7 +97,7 @@ def test_a_bundle_failing_on_its_first_attempt_fails_the_job_and_resume_gives_th
     (tmp_path / "attempts.txt").unlink()
     failed = _beam("build", str(spec), "--output", str(out), "--workers", "2")
     assert failed.returncode == 1
-    assert "RuntimeError: a worker's fault on the first attempt" in failed.stderr
+    assert "WorkerFault: on the first attempt [while running 'Encode/ParDo(_EncodeTask)']" in failed.stderr
     assert (tmp_path / "attempts.txt").read_text().split().count("200") == 1  # not retried
     _unfinished(out, "parts")
     (tmp_path / "attempts.txt").unlink()
