@@ -210,7 +210,7 @@ def _watched_workers(job: Callable[[], None]) -> None:
 
     def reported(args: Any) -> None:
         if args.thread is not None and args.thread.name == "run_worker" and isinstance(args.exc_value, RuntimeError):
-            died.append(str(args.exc_value))  # "Worker subprocess exited with return code -9"
+            died.append(str(args.exc_value))  # "Worker subprocess exited with return code 137" (its shell's)
             done.set()
         else:
             previous(args)
@@ -226,14 +226,13 @@ def _watched_workers(job: Callable[[], None]) -> None:
     threading.excepthook = reported
     try:
         threading.Thread(target=run, name="beam-job", daemon=True).start()
-        done.wait()
+        try:
+            done.wait()
+        except BaseException:  # Ctrl-C: the job's thread can't be stopped, its workers can
+            _stop_workers()
+            raise
         if died:  # the job's thread waits on for the dead worker: stop the others, so the process can end
-            for pid in _worker_processes():
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            for thread in threading.enumerate():
-                if thread.name == "run_worker":
-                    thread.join(timeout=10)
+            _stop_workers()
     finally:
         threading.excepthook = previous
     if died:
@@ -242,6 +241,16 @@ def _watched_workers(job: Callable[[], None]) -> None:
                                    "it finished")
     if failed:
         raise failed[0]
+
+
+def _stop_workers() -> None:
+    """Kills the DirectRunner's worker processes and waits (a while) for Beam's threads that watch them."""
+    for pid in _worker_processes():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for thread in threading.enumerate():
+        if thread.name == "run_worker":
+            thread.join(timeout=10)
 
 
 def _worker_processes() -> list[int]:
