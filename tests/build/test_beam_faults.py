@@ -127,7 +127,7 @@ def _worker_processes(job: int) -> list[int]:
 def test_a_killed_worker_process_fails_the_job_in_one_line_and_resume_gives_the_local_bytes(tmp_path):
     """SIGKILL to one of the DirectRunner's two worker processes while shards are written. Beam
     2.77 itself waits forever for the bundle that worker held; the runner fails the build at once,
-    in one line, with the finished shards in the manifest, and `--resume` writes the rest."""
+    in one line, with the finished shards in the manifest; `--resume` keeps them and writes the rest."""
     generator = random.Random(11)
     rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(60000)]
     spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
@@ -156,13 +156,18 @@ def test_a_killed_worker_process_fails_the_job_in_one_line_and_resume_gives_the_
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
     assert job.returncode == 1
-    assert stderr == ("error: a Beam worker process died while the job ran (worker subprocess exited with return code "
-                      "137); the DirectRunner doesn't retry: build again with --resume to keep the shards it finished\n")
+    assert stderr == ("error: a Beam worker process was killed (SIGKILL) while the job ran; the DirectRunner doesn't "
+                      "retry: build again with --resume to keep the shards it finished\n")
     assert not _worker_processes(job.pid)  # the other worker stopped too
     _unfinished(out, "rows")
+    finished = {entry.name.removesuffix(".json"): (entries.parent / entry.name.removesuffix(".json")).stat().st_mtime_ns
+                for entry in entries.glob("*.json")}
+    assert 0 < len(finished) < 48
     resumed = _beam("build", str(path), "--output", str(out), "--resume", env=SMALL_TASKS)
     assert resumed.returncode == 0, resumed.stderr
     _same(expected, _files(out))  # no partial shard, no temporary left
+    for name, written in finished.items():  # kept as they were, not written again
+        assert (out / "rows" / "1.0.0" / name).stat().st_mtime_ns == written
 
 
 def test_each_beam_step_run_twice_or_racing_writes_the_same_bytes_once(tmp_path):

@@ -210,7 +210,7 @@ def _watched_workers(job: Callable[[], None]) -> None:
 
     def reported(args: Any) -> None:
         if args.thread is not None and args.thread.name == "run_worker" and isinstance(args.exc_value, RuntimeError):
-            died.append(str(args.exc_value))  # "Worker subprocess exited with return code 137" (its shell's)
+            died.append(str(args.exc_value))  # "Worker subprocess exited with return code 137"
             done.set()
         else:
             previous(args)
@@ -236,11 +236,23 @@ def _watched_workers(job: Callable[[], None]) -> None:
     finally:
         threading.excepthook = previous
     if died:
-        raise TFRecordBuilderError(f"a Beam worker process died while the job ran ({died[0][0].lower()}{died[0][1:]}); "
-                                   "the DirectRunner doesn't retry: build again with --resume to keep the shards "
-                                   "it finished")
+        raise TFRecordBuilderError(f"a Beam worker process {_how_it_ended(died[0])} while the job ran; the "
+                                   "DirectRunner doesn't retry: build again with --resume to keep the shards it finished")
     if failed:
         raise failed[0]
+
+
+def _how_it_ended(reported: str) -> str:
+    """Beam's "Worker subprocess exited with return code N" in words: a signal by its name (N is
+    the shell's 128 + signal, or Python's -signal), else the exit status."""
+    code = reported.rpartition(" ")[2]
+    if not code.lstrip("-").isdigit():
+        return f"died ({reported})"
+    number = -int(code) if int(code) < 0 else int(code) - 128
+    try:
+        return f"was killed ({signal.Signals(number).name})"
+    except ValueError:
+        return f"exited with status {code}"
 
 
 def _stop_workers() -> None:
