@@ -16,7 +16,9 @@ of one range of key hashes (shuffled builds) or of one task (in the source's ord
 buckets and cutting them by rank gives every shard exactly the records, in exactly the order,
 that the local runner writes. Shards are written by our writer, not `WriteToTFRecord` (whose
 shards start at a random place); a retried bundle writes the same bytes again, and each finished
-shard is recorded in `manifest/` so `--resume` keeps it.
+shard is recorded in `manifest/` so `--resume` keeps it. The DirectRunner retries nothing, and
+waits forever for a bundle whose worker process died: that death fails the build here
+(`_watched_workers`).
 
 The pipeline leaves its results in the staging folder (`beam-summary.pickle`: statistics,
 skipped records, errors), where the process that started it reads them.
