@@ -171,8 +171,6 @@ SEQUENCE_EXAMPLE = {  # from each engine's API, not measured
 def checks(run: Run, expected: int) -> dict[str, Any]:
     """What the case's output has, checked on its files: determinism over the rounds, the record
     count, the features' kinds, splits, statistics, metadata and a reader module."""
-    import tfrecord_builder as tb  # noqa: F401 (only its folder layout is read below)
-
     last = run.outputs[run.best]
     files = record_files(last)
     count, kinds = first_record(files)
