@@ -90,6 +90,7 @@ bench: setup $(BEAM_STAMP)
 	$(PY) bench/coco_memory.py
 	$(PY) bench/audio.py
 	$(PY) bench/video.py
+	$(PY) bench/engines.py
 	$(PY) bench/summary.py
 
 # a quick guard (under a minute) before a change to the encoder or the reader: see bench/README.md

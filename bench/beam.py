@@ -41,29 +41,7 @@ BEAM = os.path.join(ROOT, ".venv-beam", "bin", "python")
 BEAM_TF = os.path.join(ROOT, ".venv-beam-bench", "bin", "python")
 OUT = os.path.join(HERE, "out", "beam")
 
-
-def _rss_by_pid(root: int) -> dict[int, int]:
-    """Resident bytes of `root` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as file:
-                parent = int(file.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
-    found, queue = {}, [root]
-    while queue:
-        pid = queue.pop()
-        try:
-            with open(f"/proc/{pid}/statm") as file:
-                found[pid] = int(file.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except OSError:
-            pass
-        queue += children.get(pid, [])
-    return found
+from harness import rss_by_pid  # noqa: E402
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, dict[int, int]]:
@@ -75,7 +53,7 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float,
 
     def sample() -> None:
         while process.poll() is None:
-            for pid, rss in _rss_by_pid(process.pid).items():
+            for pid, rss in rss_by_pid(process.pid).items():
                 peaks[pid] = max(peaks.get(pid, 0), rss)
             time.sleep(0.1)
 

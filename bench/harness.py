@@ -153,6 +153,32 @@ def best_of_rounds(repeats: int, runs: Sequence[Callable[[], Any]]) -> list[Timi
     return best
 
 
+# ---- memory -------------------------------------------------------------------------------------------
+
+def rss_by_pid(root: int) -> dict[int, int]:
+    """Resident bytes of `root` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as file:
+                parent = int(file.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, queue = {}, [root]
+    while queue:
+        pid = queue.pop()
+        try:
+            with open(f"/proc/{pid}/statm") as file:
+                found[pid] = int(file.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            pass
+        queue += children.get(pid, [])
+    return found
+
+
 # ---- files and datasets ------------------------------------------------------------------------------
 
 class OutputPaths:

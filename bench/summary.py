@@ -25,7 +25,7 @@ sys.path.insert(0, HERE)
 from harness import Target, machine_line, markdown_table  # noqa: E402
 
 # the scripts whose reports carry targets, in the order `make bench` runs them
-SCRIPTS = ("tabular", "images", "sequences", "bad_rows", "workers", "coco", "audio", "video")
+SCRIPTS = ("tabular", "images", "sequences", "bad_rows", "workers", "coco", "audio", "video", "engines")
 
 
 def load_targets(path: str) -> tuple[list[Target], dict[str, Any]]:
