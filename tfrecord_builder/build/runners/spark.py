@@ -106,7 +106,7 @@ class SparkRunner:
                 raise DataError(error)
         read, written = context.accumulator(0), context.accumulator(0)  # the progress shown (a retried task adds again)
         encoded = indexed.mapPartitions(lambda part: _encode(spec, sources, bits, strata, keep, read, part))
-        encoded.persist(StorageLevel.DISK_ONLY)  # two passes over it: the summaries, then the records
+        encoded.persist(StorageLevel.MEMORY_AND_DISK)  # two passes over it: the summaries, then the records
         sorted_parts = None
         try:
             with _shown(job.progress, "encoding", read):
@@ -119,17 +119,21 @@ class SparkRunner:
             buckets_count = max(1, sum(len(found) for found in layout.buckets.values()))
             sorted_parts = (records.groupByKey(buckets_count)
                             .flatMap(lambda item: _sort(spec, item, shared.value)))
-            sorted_parts.persist(StorageLevel.DISK_ONLY)
-            problems = sorted_parts.filter(lambda item: item[0] == "problem").map(lambda item: item[1]).collect()
+            sorted_parts.persist(StorageLevel.MEMORY_AND_DISK)
+            problems: list[Any] = []
             distinct: dict[str, int] = {}
-            for split, count in sorted_parts.filter(lambda item: item[0] == "distinct").map(lambda item: item[1]).collect():
-                distinct[split] = distinct.get(split, 0) + count
-            counted = (sorted_parts.filter(lambda item: item[0] == "keys").map(lambda item: item[1])
-                       .groupByKey().map(lambda item: (item[0][0], count_keys(item[1]))).collect())
-            for split, count in counted:
-                distinct[split] = distinct.get(split, 0) + count
-            own_keys = encoded.filter(lambda item: item[0] == "key").map(lambda item: item[1]).groupByKey()
-            problems += [found for found in own_keys.map(lambda item: unique_keys(item[1])).collect() if found]
+            for kind, value in sorted_parts.filter(lambda item: item[0] in ("problem", "distinct")).collect():
+                if kind == "problem":
+                    problems.append(value)
+                else:
+                    distinct[value[0]] = distinct.get(value[0], 0) + value[1]
+            if not spec.output.shuffle:  # keys counted, and keys of their own checked, across buckets
+                counted = (sorted_parts.filter(lambda item: item[0] == "keys").map(lambda item: item[1])
+                           .groupByKey().map(lambda item: (item[0][0], count_keys(item[1]))).collect())
+                for split, count in counted:
+                    distinct[split] = distinct.get(split, 0) + count
+                own_keys = encoded.filter(lambda item: item[0] == "key").map(lambda item: item[1]).groupByKey()
+                problems += [found for found in own_keys.map(lambda item: unique_keys(item[1])).collect() if found]
             staging, build_id, kept = shards, job.build_id, job.kept
             with _shown(job.progress, "writing", written, sum(int(starts[-1]) for starts in layout.shards.values())):
                 (sorted_parts.filter(lambda item: item[0] == "part").map(lambda item: item[1])
@@ -227,8 +231,8 @@ def _check_visible(context: Any, spec: Spec, job: RunJob) -> None:
     machines, a path of the driver's is neither. Looked for: the sources, the staging folder's marker."""
     marker = os.path.join(job.staging, MARKER_FILE) if job.shards == job.staging else None
     probes = max(2, context.defaultParallelism)
-    unseen = (context.parallelize(range(probes), probes).map(lambda _: _unseen(spec, marker))
-              .filter(lambda found: found is not None).distinct().collect())
+    unseen = set(context.parallelize(range(probes), probes).map(lambda _: _unseen(spec, marker))
+                 .filter(lambda found: found is not None).collect())
     hosts = ", ".join(sorted({host for _, host, _ in unseen}))
     for kind, _, said in sorted(unseen):
         if kind == "source":
