@@ -37,6 +37,7 @@ def place_problem(path: object) -> str | None:
     scheme = str(path).split("://", 1)[0].lower()
     if scheme == "file":
         return None
+    _emulator_settings()
     try:
         import fsspec
 
@@ -47,6 +48,17 @@ def place_problem(path: object) -> str | None:
     except (ValueError, ModuleNotFoundError):
         return f"{path}: no filesystem for {scheme}:// is installed (fsspec knows none by that name)"
     return None
+
+
+def _emulator_settings() -> None:
+    """gcsfs (2025.5 on) asks each bucket's type over gRPC before its first use (hierarchical or
+    zonal buckets take other calls); an emulator such as gcp-storage-emulator serves only JSON over
+    HTTP, so the probe waits 60 s per bucket and per operation (an unknown type isn't cached), then
+    falls back to the plain filesystem. With STORAGE_EMULATOR_HOST set we choose that plain
+    filesystem at once through gcsfs's own switch, read when gcsfs is imported; a user's own
+    setting of it wins."""
+    if os.environ.get("STORAGE_EMULATOR_HOST"):
+        os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 
 def _fs(path: str) -> tuple[Any, str]:

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import ROOT, write_spec
-from object_store import objects as _objects, s3  # noqa: F401 (a fixture)
+from object_store import gcs, gcs_server, gs_objects, objects as _objects, s3  # noqa: F401 (fixtures)
 from test_beam import BEAM_PYTHON, SMALL_TASKS, _files, _tabular, _table
 
 pytestmark = pytest.mark.xdist_group("beam")
@@ -28,30 +28,36 @@ def _cli(python, *args, env=None):
                           env={**os.environ, **(env or {})}, timeout=600)
 
 
-def test_both_runners_write_the_local_bytes_into_a_bucket(s3, tmp_path):
+STORES = {"s3": _objects, "gs": gs_objects}
+
+
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_both_runners_write_the_local_bytes_into_a_bucket(request, scheme, tmp_path):
+    request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
+    objects = STORES[scheme]
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(2000, bad=(9,))})
     disk = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "disk"), env=SMALL_TASKS)
     assert disk.returncode == 0, disk.stderr
-    local = _cli(sys.executable, "build", str(spec), "--output", "s3://data/local", env=SMALL_TASKS)
+    local = _cli(sys.executable, "build", str(spec), "--output", f"{scheme}://data/local", env=SMALL_TASKS)
     assert local.returncode == 0, local.stderr
-    assert "rows 1.0.0 -> s3://data/local/rows/1.0.0" in local.stdout
-    beam = _cli(BEAM_PYTHON, "build", str(spec), "--output", "s3://data/beam", "--runner", "beam", env=SMALL_TASKS)
+    assert f"rows 1.0.0 -> {scheme}://data/local/rows/1.0.0" in local.stdout
+    beam = _cli(BEAM_PYTHON, "build", str(spec), "--output", f"{scheme}://data/beam", "--runner", "beam", env=SMALL_TASKS)
     assert beam.returncode == 0, beam.stderr
     on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
-    from_local, from_beam = _objects("local/rows/1.0.0"), _objects("beam/rows/1.0.0")
+    from_local, from_beam = objects("local/rows/1.0.0"), objects("beam/rows/1.0.0")
     assert sorted(from_local) == sorted(from_beam) == sorted(on_disk)
     for name, content in on_disk.items():
         if name == "rows_input.py":  # its DATA_DIR names where it was built
-            assert from_local[name] == content.replace(str(tmp_path / "disk").encode(), b"s3://data/local")
-            assert from_beam[name] == content.replace(str(tmp_path / "disk").encode(), b"s3://data/beam")
+            assert from_local[name] == content.replace(str(tmp_path / "disk").encode(), f"{scheme}://data/local".encode())
+            assert from_beam[name] == content.replace(str(tmp_path / "disk").encode(), f"{scheme}://data/beam".encode())
         else:
             assert from_local[name] == from_beam[name] == content, name
-    assert not _objects("local/rows/.1.0.0.building") and not _objects("beam/rows/.1.0.0.building")
-    summary = _cli(sys.executable, "inspect", "s3://data/beam/rows/1.0.0")
+    assert not objects("local/rows/.1.0.0.building") and not objects("beam/rows/.1.0.0.building")
+    summary = _cli(sys.executable, "inspect", f"{scheme}://data/beam/rows/1.0.0")
     assert summary.returncode == 0, summary.stderr
-    assert "folder: s3://data/beam/rows/1.0.0" in summary.stdout and "label: classes cat" in summary.stdout
-    unfinished = _cli(sys.executable, "inspect", "s3://data/beam/rows")
-    assert (unfinished.returncode, unfinished.stderr) == (1, "error: s3://data/beam/rows: not a finished dataset (no "
+    assert f"folder: {scheme}://data/beam/rows/1.0.0" in summary.stdout and "label: classes cat" in summary.stdout
+    unfinished = _cli(sys.executable, "inspect", f"{scheme}://data/beam/rows")
+    assert (unfinished.returncode, unfinished.stderr) == (1, f"error: {scheme}://data/beam/rows: not a finished dataset (no "
                                                              "dataset_info.json); build it, or finish it with --resume\n")
 
 
