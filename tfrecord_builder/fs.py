@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import os
 import posixpath
 import re
@@ -59,6 +60,10 @@ def _emulator_settings() -> None:
     setting of it wins."""
     if os.environ.get("STORAGE_EMULATOR_HOST"):
         os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+    # gcsfs logs a failed request's traceback (logger.exception) before raising it; with no
+    # logging configured Python prints that through its last-resort handler, above our one-line
+    # error that already names the cause. A program that configures logging still gets them.
+    logging.getLogger("gcsfs").addHandler(logging.NullHandler())
 
 
 def _fs(path: str) -> tuple[Any, str]:

@@ -81,11 +81,17 @@ def test_a_dataset_in_a_bucket_is_replaced_only_with_overwrite(s3, tmp_path):
     ("s3://data/x", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9"},
      "error: s3://data/x/rows: can't write to the object store: EndpointConnectionError: Could not connect to the "
      "endpoint URL: \"http://127.0.0.1:9/data\"\n"),
-    ("gs://data/x", {}, "error: gs://data/x: reading and writing gs:// needs gcsfs: pip install gcsfs\n"),
+    ("gs://no-such-bucket/x", {}, "error: gs://no-such-bucket: no such bucket (or no right to see it)\n"),
+    ("gs://data/x", {"STORAGE_EMULATOR_HOST": "http://127.0.0.1:9"},
+     "error: gs://data/x/rows: can't write to the object store: ClientConnectorError: Cannot connect to host "
+     "127.0.0.1:9 ssl:default [Connect call failed ('127.0.0.1', 9)]\n"),
+    ("az://data/x", {}, "error: az://data/x: reading and writing az:// needs adlfs: pip install adlfs\n"),
     ("nosuchscheme://data/x", {}, "error: nosuchscheme://data/x: no filesystem for nosuchscheme:// is installed "
                                   "(fsspec knows none by that name)\n"),
-], ids=["no-bucket", "no-endpoint", "no-gcsfs", "unknown-scheme"])
-def test_a_store_we_cannot_write_is_one_line_before_any_work(s3, tmp_path, output, env, message):
+], ids=["no-bucket", "no-endpoint", "gs-no-bucket", "gs-no-endpoint", "no-adlfs", "unknown-scheme"])
+def test_a_store_we_cannot_write_is_one_line_before_any_work(s3, gcs, tmp_path, output, env, message):
+    """(gcsfs retries a connection it can't make five times with backoff: the gs:// endpoint that
+    doesn't answer takes about a minute before its line.)"""
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
     done = _cli(sys.executable, "build", str(spec), "--output", output, env=env)
     assert (done.returncode, done.stderr) == (2, message)
