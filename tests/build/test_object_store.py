@@ -199,6 +199,35 @@ def test_tensorflow_readers_name_what_they_cannot_read_and_modules_go_to_the_buc
         "has no filesystem for s3:// (it reads local paths and gs://)" in str(raised.value)
 
 
+def test_a_dataset_in_gcs_reads_back_as_on_disk_and_tensorflow_is_refused_the_emulator(gcs, tmp_path):
+    """tb.read, verify and inspect read gs:// through gcsfs (which honours STORAGE_EMULATOR_HOST):
+    the records and the reports of a local build; TensorFlow's own gs:// filesystem doesn't honour
+    it, so tb.load says so in one line instead of asking Google's servers for the bucket."""
+    import numpy as np
+
+    import tfrecord_builder as tb
+
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(300)})
+    for output in (str(tmp_path / "disk"), "gs://data/read"):
+        built = _cli(sys.executable, "build", str(spec), "--output", output)
+        assert built.returncode == 0, built.stderr
+    disk, url = str(tmp_path / "disk" / "rows" / "1.0.0"), "gs://data/read/rows/1.0.0"
+    for split in ("train", "test"):
+        from_disk, from_bucket = list(tb.read(disk, split)), list(tb.read(url, split))
+        assert len(from_bucket) == len(from_disk) > 0
+        assert all(a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a) for a, b in zip(from_disk, from_bucket))
+    verified = [_cli(sys.executable, "verify", place) for place in (disk, url)]
+    assert [done.returncode for done in verified] == [0, 0], verified[1].stderr
+    assert verified[1].stdout == verified[0].stdout.replace(disk, url)
+    shown = [_cli(sys.executable, "inspect", place, "--show", "2", "--split", "test") for place in (disk, url)]
+    assert [done.returncode for done in shown] == [0, 0] and shown[1].stdout == shown[0].stdout.replace(disk, url)
+    with pytest.raises(tb.UsageError) as raised:
+        tb.load(url)
+    assert str(raised.value).startswith(f"{url}: TensorFlow ") and str(raised.value).endswith(
+        "'s gs:// filesystem doesn't honour STORAGE_EMULATOR_HOST (it asks storage.googleapis.com), so it can't "
+        "read an emulator's bucket; tb.read, `tfrecord-builder inspect` and `verify` read it through gcsfs")
+
+
 def test_refused_credentials_are_one_line_and_nothing_is_written(tmp_path):
     """A server that checks credentials (moto counts the requests it lets through unsigned: one,
     to make the bucket) refuses the build's, its reads and the verify's: one line each, exit 2."""
