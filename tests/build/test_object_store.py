@@ -61,18 +61,20 @@ def test_both_runners_write_the_local_bytes_into_a_bucket(request, scheme, tmp_p
                                                              "dataset_info.json); build it, or finish it with --resume\n")
 
 
-def test_a_dataset_in_a_bucket_is_replaced_only_with_overwrite(s3, tmp_path):
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_a_dataset_in_a_bucket_is_replaced_only_with_overwrite(request, scheme, tmp_path):
+    request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(300)})
-    assert _cli(sys.executable, "build", str(spec), "--output", "s3://data/again").returncode == 0
-    again = _cli(sys.executable, "build", str(spec), "--output", "s3://data/again")
-    assert (again.returncode, again.stderr) == (2, "error: s3://data/again/rows/1.0.0: a dataset is already built "
+    assert _cli(sys.executable, "build", str(spec), "--output", f"{scheme}://data/again").returncode == 0
+    again = _cli(sys.executable, "build", str(spec), "--output", f"{scheme}://data/again")
+    assert (again.returncode, again.stderr) == (2, f"error: {scheme}://data/again/rows/1.0.0: a dataset is already built "
                                                    "there; pass --overwrite to replace it\n")
     write_spec(tmp_path, _tabular(), {"rows.csv": _table(200)})
-    replaced = _cli(sys.executable, "build", str(spec), "--output", "s3://data/again", "--overwrite")
+    replaced = _cli(sys.executable, "build", str(spec), "--output", f"{scheme}://data/again", "--overwrite")
     assert replaced.returncode == 0, replaced.stderr
     import json
 
-    info = json.loads(_objects("again/rows/1.0.0")["tfrecord_builder.json"])
+    info = json.loads(STORES[scheme]("again/rows/1.0.0")["tfrecord_builder.json"])
     assert sum(split["num_examples"] for split in info["splits"].values()) == 200 + 39
 
 
