@@ -99,12 +99,13 @@ def test_a_store_we_cannot_write_is_one_line_before_any_work(s3, gcs, tmp_path, 
     assert (done.returncode, done.stderr) == (2, message)
 
 
-def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wrote_there(s3, tmp_path):
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wrote_there(request, scheme, tmp_path):
     """Beam's workers write shards straight into the bucket's staging prefix (a remote runner's
     workers have no disk in common with the machine that started the job), so a killed job's
     finished shards are found there by `--resume`."""
-    import boto3
-
+    request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
+    objects = STORES[scheme]
     generator = random.Random(5)
     rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(40000)]
     spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
@@ -113,33 +114,32 @@ def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wro
     path = write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
     local = _cli(sys.executable, "build", str(path), "--output", str(tmp_path / "disk"), env=SMALL_TASKS)
     assert local.returncode == 0, local.stderr
-    command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(path), "--output", "s3://data/killed",
+    command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(path), "--output", f"{scheme}://data/killed",
                "--runner", "beam"]
     job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = boto3.client("s3")
-    staged = "killed/rows/.1.0.0.building/manifest/"
+    staged = "killed/rows/.1.0.0.building/manifest"
     deadline = time.monotonic() + 300
     while job.poll() is None and time.monotonic() < deadline:
-        if client.list_objects_v2(Bucket="data", Prefix=staged).get("KeyCount", 0):
+        if objects(staged):
             break
         time.sleep(0.02)
     os.killpg(job.pid, signal.SIGKILL)  # the job and every worker, mid-write
     job.wait()
-    entries = [entry["Key"] for entry in client.list_objects_v2(Bucket="data", Prefix=staged).get("Contents", [])]
-    assert 0 < len(entries) < 32 and not _objects("killed/rows/1.0.0")
-    resumed = _cli(BEAM_PYTHON, "build", str(path), "--output", "s3://data/killed", "--runner", "beam", "--resume",
+    entries = list(objects(staged))
+    assert 0 < len(entries) < 32 and not objects("killed/rows/1.0.0")
+    resumed = _cli(BEAM_PYTHON, "build", str(path), "--output", f"{scheme}://data/killed", "--runner", "beam", "--resume",
                    env=SMALL_TASKS)
     assert resumed.returncode == 0, resumed.stderr
     on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
-    in_bucket = _objects("killed/rows/1.0.0")
+    in_bucket = objects("killed/rows/1.0.0")
     assert sorted(in_bucket) == sorted(on_disk)
     for name, content in on_disk.items():
         if name.endswith((".json", ".py")):
-            assert in_bucket[name] == content.replace(str(tmp_path / "disk").encode(), b"s3://data/killed"), name
+            assert in_bucket[name] == content.replace(str(tmp_path / "disk").encode(), f"{scheme}://data/killed".encode()), name
         else:
             assert in_bucket[name] == content, name
-    assert not _objects("killed/rows/.1.0.0.building")
+    assert not objects("killed/rows/.1.0.0.building")
 
 
 def test_dataflow_is_refused_a_local_output_or_source_before_it_starts(s3, tmp_path):
