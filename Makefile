@@ -36,7 +36,7 @@ $(STAMP): setup.cfg pyproject.toml
 
 $(BEAM_STAMP): setup.cfg pyproject.toml
 	test -x $(BEAM_VENV)/bin/python || $(PYTHON) -m venv $(BEAM_VENV)
-	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3]'
+	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3,gcs]'
 	touch $(BEAM_STAMP)
 
 $(TFM_STAMP): Makefile

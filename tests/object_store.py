@@ -44,3 +44,53 @@ def objects(prefix: str) -> dict[str, bytes]:
         for entry in page.get("Contents", []):
             found[entry["Key"][len(prefix) + 1:]] = client.get_object(Bucket="data", Key=entry["Key"])["Body"].read()
     return found
+
+
+@pytest.fixture(scope="session")
+def gcs_server():
+    """One Cloud Storage emulator (gcp-storage-emulator, in memory) on 127.0.0.1 for the session,
+    with a bucket `data`, and the variables that point gcsfs at it: STORAGE_EMULATOR_HOST, and
+    fsspec's own `FSSPEC_GS_<OPTION>` settings for an anonymous client of project `test`."""
+    import socket
+
+    from gcp_storage_emulator.server import create_server
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = create_server("127.0.0.1", port, in_memory=True, default_bucket="data")
+    server.start()
+    env = {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "FSSPEC_GS_TOKEN": "anon",
+           "FSSPEC_GS_PROJECT": "test"}
+    yield server, env
+    server.stop()
+
+
+@pytest.fixture
+def gcs(gcs_server):
+    """The session's emulator with an empty bucket `data`; its variables set for the test and the
+    processes it starts."""
+    server, env = gcs_server
+    server.wipe(keep_buckets=True)
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    yield env
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def gs_objects(prefix: str) -> dict[str, bytes]:
+    """Every object below `gs://data/PREFIX/`, by its name below it (read with gcsfs, as our code
+    reads them)."""
+    from tfrecord_builder import fs as _fs
+
+    _fs.place_problem("gs://data")  # gcsfs's settings for an emulator, before it is imported
+    import gcsfs
+
+    store = gcsfs.GCSFileSystem(token="anon", project="test")
+    store.invalidate_cache()
+    root = f"data/{prefix}/"
+    return {path[len(root):]: store.cat_file(path) for path in store.find(root)}

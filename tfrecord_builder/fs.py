@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import os
 import posixpath
 import re
 import shutil
+import socket
+import urllib.parse
 from datetime import datetime, timezone
 from typing import IO, Any, Callable, Iterator, NamedTuple, TypeVar
 
@@ -33,6 +36,7 @@ _VERSION_FIELD = {"s3": "ETag", "s3a": "ETag", "gs": "generation", "gcs": "gener
 # `pipe_file`'s arguments for "only if the object is still this version", checked by the store
 # (S3's `If-Match`). gcsfs's pipe_file takes no generation precondition (its upload's
 # `ifGenerationMatch=N` would be gs://'s entry); a scheme not here can't be replaced conditionally.
+GCS_CONNECT_SECONDS = 10.0
 _IF_VERSION: dict[str, Callable[[str], dict[str, Any]]] = {
     "s3": lambda version: {"IfMatch": version}, "s3a": lambda version: {"IfMatch": version}}
 
@@ -49,6 +53,7 @@ def place_problem(path: object) -> str | None:
     scheme = str(path).split("://", 1)[0].lower()
     if scheme == "file":
         return None
+    _emulator_settings()
     try:
         import fsspec
 
@@ -59,6 +64,21 @@ def place_problem(path: object) -> str | None:
     except (ValueError, ModuleNotFoundError):
         return f"{path}: no filesystem for {scheme}:// is installed (fsspec knows none by that name)"
     return None
+
+
+def _emulator_settings() -> None:
+    """gcsfs (2025.5 on) asks each bucket's type over gRPC before its first use (hierarchical or
+    zonal buckets take other calls); an emulator such as gcp-storage-emulator serves only JSON over
+    HTTP, so the probe waits 60 s per bucket and per operation (an unknown type isn't cached), then
+    falls back to the plain filesystem. With STORAGE_EMULATOR_HOST set we choose that plain
+    filesystem at once through gcsfs's own switch, read when gcsfs is imported; a user's own
+    setting of it wins."""
+    if os.environ.get("STORAGE_EMULATOR_HOST"):
+        os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+    # gcsfs logs a failed request's traceback (logger.exception) before raising it; with no
+    # logging configured Python prints that through its last-resort handler, above our one-line
+    # error that already names the cause. A program that configures logging still gets them.
+    logging.getLogger("gcsfs").addHandler(logging.NullHandler())
 
 
 def _fs(path: str) -> tuple[Any, str]:
@@ -347,6 +367,9 @@ def store_problem(url: str) -> str | None:
     """What keeps us from writing below `url` (no such bucket, refused credentials, an endpoint
     that doesn't answer), found by writing and removing one small object; None if nothing does."""
     probe = join(url, ".tb-write-probe")
+    unreachable = _gcs_unreachable(url)
+    if unreachable:
+        return unreachable
     try:
         fs, inner = _fs(bucket(url))
         try:
@@ -362,6 +385,22 @@ def store_problem(url: str) -> str | None:
         raise
     except Exception as error:  # botocore's own kinds: unreachable endpoint, refused credentials
         return f"{url}: can't write to the object store: {type(error).__name__}: {str(error).splitlines()[0]}"
+    return None
+
+
+def _gcs_unreachable(url: str) -> str | None:
+    """For gs://, whether the endpoint (STORAGE_EMULATOR_HOST's, else Google's) takes a connection
+    within GCS_CONNECT_SECONDS: gcsfs retries a connection it can't make six times with backoff,
+    about a minute before it gives up."""
+    if _scheme(url) not in ("gs", "gcs"):
+        return None
+    endpoint = os.environ.get("STORAGE_EMULATOR_HOST") or "https://storage.googleapis.com"
+    place = urllib.parse.urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+    port = place.port or (443 if place.scheme == "https" else 80)
+    try:
+        socket.create_connection((place.hostname or "", port), timeout=GCS_CONNECT_SECONDS).close()
+    except OSError as error:
+        return f"{url}: can't write to the object store: {endpoint} doesn't answer ({error.strerror or error})"
     return None
 
 

@@ -197,6 +197,11 @@ def _tensorflow_info(url: str) -> DatasetInfo:
     (gs:// is built in; s3:// is not, in TensorFlow 2.21)."""
     tf = tensorflow()
     folder = dataset_folder(url)
+    if url.startswith(("gs://", "gcs://")) and os.environ.get("STORAGE_EMULATOR_HOST"):
+        # TensorFlow's gs:// filesystem ignores the variable and would ask Google's servers
+        raise UsageError(f"{url}: TensorFlow {tf.__version__}'s gs:// filesystem doesn't honour "
+                         f"STORAGE_EMULATOR_HOST (it asks storage.googleapis.com), so it can't read an emulator's "
+                         "bucket; tb.read, `tfrecord-builder inspect` and `verify` read it through gcsfs")
     try:
         with _library_errors():  # the generated module's own reading of it
             return info_from_json(_reading().info_text(folder), folder)
