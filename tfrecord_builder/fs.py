@@ -212,6 +212,7 @@ def open_whole(path: str, *, sync: bool = True) -> IO[bytes]:
     return open_file(path, "wb")
 
 
+@_in_store  # an object is uploaded as it is closed, past open_file's own guard
 def write_whole(path: str, data: bytes, *, sync: bool = True) -> str:
     """Writes `data` at `path` whole or not at all (locally its folder made if needed); returns `path`."""
     if not is_url(path):

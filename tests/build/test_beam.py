@@ -27,8 +27,6 @@ from conftest import ROOT, write_spec
 BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
 SMALL_TASKS = {"TFRECORD_BUILDER_TASK_BYTES": "20000"}  # many read tasks from small files
 
-pytestmark = pytest.mark.xdist_group("beam")
-
 
 def _cli(python: Path | str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), "-m", "tfrecord_builder", *args], capture_output=True, text=True,

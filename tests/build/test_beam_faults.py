@@ -34,7 +34,6 @@ from tfrecord_builder.build.runners.distributed import by_bucket, encode_task, j
 from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.spec.load import load_spec
 
-pytestmark = pytest.mark.xdist_group("beam")
 
 FAILING_BUILDER = '''
 import os

@@ -24,7 +24,6 @@ from conftest import ROOT, write_spec
 from object_store import gcs, gcs_server, gs_objects, objects as _objects, s3  # noqa: F401 (fixtures)
 from test_beam import BEAM_PYTHON, SMALL_TASKS, _files, _tabular, _table
 
-pytestmark = pytest.mark.xdist_group("beam")
 LOCK_STALE = "TFRECORD_BUILDER_LOCK_STALE_SECONDS"  # shortened here, to take a killed build's lock over
 SINCE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
 
@@ -278,7 +277,6 @@ def test_refused_credentials_are_one_line_and_nothing_is_written(tmp_path):
     finally:
         server.terminate()
         server.wait()
-
 
 
 def _as_on_disk(disk, prefix: str) -> None:

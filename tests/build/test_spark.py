@@ -27,7 +27,6 @@ from test_beam import (SMALL_TASKS, _files, _parts_spec, _same, _table, _tabular
                        shapes_spec)
 
 pyspark = pytest.importorskip("pyspark")
-pytestmark = pytest.mark.xdist_group("spark")
 
 
 @pytest.fixture(scope="module")

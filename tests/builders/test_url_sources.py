@@ -19,7 +19,6 @@ from PIL import Image
 from conftest import ROOT, write_spec
 from object_store import s3  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.xdist_group("beam")
 BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
 
 

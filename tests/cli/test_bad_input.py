@@ -219,17 +219,17 @@ CASES = [
     # ---- URLs: outputs go to object stores whose filesystem is installed (tests/build/test_object_store.py);
     # sources, verify and generate take local paths only, for now (a local folder `s3:` was once made) ----
     Case("output-is-a-url-without-its-filesystem", GOOD_SPEC, {CSV: GOOD_CSV},
-         ("build", SPEC, "--output", "gs://bucket/x"), 2, ["gs://bucket/x", "needs gcsfs", "pip install gcsfs"]),
-    spec_case("output-dir-is-a-url-without-its-filesystem", GOOD_SPEC + "output: {dir: 'gs://bucket/out'}\n",
-              [SPEC, SPEC_LINE("gs://bucket/out"), "output.dir", "gs:// needs gcsfs"], argv=BUILD[:2]),
+         ("build", SPEC, "--output", "az://bucket/x"), 2, ["az://bucket/x", "needs adlfs", "pip install adlfs"]),
+    spec_case("output-dir-is-a-url-without-its-filesystem", GOOD_SPEC + "output: {dir: 'az://bucket/out'}\n",
+              [SPEC, SPEC_LINE("az://bucket/out"), "output.dir", "az:// needs adlfs"], argv=BUILD[:2]),
     spec_case("source-path-is-a-url-without-its-filesystem",
-              HEADER.replace(f"path: {CSV}", "path: gs://bucket/rows.csv") + GOOD_FEATURES,
-              [SPEC, SPEC_LINE("gs://bucket"), "source.path", "gs://bucket/rows.csv: reading and writing gs:// needs "
-               "gcsfs: pip install gcsfs"]),
-    Case("verify-a-url-without-its-filesystem", None, {}, ("verify", "gs://bucket/ds/1.0.0"), 2,
-         ["gs://bucket/ds/1.0.0", "needs gcsfs", "pip install gcsfs"]),
-    Case("generate-into-a-url-without-its-filesystem", GOOD_SPEC, {CSV: GOOD_CSV}, ("generate", SPEC, "-o", "gs://b/m.py"),
-         2, ["gs://b/m.py", "needs gcsfs"]),
+              HEADER.replace(f"path: {CSV}", "path: az://bucket/rows.csv") + GOOD_FEATURES,
+              [SPEC, SPEC_LINE("az://bucket"), "source.path", "az://bucket/rows.csv: reading and writing az:// needs "
+               "adlfs: pip install adlfs"]),
+    Case("verify-a-url-without-its-filesystem", None, {}, ("verify", "az://bucket/ds/1.0.0"), 2,
+         ["az://bucket/ds/1.0.0", "needs adlfs", "pip install adlfs"]),
+    Case("generate-into-a-url-without-its-filesystem", GOOD_SPEC, {CSV: GOOD_CSV}, ("generate", SPEC, "-o", "az://b/m.py"),
+         2, ["az://b/m.py", "needs adlfs"]),
     # ---- options are checked per builder ---------------------------------------------------------
     spec_case("unknown-option-did-you-mean", HEADER + "  options: {na_valuse: [NA]}\n" + GOOD_FEATURES,
               [SPEC, SPEC_LINE("na_valuse"), "source.options.na_valuse", "did you mean `na_values`"]),

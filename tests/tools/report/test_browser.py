@@ -15,7 +15,6 @@ from tfrecord_builder.tools.report.style import SPLIT_COLOURS
 
 from .browser import WINDOW, dump_dom, screenshot
 
-pytestmark = pytest.mark.xdist_group("chromium")  # one browser at a time on the shared cores
 
 # appended to a copy of the page: where each figure is laid out, once loaded (the same layout as
 # the screenshot's: same window, same scale)

@@ -177,7 +177,6 @@ def test_the_objects_section_counts_objects_sizes_ratios_and_classes(dataset):
         assert f'data-file="{stem}.png"' in page
 
 
-@pytest.mark.xdist_group("chromium")  # one browser at a time on the shared cores
 def test_in_a_browser_the_boxes_show_on_the_grid_and_the_console_is_silent(dataset, tmp_path):
     from .browser import dump_dom, screenshot
     from .test_browser import PROBE, _body_attribute, _pixels_near
