@@ -90,7 +90,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     display = progress_display(progress)
     try:
         with build_lock(folder):  # on a disk beside the dataset; for a URL in the store, for every machine
-            _check_target(folder, overwrite)  # again: another build of it may have finished since
+            _check_target(folder, overwrite, probe=False)  # again: another build of it may have finished since
             info = _build(spec, folder, work, module, resume, workers, display, chosen, pipeline_options, keep)
     finally:
         display.close()
@@ -194,9 +194,11 @@ def kept_splits(spec: Spec, old: str | os.PathLike | DatasetInfo) -> KeptSplits:
     return KeptSplits.of(info, list(spec.splits))
 
 
-def _check_target(folder: str, overwrite: bool) -> None:
+def _check_target(folder: str, overwrite: bool, probe: bool = True) -> None:
+    """Raises UsageError where `folder` is no place for the dataset; `probe`: for a URL, first
+    writes and removes an object to find a store that refuses us."""
     if fs.is_url(folder):
-        _check_url_target(folder, overwrite)
+        _check_url_target(folder, overwrite, probe)
         return
     if os.path.exists(os.path.join(folder, INFO_FILE)) and not overwrite:
         raise UsageError(f"{folder}: a dataset is already built there; pass --overwrite to replace it")
@@ -210,9 +212,9 @@ def _check_target(folder: str, overwrite: bool) -> None:
         raise UsageError(f"{above}: exists and is not a folder; the output must be a folder")
 
 
-def _check_url_target(folder: str, overwrite: bool) -> None:
+def _check_url_target(folder: str, overwrite: bool, probe: bool = True) -> None:
     """The same checks in an object store, where a bucket may be missing or refuse us."""
-    problem = fs.store_problem(fs.dirname(folder))
+    problem = fs.store_problem(fs.dirname(folder)) if probe else None
     if problem:
         raise UsageError(problem)
     try:
