@@ -382,13 +382,18 @@ def test_without_beam_the_message_names_the_extra(tmp_path):
                                                        "--runner beam\n")
 
 
-def test_a_killed_beam_job_resumes_keeping_its_finished_shards(tmp_path):
+def big_table(folder: Path, rows: int = 60000) -> Path:
+    """A spec of `rows` rows of a CSV in 24 shards: long enough a build to be killed mid-write."""
     generator = random.Random(11)
-    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(60000)]
+    lines = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(rows)]
     spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
             "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
             "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
-    path = write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
+    return write_spec(folder, spec, {"rows.csv": "\n".join(lines) + "\n"})
+
+
+def test_a_killed_beam_job_resumes_keeping_its_finished_shards(tmp_path):
+    path = big_table(tmp_path)
     out = tmp_path / "out"
     local = _cli(sys.executable, "build", str(path), "--output", str(out), env=SMALL_TASKS)
     assert local.returncode == 0, local.stderr

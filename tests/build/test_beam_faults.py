@@ -13,7 +13,6 @@ run twice here, as a retried bundle or two racing attempts would run them.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, write_spec
-from test_beam import BEAM_PYTHON, SMALL_TASKS, _beam, _cli, _files, _same
+from test_beam import BEAM_PYTHON, SMALL_TASKS, _beam, _cli, _files, _same, big_table
 
 from tfrecord_builder.atomic import is_temporary
 from tfrecord_builder.build.plan import read_tasks
@@ -127,12 +126,7 @@ def test_a_killed_worker_process_fails_the_job_in_one_line_and_resume_gives_the_
     """SIGKILL to one of the DirectRunner's two worker processes while shards are written. Beam
     2.77 itself waits forever for the bundle that worker held; the runner fails the build at once,
     in one line, with the finished shards in the manifest; `--resume` keeps them and writes the rest."""
-    generator = random.Random(11)
-    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(60000)]
-    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
-            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
-            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
-    path = write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
+    path = big_table(tmp_path)
     out = tmp_path / "out"
     local = _cli(sys.executable, "build", str(path), "--output", str(out), env=SMALL_TASKS)
     assert local.returncode == 0, local.stderr

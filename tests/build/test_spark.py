@@ -6,7 +6,6 @@ killed) change no byte."""
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import sys
 import time
@@ -23,7 +22,7 @@ from small_disk import fill, small_disk  # noqa: F401 (a fixture)
 from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_beam import (SMALL_TASKS, _files, _parts_spec, _same, _table, _tabular, sequence_sources,  # noqa: E402
+from test_beam import (SMALL_TASKS, big_table, _files, _parts_spec, _same, _table, _tabular, sequence_sources,  # noqa: E402
                        shapes_spec)
 
 pyspark = pytest.importorskip("pyspark")
@@ -297,15 +296,6 @@ def _local_bytes(spec: Path, out: Path) -> dict[str, bytes]:
     return built
 
 
-def _big_table(tmp_path: Path) -> Path:
-    generator = random.Random(11)
-    rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(30000)]
-    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
-            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
-            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
-    return write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
-
-
 def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_path, monkeypatch):
     """SIGKILL to an executor JVM (and so its Python workers) once the first shard is in place:
     Spark starts another executor and runs the lost tasks again (and the steps whose outputs it
@@ -314,7 +304,7 @@ def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_pa
     import threading
 
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    spec = _big_table(tmp_path)
+    spec = big_table(tmp_path, 30000)
     out = tmp_path / "out"
     expected = _local_bytes(spec, out)
     before = executors(spark)
@@ -394,7 +384,7 @@ def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, mon
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java 17 or later (on PATH)")
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    spec = _big_table(tmp_path)
+    spec = big_table(tmp_path, 30000)
     out = tmp_path / "out"
     expected = _local_bytes(spec, out)
     command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out), "--runner", "spark",
