@@ -189,8 +189,12 @@ def test_bad_boxes_are_refused_in_one_line_naming_the_row_the_box_and_the_image(
 
 def test_pixel_boxes_without_an_image_and_an_unknown_image_are_spec_errors(tmp_path):
     with pytest.raises(SpecError, match=r"objects\.units: pixel boxes need `image:`, the image feature whose size "
-                                        r"they are in$"):
+                                        r"they are in \(the spec has none\)$"):
         feature_of(tmp_path, {"type": "bbox", "units": "pixels"})
+    with pytest.raises(SpecError, match=r"objects\.units: pixel boxes need `image:`, the image feature whose size "
+                                        r"they are in \(photo, thumb\)$"):
+        feature_of(tmp_path, {"type": "bbox", "units": "pixels"},
+                   {"photo": {"type": "image", "source": "path"}, "thumb": {"type": "image", "source": "small"}})
     with pytest.raises(SpecError, match=r"objects\.image: expected the name of an image feature of this spec "
                                         r"\(photo\), received 'image'$"):
         feature_of(tmp_path, {"type": "bbox", "units": "pixels", "image": "image"},
@@ -340,11 +344,14 @@ def test_boxes_follow_an_image_stored_at_a_fixed_shape_by_stretch_pad_or_crop(tf
     assert np.abs(image[ymin:ymax, xmin:xmax].astype(int) - source).mean() < 12
 
 
-def test_a_spec_whose_image_is_padded_or_cropped_needs_its_boxes_to_name_it(tmp_path):
+def test_boxes_beside_one_image_belong_to_it_and_beside_several_must_name_theirs(tmp_path):
+    cropped = {"type": "image", "source": "path", "shape": [64, 64, 3], "resize": "crop"}
+    for units in ("pixels", "fraction"):
+        feature = feature_of(tmp_path, {"type": "bbox", "units": units}, {"image": cropped})
+        assert (feature.image, feature.image_source, feature.image_fit) == ("image", "path", (64, 64, "crop"))
     with pytest.raises(SpecError, match=r"objects: image `image` is resized with `resize: crop`, which moves what it "
                                         r"shows: name it with `image: image` so the boxes follow$"):
-        feature_of(tmp_path, {"type": "bbox"},
-                   {"image": {"type": "image", "source": "path", "shape": [64, 64, 3], "resize": "crop"}})
+        feature_of(tmp_path, {"type": "bbox"}, {"image": cropped, "thumb": {"type": "image", "source": "small"}})
 
 
 def test_input_image_size_stretches_images_and_leaves_the_fractions_as_stored(tf, tmp_path):

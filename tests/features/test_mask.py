@@ -105,6 +105,29 @@ def test_a_mask_of_another_size_than_its_image_is_an_error_naming_both(tmp_path,
         "(feature `image`) is 384×303 (width×height, upright); a mask must have its image's size")
 
 
+def test_a_mask_beside_one_image_belongs_to_it_without_naming_it(tmp_path, coins):
+    """No `image:`: the spec's one image is the mask's, so its size is checked all the same."""
+    photo, indices = coins
+    Image.fromarray(photo).save(tmp_path / "coins.png")
+    Image.fromarray(indices[:300, :380], "L").save(tmp_path / "small.png")
+    with pytest.raises(DataError) as error:
+        build(tmp_path, {"image": {"type": "image", "channels": 1}, "mask": {"type": "mask", "source": "mask_path"}},
+              "image,mask_path\ncoins.png,small.png\n")
+    assert str(error.value) == (
+        "table.csv, line 2: feature `mask`: mask small.png is 380×300 but its image coins.png "
+        "(feature `image`) is 384×303 (width×height, upright); a mask must have its image's size")
+
+
+def test_a_mask_beside_several_images_must_name_its_own(tmp_path):
+    spec = {"name": "seg", "source": {"builder": "csv", "path": "table.csv"},
+            "features": {"image": {"type": "image"}, "depth": {"type": "image", "dtype": "uint16"},
+                         "mask": {"type": "mask", "source": "mask_path"}}}
+    with pytest.raises(SpecError) as error:
+        tb.load_spec(write_spec(tmp_path, spec))
+    assert str(error.value).endswith("features.mask.image: the spec has 2 image features (image, depth): name the "
+                                     "one this mask belongs to (it must have that image's size)")
+
+
 def _exif(orientation: int) -> bytes:
     exif = Image.Exif()
     exif[0x0112] = orientation

@@ -15,7 +15,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..codec.example import examples, features_entries
 from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
-from ..features import Feature, grouped, notices
+from ..features import Feature, grouped, notices, objects
 from ..features.cells import ArrowCells, missing_rows
 from ..features.gathered import GatheredColumns, missing_cells
 from ..features.values import Values
@@ -193,6 +193,7 @@ class _NamedRow:
 def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], missing: dict[str, np.ndarray],
              batch: Batch, equal_lengths: bool, framed: bool) -> BatchRecords:
     """The batch's records from its features' values."""
+    values = objects.dropped_whole(features, values, batch.origin)
     values, missing, rows = _fanned_out(features, values, missing)
     if rows is not None:
         batch = batch.without_columns().select(rows.tolist())  # origins by record, for the length check

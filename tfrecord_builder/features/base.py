@@ -149,6 +149,19 @@ class Feature(Section):
         return False
 
     @property
+    def holds_objects(self) -> bool:
+        """Whether the feature may hold one value (or one row of values) per object of its record,
+        a list whose first dimension is variable (labels, flags, masks, keypoints): what a bbox
+        feature's `per_object:` may name, so a dropped box takes its values with it."""
+        return False
+
+    @property
+    def objects_with(self) -> list[str]:
+        """The features holding a value per object of this one's (a bbox feature's `per_object:`):
+        where its values say which objects it kept (`Values.kept_objects`), theirs keep the same."""
+        return []
+
+    @property
     def fills_absent(self) -> bool:
         """Whether a record may lack a value (a default fills it, or its length may be 0)."""
         return False

@@ -38,7 +38,7 @@ from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .gathered import GatheredColumns, is_pattern
 from .shown import Language
-from .values import ListKind, StoredColumn, Values
+from .values import Kept, ListKind, StoredColumn, Values
 
 FORMATS = ("yxyx", "xyxy", "xywh", "cxcywh")
 # the four names of each format, in its order (what messages and `columns:` speak of)
@@ -63,6 +63,9 @@ class BBoxFeature(Feature):
     min_size: float | None = meta(
         "drop a box narrower or lower than this, in the box's units (counted); without it an empty box is an error",
         None)
+    per_object: list[str] | None = meta(
+        "the features holding one value (or row) per box, which lose a dropped box's values with it (default: "
+        "every feature of shape [null] or [null, k], and keypoints)", None)
     layout: Literal["tfds", "object_detection"] = meta(
         "tfds: one float list of 4 values a box under the feature's key; object_detection: the Object Detection "
         "API's four lists image/object/bbox/xmin, ymin, xmax, ymax", "tfds")
@@ -71,10 +74,13 @@ class BBoxFeature(Feature):
     image_fit: tuple[int, int, str] | None = meta("the image's fixed (height, width, resize)", None, internal=True)
     image_shapes: str | None = meta("the record key of the image's own [height, width, channels]", None,
                                     internal=True)
+    object_keys: list[str] = meta("the record keys of the `per_object:` features (what verify checks)", [],
+                                  internal=True)
     # any number of boxes of four values; [4] is one box (a row of a group, in rows grouped into one
     # record: source.group_by, features/grouped.py, whose row feature drops the first dimension)
     shape: list[int | None] = meta("the boxes' shape", [None, 4], internal=True)
 
+    holds_objects: ClassVar[bool] = True  # type: ignore[misc]  # a box per object
     gathers_columns: ClassVar[bool] = True  # `columns: [xmin, ymin, xmax, ymax]`: one box per row
     takes_group_rows: ClassVar[bool] = True  # grouped rows: each row's box
     batch_rows: ClassVar[int] = 4096
@@ -84,32 +90,61 @@ class BBoxFeature(Feature):
         if self.columns is not None and (is_pattern(self.columns) or len(self.columns) != 4):
             raise (at / "columns").error(f"expected the four columns of a box in `format: {self.format}`'s order, "
                                          f"e.g. [{', '.join(FORMAT_NAMES[self.format])}], received {self.columns!r}")
-        if self.units == "pixels" and self.image is None:
-            raise (at / "units").error("pixel boxes need `image:`, the image feature whose size they are in")
         if self.min_size is not None and not (self.min_size >= 0 and math.isfinite(self.min_size)):
             raise (at / "min_size").error(f"expected a size >= 0 in the box's units, received {self.min_size}")
         if self.key is not None and self.layout == "tfds" and self.key.endswith("/"):
             raise (at / "key").error(f"expected a record key, received {self.key!r}")
 
     def linked(self, features: dict[str, Feature], at: At) -> "BBoxFeature":
-        """This feature with what it needs of its `image:` feature: its source column and, for a
-        fixed shape reached by `resize: pad` or `crop`, that geometry."""
-        if self.image is None:
-            fitted = [name for name, other in features.items() if getattr(other, "size", None) is not None
-                      and getattr(other, "resize", "stretch") != "stretch"]
+        """This feature with what it needs of its image feature (`image:`, or the spec's only
+        one): its source column and, for a fixed shape reached by `resize: pad` or `crop`, that
+        geometry; and the features holding a value per box (`per_object:`)."""
+        per_object = self._per_object(features, at)
+        images = [name for name, other in features.items() if other.type_name == "image"]
+        name = self.image if self.image is not None else images[0] if len(images) == 1 else None
+        if name is None:
+            if self.units == "pixels":
+                raise (at / "units").error(f"pixel boxes need `image:`, the image feature whose size they are in "
+                                           f"({', '.join(images) or 'the spec has none'})")
+            fitted = [name for name in images if getattr(features[name], "size", None) is not None
+                      and getattr(features[name], "resize", "stretch") != "stretch"]
             if fitted:
                 raise at.error(f"image `{fitted[0]}` is resized with `resize: {features[fitted[0]].resize}`, which "
                                f"moves what it shows: name it with `image: {fitted[0]}` so the boxes follow")
-            return self
-        image = features.get(self.image)
+            return dataclasses.replace(self, per_object=per_object, object_keys=_keys(features, per_object))
+        image = features.get(name)
         if image is None or image.type_name != "image":
-            names = ", ".join(name for name, other in features.items() if other.type_name == "image") or "none"
-            raise (at / "image").error(f"expected the name of an image feature of this spec ({names}), "
-                                       f"received {self.image!r}")
+            raise (at / "image").error(f"expected the name of an image feature of this spec "
+                                       f"({', '.join(images) or 'none'}), received {name!r}")
         size = getattr(image, "size", None)
         fit = (size[0], size[1], image.resize) if size is not None and image.resize != "stretch" else None
         shapes = image.shape_key if size is None else None  # images of their own sizes, padded in a batch
-        return dataclasses.replace(self, image_source=image.source_name, image_fit=fit, image_shapes=shapes)
+        return dataclasses.replace(self, image=name, image_source=image.source_name, image_fit=fit,
+                                   image_shapes=shapes, per_object=per_object, object_keys=_keys(features, per_object))
+
+    def _per_object(self, features: dict[str, Feature], at: At) -> list[str]:
+        """The features that hold one value per box: `per_object:` as given, or every feature
+        that may (a list of variable length, keypoints)."""
+        if self.per_object is None:
+            return [name for name, other in features.items() if name != self.name and other.holds_objects
+                    and not isinstance(other, BBoxFeature)]  # (another bbox feature's boxes are other objects)
+        for name in self.per_object:
+            other = features.get(name)
+            if other is None or name == self.name or not other.holds_objects:
+                choices = [name for name, other in features.items() if name != self.name and other.holds_objects]
+                raise (at / "per_object").error(f"expected features holding a value per box (a list: shape [null] "
+                                                f"or [null, k]): {', '.join(choices) or 'the spec has none'}; "
+                                                f"received {name!r}")
+        return list(self.per_object)
+
+    @property
+    def objects_with(self) -> list[str]:
+        return list(self.per_object or [])
+
+    @property
+    def drops_objects(self) -> bool:
+        """Whether a box may be dropped (`min_size`, `clip`, an image's `resize: crop`)."""
+        return self.min_size is not None or self.clip or (self.image_fit is not None and self.image_fit[2] == "crop")
 
     @property
     def is_variable(self) -> bool:
@@ -158,29 +193,38 @@ class BBoxFeature(Feature):
         if self.shape == [4] and self.columns is None:  # a group's row: one box (or none), not a list of them
             rows = [None if value is None else f"[{value}]" if isinstance(value, str) else [value] for value in rows]
         boxes, counts = [], np.zeros(len(rows), dtype=np.int64)
+        given, kept = np.zeros(len(rows), dtype=np.int64), []
         for row, value in enumerate(rows):
-            found = self.boxes(value, images[row], origin, row, base_dir, language)
+            found, which = self.kept_boxes(value, images[row], origin, row, base_dir, language)
             boxes.append(found)
-            counts[row] = len(found)
+            counts[row], given[row] = len(found), len(which)
+            kept.append(which)
         flat = np.concatenate(boxes) if boxes else np.zeros((0, 4), np.float32)
+        # which boxes stayed, where some may go: the per-object features keep the same objects
+        objects = Kept(given, np.concatenate(kept) if kept else np.zeros(0, bool)) if self.drops_objects else None
         if self.layout == "tfds":
-            return {self.record_key: Values("float", flat.reshape(-1), counts * 4)}
-        return {key: Values("float", np.ascontiguousarray(flat[:, side]), counts.copy())
+            return {self.record_key: Values("float", flat.reshape(-1), counts * 4, kept_objects=objects)}
+        return {key: Values("float", np.ascontiguousarray(flat[:, side]), counts.copy(), kept_objects=objects)
                 for side, key in enumerate(self.record_keys)}
 
     def boxes(self, value: Any, image: Any, origin: Origin, row: int, base_dir: str | None,
               language: Language) -> np.ndarray:
         """One record's boxes as float32 [n, 4] [ymin, xmin, ymax, xmax] fractions, checked."""
+        return self.kept_boxes(value, image, origin, row, base_dir, language)[0]
+
+    def kept_boxes(self, value: Any, image: Any, origin: Origin, row: int, base_dir: str | None,
+                   language: Language) -> tuple[np.ndarray, np.ndarray]:
+        """`boxes`, and per box given whether it was kept (not dropped by `min_size`, clipping or a crop)."""
         given = self._given(value, origin, row)
         if not len(given):
-            return np.zeros((0, 4), np.float32)
+            return np.zeros((0, 4), np.float32), np.zeros(0, bool)
         size, shown_image = None, ""
         if self.image is not None and (self.units == "pixels" or self.image_fit is not None):
             size, shown_image = self._image_size(image, origin, row, base_dir)
         fast = self._all_fine(given, size)
         if fast is not None:
-            return fast
-        kept = []  # box by box: what is wrong with which, or what was clipped or dropped
+            return fast, np.ones(len(given), bool)
+        kept, which = [], np.zeros(len(given), bool)  # box by box: what is wrong with which, or what was dropped
         for index, box in enumerate(given):
             corners = self._corners(box, index, origin, row)  # ymin, xmin, ymax, xmax in the box's units
             if corners is None:
@@ -196,15 +240,15 @@ class BBoxFeature(Feature):
                 corners = np.clip(corners, 0.0, 1.0)
                 notices.note(f"feature `{self.name}`: {{count}} object{{s}} clipped to the image (`clip: true`)")
                 if self._too_small(corners, size):
-                    notices.note(f"feature `{self.name}`: {{count}} object{{s}} outside the image dropped "
-                                 "(empty once clipped)")
+                    self._dropped("outside the image dropped (empty once clipped)")
                     continue
             if self.image_fit is not None:
                 corners = self._placed(corners, size)
                 if corners is None:
                     continue
             kept.append(corners)
-        return np.array(kept, dtype=np.float32).reshape(-1, 4)
+            which[index] = True
+        return np.array(kept, dtype=np.float32).reshape(-1, 4), which
 
     def _all_fine(self, given: np.ndarray, size: tuple[int, int] | None) -> np.ndarray | None:
         """A record's boxes converted at once (the same float64 arithmetic as box by box), when every
@@ -263,13 +307,17 @@ class BBoxFeature(Feature):
                                          f"{expected}")
         smallest = min(ymax - ymin, xmax - xmin)
         if self.min_size is not None and (smallest < self.min_size or smallest == 0):
-            notices.note(f"feature `{self.name}`: {{count}} object{{s}} smaller than `min_size: {self.min_size:g}` "
-                         "dropped")
+            self._dropped(f"smaller than `min_size: {self.min_size:g}` dropped")
             return None
         if smallest == 0:
             raise self.fail(origin, row, f"box {index} {_shown(box)} ({self.format}) is empty (zero width or "
                                          "height); set `min_size: 0` to drop empty boxes")
         return np.array(corners, dtype=np.float64)
+
+    def _dropped(self, what: str) -> None:
+        """Counts a dropped object, saying what went with it."""
+        with_it = f", each with its {', '.join(f'`{name}`' for name in self.objects_with)}" if self.objects_with else ""
+        notices.note(f"feature `{self.name}`: {{count}} object{{s}} {what}{with_it}")
 
     def _too_small(self, corners: np.ndarray, size: tuple[int, int] | None) -> bool:
         """Whether a clipped box (fractions) is empty, or smaller than `min_size` in its units."""
@@ -288,8 +336,7 @@ class BBoxFeature(Feature):
             return placed
         placed = np.clip(placed, 0.0, 1.0)
         if placed[2] <= placed[0] or placed[3] <= placed[1]:
-            notices.note(f"feature `{self.name}`: {{count}} object{{s}} outside the part `resize: crop` keeps of "
-                         f"image `{self.image}` dropped")
+            self._dropped(f"outside the part `resize: crop` keeps of image `{self.image}` dropped")
             return None
         notices.note(f"feature `{self.name}`: {{count}} object{{s}} cut to the part `resize: crop` keeps of image "
                      f"`{self.image}`")
@@ -333,6 +380,12 @@ class BBoxFeature(Feature):
         if not ((boxes >= 0) & (boxes <= 1)).all() or (boxes[:, 2] < boxes[:, 0]).any() or \
                 (boxes[:, 3] < boxes[:, 1]).any():
             return "a box is outside [0, 1] or upside down"
+        if self.drops_objects:  # what was dropped went whole: a value (or row) per box kept, or none
+            for key in self.object_keys:
+                count = len(stored.get(key, ("", []))[1])
+                if count and (not len(boxes) or count % len(boxes)):
+                    return (f"{len(boxes)} box{'es' * (len(boxes) != 1)} beside {count} value{'s' * (count != 1)} "
+                            f"under {key!r}, which holds a value (or row) per box")
         return None
 
     def stored_kinds(self) -> dict[str, ListKind] | None:
@@ -362,6 +415,11 @@ class BBoxFeature(Feature):
 
 
 register("bbox")(BBoxFeature)
+
+
+def _keys(features: dict[str, Feature], names: list[str]) -> list[str]:
+    """The record keys the features `names` store their values under."""
+    return [key for name in names for key in features[name].parsing()]
 
 
 def box_corners(boxes: np.ndarray, format: str) -> np.ndarray:

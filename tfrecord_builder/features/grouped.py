@@ -20,7 +20,7 @@ import numpy as np
 from .gathered import GatheredColumns
 from .shown import Language
 from .tensor import TensorFeature
-from .values import Values
+from .values import Kept, Values
 
 
 class GroupRows(list):
@@ -85,5 +85,8 @@ def encode(feature: Any, column: Any, base_dir: str | None, language: Language) 
     merged = {}
     for key, values in encoded.items():
         counts = np.bincount(owners, weights=values.counts, minlength=records).astype(np.int64)
-        merged[key] = Values(values.kind, values.values, counts)
+        kept = values.kept_objects
+        if kept is not None:  # the objects each record's rows gave, and which stayed (features/objects.py)
+            kept = Kept(np.bincount(owners, weights=kept.given, minlength=records).astype(np.int64), kept.kept)
+        merged[key] = Values(values.kind, values.values, counts, kept_objects=kept)
     return merged

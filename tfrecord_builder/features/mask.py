@@ -86,34 +86,40 @@ class MaskFeature(ImageFeature):
             raise (at / "pad_value").error(f"expected a class index in [0, 255], received {self.pad_value}")
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "MaskFeature":
-        """With `image:`, the mask linked to that image feature: it reads the image's column too
-        (to check sizes), and takes the image's fixed shape and resize."""
-        if self.image is None:
+        """The mask linked to its image feature (`image:`, or the spec's only one): it reads the
+        image's column too (to check sizes), and takes the image's fixed shape and resize. With
+        several images, a mask names its own; with none, it stands alone."""
+        images = [name for name, feature in features.items()
+                  if isinstance(feature, ImageFeature) and not isinstance(feature, MaskFeature)
+                  and feature.sequence == self.sequence]
+        if self.image is None and len(images) > 1:
+            raise (at / "image").error(f"the spec has {len(images)} image features ({', '.join(images)}): name the "
+                                       "one this mask belongs to (it must have that image's size)")
+        if self.image is None and not images:
             return self
-        image = features.get(self.image)
+        name = self.image if self.image is not None else images[0]
+        image = features.get(name)
         if not isinstance(image, ImageFeature) or isinstance(image, MaskFeature):
-            images = [name for name, feature in features.items()
-                      if isinstance(feature, ImageFeature) and not isinstance(feature, MaskFeature)]
             expected = f"the name of an image feature ({', '.join(images)})" if images else \
                 "the name of an image feature (the spec has none)"
-            raise (at / "image").error(f"expected {expected}, received {self.image!r}")
+            raise (at / "image").error(f"expected {expected}, received {name!r}")
         shape, resize = list(self.shape), self.resize
         if image.size is not None:
             if self.size is not None and self.size != image.size:
                 raise (at / "shape").error(f"the mask's shape {format_shape(self.shape[:2])} differs from image "
-                                           f"`{self.image}`'s {format_shape(image.shape[:2])}; omit it (the "
+                                           f"`{name}`'s {format_shape(image.shape[:2])}; omit it (the "
                                            "image's is taken)")
             if resize is not None and resize != image.resize:
-                raise (at / "resize").error(f"`resize: {resize}` differs from image `{self.image}`'s "
+                raise (at / "resize").error(f"`resize: {resize}` differs from image `{name}`'s "
                                             f"`{image.resize}`; omit it (the image's is taken)")
             shape, resize = [*image.size, 1], image.resize
         elif resize not in (None, "stretch"):
-            raise (at / "resize").error(f"image `{self.image}` keeps each image's own size, so its mask does too; "
+            raise (at / "resize").error(f"image `{name}` keeps each image's own size, so its mask does too; "
                                         f"omit `resize: {resize}`")
         elif self.size is not None:
-            raise (at / "shape").error(f"image `{self.image}` keeps each image's own size, so its mask does too; "
+            raise (at / "shape").error(f"image `{name}` keeps each image's own size, so its mask does too; "
                                        "omit the mask's shape (or fix the image's)")
-        return dataclasses.replace(self, shape=shape, resize=resize, linked_image=image)
+        return dataclasses.replace(self, image=name, shape=shape, resize=resize, linked_image=image)
 
     @property
     def linked_columns(self) -> list[str]:

@@ -138,6 +138,10 @@ class TensorFeature(Feature):
         return self.default is not None or self.is_variable
 
     @property
+    def holds_objects(self) -> bool:
+        return bool(self.shape) and self.shape[0] is None and not self.sequence
+
+    @property
     def fills_missing(self) -> bool:
         return self.default is not None and not self.sequence  # (a step's null isn't counted per step)
 

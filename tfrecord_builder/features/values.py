@@ -24,6 +24,9 @@ class Values:
     values: np.ndarray | list[bytes]
     counts: np.ndarray  # int64, one per row (per step, for a sequence)
     steps: np.ndarray | None = None  # int64, one per record: its number of steps (sequences only)
+    # which of the objects each record gave it the feature kept, where it may drop some (a bbox
+    # feature's `min_size`): the per-object features drop the same ones (features/objects.py)
+    kept_objects: "Kept | None" = None
 
     @property
     def num_rows(self) -> int:
@@ -43,7 +46,10 @@ class Values:
         flat = self.values
         picked = list(itertools.compress(flat, value_chosen)) if isinstance(flat, list) else flat[value_chosen]
         steps = None if self.steps is None else self.steps[rows]
-        return Values(self.kind, picked, self.counts[step_chosen], steps)
+        kept = self.kept_objects
+        if kept is not None:
+            kept = Kept(kept.given[rows], kept.kept[np.repeat(chosen, kept.given)])
+        return Values(self.kind, picked, self.counts[step_chosen], steps, kept)
 
     def repeated(self, records: np.ndarray) -> "Values":
         """The values of the records at `records` (ascending, a record as often as it is named):
@@ -56,6 +62,19 @@ class Values:
         flat = self.values
         picked = [flat[index] for index in chosen.tolist()] if isinstance(flat, list) else flat[chosen]
         return Values(self.kind, picked, self.counts[rows], None if self.steps is None else self.steps[records])
+
+
+@dataclass
+class Kept:
+    """Which of the objects a batch's records gave a feature it kept.
+
+    Attributes:
+        given: int64 per record, the objects the source gave it.
+        kept: bool per object given, in record order (`given[r]` of them for record r).
+    """
+
+    given: np.ndarray
+    kept: np.ndarray
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
