@@ -132,7 +132,7 @@ def test_coco_segmentation_and_annotation_ids_are_offered_as_in_the_json(tmp_pat
 
     path = write_coco(tmp_path)
     document = json.loads(path.read_text())
-    builder = CocoBuilder(None, str(path), {})
+    builder = CocoBuilder(None, str(path), {"images": str(tmp_path / "images")})
     generated = dict(builder.generate(None))
     for annotation in document["annotations"]:
         record = generated[annotation["image_id"]]

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..builders.base import parsed_batch
-from ..builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
+from ..builders.sources import check_fields, check_sources, source_builders, with_source_classes, with_source_columns
 from ..errors import UsageError
 from ..features import AudioFeature, ClassLabelFeature, ImageFeature
 from .._tf import tensorflow
@@ -105,6 +105,7 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
         spec = load_spec(spec)
     check_sources(spec)
     builders = source_builders(spec)
+    check_fields(spec, builders)
     spec = with_source_columns(with_source_classes(spec, builders), builders)
     by_split = dict(builders)
     names = list(spec.splits)

@@ -12,7 +12,8 @@ import shutil
 import tempfile
 import warnings
 
-from ..builders.sources import check_sources, source_builders, with_source_classes, with_source_columns
+from ..builders.base import Builder
+from ..builders.sources import check_fields, check_sources, source_builders, with_source_classes, with_source_columns
 from ..codegen.render import render_module
 from ..tools.generate import write_module
 from ..errors import BuildWarning, DiskFullError, UsageError
@@ -79,6 +80,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         if problem:
             raise UsageError(problem)
     check_sources(spec)  # before anything is made on disk
+    builders = source_builders(spec)
+    check_fields(spec, builders)
     keep = kept_splits(spec, keep_splits) if keep_splits is not None else None
     if spec.output.report:
         check_plotting()
@@ -91,7 +94,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     try:
         with build_lock(folder):  # on a disk beside the dataset; for a URL in the store, for every machine
             _check_target(folder, overwrite, probe=False)  # again: another build of it may have finished since
-            info = _build(spec, folder, work, module, resume, workers, display, chosen, pipeline_options, keep)
+            info = _build(spec, builders, folder, work, module, resume, workers, display, chosen, pipeline_options,
+                          keep)
     finally:
         display.close()
     for message in info.warnings:
@@ -108,7 +112,7 @@ def _local_work_folder(folder: str) -> str:
     return os.path.join(tempfile.gettempdir(), "tfrecord-builder", digest, fs.basename(folder))
 
 
-def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None, resume: bool,
+def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, work: str, module: str | os.PathLike | None, resume: bool,
            workers: int | None, progress: Progress | None, runner: Runner,
            pipeline_options: list[str] | None, keep: KeptSplits | None = None) -> DatasetInfo:
     """Runs the build's plan (read tasks, encoding, shards) with the chosen runner in the staging
@@ -119,7 +123,6 @@ def _build(spec: Spec, folder: str, work: str, module: str | os.PathLike | None,
     A build killed at any moment leaves the previous dataset (or nothing) at `folder`; with
     `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
     """
-    builders = source_builders(spec)
     spec = with_source_columns(with_source_classes(spec, builders), builders)
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1

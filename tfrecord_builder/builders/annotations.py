@@ -16,12 +16,26 @@ from typing import Any, Callable, Iterator, Sequence
 from .. import fs
 from ..errors import DataError
 from ..features import notices
+from ..images import BadImage, pillow
 from .base import Batch, Builder, PendingBatch, parsed_batch
 from .image_folder import BATCH_BYTES, EXTENSIONS, cut_runs
 
 # said once for the build with the count (never a silent drop: they are records without boxes)
 EMPTY_NOTICE = "source: {count} image{s} without objects, kept as records with no boxes"
 BATCH_IMAGES = 256  # images a batch reads at most (their files are read by the image feature)
+
+# what to do where the annotations give an image another size than its file has (`size_mismatch:`)
+SIZE_RULES = {"error": "stop the build, naming both sizes (the default)",
+              "warn": "count it, keep the file's size and the pixel coordinates as written",
+              "scale": "scale the pixel coordinates (boxes, polygons, keypoints, areas) to the file's size: images "
+                       "shrunk after labelling"}
+NO_SIZE_NOTICE = "source: {count} image{s} without a size in the annotations: the size read from the image file"
+WARN_NOTICE = ("source: {count} image{s} whose annotated size differs from the file's: the file's size kept, the pixel "
+               "coordinates as written (`size_mismatch: warn`)")
+SCALE_NOTICE = ("source: {count} image{s} labelled at another size than the file's: pixel coordinates scaled to the "
+                "file (`size_mismatch: scale`)")
+# the fields whose values depend on the image's size: where a spec reads one, each image's file is measured
+SIZED_FIELDS = ("image", "height", "width", "bbox", "area", "segmentation", "masks", "keypoints")
 
 Reader = Callable[[Any, Any], "tuple[Any, dict[str, Any]]"]
 
@@ -71,18 +85,73 @@ class AnnotationBatch(PendingBatch):
         return Batch(keys=keys, columns=columns, origin=Places(places), source=self.name, broken=broken)
 
 
+@dataclass(frozen=True)
+class Sized:
+    """An image's size as its record gives it (the file's, upright) and the factors (y, x) its
+    pixel coordinates are multiplied by (`size_mismatch: scale`; None: as written)."""
+
+    height: int
+    width: int
+    scale: tuple[float, float] | None = None
+
+
+def measured(place: str, image: str, annotated: tuple[int, int] | None, rule: str) -> Sized:
+    """The size of the image file `image` (upright, after its EXIF orientation) checked against the
+    (height, width) the annotations give it (None: they give none, or 0), by `rule` (SIZE_RULES)."""
+    try:
+        height, width, orientation = pillow.stored_size(image)
+    except BadImage as error:
+        raise DataError(f"{place}: image {image}: {error}") from None
+    upright = (width, height) if pillow.turns(orientation) else (height, width)
+    if annotated is None:
+        notices.note(NO_SIZE_NOTICE)
+        return Sized(*upright)
+    if tuple(annotated) == upright:
+        return Sized(*upright)
+    if rule == "error":
+        turned = (f"; stored {width}×{height}, its EXIF orientation {orientation} turns it" if orientation != 1
+                  else "")
+        raise DataError(f"{place}: the annotations give the image's size as {annotated[1]}×{annotated[0]}, but "
+                        f"{image} is {upright[1]}×{upright[0]} (width×height, upright{turned}); for images shrunk "
+                        "after labelling set the source's `size_mismatch: scale` (pixel coordinates scaled to the "
+                        "file), or `warn` (kept as written)")
+    if rule == "warn":
+        notices.note(WARN_NOTICE)
+        return Sized(*upright)
+    notices.note(SCALE_NOTICE)
+    return Sized(*upright, scale=(upright[0] / annotated[0], upright[1] / annotated[1]))
+
+
 class AnnotationBuilder(Builder):
     """An annotation format's builder: subclasses list the images (`listed`) and name the reading
     function (`READ`) and the class names (`names`)."""
 
     strict_fields = False  # records offer every field the format has; a spec uses what it needs
     OPTIONS = {"images": "the image folder, for this split (overrides source.images)",
-               "names_file": "the class names file, for this split (overrides source.names_file)"}
+               "names_file": "the class names file, for this split (overrides source.names_file)",
+               "size_mismatch": "where the annotations give an image another size than its file's: "
+                                + "; ".join(f"{rule}: {what}" for rule, what in SIZE_RULES.items())}
+    FIELDS: tuple[str, ...] = ()  # what every record offers
     READ: Reader
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:
+        if key == "size_mismatch":
+            return None if value in SIZE_RULES else f"expected one of {', '.join(SIZE_RULES)}, received {value!r}"
         return None if isinstance(value, str) else "expected a path (relative to the spec's folder)"
+
+    @property
+    def size_rule(self) -> str:
+        return self.options.get("size_mismatch", "error")
+
+    def measures_images(self) -> bool:
+        """Whether each image's file is measured (its size checked against the annotations'): where
+        the spec reads a field that depends on it (every one, without a spec)."""
+        return self.spec is None or any(field in feature.source_names for feature in self.spec.features.values()
+                                        for field in SIZED_FIELDS)
+
+    def fields(self) -> list[str] | None:
+        return list(self.FIELDS)
 
     def setting(self, key: str) -> str | None:
         """`images` or `names_file` from this split's options or the source, resolved against the spec."""

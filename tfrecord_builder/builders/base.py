@@ -177,6 +177,12 @@ class Builder:
         sub-folders, a Parquet column's categories)."""
         return None
 
+    def fields(self) -> list[str] | None:
+        """The fields its records offer, where the builder knows them before reading the rows (an
+        annotation format's: image, bbox, label, ...); None where it doesn't. A spec reading
+        another field is refused (`validate`, `build`) naming these: never built as empty lists."""
+        return None
+
     def splits(self) -> list[str] | None:
         """The splits this source provides, if it knows them; a spec naming another is an error."""
         return None

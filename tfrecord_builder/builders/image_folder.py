@@ -104,6 +104,9 @@ class ImageFolderBuilder(Builder):
     def origins(self, keys: list[Any]) -> PathOrigins:
         return PathOrigins(self.path, keys)
 
+    def fields(self) -> list[str]:
+        return ["image", "label", "filename"]
+
     def class_names(self, field: str) -> list[str] | None:
         if field != "label":
             return None

@@ -10,9 +10,7 @@ import os
 
 from .. import fs
 from ..errors import SpecError, TFRecordBuilderError
-from ..features import ClassLabelFeature
 from ..features import gathered
-from ..features.class_label import class_order
 from ..spec.fields import unknown_key_message
 from ..spec.model import Spec
 from .base import Builder, no_column
@@ -108,6 +106,25 @@ def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Non
                 raise no_column(os.path.basename(builder.path), user, column, header)
 
 
+def check_fields(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:
+    """Every field a feature reads is one its builder's records offer, where the builder says
+    which (`Builder.fields`): a misspelt field (`is_crowd` for `iscrowd`) is refused at the
+    feature's line, not built as empty lists."""
+    section = "context" if spec.is_sequence else "features"
+    for _, builder in builders:
+        offered = builder.fields()
+        if offered is None:
+            continue
+        for name, feature in spec.features.items():
+            for field in feature.source_names:
+                if field not in offered:
+                    at = "source" if feature.source is not None else "columns" if feature.columns is not None else None
+                    where = "sequence" if feature.sequence else section
+                    place = (where, name, at) if at else (where, name)
+                    raise spec.error(place, f"the {spec.source.builder} builder gives no field `{field}`; its records "
+                                            f"offer: {', '.join(offered)}")
+
+
 def with_source_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:
     """The spec with each `columns:` pattern matched against its source's columns, in the file's
     order: the list a build records (in tfrecord_builder.json) and the shape `[n]`. Every split's
@@ -140,21 +157,20 @@ def with_source_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) 
 
 
 def with_source_classes(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Spec:
-    """The spec with the class names of class labels that leave them to the source (e.g. folders)."""
+    """The spec with the names of features that leave them to the source: class labels' classes
+    (an image folder's sub-folders), keypoints' points (a COCO category's)."""
     features = dict(spec.features)
+    section = "context" if spec.is_sequence else "features"
     for name, feature in spec.features.items():
-        if not isinstance(feature, ClassLabelFeature) or feature.has_classes:
+        if not feature.wants_source_names:
             continue
         found = [names for _, builder in builders if (names := builder.class_names(feature.source_name))]
-        if not found:
-            raise spec.error(("features", name), "the class_label needs `names`, `names_file` or `num_classes` "
-                                                 "(this source doesn't define classes)")
-        # one list (a Parquet file's categories, a folder's sub-folders): in the source's order;
-        # sources that disagree (train/ and test/ folders): every name, sorted
-        same = all(names == found[0] for names in found)
-        features[name] = dataclasses.replace(
-            feature, names=list(found[0]) if same else class_order(name for names in found for name in names))
-    return dataclasses.replace(spec, features=features)
+        try:
+            features[name] = feature.with_source_names(found)
+        except ValueError as error:
+            raise spec.error((section, name), str(error)) from None
+    context = {name: features[name] for name in spec.context} if spec.is_sequence else spec.context
+    return dataclasses.replace(spec, features=features, context=context)
 
 
 def builder_sources(spec: Spec) -> dict[str, str]:

@@ -52,6 +52,9 @@ class YoloBuilder(AnnotationBuilder):
                         "image's extension)")
         return self._items, self._orphans
 
+    def fields(self) -> list[str]:
+        return ["image", "filename", "image_id", "height", "width", "bbox", "class_id", "label"]
+
     def names(self) -> list[str]:
         if self._names is None:
             self._names = names_from_file(self._names_file())

@@ -4,9 +4,10 @@ from .audio import AudioFeature
 from .bbox import BBoxFeature
 from .class_label import ClassLabelFeature
 from .image import ImageFeature
+from .keypoints import KeypointsFeature
 from .mask import MaskFeature
 from .tensor import TensorFeature
 from .video import VideoFeature
 
 __all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
-           "MaskFeature", "BBoxFeature", "AudioFeature", "VideoFeature"]
+           "MaskFeature", "BBoxFeature", "KeypointsFeature", "AudioFeature", "VideoFeature"]

@@ -201,6 +201,18 @@ class Feature(Section):
         mask's `image:`), once they are all loaded; raises SpecError at `at`. By default itself."""
         return self
 
+    @property
+    def wants_source_names(self) -> bool:
+        """Whether the feature takes names its source defines (a class label without `names:`
+        from an image folder's sub-folders; keypoints from a COCO category's points)."""
+        return False
+
+    def with_source_names(self, found: list[list[str]]) -> "Feature":
+        """This feature with the names each split's builder defines for its source (`found`, one
+        list a builder that defines some). Raises ValueError saying what the spec must give
+        instead, where there are none (or they disagree)."""
+        return self
+
     def check_sequence(self, at: At) -> None:
         """Raises SpecError at `at` if this feature can't be a per-step feature."""
         raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")

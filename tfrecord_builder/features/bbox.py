@@ -25,20 +25,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from .. import fs
 from ..images import BadImage, pillow
 from ..spec.fields import At, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .image_link import image_link, image_size
 from .gathered import GatheredColumns, is_pattern
 from .shown import Language
-from .values import Kept, ListKind, StoredColumn, Values
+from .values import Kept, ListKind, Values
 
 FORMATS = ("yxyx", "xyxy", "xywh", "cxcywh")
 # the four names of each format, in its order (what messages and `columns:` speak of)
@@ -100,27 +99,13 @@ class BBoxFeature(Feature):
         one): its source column and, for a fixed shape reached by `resize: pad` or `crop`, that
         geometry; and the features holding a value per box (`per_object:`)."""
         per_object = self._per_object(features, at)
-        images = [name for name, other in features.items() if other.type_name == "image"]
-        name = self.image if self.image is not None else images[0] if len(images) == 1 else None
-        if name is None:
-            if self.units == "pixels":
-                raise (at / "units").error(f"pixel boxes need `image:`, the image feature whose size they are in "
-                                           f"({', '.join(images) or 'the spec has none'})")
-            fitted = [name for name in images if getattr(features[name], "size", None) is not None
-                      and getattr(features[name], "resize", "stretch") != "stretch"]
-            if fitted:
-                raise at.error(f"image `{fitted[0]}` is resized with `resize: {features[fitted[0]].resize}`, which "
-                               f"moves what it shows: name it with `image: {fitted[0]}` so the boxes follow")
-            return dataclasses.replace(self, per_object=per_object, object_keys=_keys(features, per_object))
-        image = features.get(name)
-        if image is None or image.type_name != "image":
-            raise (at / "image").error(f"expected the name of an image feature of this spec "
-                                       f"({', '.join(images) or 'none'}), received {name!r}")
-        size = getattr(image, "size", None)
-        fit = (size[0], size[1], image.resize) if size is not None and image.resize != "stretch" else None
-        shapes = image.shape_key if size is None else None  # images of their own sizes, padded in a batch
-        return dataclasses.replace(self, image=name, image_source=image.source_name, image_fit=fit,
-                                   image_shapes=shapes, per_object=per_object, object_keys=_keys(features, per_object))
+        link = image_link(features, self.image, at, needed=self.units == "pixels", what="pixel boxes"
+                          if self.units == "pixels" else "boxes")
+        keys = _keys(features, per_object)
+        if link is None:
+            return dataclasses.replace(self, per_object=per_object, object_keys=keys)
+        return dataclasses.replace(self, image=link.name, image_source=link.source, image_fit=link.fit,
+                                   image_shapes=link.shapes, per_object=per_object, object_keys=keys)
 
     def _per_object(self, features: dict[str, Feature], at: At) -> list[str]:
         """The features that hold one value per box: `per_object:` as given, or every feature
@@ -347,13 +332,10 @@ class BBoxFeature(Feature):
         if image is None:
             raise self.fail(origin, row, f"no image in `{self.image_source}` to measure the boxes by "
                                          f"(`image: {self.image}`)")
-        if base_dir is not None and isinstance(image, str):
-            image = fs.resolve(image, base_dir)
-        shown = os.fspath(image) if isinstance(image, (str, os.PathLike)) else type(image).__name__
         try:
-            return pillow.oriented_size(image), shown
+            return image_size(image, base_dir)
         except BadImage as error:
-            raise self.fail(origin, row, f"image {shown}: {error}") from None
+            raise self.fail(origin, row, str(error)) from None
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """Every box's four fractions, 4 a box (in the stored order), whatever the layout."""
@@ -418,8 +400,15 @@ register("bbox")(BBoxFeature)
 
 
 def _keys(features: dict[str, Feature], names: list[str]) -> list[str]:
-    """The record keys the features `names` store their values under."""
-    return [key for name in names for key in features[name].parsing()]
+    """The record keys the features `names` store their values under (a feature whose shape the
+    source still has to give, keypoints named by it: its own key, until it is built)."""
+    keys = []
+    for name in names:
+        try:
+            keys += list(features[name].parsing())
+        except ValueError:
+            keys.append(features[name].record_key)
+    return keys
 
 
 def box_corners(boxes: np.ndarray, format: str) -> np.ndarray:

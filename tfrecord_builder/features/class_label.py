@@ -88,6 +88,20 @@ class ClassLabelFeature(TensorFeature):
         return self.names is not None or self.num_classes is not None
 
     @property
+    def wants_source_names(self) -> bool:
+        return not self.has_classes
+
+    def with_source_names(self, found: list[list[str]]) -> "ClassLabelFeature":
+        """The names a source gives (a Parquet file's categories, a folder's sub-folders): in the
+        source's order; where splits' sources disagree (train/ and test/ folders), every name, sorted."""
+        if not found:
+            raise ValueError("the class_label needs `names`, `names_file` or `num_classes` (this source doesn't "
+                             "define classes)")
+        same = all(names == found[0] for names in found)
+        return dataclasses.replace(self, names=list(found[0]) if same else class_order(
+            name for names in found for name in names))
+
+    @property
     def num_labels(self) -> int:
         if not self.has_classes:
             raise SpecError(f"class_label `{self.name}`: its classes come from the source and are known once "

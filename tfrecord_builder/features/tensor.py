@@ -224,6 +224,9 @@ class TensorFeature(Feature):
                 flat, counts = fast
             else:
                 flat, counts = self._per_row(values, origin, lambda value: shaped.items(value, language))
+            if self.default is not None and np.ndim(self.default) == 0 and any(item is None for item in flat):
+                # a null inside a list (an object without one of its attributes) is a missing value too
+                flat = [self.default if item is None else item for item in flat]
         try:
             converted = self.convert(flat)
         except Invalid as invalid:

@@ -161,6 +161,23 @@ def padded_boxes(boxes: np.ndarray, shapes: np.ndarray) -> np.ndarray:
     return boxes
 
 
+def point_rows(values: np.ndarray, size: int) -> np.ndarray:
+    """A record's `size` values an object as [objects, size]."""
+    return np.asarray(values).reshape(-1, size)
+
+
+def stacked_points(y: np.ndarray, x: np.ndarray, size: int) -> np.ndarray:
+    """Two keypoint lists, y and x, as float32 [objects, size, 2] of [y, x]."""
+    if len(y) != len(x):
+        raise RecordError(f"a record's keypoint lists differ in length: {len(y)} and {len(x)}")
+    return np.stack([np.asarray(y, np.float32), np.asarray(x, np.float32)], axis=1).reshape(-1, size, 2)
+
+
+def padded_points(points: np.ndarray, shapes: np.ndarray) -> np.ndarray:
+    """A record's image is its batch's largest: its points stay as they are."""
+    return points
+
+
 def pad_value(pad: Any) -> Any:
     """A pad as a description holds it ("nan", "inf", "-inf" for the floats that have no literal)."""
     return float(pad) if isinstance(pad, str) else pad
@@ -306,5 +323,6 @@ DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "pad_steps": pad_steps, "fixed_images": fixed_images, "padded_images": padded_images,
     "resized_images": resized_images, "scaled_images": scaled_images, "resized_masks": resized_masks,
     "stacked_boxes": stacked_boxes, "padded_boxes": padded_boxes, "padded_audio": padded_audio,
-    "length_mask": length_mask, "step_images": step_images,
+    "length_mask": length_mask, "step_images": step_images, "stacked_points": stacked_points,
+    "point_rows": point_rows, "padded_points": padded_points,
 }

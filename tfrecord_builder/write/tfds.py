@@ -133,7 +133,15 @@ def _tfds_entries(feature: Feature, options: Any) -> dict[str, dict[str, Any]]:
     if isinstance(feature, AudioFeature):  # its length (and a window's offset) beside it, as plain numbers
         numbers = [feature.length_key] + ([feature.offset_key] if feature.window is not None else [])
         return {feature.record_key: tfds_feature(feature, options), **{key: _tensor([], "int64") for key in numbers}}
-    return {feature.record_key: tfds_feature(feature, options)}
+    parsed = feature.parsing()
+    if feature.record_key not in parsed:  # stored under keys of its own (the Object Detection API's keypoint lists)
+        return {key: _tensor(_dimensions([None] if kind == "var" else shape), dtype)
+                for key, (kind, dtype, shape) in parsed.items() if key.startswith(feature.record_key + "/")}
+    entries = {feature.record_key: tfds_feature(feature, options)}
+    for companion in feature.reading(options).get("companions", {}).values():  # keypoints' visibilities
+        key, (kind, dtype, shape) = next(iter(companion["parse"].items()))
+        entries.setdefault(key, _tensor(_dimensions([None] if kind == "var" else shape), dtype))
+    return entries
 
 
 def tfds_feature(feature: Feature, options: Any) -> dict[str, Any]:

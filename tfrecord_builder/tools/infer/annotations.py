@@ -127,7 +127,7 @@ def coco_index(path: str) -> tuple[list[coco.Item], dict[int, str]] | None:
         return None
     if problems:
         raise problems[0]
-    items, _, categories = coco.arrange(path, images, annotations, rest, False, False)
+    items, _, categories = coco.arrange(path, images, annotations, rest, False)
     return items, categories
 
 
