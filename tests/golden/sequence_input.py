@@ -61,7 +61,8 @@ READING = {
 # ---- reading: tfrecord_builder's reading functions (read/tfdata.py), as written there ----
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
-                "stacked_boxes", "padded_boxes", "padded_audio", "length_mask", "step_images")
+                "stacked_boxes", "padded_boxes", "padded_audio", "length_mask", "step_images",
+                "stacked_points", "point_rows", "padded_points")
 
 
 def parse_spec(kind, dtype, shape):
@@ -251,6 +252,33 @@ def padded_boxes(boxes, shapes):
     sizes = tf.cast(shapes[:, :2], tf.float32)
     scale = tf.tile(sizes / tf.maximum(tf.reduce_max(sizes, axis=0), 1.0), [1, 2])  # [batch, (y, x, y, x)]
     return boxes * scale[:, tf.newaxis, :]
+
+
+def point_rows(values, size):
+    """A VarLenFeature of `size` values an object (the Object Detection API's keypoint lists) as a
+    ragged [batch, None, size]: an object's values a row."""
+    values = to_ragged(values)
+    return tf.RaggedTensor.from_row_splits(tf.reshape(values.flat_values, [-1, size]), values.row_splits // size,
+                                           validate=False)
+
+
+def stacked_points(y, x, size):
+    """Keypoints stored as two lists, y and x (the Object Detection API's), as one ragged
+    [batch, None, size, 2] of [y, x]; a record whose lists differ in length fails."""
+    sides = [to_ragged(side) for side in (y, x)]
+    check = tf.debugging.assert_equal(sides[0].row_splits, sides[1].row_splits,
+                                      message="a record's keypoint lists differ in length")
+    with tf.control_dependencies([check]):
+        flat = tf.reshape(tf.stack([side.flat_values for side in sides], axis=1), [-1, size, 2])
+    return tf.RaggedTensor.from_row_splits(flat, sides[0].row_splits // size, validate=False)
+
+
+def padded_points(points, shapes):
+    """Keypoints (fractions of their own image) as fractions of the batch's images padded at the
+    bottom and right to the largest, as padded_boxes moves boxes."""
+    sizes = tf.cast(shapes[:, :2], tf.float32)
+    scale = sizes / tf.maximum(tf.reduce_max(sizes, axis=0), 1.0)  # [batch, (y, x)]
+    return points * scale[:, tf.newaxis, tf.newaxis, :]
 
 
 def pad_value(pad):

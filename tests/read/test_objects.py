@@ -146,6 +146,7 @@ def test_detection_needs_a_bbox_feature_with_its_image(tmp_path):
     path = coco_spec(tmp_path, {"detection": {"labels": "labels"}})
     spec = yaml.safe_load(path.read_text())
     spec["features"]["objects"] = {"type": "bbox", "source": "bbox", "format": "xywh"}  # fractions, no image:
+    spec["features"]["thumb"] = {"type": "image", "source": "image"}  # (beside one image, they'd be its boxes)
     path.write_text(yaml.safe_dump(spec))
     result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "validate", str(path)], capture_output=True,
                             text=True)

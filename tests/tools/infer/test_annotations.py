@@ -314,8 +314,9 @@ def test_a_voc_image_set_naming_an_image_without_its_xml_is_one_line(tmp_path):
     (main / "train.txt").write_text("coffee\nzebra\n")
     with pytest.raises(DataError) as error:
         tb.infer(tmp_path / "VOC", tmp_path / "det.yaml")
-    assert str(error.value) == (f"{main / 'train.txt'}, line 2: image 'zebra' has no zebra.xml in "
-                                f"{tmp_path / 'VOC' / 'Annotations'}")
+    assert str(error.value) == (f"{main / 'train.txt'}, line 2: image 'zebra' has neither zebra.xml in "
+                                f"{tmp_path / 'VOC' / 'Annotations'} nor an image file in "
+                                f"{tmp_path / 'VOC' / 'JPEGImages'}")
 
 
 # ---- YOLO ------------------------------------------------------------------------------------------

@@ -208,9 +208,10 @@ def test_boxes_without_an_image_have_aspect_ratios_in_fractions_and_no_classes(t
         source: {builder: jsonl, path: table.jsonl}
         features:
           image: {type: image, encoding: jpeg}
+          thumb: {type: image, source: image, shape: [32, 32, 3]}
           objects: {type: bbox, source: boxes, format: yxyx}
         output: {shards: 1}
-        """), encoding="utf-8")
+        """), encoding="utf-8")  # (beside one image, the boxes would be its own)
     info = tb.build(tmp_path / "spec.yaml", output=tmp_path / "build", workers=1, progress=False)
     data = report_data(info)
     item = data.objects[0]

@@ -247,7 +247,7 @@ def _read_coco(part: Part) -> None:
 
 def _read_voc(part: Part) -> None:
     builder = VocBuilder(None, part.path, {"image_set": part.image_set} if part.image_set else {})
-    folder = builder.context()
+    folder = builder.context().folder
     part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
     part.classes = set(builder.names())
     for _, record in builder.generate(None):
