@@ -271,10 +271,12 @@ class AudioFeature(Feature):
             return samples.astype(np.float32)
         if samples.dtype == np.int16:
             return samples
-        if ((samples >= 1.0) | (samples < -1.0)).any():
+        scaled = samples * 32768.0
+        if scaled.max(initial=0.0) >= 32768.0 or scaled.min(initial=0.0) < -32768.0:
             notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} with samples outside [-1, 1) (a float "
                          "file's, or a resampling or mixing overshoot) clipped to 16 bits")
-        return np.clip(np.rint(samples * 32768.0), -32768, 32767).astype(np.int16)
+        np.rint(scaled, out=scaled)
+        return np.clip(scaled, -32768, 32767, out=scaled).astype(np.int16)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         kind, values = stored.get(self.record_key, ("bytes", []))
