@@ -190,7 +190,7 @@ def main() -> int:
     def ours(workers: int) -> Callable[[], None]:
         return our_build(spec, out, workers, built)
 
-    # resample_poly's default filter for 160/441, designed once (features/audio.py's `lowpass`)
+    # resample_poly's default filter for 160/441, designed once (audio/resampling.py's `lowpass`)
     taps = firwin(2 * 10 * max(UP, DOWN) + 1, 1.0 / max(UP, DOWN), window=("kaiser", 5.0))
     cases: dict[str, Callable[[], None]] = {
         OURS.format(workers=1, s=""): ours(1),

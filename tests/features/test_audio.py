@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrecord_builder as tb
+from tfrecord_builder.audio.files import EXACT_SUBTYPES
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features.audio import AudioFeature
 from tfrecord_builder.read import numpy_decoding
@@ -103,15 +104,17 @@ def test_channels_mixed_down_by_the_mean(tf, tmp_path):
 
 @pytest.mark.parametrize("format, subtype", [("OGG", "VORBIS"), ("MP3", "MPEG_LAYER_III")])
 def test_lossy_files_equal_soundfiles_own_decode(tf, tmp_path, format, subtype):
+    """pcm16 keeps soundfile's float64 decode rounded by the one rule (libsndfile's own int16 read
+    scales lossy files by 32767 and floors 24-bit ones: not what resampled files get)."""
     path = tmp_path / f"t.{format.lower()}"
     soundfile.write(path, tone(0.5, 16000, 440, 0.5), 16000, format=format, subtype=subtype)
     with pytest.warns(tb.BuildWarning):
         info = build(tmp_path, {"sample_rate": 16000}, f"path,name\n{path.name},t\n")
-    assert info.warnings == [f"feature `audio`: 1 {subtype} file rounded to 16-bit samples (encoding: float32 "
-                             "keeps them)"]
+    assert info.warnings == [f"feature `audio`: 1 {subtype} file rounded to 16-bit samples (x * 32768 to the "
+                             "nearest integer, ties to even; encoding: float32 keeps them)"]
     (batch,), (record,) = read_all(info)
-    as_int16 = soundfile.read(path, dtype="int16")[0]  # libsndfile's own rounding to 16 bits: what pcm16 keeps
-    np.testing.assert_array_equal(batch["audio"][0], as_int16 / np.float32(32768))
+    rounded = np.clip(np.rint(soundfile.read(path, dtype="float64")[0] * 32768), -32768, 32767)
+    np.testing.assert_array_equal(batch["audio"][0], rounded.astype(np.int16) / np.float32(32768))
     np.testing.assert_array_equal(record["audio"], batch["audio"][0])
     want = soundfile.read(path, dtype="float32")[0]
     float_info = build(tmp_path / "f", {"sample_rate": 16000, "encoding": "float32"}, f"path,name\n{path},t\n")
@@ -282,6 +285,13 @@ def test_any_bit_depth_is_stored_as_soundfile_reads_it_in_the_stored_type(tmp_pa
     soundfile.write(path, waveform, 8000, format=format, subtype=subtype)
     feature = AudioFeature(name="audio", sample_rate=8000, encoding=encoding)
     stored = feature.waveform(str(path))
-    want = soundfile.read(path, dtype="int16" if encoding == "pcm16" else "float32", always_2d=True)[0]
+    if encoding == "float32":
+        want = soundfile.read(path, dtype="float32", always_2d=True)[0]  # libsndfile's own conversion
+    elif subtype in EXACT_SUBTYPES:
+        want = soundfile.read(path, dtype="int16", always_2d=True)[0]  # its integers as they are
+    else:  # the one rule: x * 32768 to the nearest integer, ties to even (libsndfile's int16 read of a
+        # float file isn't scaled at all: 0.8 -> 1)
+        want = np.clip(np.rint(soundfile.read(path, dtype="float64", always_2d=True)[0] * 32768), -32768, 32767)
+        want = want.astype(np.int16)
     assert stored.dtype == want.dtype
-    np.testing.assert_array_equal(stored, want)  # libsndfile's own conversion, bit for bit
+    np.testing.assert_array_equal(stored, want)

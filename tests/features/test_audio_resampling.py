@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfrecord_builder.features.audio import EXACT_SUBTYPES, AudioFeature, AudioWindow, lowpass, resampled
+from tfrecord_builder.audio.files import EXACT_SUBTYPES
+from tfrecord_builder.audio.resampling import lowpass, resampled
+from tfrecord_builder.features.audio import AudioFeature, AudioWindow
 
 soundfile = pytest.importorskip("soundfile")
 from scipy.signal import firwin, resample_poly  # noqa: E402
@@ -23,12 +25,14 @@ FILES = [("WAV", "PCM_16"), ("FLAC", "PCM_16"), ("WAV", "PCM_U8"), ("AIFF", "PCM
 
 
 def plain(data: bytes, feature: AudioFeature) -> bytes:
-    """What the feature stored before the fast paths: a file as it is (rate and channels kept)
-    in soundfile's read of the stored dtype; else soundfile's float64 read, the mean of the
-    channels, resample_poly with its own filter design, x * 32768 rounded and clipped."""
+    """What the feature stores, the plain way: a file as it is (rate and channels kept) in
+    soundfile's read of the stored dtype where that is exact (a file of at most 16 bits into
+    pcm16; float32); else soundfile's float64 read, the mean of the channels, resample_poly with
+    its own filter design, x * 32768 rounded (ties to even) and clipped."""
     stored = "<i2" if feature.encoding == "pcm16" else "<f4"
     info = soundfile.info(io.BytesIO(data))
-    if info.samplerate == feature.sample_rate and info.channels == feature.channels:
+    as_it_is = info.samplerate == feature.sample_rate and info.channels == feature.channels
+    if as_it_is and (feature.encoding == "float32" or info.subtype in EXACT_SUBTYPES):
         return soundfile.read(io.BytesIO(data), dtype=np.dtype(stored).name, always_2d=True)[0].astype(stored).tobytes()
     samples, rate = soundfile.read(io.BytesIO(data), dtype="float64", always_2d=True)
     if feature.channels == 1:

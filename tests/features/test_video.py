@@ -496,3 +496,25 @@ def test_clip_features_yield_each_clips_duration_rate_and_size_beside_its_frames
     with pytest.raises(SpecError, match=r"sequence.frames: yields `frames_duration` beside it, already a feature's "
                                         r"name; rename one$"):
         tb.load_spec(write_spec(tmp_path / "clash", spec, {"clips.csv": "path\n"}))
+
+
+@pytest.mark.parametrize("name,codec,sound", [("clip.mp4", "mpeg4", "aac"), ("clip.webm", "libvpx-vp9", "libopus"),
+                                              ("clip.mkv", "mpeg4", "aac")])
+def test_the_duration_is_the_video_streams_not_a_longer_sound_tracks(tf, tmp_path, name, codec, sound):
+    """12 frames at 10 a second beside 3 s of sound: the file lasts 3 s, its video 1.2 s. Before,
+    KEY/duration held the container's 3 s."""
+    path = write_with_sound(tmp_path / name, pan("coffee", 12), codec, sound, 3.0)
+    with av.open(str(path)) as container:
+        assert container.duration / av.time_base == pytest.approx(3.0, abs=0.05)  # the sound's
+        stream = container.streams.video[0]
+        if stream.duration is not None:
+            expected = float(stream.duration * stream.time_base)
+        else:  # Matroska and WebM: the track's DURATION tag, hh:mm:ss.nnnnnnnnn
+            hours, minutes, seconds = stream.metadata["DURATION"].split(":")
+            expected = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    assert expected == pytest.approx(1.2, abs=0.01)
+    info = build_clips(tmp_path, [name], {"channels": 3, "encoding": "png", "clip_features": True})
+    (record,) = tb.read(info.path, "train")
+    assert record["frames"].shape[0] == 12
+    assert record["frames_duration"] == np.float32(expected)
+    assert contexts(tf, info)[0]["frames/duration"] == pytest.approx(expected)

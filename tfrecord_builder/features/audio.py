@@ -1,17 +1,21 @@
-"""`audio`: a waveform read from a WAV, FLAC, OGG (Vorbis, Opus) or MP3 file, stored as PCM.
+"""`audio`: a waveform read from a WAV, FLAC, OGG (Vorbis, Opus), MP3 or M4A (AAC) file, stored as PCM.
 
-Writing (soundfile, which carries libsndfile in its wheel): the file at a path (relative to the
-table's folder, as image paths are) is decoded, mixed down to one channel by the mean of its
-channels when `channels: 1` asks for it (a file with fewer channels than declared is refused),
-resampled to `sample_rate:` with scipy's polyphase filter (`scipy.signal.resample_poly`, its
-default Kaiser window: an anti-aliasing low-pass) when the file has another rate, or refused
-when `resample: false`, and cut to `max_seconds:` (each cut counted in a notice of the build).
+Writing (audio/: libsndfile through soundfile, which carries it in its wheel; FFmpeg through PyAV
+for what libsndfile doesn't read, such as AAC): the file at a path (relative to the table's
+folder, as image paths are) is decoded, checked to hold every sample its header promises (a cut
+WAV, Ogg, FLAC or MP3 is an error), mixed down to one channel by the mean of its channels when
+`channels: 1` asks for it (a file with fewer channels than declared is refused), resampled to
+`sample_rate:` with scipy's polyphase filter (`scipy.signal.resample_poly`, its default Kaiser
+window: an anti-aliasing low-pass) when the file has another rate, or refused when
+`resample: false`, and cut to `max_seconds:` (each cut counted in a notice of the build).
 
 Stored form (`encoding:`): `pcm16` (the default) keeps little-endian int16 samples, interleaved,
 in one bytes value: 2 bytes a sample, half of float32, and what a 16-bit WAV or FLAC holds, so
-those round-trip bit for bit (soundfile's `dtype="int16"` read); a file of more bits (24-bit,
-float) or a lossy one (Vorbis, MP3) is rounded to 16 bits by libsndfile, counted in a notice.
-`float32` keeps 4-byte floats (soundfile's `dtype="float32"` read) for those. Beside the samples,
+those round-trip bit for bit (soundfile's `dtype="int16"` read). Every other file (24-bit, 32-bit,
+float, Vorbis, MP3, AAC) is rounded to 16 bits by one rule, whether at the declared rate,
+resampled or mixed: x * 32768 to the nearest integer, ties to even, clipped to [-32768, 32767]
+(x: the float64 samples in [-1, 1) as libsndfile scales them), counted in a notice. `float32`
+keeps 4-byte floats (soundfile's `dtype="float32"` read) for those. Beside the samples,
 `KEY_num_samples` holds the number of samples per channel (int64).
 
 Reading: `read/tfdata.py`'s `padded_audio` decodes a whole batch with one `decode_raw` (zero-padded
@@ -22,9 +26,6 @@ stored integers. Each record's length comes under `length_feature` (int32) and a
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-import io
 import math
 import os
 import re
@@ -34,19 +35,16 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from .. import fs
+from ..audio import BadAudio, files
+from ..audio.resampling import resampled
 from ..spec.fields import At, Section, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .shown import Language
 from .values import Values
 
-EXACT_SUBTYPES = {"PCM_16", "PCM_S8", "PCM_U8", "ULAW", "ALAW"}  # what int16 holds exactly
 ITEM_BYTES = {"pcm16": 2, "float32": 4}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")  # a name input_fn yields: a Keras input's too
-
-
-class BadAudio(ValueError):
-    """An audio file that can't be read as the feature asks (the message says why)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,34 +224,29 @@ class AudioFeature(Feature):
 
     def waveform(self, value: Any) -> np.ndarray:
         """One file's samples as stored: [samples, channels] int16 (pcm16) or float32."""
-        import soundfile  # here: only builds with audio need libsndfile
-
-        try:
-            with _opened(value) as source, soundfile.SoundFile(source) as sound:
-                rate, subtype, kept = sound.samplerate, sound.subtype, self.channels
-                if kept not in (1, sound.channels):
-                    raise BadAudio(f"{sound.channels} channel{'s' if sound.channels > 1 else ''}, expected "
-                                   f"{kept} (channels: 1 mixes any number down)")
-                if rate != self.sample_rate and not self.resample:
-                    raise BadAudio(f"sample rate {rate} Hz, expected {self.sample_rate} Hz (resample: false)")
-                limit = self.max_samples
-                # a long file cut by max_seconds is read only as far as the cut, plus the resampling
-                # filter's reach past it (resample_poly's: 10 input samples per rate/target, at least 10)
-                reach = 10 * math.ceil(rate / self.sample_rate) + 64
-                wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + reach
-                # as it is (neither resampled nor mixed): libsndfile's own read in the stored dtype
-                exact = rate == self.sample_rate and kept == sound.channels
-                stored = "int16" if self.encoding == "pcm16" else "float32"
-                # a file of at most 16 bits is read as int16 and scaled once here: the same float64
-                # values as libsndfile's float64 read (x / 32768, exact), at half its cost
-                read = stored if exact else "int16" if subtype in EXACT_SUBTYPES else "float64"
-                _check_whole(sound.extra_info)
-                if sound.seekable():  # as soundfile.read does: an MP3 decoded after a seek differs in its last bits
-                    sound.seek(0)
-                samples = sound.read(frames=wanted, dtype=read, always_2d=True)
-                more = limit is not None and sound.tell() < sound.frames
-        except (RuntimeError, soundfile.LibsndfileError, EOFError) as error:
-            raise BadAudio(f"can't be decoded, corrupt or truncated ({_first_line(error)})") from None
+        with files.opened(value) as sound:
+            rate, subtype, kept = sound.rate, sound.subtype, self.channels
+            if kept not in (1, sound.channels):
+                raise BadAudio(f"{sound.channels} channel{'s' if sound.channels > 1 else ''}, expected "
+                               f"{kept} (channels: 1 mixes any number down)")
+            if rate != self.sample_rate and not self.resample:
+                raise BadAudio(f"sample rate {rate} Hz, expected {self.sample_rate} Hz (resample: false)")
+            limit = self.max_samples
+            # a long file cut by max_seconds is read only as far as the cut, plus the resampling
+            # filter's reach past it (resample_poly's: 10 input samples per rate/target, at least 10)
+            reach = 10 * math.ceil(rate / self.sample_rate) + 64
+            wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + reach
+            # as it is (neither resampled nor mixed), or not
+            exact = rate == self.sample_rate and kept == sound.channels
+            # a file int16 holds exactly is read as int16 (its own integers; scaled once here where
+            # resampled or mixed: the same float64 values as libsndfile's float64 read, x / 32768, at
+            # half its cost); any other as float64, rounded to 16 bits by `_stored`'s one rule
+            if exact and self.encoding == "float32":
+                read = "float32"
+            else:
+                read = "int16" if sound.exact_int16 else "float64"
+            samples, more = sound.read(wanted, read)
+            more = more and limit is not None
         if not len(samples) and not more:
             raise BadAudio("no samples (an empty or truncated file)")
         if not exact and samples.dtype == np.int16:
@@ -265,21 +258,25 @@ class AudioFeature(Feature):
         if limit is not None and (len(samples) > limit or more):
             notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} cut at max_seconds: {self.max_seconds:g}")
             samples = samples[:limit]
-        if self.encoding == "pcm16" and subtype not in EXACT_SUBTYPES:
-            notices.note(f"feature `{self.name}`: {{count}} {subtype} file{{s}} rounded to 16-bit samples "
-                         "(encoding: float32 keeps them)")
+        if self.encoding == "pcm16" and not sound.exact_int16:
+            notices.note(f"feature `{self.name}`: {{count}} {subtype} file{{s}} rounded to 16-bit samples (x * 32768 "
+                         "to the nearest integer, ties to even; encoding: float32 keeps them)")
         return self._stored(samples)
 
     def _stored(self, samples: np.ndarray) -> np.ndarray:
-        """Samples as the encoding keeps them (soundfile's own float-to-int16 rule: x * 32768,
-        rounded, clipped at 32767)."""
-        if samples.dtype == np.int16 or self.encoding == "float32":
-            return samples.astype(np.int16 if self.encoding == "pcm16" else np.float32)
-        scaled = np.rint(samples * 32768.0)
-        if (scaled > 32767).any() or (scaled < -32768).any():
-            notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} clipped to [-1, 1) by resampling or "
-                         "mixing (16-bit samples)")
-        return np.clip(scaled, -32768, 32767).astype(np.int16)
+        """Samples as the encoding keeps them: int16 read as such, float32 as it is, and any other
+        float to 16 bits by one rule, x * 32768 rounded to the nearest integer, ties to even
+        (np.rint), clipped to [-32768, 32767] (the top half step, 32767.5 and over, to 32767)."""
+        if self.encoding == "float32":
+            return samples.astype(np.float32)
+        if samples.dtype == np.int16:
+            return samples
+        scaled = samples * 32768.0
+        if scaled.max(initial=0.0) >= 32768.0 or scaled.min(initial=0.0) < -32768.0:
+            notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} with samples outside [-1, 1) (a float "
+                         "file's, or a resampling or mixing overshoot) clipped to 16 bits")
+        np.rint(scaled, out=scaled)
+        return np.clip(scaled, -32768, 32767, out=scaled).astype(np.int16)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         kind, values = stored.get(self.record_key, ("bytes", []))
@@ -330,79 +327,6 @@ class AudioFeature(Feature):
 
 
 register("audio")(AudioFeature)
-
-
-# libsndfile's log of a WAV (AIFF, ...) whose data chunk is shorter than its header says: it reads
-# what there is in silence, so the log is the one place a truncated file shows
-_SHORT_CHUNK = re.compile(r"^data\s*:\s*(\d+) \(should be (\d+)\)", re.MULTILINE)
-_UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what a stream writer that didn't know the length puts there
-
-
-def _check_whole(log: str) -> None:
-    """Raises BadAudio for a file whose samples end before its header says they do."""
-    short = _SHORT_CHUNK.search(log)
-    if short is not None:
-        declared, held = int(short.group(1)), int(short.group(2))
-        if declared > held and declared not in _UNKNOWN_SIZES:
-            raise BadAudio(f"truncated: its header declares {declared} bytes of samples, the file holds {held}")
-
-
-def resampled(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
-    """[samples, channels] float64 from `rate` to `target` Hz: scipy's polyphase resampler (up by
-    target/g, low-pass with its default Kaiser window, down by rate/g; g = gcd of the two)."""
-    from scipy.signal import resample_poly
-
-    if samples.dtype == np.int16:
-        samples = samples / 32768.0
-    common = math.gcd(rate, target)
-    up, down = target // common, rate // common
-    return resample_poly(samples, up, down, axis=0, window=lowpass(up, down))
-
-
-@functools.lru_cache(maxsize=16)
-def lowpass(up: int, down: int) -> np.ndarray:
-    """The low-pass filter `resample_poly(x, up, down)` designs by default, designed once per
-    pair: its `firwin(2 * 10 * m + 1, 1 / m, window=("kaiser", 5.0))`, m = max(up, down).
-
-    resample_poly designs it anew on every call (most of its time on a clip of a second: a
-    Kaiser window of thousands of taps); given as `window=`, the same float64 coefficients are
-    used as they are, so the output is bit for bit the default's (tests/features/test_audio_resampling.py)."""
-    from scipy.signal import firwin
-
-    largest = max(up, down)
-    taps = firwin(2 * 10 * largest + 1, 1.0 / largest, window=("kaiser", 5.0))
-    taps.setflags(write=False)  # shared by every call: resample_poly copies it before scaling
-    return taps
-
-
-class _opened:
-    """What libsndfile opens: a local path as it is, an object in a store as a file (closed after)."""
-
-    def __init__(self, value: Any):
-        self.value = value
-        self.file: Any = None
-
-    def __enter__(self) -> Any:
-        value = self.value
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            return io.BytesIO(value)
-        path = os.fspath(value)
-        if not fs.exists(path):
-            raise BadAudio("file not found")
-        if fs.isdir(path):
-            raise BadAudio("is a folder, not an audio file")
-        opened = fs.path_or_file(path)
-        self.file = None if isinstance(opened, str) else opened
-        return opened
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.file is not None:
-            self.file.close()
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
 
 
 def _describe(value: Any) -> str:

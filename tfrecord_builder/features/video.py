@@ -19,8 +19,8 @@ WebM file (which counts no frames) whose frames end over half a frame before the
 lists for its video.
 
 Stored: per step, KEY (the encoded frame) and, for frames kept at their own size, KEY/shape; in
-the record's context, KEY/duration (float seconds; the frames' count over the rate for a folder
-without one: 0), KEY/frame_rate (the source's frames per second; 0 for a folder) and
+the record's context, KEY/duration (float seconds the video stream lasts, not the file, whose
+sound may run longer; 0 for a folder), KEY/frame_rate (the source's frames per second; 0 for a folder) and
 KEY/original_size (int64 [height, width] of the source's frames, before any resize). Read back
 as [batch, steps, height, width, channels], as per-step images are (features/image.py).
 """
@@ -229,10 +229,7 @@ class Clip:
             # a build runs a worker a core instead
             rate = stream.average_rate or stream.guessed_rate
             self.frame_rate = float(rate) if rate else 0.0
-            if container.duration is not None:
-                self.duration = container.duration / av.time_base
-            elif stream.duration is not None and stream.time_base is not None:
-                self.duration = float(stream.duration * stream.time_base)
+            self.duration = video_seconds(container, stream)
             self.original_size = (stream.codec_context.height, stream.codec_context.width)
             listed = stream.frames  # the container's own count (0 where it keeps none, as WebM)
             kept = decoded = 0
@@ -270,6 +267,20 @@ class Clip:
                                "the file lists")
             if decoded == 0:  # (a MOV or MP4 cut inside its index may list no frames, and hold none)
                 raise BadVideo("no frames decoded (an empty, cut or corrupt file)")
+
+
+def video_seconds(container: Any, stream: Any) -> float:
+    """How long a file's video stream lasts, as the file says: the stream's own duration (MP4,
+    MOV, AVI), a Matroska or WebM track's DURATION tag, else the container's (which is its longest
+    stream's: a sound track that runs past the pictures lengthens it), else 0."""
+    import av
+
+    if stream.duration is not None and stream.time_base is not None:
+        return float(stream.duration * stream.time_base)
+    seconds = listed_seconds(container, stream)
+    if seconds is not None:
+        return seconds
+    return container.duration / av.time_base if container.duration is not None else 0.0
 
 
 def listed_seconds(container: Any, stream: Any) -> float | None:

@@ -6,7 +6,8 @@ Pillow's own conversion does, leaves a 12-bit scan at most 16 grey levels (0-15)
 
 Pillow reads a 16-bit colour PNG or TIFF as 8-bit RGB(A) holding each value's high byte; the low
 bytes are read by decoding the file a second time with the other byte order's raw mode (the
-same unfiltering, the other byte of each pair), so both rules see the full 16 bits.
+same unfiltering, the other byte of each pair), so both rules see the full 16 bits. A planar
+TIFF (each channel a plane of its own), which that can't reach, is read plane by plane (tiff.py).
 
 A feature of `dtype: uint16` keeps the 16 bits instead: `sixteen_bits` converts the channels and
 resizes without leaving 16 bits, `png_16` writes the 16-bit PNG that is stored, and a 16-bit PNG
@@ -16,13 +17,14 @@ from __future__ import annotations
 
 import io
 import struct
+import sys
 import zlib
 from typing import Callable, Literal
 
 import numpy as np
 from PIL import Image
 
-from . import BadImage
+from . import BadImage, tiff
 from .pillow import FILTERS, converted, orientation, placed, scaled_size, upright
 
 Scale = Literal["full_range", "min_max"]
@@ -31,8 +33,11 @@ _COLOUR = {"RGB", "RGBA"}
 
 def bits(image: Image.Image) -> int:
     """Bits a channel of an opened image (before `load`, which drops the raw modes read here):
-    16 for 16-bit grey and colour files, 32 for Pillow's 32-bit integer mode, else 8."""
+    16 for 16-bit grey and colour files, 32 for Pillow's 32-bit integer mode, else 8. A TIFF
+    says it in its tags: a planar one's raw modes are Pillow's 8-bit ones whatever its depth."""
     if image.mode.startswith("I;16") or any(";16" in mode for mode in _raw_modes(image)):
+        return 16
+    if image.format == "TIFF" and image.mode in _COLOUR and tiff.depth(image) == 16:
         return 16
     return 32 if image.mode == "I" else 8
 
@@ -109,15 +114,24 @@ def _raw_modes(image: Image.Image) -> list[str]:
 def _wide(image: Image.Image, data: bytes) -> np.ndarray:
     """A 16-bit colour file's values from its bytes `data` (`image`: the file loaded as Pillow
     reads it, each value's high byte). The file is decoded again with the other byte order's raw
-    mode (RGB;16B <-> RGB;16L: the same unfiltering, each pair's other byte): its low bytes. A
-    16-bit grey-and-alpha PNG, which Pillow shows as RGBA of high bytes (raw mode LA;16B), is
+    mode (RGB;16B <-> RGB;16L, and libtiff's native order RGB;16N taken as the machine's: the same
+    unfiltering or decompression, each pair's other byte): its low bytes. A planar TIFF is read
+    plane by plane instead (tiff.planes). A 16-bit grey-and-alpha PNG, which Pillow shows as RGBA of high bytes (raw mode LA;16B), is
     decoded again as RGBA's 4 bytes a pixel: grey's and alpha's two bytes each."""
     again = Image.open(io.BytesIO(data))
     if _raw_modes(again) == ["LA;16B"] * len(again.tile):
         pairs = np.asarray(upright(_loaded(again, lambda mode: "RGBA")), dtype=np.int64)
         return np.dstack([pairs[..., 0] << 8 | pairs[..., 1], pairs[..., 2] << 8 | pairs[..., 3]])
-    swapped = _loaded(again, lambda mode: mode.replace(";16B", ";16_").replace(";16L", ";16B").replace(";16_", ";16L"))
+    if tiff.planar(again):
+        return tiff.planes(data, again)
+    swapped = _loaded(again, lambda mode: mode.replace(";16N", _NATIVE).replace(";16B", ";16_").replace(
+        ";16L", ";16B").replace(";16_", ";16L"))
     return np.asarray(upright(image), dtype=np.int64) << 8 | np.asarray(upright(swapped), dtype=np.int64)
+
+
+# libtiff hands Pillow a compressed TIFF's samples in this machine's byte order (raw mode ";16N"):
+# that order's explicit raw mode, which the swap below turns into the other byte's
+_NATIVE = ";16L" if sys.byteorder == "little" else ";16B"
 
 
 def _loaded(image: Image.Image, raw_mode: Callable[[str], str]) -> Image.Image:

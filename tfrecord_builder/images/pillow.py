@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .. import fs
-from . import BadImage
+from . import BadImage, tiff
 from .jpeg import jpeg_ends, jpeg_header
 
 FORMATS = {"jpeg": {"JPEG", "MPO"}, "png": {"PNG"}}  # what each encoding stores as it is
@@ -55,7 +55,8 @@ def opened(value: Any) -> tuple[bytes | None, Image.Image]:
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise BadImage(f"over Pillow's decompression-bomb limit ({error})") from None
     except UnidentifiedImageError:
-        raise BadImage("not an image Pillow can read (unsupported format or corrupt header)") from None
+        raise BadImage(tiff.unreadable(data) or "not an image Pillow can read (unsupported format or corrupt "
+                       "header)") from None
     except (OSError, SyntaxError, ValueError) as error:
         raise BadImage(f"corrupt image ({error})") from None
 
