@@ -130,7 +130,7 @@ def test_a_label_of_80_classes_draws_the_classes_present_most_frequent_first(coc
 
 
 def test_statistics_of_an_older_build_holding_masks_as_top_values_show_no_bytes(coco):
-    """Before 0.3.1 the statistics kept binary values in a vocabulary, the top values decoded with
+    """Statistics of earlier builds kept binary values in a vocabulary, the top values decoded with
     backslashreplace (NUL kept): the sample finds the values binary, and the page shows none of them."""
     info = read_info(str(coco))
     masks = _masks(coco)
