@@ -1,13 +1,17 @@
-"""Statistics in dataset_info.json: NaN and inf counted apart, top values independent of order."""
+"""Statistics in dataset_info.json: NaN and inf counted apart, top values independent of order,
+binary and long bytes values counted by their sizes instead of a vocabulary."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pytest
 
 from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.features.values import Values
 from tfrecord_builder.spec.fields import At, convert
 from tfrecord_builder.spec.yaml_source import Document
-from tfrecord_builder.write.stats import FeatureStatistics
+from tfrecord_builder.write.stats import FeatureStatistics, is_text
 
 
 def _feature(declaration):
@@ -89,3 +93,66 @@ def test_missing_values_are_counted_per_split_on_every_source_path(tmp_path):
         for feature, count in expected.items():
             assert statistics["train"][feature].get("num_missing", 0) + statistics["test"][feature].get("num_missing", 0) == count
         assert statistics["train"]["t"]["length"]["std"] > 0
+
+
+def _png(pixels):
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_binary_values_keep_no_vocabulary_but_their_sizes_in_any_order():
+    """Instance masks (a PNG an object) were a vocabulary: every PNG held twice per worker and in
+    every checkpoint. Binary values count their sizes instead, whichever batch met the first."""
+    feature = _feature({"dtype": "bytes"})
+    masks = [_png(np.kron(np.eye(2, dtype=np.uint8), np.ones((size, size), np.uint8))) for size in range(4, 24)]
+    text = [b"cat", b"dog"]
+    sizes = np.array([len(value) for value in masks + text])
+    expected = {"num_values": len(sizes), "binary": True,
+                "value_bytes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": float(sizes.mean()),
+                                "std": pytest.approx(float(sizes.std()))}}
+    for batches in (("bytes", text), ("bytes", masks)), (("bytes", masks[:3]), ("bytes", text), ("bytes", masks[3:])):
+        stats = _stats(feature, *batches)
+        assert stats.to_dict() == expected
+        assert not stats.vocabulary  # no copy of any value kept
+        restored = FeatureStatistics(feature)
+        restored.restore(stats.state())
+        assert restored.to_dict() == expected
+        assert len(json.dumps(stats.state())) < 1000  # a checkpoint holds no PNG either
+
+
+def test_text_over_256_bytes_keeps_no_vocabulary_and_isnt_called_binary():
+    feature = _feature({"dtype": "string"})
+    words = [b"pear", "café\tcrème\n".encode()]
+    assert _stats(feature, ("bytes", words)).to_dict()["vocabulary_size"] == 2  # text: tab, line feed, UTF-8
+    assert _stats(feature, ("bytes", [b"x" * 256])).to_dict()["vocabulary_size"] == 1  # 256 bytes: still counted
+    sizes = np.array([4, 13, 257])  # café\tcrème\n: 13 bytes
+    expected = {"num_values": 3, "value_bytes": {"min": 4, "max": 257, "mean": float(sizes.mean()),
+                                                 "std": pytest.approx(float(sizes.std()))}}
+    for batches in (("bytes", words), ("bytes", [b"x" * 257])), (("bytes", [b"x" * 257]), ("bytes", words)):
+        assert _stats(feature, *batches).to_dict() == expected  # (no `binary`: text, only long)
+
+
+def test_is_text_refuses_control_characters_and_utf8_cut_between_values():
+    assert is_text([b"plain", "naïve\r\n\ttab".encode(), b""])
+    assert not is_text([b"a\x00b"]) and not is_text([b"\x1b[0m"]) and not is_text([b"\x89PNG"])
+    assert not is_text([b"caf\xc3", b"\xa9"])  # é cut in two: neither is text, nor are they joined
+
+
+def test_a_coco_build_keeps_no_vocabulary_of_its_masks(tmp_path):
+    pytest.importorskip("pycocotools")
+    from coco_masks import build_coco_masks
+
+    import tfrecord_builder as tb
+
+    info = build_coco_masks(tmp_path, images=4, per_image=3)
+    masks = [png for record in tb.read(info.path, "train") for png in record["masks"].tolist()]
+    sizes = np.array([len(png) for png in masks])
+    stats = info.statistics["train"]["masks"]
+    assert stats == {"num_values": 12, "binary": True, "length": stats["length"],
+                     "value_bytes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": float(sizes.mean()),
+                                     "std": pytest.approx(float(sizes.std()))}}

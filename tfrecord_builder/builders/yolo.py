@@ -141,8 +141,8 @@ def record(item: Item, names: list[str]) -> tuple[str, dict[str, Any]]:
             continue
         where = f"{labels}, line {number}"
         if len(fields) != 5:
-            polygon = " (a polygon: segment labels aren't read)" if len(fields) > 5 else ""
-            raise DataError(f"{where}: expected 5 numbers (class cx cy w h), received {len(fields)}{polygon}: {line.strip()!r}")
+            raise DataError(f"{where}: expected 5 numbers (class cx cy w h), received {len(fields)}"
+                            f"{_not_a_box(len(fields))}: {line.strip()!r}")
         try:
             values = [float(field) for field in fields]
         except ValueError:
@@ -155,6 +155,18 @@ def record(item: Item, names: list[str]) -> tuple[str, dict[str, Any]]:
     return relative, {"image": path, "filename": relative, "image_id": os.path.splitext(os.path.basename(relative))[0],
                       "height": height, "width": width, "bbox": boxes, "class_id": classes,
                       "label": [names[index] for index in classes]}
+
+
+def _not_a_box(count: int) -> str:
+    """What a line of `count` numbers is instead of a box, in Ultralytics' other label formats,
+    and what to do with it ("" for none of them)."""
+    if count == 9:  # class x1 y1 x2 y2 x3 y3 x4 y4
+        return (", an oriented box (OBB: class x1 y1 x2 y2 x3 y3 x4 y4), which isn't read; write each as the box "
+                "around its corners (class cx cy w h) or read it with a custom builder")
+    if count >= 7 and count % 2:  # a class, then x y of 3 or more points
+        return (f", a polygon of {(count - 1) // 2} points (a segment label), which isn't read; use the dataset's "
+                "box labels, or its COCO export (`builder: coco` reads polygons as masks)")
+    return ""
 
 
 def image_size(path: str) -> tuple[int, int]:

@@ -16,9 +16,11 @@ from ..errors import UsageError
 from ..features import ClassLabelFeature
 from ..features.shown import shortest_floats
 from ..read.dataset import Dataset
+from ..tools.report.binary import shown
 from .. import fs
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE, METADATA_FILE
+from ..write.stats import MAX_VOCABULARY_VALUE
 from .format import size, table
 
 NAME = "inspect"
@@ -117,8 +119,9 @@ def _plain(value: Any) -> Any:
 
 
 def _text(value: Any) -> Any:
+    """Bytes as text, or, binary (an instance mask's PNG), as what they are: `<PNG 64×48, 1,276 bytes>`."""
     if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
+        return shown(value)
     if isinstance(value, list):
         return [_text(item) for item in value]
     return value
@@ -131,8 +134,7 @@ def _stored(kind: str, values: list[Any]) -> list[Any]:
 
 def _summary(stats: dict[str, Any]) -> str:
     if "classes" in stats:
-        return "; ".join(["classes " + ", ".join(f"{name} {count}" for name, count in stats["classes"].items())]
-                         + _gaps(stats))
+        return "; ".join([_classes(stats["classes"])] + _gaps(stats))
     parts = []
     if "min" in stats:
         parts.append(f"min {stats['min']:.4g}, max {stats['max']:.4g}, mean {stats['mean']:.4g}, std {stats['std']:.4g}")
@@ -142,6 +144,10 @@ def _summary(stats: dict[str, Any]) -> str:
         vocabulary = stats.get("vocabulary_size", stats.get("vocabulary_size_at_least"))
         top = ", ".join(repr(item["value"]) for item in stats["top_values"][:3])
         parts.append(f"vocabulary {vocabulary}, top {top}")
+    if "value_bytes" in stats:  # bytes values counted by their sizes, without a vocabulary
+        sizes = stats["value_bytes"]
+        what = "binary values" if stats.get("binary") else f"values (no vocabulary: some over {MAX_VOCABULARY_VALUE} bytes)"
+        parts.append(f"{stats['num_values']:,} {what}, {sizes['min']:,}-{sizes['max']:,} bytes (mean {sizes['mean']:,.1f})")
     if "num_images" in stats:
         height, width = stats["height"], stats["width"]
         parts.append(f"{stats['num_images']} images, height {height['min']}-{height['max']}, "
@@ -153,6 +159,15 @@ def _summary(stats: dict[str, Any]) -> str:
         length = stats["length"]
         parts.append(f"length {length['min']}-{length['max']} (mean {length['mean']:.1f})")
     return "; ".join(parts + _gaps(stats)) or "-"
+
+
+def _classes(classes: dict[str, int]) -> str:
+    """`classes cat 18, dog 7`: those present, most frequent first (ties in the classes' order),
+    and how many have none (of COCO's 80, most may)."""
+    present = sorted((item for item in classes.items() if item[1]), key=lambda item: -item[1])
+    text = "classes " + (", ".join(f"{name} {count}" for name, count in present) or "none present")
+    absent = len(classes) - len(present)
+    return text + (f" ({absent} of {len(classes)} classes have none)" if absent and present else "")
 
 
 def _gaps(stats: dict[str, Any]) -> list[str]:

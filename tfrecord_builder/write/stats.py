@@ -2,7 +2,10 @@
 
 Numbers: count, min, max, mean, std (merged batch by batch with Chan's parallel formula).
 Strings: vocabulary size and the most frequent values (exact up to `MAX_VOCABULARY` distinct
-values, then marked as a lower bound). Variable-length features: min/max/mean of the lengths.
+values, then marked as a lower bound), while every value is text (`is_text`) of at most
+`MAX_VOCABULARY_VALUE` bytes; from the first that isn't (an instance mask's PNG, an essay),
+none, so memory stays bounded: the values' sizes in bytes instead (`value_bytes`: min, max,
+mean, std), and `binary` when some value isn't text. Variable-length features: min/max/mean of the lengths.
 Class labels: examples per class. Images: height and width. Sequence features: min/max/mean of
 the steps per record, and how many records have each number of steps (`steps.counts`, up to
 `MAX_STEP_COUNTS` different numbers: what a bucketed `input_fn` counts its batches from). Every
@@ -16,6 +19,7 @@ mean and number of its finite values, and its missing cells), what the report li
 from __future__ import annotations
 
 import heapq
+import re
 from collections import Counter
 from typing import Any
 
@@ -25,7 +29,14 @@ from ..features import BBoxFeature, ClassLabelFeature, Feature, ImageFeature
 from ..features.values import Values
 
 MAX_VOCABULARY = 100_000
+# bytes: a longer value (or one that isn't text) ends the feature's vocabulary. Such values are
+# rarely repeated, can't be shown as a top value, and 100,000 of them would hold 100,000 copies
+# (an instance mask's PNG is kilobytes): at most 256 bytes each, a full vocabulary is ~40 MB
+MAX_VOCABULARY_VALUE = 256
 TOP_VALUES = 10
+# what makes bytes binary rather than text, besides not being UTF-8: a C0 control character other
+# than tab, line feed and carriage return (a PNG's header has NUL, ^Z; no text has them)
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 MAX_STEP_COUNTS = 10_000  # different numbers of steps listed; beyond them, none are
 
 
@@ -44,6 +55,9 @@ class FeatureStatistics:
         self.high: float | None = None
         self.vocabulary: Counter[bytes] = Counter()
         self.vocabulary_capped = False
+        self.value_bytes = _Moments()  # bytes values: each one's size in bytes
+        self.binary = False  # some bytes value isn't text: no vocabulary
+        self.long = False  # some bytes value is over MAX_VOCABULARY_VALUE bytes: no vocabulary
         self.lengths = _Moments()
         self.classes: np.ndarray | None = None
         self.kind: str | None = None
@@ -80,13 +94,27 @@ class FeatureStatistics:
             counts = np.bincount(indices, minlength=feature.num_labels)
             self.classes = counts if self.classes is None else self.classes + counts
         elif values.kind == "bytes":
-            if not self.vocabulary_capped:
-                self.vocabulary.update(values.values)
-                if len(self.vocabulary) > MAX_VOCABULARY:
-                    self.vocabulary_capped = True
-            self.num_values += len(values.values)
+            self._add_bytes(values.values)
         else:
             self._add_numbers(np.asarray(values.values, dtype=np.float64))
+
+    def _add_bytes(self, values: list[bytes] | np.ndarray) -> None:
+        sizes = np.fromiter(map(len, values), np.int64, len(values))
+        self.value_bytes.add(sizes)
+        self.num_values += len(values)
+        self.long = self.long or bool(len(sizes) and int(sizes.max()) > MAX_VOCABULARY_VALUE)
+        self.binary = self.binary or not is_text(values)
+        if self.binary or self.long:
+            self.vocabulary.clear()
+        elif not self.vocabulary_capped:
+            self.vocabulary.update(values)
+            if len(self.vocabulary) > MAX_VOCABULARY:
+                self.vocabulary_capped = True
+
+    @property
+    def has_vocabulary(self) -> bool:
+        """Whether the bytes values are counted in a vocabulary (all text, none long)."""
+        return not (self.binary or self.long)
 
     def add_missing(self, missing: np.ndarray) -> None:
         """Counts the records whose source had no value (per row; for gathered columns rows ×
@@ -122,7 +150,11 @@ class FeatureStatistics:
         if other.classes is not None:
             self.classes = other.classes if self.classes is None else self.classes + other.classes
         if other.kind == "bytes":
-            if not self.vocabulary_capped:
+            self.value_bytes.merge(other.value_bytes)
+            self.binary, self.long = self.binary or other.binary, self.long or other.long
+            if not self.has_vocabulary:  # (whichever part met the value: the same figures in any order)
+                self.vocabulary.clear()
+            elif not self.vocabulary_capped:
                 self.vocabulary.update(other.vocabulary)
                 self.vocabulary_capped = other.vocabulary_capped or len(self.vocabulary) > MAX_VOCABULARY
             self.num_values += other.num_values
@@ -155,6 +187,7 @@ class FeatureStatistics:
             # latin-1 maps every byte to one character: any bytes survive JSON; the order is kept for ties
             "vocabulary": [[value.decode("latin-1"), count] for value, count in self.vocabulary.items()],
             "vocabulary_capped": self.vocabulary_capped, "lengths": self.lengths.state(),
+            "value_bytes": self.value_bytes.state(), "binary": self.binary, "long": self.long,
             "classes": None if self.classes is None else self.classes.tolist(), "kind": self.kind,
             "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
             "per_column": None if self.per_column is None else self.per_column.state(),
@@ -170,6 +203,9 @@ class FeatureStatistics:
         self.vocabulary = Counter({value.encode("latin-1"): count for value, count in state["vocabulary"]})
         self.vocabulary_capped = state["vocabulary_capped"]
         self.lengths.restore(state["lengths"])
+        if "value_bytes" in state:  # (absent from an older checkpoint, which a build of this version never resumes)
+            self.value_bytes.restore(state["value_bytes"])
+            self.binary, self.long = state["binary"], state["long"]
         self.classes = None if state["classes"] is None else np.array(state["classes"], dtype=np.int64)
         for moments, saved in zip(self.image_sizes, state["image_sizes"]):
             moments.restore(saved)
@@ -201,6 +237,12 @@ class FeatureStatistics:
             counts = self.classes.tolist() if self.classes is not None else []
             names = self.feature.names or [str(index) for index in range(self.feature.num_labels)]
             out["classes"] = {name: count for name, count in zip(names, counts)}
+        elif self.kind == "bytes" and not self.has_vocabulary:
+            out["num_values"] = self.num_values
+            if self.binary:
+                out["binary"] = True
+            if self.value_bytes.count:
+                out["value_bytes"] = self.value_bytes.to_dict()
         elif self.kind == "bytes":
             out["num_values"] = self.num_values
             out["vocabulary_size"] = len(self.vocabulary)
@@ -223,6 +265,20 @@ class FeatureStatistics:
             if self.step_counts is not None:  # by number of steps, in order (JSON's keys are text)
                 out["steps"]["counts"] = {str(steps): count for steps, count in sorted(self.step_counts.items())}
         return out
+
+
+def is_text(values: list[bytes] | np.ndarray) -> bool:
+    """Whether every value is text: UTF-8 without a control character other than tab, line feed
+    and carriage return. (Joined by line feeds, checked in one pass: a value cut inside a UTF-8
+    character stays invalid beside its neighbour.)"""
+    joined = b"\n".join(values)
+    if _CONTROL.search(joined):
+        return False
+    try:
+        joined.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class _PerColumn:

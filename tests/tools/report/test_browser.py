@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from tfrecord_builder.tools.report import report
-from tfrecord_builder.tools.report.style import SPLIT_COLOURS
+from tfrecord_builder.tools.report.style import CLASS_COLOURS, SPLIT_COLOURS
 
 from .browser import WINDOW, dump_dom, screenshot
 
@@ -148,3 +148,39 @@ def test_the_filter_box_and_kind_buttons_filter_the_features(datasets, tmp_path)
     assert outcome.console == []
     assert _body_attribute(outcome.stdout, "data-filtered") == (
         "feature-alcohol feature-alcalinity_of_ash | 2 of 14 / feature-cultivar | 1 of 14 /  | 0 of 14 / false")
+
+
+def test_binary_values_and_sparse_classes_in_the_browser(tmp_path):
+    """A COCO build's instance masks (a PNG an object) and 80 classes with 5 present: the page
+    has no control character (Chromium would draw each), every figure decodes, the masks'
+    thumbnails are laid out as a figure, the class bars are the 5 present, and the console is silent."""
+    pytest.importorskip("pycocotools")
+    from coco_masks import build_coco_masks
+
+    from .test_binary import CONTROL
+
+    info = build_coco_masks(tmp_path / "source", images=6, per_image=3)
+    page = tmp_path / "coco.html"
+    report(info.path, page, sample=None)
+    text = page.read_text(encoding="utf-8")
+    assert CONTROL.search(text) is None
+    probe = tmp_path / "probe.html"
+    probe.write_text(text.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    laid_out = dump_dom(probe)
+    assert laid_out.console == []
+    assert CONTROL.search(laid_out.stdout) is None
+    images = re.findall(r"<img ", text)
+    assert _body_attribute(laid_out.stdout, "data-images-loaded") == f"{len(images)}/{len(images)}"
+    boxes = {item.split(",")[0]: [int(number) for number in item.split(",")[1:]]
+             for item in _body_attribute(laid_out.stdout, "data-probe").split(";")}
+    left, top, width, height = boxes["masks-images-train.png"]
+    assert width > 100 and height > 40
+    shot = screenshot(page, tmp_path / "shot.png")
+    assert shot.console == []
+    pixels = np.asarray(Image.open(tmp_path / "shot.png").convert("RGB"))
+    assert top + height <= WINDOW[1]
+    region = pixels[top:top + height, left:left + width]  # black tiles, class 1's colour where each mask is 1
+    assert (region.max(axis=2) < 30).mean() > 0.2
+    assert _pixels_near(region, CLASS_COLOURS[1], tolerance=30) > 200
+    assert "PNG 64×48" in laid_out.stdout
+    assert "The bars: the 5 classes present, most frequent first; 75 of the 80 classes have no values." in laid_out.stdout

@@ -3,8 +3,12 @@
 Exact counts come from the build's statistics (`tfrecord_builder.json`): values, min, max, mean,
 std, classes, top values, lengths, missing, filled and non-finite values. Distributions come from a
 sample of records (sample.py): histograms of numbers over bins that span the build's exact min
-and max, lengths and steps per record, a few images per class. Every key of the statistics is
-optional, as datasets of older versions lack some.
+and max, lengths and steps per record, a few images per class, what binary values are. Every key
+of the statistics is optional, as datasets of older versions lack some.
+
+Bytes values that aren't text (the statistics' `binary`, or seen in the sample of a dataset
+whose statistics predate it) make a feature of the kind "binary": never shown as text, but as
+what they are ("PNG 64×48") and their sizes, images among them as thumbnails.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from ...features.mask import MaskFeature
 from ...images import deep
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
+from ...write.stats import MAX_VOCABULARY_VALUE
 from ...progress import Progress
 from .sample import MAX_IMAGE_CLASSES, STRIP_FRAMES, THUMBNAILS_PER_CLASS, Annotation, Collected, SampleReader
 from .style import CLASS_COLOURS, rgb
@@ -34,7 +39,7 @@ DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
 # takes about 0.15 s a figure: 24 keep the page under 10 s on a busy machine
 MAX_PLOTTED = 24
 WHOLE_BINS = 60  # whole numbers spanning at most this many values get one bin each
-MAX_CLASSES_SHOWN = 30  # class balance bars: the most frequent classes
+MAX_CLASSES_SHOWN = 30  # class balance bars: the most frequent classes present
 SKIPPED_SHOWN = 20  # entries of skipped.jsonl listed
 
 
@@ -58,7 +63,26 @@ class ClassBalance:
 
     names: list[str]
     counts: dict[str, list[int]]
-    shown: list[int]  # the classes drawn: all, or the most frequent MAX_CLASSES_SHOWN, in index order
+    shown: list[int]  # the classes drawn: those present, most frequent first (ties by index), at most MAX_CLASSES_SHOWN
+
+    @property
+    def present(self) -> int:
+        """Classes with an example (a value) in some split."""
+        return sum(1 for index in range(len(self.names)) if any(counts[index] for counts in self.counts.values()))
+
+    @property
+    def absent(self) -> int:
+        """Classes without any, in every split."""
+        return len(self.names) - self.present
+
+
+def class_balance(names: list[str], counts: dict[str, list[int]]) -> ClassBalance:
+    """The balance of `counts` (per split, by class index), its bars the classes present, most
+    frequent over the splits first: 80 COCO classes with 5 present draw 5 bars, not 80 mostly
+    empty ones (the page says how many have none; its table lists them all)."""
+    totals = [sum(split_counts[index] for split_counts in counts.values()) for index in range(len(names))]
+    present = [index for index, total in enumerate(totals) if total]
+    return ClassBalance(names, counts, sorted(present, key=lambda index: (-totals[index], index))[:MAX_CLASSES_SHOWN])
 
 
 @dataclass
@@ -71,6 +95,17 @@ class ImageGrid:
     # per row, per image: the boxes and masks drawn over it (None: nothing); empty when none has any
     annotations: list[list[Annotation | None]] = field(default_factory=list)
     shown: str = ""  # how the values are shown when not as stored (16-bit images), a sentence
+
+
+@dataclass
+class Contents:
+    """What a split's binary values read are: (what, how many) most frequent first, over the first
+    `described` of its `values` (MAX_DESCRIBED); "what" is "" for data of no known kind."""
+
+    split: str
+    kinds: list[tuple[str, int]]
+    described: int
+    values: int
 
 
 @dataclass
@@ -106,7 +141,7 @@ class FeatureData:
     """One feature's part of the page."""
 
     name: str
-    kind: str  # number, string, class_label, image, other
+    kind: str  # number, string, binary, class_label, image, bbox, audio, other
     declared: str  # the decoded value, e.g. `float32 [3]`
     description: str
     per_step: bool  # a sequence feature
@@ -119,6 +154,8 @@ class FeatureData:
     top_values: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # exact, per split
     num_values: dict[str, int] = field(default_factory=dict)  # strings: values per split (the tops' shares)
     images: list[ImageGrid] = field(default_factory=list)  # sampled
+    contents: list[Contents] = field(default_factory=list)  # binary values: what they are, per split (sampled)
+    note: str = ""  # a sentence on what the card leaves out (a vocabulary not counted)
     durations: Histogram | None = None  # audio: seconds per clip (sampled)
     loudness: Histogram | None = None  # audio: RMS level per clip, dBFS (sampled)
     clips: list[AudioClip] = field(default_factory=list)  # audio: a clip per class (sampled)
@@ -211,7 +248,8 @@ def report_data(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress
     shown, summarised = drawn_features(spec)
     edges = {name: edges for name in shown for feature in [spec.features[name]] if kind_of(feature) == "number"
              for edges in [_value_edges(feature, name, info, statistics, sample)] if edges is not None}
-    reader = SampleReader(info, sample, edges, progress, shown if summarised else None)
+    texts = [name for name in shown if any(BYTES_KEYS & item.get(name, {}).keys() for item in statistics.values())]
+    reader = SampleReader(info, sample, edges, progress, shown if summarised else None, texts)
     collected = {split: reader.read(split) for split in info.splits}
     features = [_feature(name, spec.features[name], info, statistics, collected, edges, reader) for name in shown]
     summary = summary_rows(spec, statistics, summarised)
@@ -225,6 +263,10 @@ def report_data(info: DatasetInfo, sample: int | None = DEFAULT_SAMPLE, progress
         sample=sample, shuffled=spec.output.shuffle, splits=splits, features=features, skipped=info.skipped,
         skipped_entries=_skipped_entries(info) if info.skipped else [], summary=summary, summarised=len(summarised),
         objects=objects)
+
+
+# the statistics of bytes values (write/stats.py): a vocabulary, or sizes instead
+BYTES_KEYS = {"vocabulary_size", "vocabulary_size_at_least", "top_values", "value_bytes", "binary"}
 
 
 def drawn_features(spec: Any) -> tuple[list[str], list[str]]:
@@ -299,6 +341,9 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
              collected: dict[str, Collected], edges: dict[str, np.ndarray], reader: SampleReader) -> FeatureData:
     kind = kind_of(feature)
     stats = {split: statistics[split].get(name, {}) for split in statistics}
+    seen = {split: part.binary[name] for split, part in collected.items() if name in part.binary}
+    if any(item.get("binary") for item in stats.values()) or any(found.values for found in seen.values()):
+        kind = "binary"  # (a dataset whose statistics predate `binary` kept its values as top values: not shown)
     data = FeatureData(name, kind, feature.describe(), feature.description or "", feature.sequence,
                        name == info.spec.label)
     data.missing = {split: int(item["num_missing"]) for split, item in stats.items() if item.get("num_missing")}
@@ -319,6 +364,12 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         data.top_values = {split: [(str(top["value"]), int(top["count"])) for top in item.get("top_values", [])]
                            for split, item in stats.items() if item.get("top_values")}
         data.num_values = {split: int(item["num_values"]) for split, item in stats.items() if "num_values" in item}
+        if any("value_bytes" in item for item in stats.values()):
+            data.note = (f"No vocabulary or most frequent values: the build counts them only while every value "
+                         f"is text of at most {MAX_VOCABULARY_VALUE} bytes (memory stays bounded); the values' "
+                         "sizes instead.")
+    if kind == "binary":
+        _binary(data, seen)
     if kind == "image":
         data.images = [_image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
                                    isinstance(feature, MaskFeature), feature.sequence)
@@ -328,6 +379,48 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         _audio(data, name, feature, collected, reader)
     data.rows = _rows(kind, stats, data)
     return data
+
+
+def _binary(data: FeatureData, seen: dict[str, Any]) -> None:
+    """A binary feature's values read: what they are, per split, and the images among them as thumbnails."""
+    for split, found in seen.items():
+        if found.values:
+            kinds = sorted(found.kinds.items(), key=lambda item: (-item[1], item[0]))
+            data.contents.append(Contents(split, kinds, found.described, found.values))
+        if found.images:
+            images = [_shown_image(pixels) for pixels in found.images]
+            grid = ImageGrid(split, [("", images[start:start + THUMBNAILS_PER_CLASS])
+                                     for start in range(0, len(images), THUMBNAILS_PER_CLASS)],
+                             f"the first {len(images)} values that are images, decoded")
+            shown = []
+            if any(_is_mask(pixels) for pixels in found.images):
+                shown.append("Images of one channel whose values are all under "
+                             f"{MASK_VALUES} (masks) are shown in class colours, 0 black.")
+            if any(pixels.dtype == np.uint16 for pixels in found.images):
+                shown.append("16-bit images are shown from their own lowest (black) to highest value (white).")
+            grid.shown = " ".join(shown)
+            data.images.append(grid)
+
+
+MASK_VALUES = 32  # a one-channel image whose values are all below: a mask's classes, drawn in their colours
+
+
+def _is_mask(pixels: np.ndarray) -> bool:
+    return (pixels.ndim == 2 or pixels.shape[2] == 1) and pixels.size > 0 and int(pixels.max()) < MASK_VALUES
+
+
+def _shown_image(pixels: np.ndarray) -> np.ndarray:
+    """A decoded value as a thumbnail's RGB: a mask in class colours, 16 bits scaled to its range, grey as RGB."""
+    if _is_mask(pixels):
+        return mask_colours(pixels.reshape(pixels.shape[0], pixels.shape[1]))
+    if pixels.dtype == np.uint16:
+        pixels = shown_16bit(pixels)
+    pixels = np.asarray(pixels, np.uint8)
+    if pixels.ndim == 2:
+        pixels = pixels[:, :, None]
+    if pixels.shape[2] in (1, 2):  # grey (with alpha): grey
+        pixels = np.repeat(pixels[:, :, :1], 3, axis=2)
+    return pixels[:, :, :3]
 
 
 def _audio(data: FeatureData, name: str, feature: Any, collected: dict[str, Collected], reader: SampleReader) -> None:
@@ -423,10 +516,7 @@ def _class_balance(feature: Feature, stats: dict[str, dict[str, Any]]) -> ClassB
         return None
     names = [str(name) for name in feature.names] if getattr(feature, "names", None) else \
         list(next(iter(given.values())))
-    counts = {split: [int(classes.get(name, 0)) for name in names] for split, classes in given.items()}
-    totals = [sum(split_counts[index] for split_counts in counts.values()) for index in range(len(names))]
-    shown = sorted(sorted(range(len(names)), key=lambda index: -totals[index])[:MAX_CLASSES_SHOWN])
-    return ClassBalance(names, counts, shown)
+    return class_balance(names, {split: [int(classes.get(name, 0)) for name in names] for split, classes in given.items()})
 
 
 def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], annotations: dict[Any, list[Annotation | None]],
@@ -533,11 +623,8 @@ def _objects(name: str, feature: BBoxFeature, statistics: dict[str, dict[str, An
         classes = _class_balance(reader.info.spec.features[label], label_stats)
         if classes is None and reader.object_names:  # statistics without classes: the sample's objects
             exact = False
-            names = list(reader.object_names)
-            counts = {split: part.object_classes[name].tolist() for split, part in collected.items()}
-            totals = [sum(split_counts[index] for split_counts in counts.values()) for index in range(len(names))]
-            shown = sorted(sorted(range(len(names)), key=lambda index: -totals[index])[:MAX_CLASSES_SHOWN])
-            classes = ClassBalance(names, counts, shown)
+            classes = class_balance(list(reader.object_names),
+                                    {split: part.object_classes[name].tolist() for split, part in collected.items()})
     return ObjectsData(name, feature.image, label, rows, per_image, area_histogram, aspect_histogram,
                        name in reader.image_sizes, classes, exact, sum(read.values()))
 
@@ -572,16 +659,18 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
         add("classes present", {split: f"{sum(1 for value in counts if value)} of {len(counts)}"
                                 for split, counts in balance.counts.items()})
         add("largest class", {split: _extreme(balance, split, max) for split in balance.counts})
-        add("smallest class", {split: _extreme(balance, split, min) for split in balance.counts})
+        add("smallest class present", {split: _extreme(balance, split, min) for split in balance.counts})
     elif kind == "bbox":  # (its values are 4 fractions a box: counted as boxes)
         add("objects", each(lambda item: count(item["num_values"] // 4) if "num_values" in item else None))
         add("min (a fraction)", each(lambda item: number(item.get("min"))))
         add("max (a fraction)", each(lambda item: number(item.get("max"))))
-    elif kind == "string":
+    elif kind in ("string", "binary"):
         add("values", each(lambda item: count(item.get("num_values"))))
-        add("distinct values", each(lambda item: count(item.get("vocabulary_size")) if "vocabulary_size" in item
-                                    else (f"≥ {count(item['vocabulary_size_at_least'])}"
-                                          if "vocabulary_size_at_least" in item else None)))
+        if kind == "string":
+            add("distinct values", each(lambda item: count(item.get("vocabulary_size")) if "vocabulary_size" in item
+                                        else (f"≥ {count(item['vocabulary_size_at_least'])}"
+                                              if "vocabulary_size_at_least" in item else None)))
+        add("bytes a value", each(lambda item: span(item.get("value_bytes"))))
     else:
         add("values", each(lambda item: count(item.get("num_values"))))
         for key in ("min", "max", "mean", "std"):
@@ -599,12 +688,13 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
 
 
 def _extreme(balance: ClassBalance, split: str, which: Any) -> str | None:
-    """The largest (`max`) or smallest (`min`) class of a split, with its share."""
+    """The largest (`max`) or smallest (`min`) class present in a split, with its share (the
+    classes without any are the row above's)."""
     counts = balance.counts[split]
     total = sum(counts)
     if not total:
         return None
-    index = which(range(len(counts)), key=lambda item: counts[item])
+    index = which((item for item in range(len(counts)) if counts[item]), key=lambda item: counts[item])
     return f"{balance.names[index]} ({share(counts[index], total)})"
 
 

@@ -129,7 +129,7 @@ def _jobs(data: ReportData) -> list[_Job]:
         if feature.steps is not None:
             jobs.append(_Job(f"{name}-steps", name, f"{name}: steps per sequence", sampled,
                              _histogram_drawer(feature.steps, colours, "steps", "% of records"), (WIDTH, HEIGHT)))
-        if feature.classes is not None:
+        if feature.classes is not None and feature.classes.shown:  # (no bars without a class present)
             jobs.append(_Job(f"{name}-classes", name, f"{name}: class balance", "exact counts",
                              _classes_drawer(feature.classes, colours), _classes_size(feature.classes)))
         if feature.durations is not None and feature.loudness is not None:
@@ -192,7 +192,7 @@ def _objects_jobs(objects: ObjectsData, colours: dict[str, str], sampled: str, d
         jobs.append(_Job(f"{name}-aspects", name, f"{name}: aspect ratios", sampled,
                          _histogram_drawer(objects.aspects, colours, f"width / height (in {unit})", "% of boxes"),
                          (WIDTH, HEIGHT), section="objects"))
-    if objects.classes is not None:
+    if objects.classes is not None and objects.classes.shown:
         note = "exact counts" if objects.classes_exact else f"from {objects.sampled:,} sampled images"
         jobs.append(_Job(f"{name}-classes", name, f"{name}: objects per class ({objects.label})", note,
                          _classes_drawer(objects.classes, colours, "% of the split's objects"),
@@ -326,8 +326,12 @@ def _classes_drawer(balance: ClassBalance, colours: dict[str, str],
         axes.set_ylabel(ylabel)
         _headroom(axes)
         axes.yaxis.set_major_formatter(lambda value, _: f"{value:g}%")
-        if len(balance.shown) < len(balance.names):
-            axes.set_xlabel(f"the {len(balance.shown)} most frequent of {len(balance.names)} classes")
+        if len(balance.shown) < len(balance.names):  # (the page's note says it in words too)
+            drawn = len(balance.shown)
+            label = (f"the {drawn} classes present" if drawn == balance.present else
+                     f"the {drawn} most frequent of {balance.present} classes present")
+            absent = f", {balance.absent} of {len(balance.names)} without any" if balance.absent else ""
+            axes.set_xlabel(_text(f"{label}, most frequent first{absent}"))
         if splits:
             _legend_beside(figure, axes)
     return drawn

@@ -2,13 +2,15 @@
 
 Self-contained: the style sheet and the script are inline, figures are PNG `data:` URIs, fonts
 are the system's, so the page opens offline, from an e-mail or a CI artefact, and fetches
-nothing. Every text from the dataset (names, descriptions, values, the spec) is escaped.
+nothing. Every text from the dataset (names, descriptions, values, the spec) is escaped, and the
+page holds no control character (a value of an older dataset's statistics may: shown as `\x00`).
 """
 from __future__ import annotations
 
 import base64
 import io
 import json
+import re
 import wave
 from html import escape
 from typing import Any
@@ -17,13 +19,15 @@ import numpy as np
 
 from ...sizes import size_text
 from ...version import __version__
-from .data import AudioClip, FeatureData, ObjectsData, ReportData, share
+from .data import AudioClip, ClassBalance, FeatureData, ObjectsData, ReportData, share
 from .figures import Plot, waveform_stem
 from .style import INK, MUTED, RULE, split_colours
 
-KIND_NAMES = {"number": "number", "string": "text", "class_label": "class label", "image": "image", "bbox": "boxes", "audio": "audio",
-              "other": "other"}
+KIND_NAMES = {"number": "number", "string": "text", "binary": "binary", "class_label": "class label", "image": "image",
+              "bbox": "boxes", "audio": "audio", "other": "other"}
 SHARDS_OPEN = 16  # a split's shard table starts folded when it has more shards
+# control characters (C0 but tab, line feed, carriage return; DEL and C1): HTML has no place for them
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def page(data: ReportData, plots: list[Plot]) -> str:
@@ -47,11 +51,18 @@ def page(data: ReportData, plots: list[Plot]) -> str:
         "</main>",
         _footer(data),
     ])
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+    html = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<meta name="generator" content="tfrecord-builder {escape(__version__)}">\n'
             f"<title>{escape(title)} · dataset report</title>\n<style>{CSS}</style>\n</head>\n"
             f"<body>\n{body}\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
+    return visible(html)
+
+
+def visible(text: str) -> str:
+    """`text` with each control character written out (`\\x00`): binary values are shown as what
+    they are (binary.py), so only a value of an older dataset's statistics can hold one."""
+    return CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 # ---- header -----------------------------------------------------------------------------------
@@ -177,6 +188,8 @@ def _objects_card(objects: ObjectsData, plots: list[Plot], data: ReportData, col
                + (" (exact counts, from the build)." if objects.classes_exact else
                   f", counted in {objects.sampled:,} sampled images (the build's statistics hold none).")
                if objects.label else " No per-object class label (<code>shape: [null]</code>) gives the boxes classes.")
+    if objects.classes is not None and classes_note(objects.classes, "objects"):
+        classes += f" {escape(classes_note(objects.classes, 'objects'))}"
     sampled = (f"from {objects.sampled:,} sampled images" if data.is_sample else f"from all {objects.sampled:,} images")
     unit = "in pixels" if objects.aspect_pixels else "in fractions of the image, whose size in pixels is unknown"
     note = (f'<p class="note">Boxes of <code>{escape(objects.name)}</code>{on}. Counts of objects are exact; the '
@@ -218,6 +231,8 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
     figures = "".join(_figure(plot) for plot in plots if plot.stem not in waveforms)
     extra = _clips(feature, waveforms, data)
     extra += _top_values(feature, data, colours) if feature.top_values else ""
+    extra += _contents(feature, data, colours) if feature.contents else ""
+    extra += f'<p class="note">{escape(feature.note)}</p>' if feature.note else ""
     if feature.classes is not None:
         extra += _class_counts(feature, data, colours)
     if feature.kind == "bbox" and any(objects.name == feature.name for objects in data.objects):
@@ -226,8 +241,9 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
     if feature.images:
         sampled = " of the records read" if data.is_sample else ""
         shown = f" {escape(feature.images[0].shown)}" if feature.images[0].shown else ""
-        extra += (f'<p class="note">Thumbnails: {escape(feature.images[0].note)}{sampled}, as stored '
-                  f"(not resized or scaled for <code>input_fn</code>).{shown}</p>")
+        stored = ("" if feature.kind == "binary" else
+                  ", as stored (not resized or scaled for <code>input_fn</code>)")
+        extra += f'<p class="note">Thumbnails: {escape(feature.images[0].note)}{sampled}{stored}.{shown}</p>'
     empty = "" if feature.rows or figures or extra else '<p class="note">No statistics for this feature.</p>'
     declared = f'<code class="declared">{escape(feature.declared)}</code>'
     body = f'<div class="body">{_stats_table(feature, data, colours)}<div class="plots">{figures}</div></div>'
@@ -311,6 +327,32 @@ def _top_values(feature: FeatureData, data: ReportData, colours: dict[str, str])
     return f'<div class="top-values">{"".join(tables)}</div>'
 
 
+def _contents(feature: FeatureData, data: ReportData, colours: dict[str, str]) -> str:
+    """What a binary feature's values read are, per split: each kind ("PNG 64×48") and its share."""
+    tables = []
+    for contents in feature.contents:
+        rows = "".join(f'<tr><td class="value">{escape(what or "data of no known kind")}</td><td class=n>{number:,}</td>'
+                       f'<td class="n share">{share(number, contents.described)}</td></tr>'
+                       for what, number in contents.kinds)
+        which = (f"the first {contents.described:,} of {contents.values:,} values read" if contents.described < contents.values
+                 else f"the {contents.values:,} values read")
+        tables.append(f'<table class="tops"><caption>{_chip(contents.split, colours)} what {which} are</caption>'
+                      f"<tbody>{rows}</tbody></table>")
+    return (f'<p class="note">Binary values (not text): shown as what they are and their size in bytes, never as '
+            f'text.</p><div class="top-values">{"".join(tables)}</div>')
+
+
+def classes_note(balance: ClassBalance, what: str) -> str:
+    """What the class balance's bars leave out: `The bars: the 5 classes present, most frequent
+    first; 75 of the 80 classes have no examples.` ("" when every class is drawn)."""
+    if len(balance.shown) == len(balance.names):
+        return ""
+    drawn = (f"the {len(balance.shown):,} classes present" if len(balance.shown) == balance.present else
+             f"the {len(balance.shown):,} most frequent of the {balance.present:,} classes present")
+    none = f"; {balance.absent:,} of the {len(balance.names):,} classes have no {what}" if balance.absent else ""
+    return f"The bars: {drawn}, most frequent first{none}."
+
+
 def _class_counts(feature: FeatureData, data: ReportData, colours: dict[str, str]) -> str:
     """Every class's exact count per split, folded away (a label may have thousands of classes)."""
     balance = feature.classes
@@ -324,7 +366,9 @@ def _class_counts(feature: FeatureData, data: ReportData, colours: dict[str, str
                   f"{share(balance.counts[split][index], totals[split])}</span></td>" for split in splits)
         + "</tr>" for index, name in enumerate(balance.names))
     what = "values" if feature.lengths is not None or feature.per_step else "examples"
-    return (f'<details class="counts"><summary>{what.capitalize()} per class, all {len(balance.names):,} classes'
+    note = classes_note(balance, what)
+    return ((f'<p class="note">{escape(note)}</p>' if note else "")
+            + f'<details class="counts"><summary>{what.capitalize()} per class, all {len(balance.names):,} classes'
             f'</summary><table class="grid narrow"><thead><tr><th>index</th><th>class</th>{head}</tr></thead>'
             f"<tbody>{rows}</tbody></table></details>")
 
@@ -456,6 +500,7 @@ code.declared {{ color: var(--muted); margin-left: auto; }}
 .badge.kind-number {{ background: #E8F0FA; color: #22528A; }}
 .badge.kind-class_label {{ background: #F3EAF7; color: #6E3B84; }}
 .badge.kind-string {{ background: #E7F5EE; color: #1D6B47; }}
+.badge.kind-binary {{ background: #EEF1F5; color: #3A4250; }}
 .badge.kind-image {{ background: #FDF0E4; color: #8A4B12; }}
 .badge.kind-bbox {{ background: #FBE9EE; color: #8A1F3D; }}
 .badge.kind-audio {{ background: #EDEBFA; color: #3D3590; }}
