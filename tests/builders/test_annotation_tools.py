@@ -233,3 +233,25 @@ def test_one_based_voc_pixels_give_the_corners_coco_and_yolo_give(tmp_path):
     np.testing.assert_allclose(one_based, coco, atol=1e-7)
     np.testing.assert_allclose(as_written[:, :2] - coco[:, :2], [[1 / HEIGHT, 1 / WIDTH]] * 2, atol=1e-6)
     np.testing.assert_allclose(as_written[:, 2:], coco[:, 2:], atol=1e-7)
+
+
+def test_cvat_s_voc_attributes_are_read_per_object(tmp_path):
+    """CVAT and Datumaro write an object's attributes as <attributes><attribute><name>, <value>."""
+    coffee(tmp_path / "VOC" / "JPEGImages" / "coffee.jpg")
+    xml = voc_xml(tmp_path / "VOC" / "Annotations", "coffee", BOXES, size=(HEIGHT, WIDTH))
+    root = ElementTree.parse(xml).getroot()
+    for element, values in zip(root.iterfind("object"), [{"color": "white", "rotation": "0.0"}, {"rotation": "12.5"}]):
+        attributes = ElementTree.SubElement(element, "attributes")
+        for name, value in values.items():
+            attribute = ElementTree.SubElement(attributes, "attribute")
+            ElementTree.SubElement(attribute, "name").text = name
+            ElementTree.SubElement(attribute, "value").text = value
+    ElementTree.ElementTree(root).write(xml)
+    features = {**FEATURES, "rotation": {"dtype": "float32", "shape": [None], "source": "attributes.rotation"},
+                "color": {"dtype": "string", "shape": [None], "source": "attributes.color", "default": "none"}}
+    (record,) = read(build_voc(tmp_path, features=features))
+    assert record["rotation"].tolist() == [0.0, 12.5]
+    assert [value.decode() for value in record["color"]] == ["white", "none"]
+    with pytest.raises(tb.SpecError, match=r"the voc builder gives no field `attributes.colour`; its records offer: "
+                                           r"image, .*, pose, attributes.color, attributes.rotation$"):
+        build_voc(tmp_path, features={**features, "color": {**features["color"], "source": "attributes.colour"}})
