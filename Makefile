@@ -28,7 +28,7 @@ KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece 
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test docs bench smoke schema clean chromium espeak java
+.PHONY: setup demo test docs wheel bench smoke schema clean chromium espeak java
 
 setup: $(STAMP)
 
@@ -61,6 +61,11 @@ demo: setup espeak
 # the documentation site (docs/, mkdocs.yml) into site/; strict: a broken link or reference fails
 docs: setup
 	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+# a wheel of the package into dist/ (it isn't on the package index): install it, with extras, by
+# its path, e.g. pip install 'dist/tfrecord_builder-0.3.0-py3-none-any.whl[spark]' (docs/install.md)
+wheel:
+	$(PYTHON) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
 
 # a test file's tests run in one worker, so a server its fixtures start (the Spark cluster, moto, a
 # browser) starts once; xdist 3.8's `loadgroup` groups nothing under pytest 9.2 (the group goes into
@@ -115,4 +120,4 @@ schema: setup
 	$(PY) -m tfrecord_builder schema > schema/spec.schema.json
 
 clean:
-	rm -rf build bench/out site
+	rm -rf build bench/out site dist

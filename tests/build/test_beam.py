@@ -377,8 +377,9 @@ def test_without_beam_the_message_names_the_extra(tmp_path):
         pytest.skip("this environment has Beam")
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
     done = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "out"), "--runner", "beam")
-    assert (done.returncode, done.stderr) == (2, "error: --runner beam needs Apache Beam: "
-                                                 "pip install 'tfrecord-builder[beam]'\n")
+    assert (done.returncode, done.stderr) == (2, "error: --runner beam needs Apache Beam: install tfrecord-builder's "
+                                                 "`beam` extra (pip install '.[beam]' in a checkout; see "
+                                                 "docs/install.md)\n")
     unknown = _cli(sys.executable, "build", str(spec), "--runner", "flink")
     assert unknown.returncode == 2 and "invalid choice: 'flink'" in unknown.stderr
     options = _cli(sys.executable, "build", str(spec), "--pipeline-options", "--runner=DirectRunner")

@@ -135,7 +135,7 @@ class Dataset:
         """The dataset's HTML report (`tfrecord-builder report`): statistics, histograms, class
         balance, images per class, shards and spec, from up to `sample` records per split (None:
         all). Shown inline in a Jupyter notebook; written to `output` if given, each figure to
-        `png/` as a PNG file if given. Needs matplotlib (`pip install 'tfrecord-builder[report]'`).
+        `png/` as a PNG file if given. Needs matplotlib (the `report` extra).
 
         >>> load("build/wine/1.0.0").report("wine-report.html")
         <Report at wine-report.html: ... characters, 14 figures>
