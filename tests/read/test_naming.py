@@ -205,3 +205,17 @@ def test_torch_dataset_and_first_read_a_suffix_named_dataset(tf, tmp_path):
     dataset = suffix.torch("train")
     assert isinstance(dataset, torch_data.Dataset) and len(dataset) == len(read)
     assert np.array_equal(dataset[7]["v"], read[7]["v"])
+
+
+def test_a_dataset_built_before_the_option_reads_with_its_tfds_names(tmp_path):
+    """Its normalised spec has no `output.naming`: it is `tfds`, and its shards read as listed."""
+    default = _build(tmp_path / "a")
+    metadata = Path(default.path) / "tfrecord_builder.json"
+    old = json.loads(metadata.read_text())
+    del old["spec"]["output"]["naming"]
+    metadata.write_text(json.dumps(old))
+    dataset = tb.load(default.path)
+    assert dataset.info.spec.output.naming == "tfds"
+    assert [int(record["id"]) for record in dataset.read("test")] == \
+           [int(record["id"]) for record in tb.read(_build(tmp_path / "b", naming="suffix").path, "test")]
+    assert verify(default.path).ok
