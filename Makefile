@@ -12,6 +12,12 @@ BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
 TFM_VENV := .venv-tfm
 TFM_STAMP := $(TFM_VENV)/.installed-stamp
 TFM ?= tf-models-official==2.20.0
+# Datumaro in an environment of its own: tests/read/test_datumaro.py imports our detection records
+# there with its tf_detection_api importer, which needs TensorFlow (Datumaro doesn't declare it);
+# Datumaro pins NumPy, pandas and pyarrow ranges of its own. About 70 s on a fresh machine
+DATUMARO_VENV := .venv-datumaro
+DATUMARO_STAMP := $(DATUMARO_VENV)/.installed-stamp
+DATUMARO ?= 'datumaro==1.13.*' tensorflow-cpu==2.21.0
 EXTRAS ?= cpu,parquet,test,docs
 # KerasHub (its RetinaNet trains from `input: {detection: ...}` in the demo, the detection notebook and
 # the tests) without its declared tensorflow-text, which would install the `tensorflow` package
@@ -22,7 +28,7 @@ KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece 
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test docs bench smoke schema clean chromium espeak java
+.PHONY: setup demo test docs wheel bench smoke schema clean chromium espeak java
 
 setup: $(STAMP)
 
@@ -44,6 +50,11 @@ $(TFM_STAMP): Makefile
 	$(TFM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(TFM)
 	touch $(TFM_STAMP)
 
+$(DATUMARO_STAMP): Makefile
+	test -x $(DATUMARO_VENV)/bin/python || $(PYTHON) -m venv $(DATUMARO_VENV)
+	$(DATUMARO_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(DATUMARO)
+	touch $(DATUMARO_STAMP)
+
 demo: setup espeak
 	$(PY) demo/run.py
 
@@ -51,10 +62,15 @@ demo: setup espeak
 docs: setup
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
+# a wheel of the package into dist/ (it isn't on the package index): install it, with extras, by
+# its path, e.g. pip install 'dist/tfrecord_builder-0.3.0-py3-none-any.whl[spark]' (docs/install.md)
+wheel:
+	$(PYTHON) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
+
 # a test file's tests run in one worker, so a server its fixtures start (the Spark cluster, moto, a
 # browser) starts once; xdist 3.8's `loadgroup` groups nothing under pytest 9.2 (the group goes into
 # a nodeid attribute pytest no longer reads)
-test: setup $(BEAM_STAMP) $(TFM_STAMP) chromium espeak java
+test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,
@@ -104,4 +120,4 @@ schema: setup
 	$(PY) -m tfrecord_builder schema > schema/spec.schema.json
 
 clean:
-	rm -rf build bench/out site
+	rm -rf build bench/out site dist

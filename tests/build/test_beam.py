@@ -84,8 +84,10 @@ def _tabular(**output) -> dict:
 
 @pytest.mark.parametrize("output, records", [({}, "files"), ({"shuffle": False}, "files"),
                                              ({"compression": "gzip"}, "files"), ({}, "elements"),
-                                             ({"shuffle": False}, "elements")],
-                         ids=["shuffled", "source-order", "gzip", "shuffled-as-elements", "source-order-as-elements"])
+                                             ({"shuffle": False}, "elements"),
+                                             ({"naming": "suffix"}, "files")],
+                         ids=["shuffled", "source-order", "gzip", "shuffled-as-elements", "source-order-as-elements",
+                              "shards-named-tfrecord"])
 def test_a_table_builds_the_same_bytes_on_beam(tmp_path, output, records):
     """Records cross the job's steps as files on the DirectRunner, as Beam elements on a remote
     runner (`TFRECORD_BUILDER_BEAM_RECORDS` chooses here): the same bytes either way."""
@@ -97,6 +99,8 @@ def test_a_table_builds_the_same_bytes_on_beam(tmp_path, output, records):
                                                                   "rows.csv, line 3001", "rows.csv, line 3007"]
     info = json.loads(beam["rows/1.0.0/tfrecord_builder.json"])
     assert sum(split["num_examples"] for split in info["splits"].values()) == 3000 + 39 - 4
+    if output.get("naming") == "suffix":
+        assert "rows/1.0.0/rows-train-00002-of-00003.tfrecord" in beam
 
 
 @pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "source-order"])
@@ -373,8 +377,9 @@ def test_without_beam_the_message_names_the_extra(tmp_path):
         pytest.skip("this environment has Beam")
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
     done = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "out"), "--runner", "beam")
-    assert (done.returncode, done.stderr) == (2, "error: --runner beam needs Apache Beam: "
-                                                 "pip install 'tfrecord-builder[beam]'\n")
+    assert (done.returncode, done.stderr) == (2, "error: --runner beam needs Apache Beam: install tfrecord-builder's "
+                                                 "`beam` extra (pip install '.[beam]' in a checkout; see "
+                                                 "docs/install.md)\n")
     unknown = _cli(sys.executable, "build", str(spec), "--runner", "flink")
     assert unknown.returncode == 2 and "invalid choice: 'flink'" in unknown.stderr
     options = _cli(sys.executable, "build", str(spec), "--pipeline-options", "--runner=DirectRunner")

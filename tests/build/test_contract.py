@@ -105,7 +105,8 @@ def test_the_table_refuses_a_runner_it_lacks_and_one_whose_engine_is_missing(mon
                                                                            "No Such Engine"))
     with pytest.raises(UsageError) as raised:
         runners.chosen_runner("nowhere")
-    assert str(raised.value) == "--runner nowhere needs No Such Engine: pip install 'tfrecord-builder[nowhere]'"
+    assert str(raised.value) == "--runner nowhere needs No Such Engine: install tfrecord-builder's `nowhere` extra " \
+                                "(pip install '.[nowhere]' in a checkout; see docs/install.md)"
     assert not (tmp_path / "out").exists()
 
 

@@ -65,12 +65,15 @@ def both(spec: Path, tmp_path: Path) -> tuple[dict[str, bytes], dict[str, bytes]
     return local, _files(out)
 
 
-@pytest.mark.parametrize("output", [{}, {"shuffle": False}, {"compression": "gzip"}],
-                         ids=["shuffled", "source-order", "gzip"])
+@pytest.mark.parametrize("output", [{}, {"shuffle": False}, {"compression": "gzip"},
+                                    {"naming": "suffix", "compression": "gzip"}],
+                         ids=["shuffled", "source-order", "gzip", "gzip-shards-named-tfrecord"])
 def test_a_table_builds_the_same_bytes_on_spark(spark, tmp_path, output):
     spec = write_spec(tmp_path, _tabular(**output), {"rows.csv": _table(600, bad=(5, 77))})
     local, built = both(spec, tmp_path)
     _same(local, built)
+    if output.get("naming") == "suffix":
+        assert "rows/1.0.0/rows-train-00002-of-00003.tfrecord.gz" in built
 
 
 def test_a_spark_build_shows_its_progress_from_the_tasks_counts(spark, tmp_path):

@@ -617,9 +617,10 @@ def parse_batch(serialized):
 def default_data_dir():
     """This module's folder if it sits inside the dataset, else where the dataset was built."""
     here = os.path.dirname(os.path.abspath(__file__))
-    # an unfinished copy (its shards, no dataset_info.json) is refused, not swapped for the original
+    # an unfinished copy (its shards, no dataset_info.json) is refused, not swapped for the original;
+    # shards are named NAME-SPLIT.tfrecord-00000-of-00004 or NAME-SPLIT-00000-of-00004.tfrecord
     if os.path.exists(os.path.join(here, "dataset_info.json")) or any(
-            name.startswith(f"{NAME}-") and ".tfrecord-" in name for name in os.listdir(here)):
+            name.startswith(f"{NAME}-") and ".tfrecord" in name for name in os.listdir(here)):
         return here
     return DATA_DIR
 

@@ -1,7 +1,8 @@
 """Every reader reads one dataset of every feature kind, with the same values: `input_fn`,
 `tb.read` (no TensorFlow), `Dataset.record` (random access through the index files), TensorFlow
 Datasets (`builder_from_directory`), the `tfrecord` package (with the index files, also through a
-PyTorch DataLoader of several workers), and our own torch Dataset.
+PyTorch DataLoader of several workers), NVIDIA DALI and our own torch Dataset; the dataset's shards
+named in each `output.naming`.
 """
 from __future__ import annotations
 
@@ -121,11 +122,14 @@ def _sequence_rows() -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
-@pytest.fixture(scope="module")
-def kinds(tmp_path_factory) -> tb.Dataset:
+@pytest.fixture(scope="module", params=["tfds", "suffix"])
+def kinds(request, tmp_path_factory) -> tb.Dataset:
+    """The dataset of every feature kind, its shards named in each `output.naming`: every reader
+    follows either (`NAME-SPLIT.tfrecord-00000-of-00003`, `NAME-SPLIT-00000-of-00003.tfrecord`)."""
     folder = tmp_path_factory.mktemp("kinds")
     data, files = _rows()
-    info = tb.build(write_spec(folder, KINDS, {"rows.jsonl": data, **files}), output=folder / "out")
+    spec = {**KINDS, "output": {**KINDS["output"], "naming": request.param}}
+    info = tb.build(write_spec(folder, spec, {"rows.jsonl": data, **files}), output=folder / "out")
     return tb.load(info.path)
 
 

@@ -234,7 +234,10 @@ def _serialised(features: Mapping[str, Feature], values: dict[str, dict[str, Val
 
 def _column(feature: Feature, batch: Batch) -> Sequence[Any]:
     """The batch's column that `feature` reads (as the source holds it; a `columns:` feature's
-    columns gathered)."""
+    columns gathered; a constant's value for each row)."""
+    constant = feature.constant_values(len(batch))
+    if constant is not None:
+        return constant
     if feature.columns is not None or feature.linked_columns:
         return _gathered(feature, batch)
     column = batch.columns.get(feature.source_name)

@@ -57,8 +57,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     (None, the default), or a callable of your own called with (phase, records done, records in all
     or None).
 
-    `runner="beam"` runs the same plan as an Apache Beam pipeline (`pip install
-    'tfrecord-builder[beam]'`), with `pipeline_options` passed to Beam as they are (e.g.
+    `runner="beam"` runs the same plan as an Apache Beam pipeline (the `beam` extra), with `pipeline_options` passed to Beam as they are (e.g.
     `["--runner=DataflowRunner", "--project=...", ...]`; none: the DirectRunner in `workers`
     processes). The dataset is the same, byte for byte, as the local runner's.
 

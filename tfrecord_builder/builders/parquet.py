@@ -58,7 +58,7 @@ class ParquetBuilder(TableBuilder):
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         if parquet is None:
-            raise DataError("parquet sources need pyarrow: pip install 'tfrecord-builder[parquet]'")
+            raise DataError("parquet sources need pyarrow: pip install pyarrow")
         path = self.check_file()
         name = os.path.basename(path)
         table = _opened(path)

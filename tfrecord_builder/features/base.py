@@ -187,6 +187,11 @@ class Feature(Section):
             return list(self.columns)
         return [self.source_name]
 
+    def constant_values(self, count: int) -> list[Any] | None:
+        """The raw values of `count` records where the feature reads no column (a tensor's
+        `value:`, the same in every record); None (the default): it reads `source_names`."""
+        return None
+
     @property
     def linked_columns(self) -> list[str]:
         """Columns the feature reads beside its values (a bbox's image, for its size): handed to

@@ -21,6 +21,7 @@ from ..spec.fields import At, meta
 from .cells import ArrowCells
 from .base import DecodeStep, Feature, Origin, ParseSpec, locate, register
 from . import times
+from .digest import digests
 from .dtypes import DTYPES, DType, Invalid
 from .gathered import GatheredColumns, is_pattern
 from . import rows
@@ -51,6 +52,12 @@ class TensorFeature(Feature):
         "string or int64) then stores ISO 8601 text or a count since 1970-01-01", None)
     time_unit: Literal["days", "s", "ms", "us", "ns"] | None = meta(
         "what an int64 feature counts dates and times in, since 1970-01-01T00:00:00 (default s)", None)
+    value: Any = meta("the same value in every record, read from no column: a constant such as "
+                      "`{dtype: string, value: jpeg, key: image/format}`", None)
+    digest: Literal["sha256"] | None = meta(
+        "store the hex digest of the file each value names (a path, relative to the source as an image's is; "
+        "or bytes, as they are) instead of the value: the Object Detection API's image/key/sha256 is "
+        "`{dtype: string, source: image, digest: sha256}`", None)
 
     reads_text_cells: ClassVar[bool] = True  # converts a CSV column with Arrow at once (encode_values)
     gathers_columns: ClassVar[bool] = True  # `columns: [a, b, c]`: a [n] tensor, one value per column
@@ -79,8 +86,34 @@ class TensorFeature(Feature):
                 (self.cell if self.columns is not None else self).encode([None], lambda row: "")
             except DataError as error:
                 raise (at / "default").error(f"invalid default: {error.problem or error}") from None
+        if self.value is not None:
+            self._check_value(at)
+        if self.digest is not None:
+            self._check_digest(at)
+
+    def _check_value(self, at: At) -> None:
+        """A constant reads no column, so nothing else about a column applies; it encodes."""
+        for key in ("source", "columns", "default", "digest", "format"):
+            if getattr(self, key) is not None:
+                raise (at / key).error(f"a feature with `value:` stores that value in every record and reads no "
+                                       f"column: drop `{key}`")
+        try:
+            self.encode([self.value], lambda row: "")
+        except DataError as error:
+            raise (at / "value").error(f"invalid value: {error.problem or error}") from None
+
+    def _check_digest(self, at: At) -> None:
+        if self.dtype != "string" or self.shape:
+            raise (at / "digest").error(f"a digest is stored as hex text, one per record: dtype string, shape []; "
+                                        f"received dtype {self.dtype}, shape {format_shape(self.shape)}")
+        for key in ("columns", "format"):
+            if getattr(self, key) is not None:
+                raise (at / key).error(f"`digest:` takes one column of file paths; drop `{key}`")
 
     def check_sequence(self, at: At) -> None:
+        for key in ("value", "digest"):
+            if getattr(self, key) is not None:
+                raise (at / key).error(f"`{key}:` is for features of the record; declare it under `context:`")
         if self.is_variable and len(self.shape) > 1:
             raise (at / "shape").error("a per-step shape may be [], [k, ...] or [null], not "
                                        f"{format_shape(self.shape)}")
@@ -130,6 +163,15 @@ class TensorFeature(Feature):
         return DTYPES[self.dtype]
 
     @property
+    def source_names(self) -> list[str]:
+        """The columns read: none for a constant (`value:`)."""
+        return [] if self.value is not None else super().source_names
+
+    def constant_values(self, count: int) -> list[Any] | None:
+        """`value:` for each of `count` records, or None: the feature reads a column."""
+        return None if self.value is None else [self.value] * count
+
+    @property
     def is_variable(self) -> bool:
         return self.rows.is_variable
 
@@ -155,6 +197,9 @@ class TensorFeature(Feature):
                language: Language = "python") -> dict[str, Values]:
         if self.sequence:
             return {self.record_key: self.encode_steps(values, origin, language)}
+        if self.digest is not None:  # the files' digests in place of their paths
+            values = digests(values.cells() if isinstance(values, ArrowCells) else values, self.digest, base_dir,
+                             lambda row, problem: self.fail(origin, row, problem))
         if isinstance(values, GatheredColumns):
             return {self.record_key: self.encode_gathered(values, origin, language)}
         return {self.record_key: self.encode_values(values, origin, language)}

@@ -123,10 +123,14 @@ class Dataset:
         return self._reader.split(split).num_examples
 
     def torch(self, split: str = "train") -> Any:
-        """The split as a `torch.utils.data.Dataset` of `record`s (map-style: a DataLoader with
-        several workers and `shuffle=True` reads each record once per epoch). Needs torch, which
-        tfrecord_builder does not depend on. A dataset without index files (compressed shards)
-        gives an IterableDataset whose workers read different shards."""
+        """The split as a `torch.utils.data.Dataset` of `record`s: map-style, record i read through
+        the index files (a DataLoader with several workers and `shuffle=True` reads each record
+        once per epoch); a dataset without index files (compressed shards) gives an
+        IterableDataset whose workers read different shards. Its `collate` is the DataLoader's
+        `collate_fn` for records of their own sizes, batched as `input_fn` batches them (images
+        padded to the batch's largest, their boxes following; other variable values as lists):
+        `DataLoader(data, batch_size=8, collate_fn=data.collate)`. Needs torch, which
+        tfrecord_builder does not depend on."""
         from .torch_dataset import torch_dataset  # imports torch: only when asked for
         return torch_dataset(self, split)
 
@@ -135,7 +139,7 @@ class Dataset:
         """The dataset's HTML report (`tfrecord-builder report`): statistics, histograms, class
         balance, images per class, shards and spec, from up to `sample` records per split (None:
         all). Shown inline in a Jupyter notebook; written to `output` if given, each figure to
-        `png/` as a PNG file if given. Needs matplotlib (`pip install 'tfrecord-builder[report]'`).
+        `png/` as a PNG file if given. Needs matplotlib (the `report` extra).
 
         >>> load("build/wine/1.0.0").report("wine-report.html")
         <Report at wine-report.html: ... characters, 14 figures>

@@ -161,6 +161,10 @@ class OutputSpec(Section):
                                         "worker writes a shard a piece at a time: it needn't fit in memory)", None, convert=parse_size,
                                         schema={"anyOf": [{"type": "integer"}, {"type": "string"}]})
     compression: Literal["none", "gzip", "zlib"] = meta("the shards' compression", "none")
+    naming: Literal["tfds", "suffix"] = meta(
+        "the shards' names: tfds, TensorFlow Datasets' NAME-SPLIT.tfrecord-00000-of-00004; or suffix, "
+        "NAME-SPLIT-00000-of-00004.tfrecord, which tools that look for *.tfrecord files find (Datumaro, the Object "
+        "Detection API's scripts); every reader of ours follows either", "tfds")
     shuffle: bool = meta("shuffle each split's records (seeded) when writing", True)
     seed: int = meta("the seed of split assignment and shuffling", 42)
     module: str | None = meta("a second copy of the generated input module, e.g. beside a training script", None)

@@ -31,16 +31,32 @@ def dataset_dir(output: str, name: str, version: str) -> str:
     return os.path.join(output, name, version)
 
 
-def shard_name(name: str, split: str, index: int, num_shards: int, compression: str = "none") -> str:
-    """`wine-train.tfrecord-00000-of-00004` (+ .gz / .deflate when compressed)."""
-    return f"{name}-{split}.tfrecord-{index:05d}-of-{num_shards:05d}{SUFFIX[compression]}"
+# How shards are named (`output.naming`): "tfds", TensorFlow Datasets' convention
+# (`wine-train.tfrecord-00000-of-00004`), or "suffix", a name ending in `.tfrecord`
+# (`wine-train-00000-of-00004.tfrecord`) as the Object Detection API's scripts write and tools that
+# look for `*.tfrecord` files (Datumaro) find. Both match `*.tfrecord*`; nothing else in the folder does
+NAMINGS = ("tfds", "suffix")
+# TensorFlow Datasets' filename template of each naming (its DatasetInfo's `filepathTemplate`)
+TFDS_TEMPLATES = {"tfds": "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}",
+                  "suffix": "{DATASET}-{SPLIT}-{SHARD_X_OF_Y}.{FILEFORMAT}"}
+
+
+def shard_name(name: str, split: str, index: int, num_shards: int, compression: str = "none",
+               naming: str = "tfds") -> str:
+    """`wine-train.tfrecord-00000-of-00004`, or with naming "suffix" `wine-train-00000-of-00004.tfrecord`
+    (+ .gz / .deflate when compressed)."""
+    numbered = f"{index:05d}-of-{num_shards:05d}"
+    if naming == "suffix":
+        return f"{name}-{split}-{numbered}.tfrecord{SUFFIX[compression]}"
+    return f"{name}-{split}.tfrecord-{numbered}{SUFFIX[compression]}"
 
 
 def index_name(shard: str) -> str:
     """A shard's index file, relative to the dataset folder: `index/wine-train-00000-of-00004.idx`
-    for `wine-train.tfrecord-00000-of-00004`. Neither its folder nor its name is picked up by a
-    shard glob (`*.tfrecord*`)."""
-    return f"{INDEX_FOLDER}/{shard.replace('.tfrecord-', '-', 1)}.idx"
+    for `wine-train.tfrecord-00000-of-00004` and for `wine-train-00000-of-00004.tfrecord` alike.
+    Neither its folder nor its name is picked up by a shard glob (`*.tfrecord*`)."""
+    stem = shard[: -len(".tfrecord")] if shard.endswith(".tfrecord") else shard.replace(".tfrecord-", "-", 1)
+    return f"{INDEX_FOLDER}/{stem}.idx"
 
 
 def labels_name(key: str) -> str:

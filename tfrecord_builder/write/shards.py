@@ -47,13 +47,14 @@ class ShardInfo:
 
 def write_split(folder: str, name: str, split: str, records: RecordsInMemory | Sequence[ShardSlices], num_shards: int,
                 compression: str, kept: dict[str, dict] | None = None, manifest: Manifest | None = None,
-                processes: int = 1, index: bool = False, shuffle: bool = True) -> list[ShardInfo]:
+                processes: int = 1, index: bool = False, shuffle: bool = True, naming: str = "tfds") -> list[ShardInfo]:
     """Writes a split's records into `num_shards` shards of near-equal example counts, up to
     `processes` at a time in forked processes, once the records (held, or their runs) reach POOL_BYTES.
 
     The records are held in memory (`RecordsInMemory`, cut into shards by rank: each writer gathers
     its own from the parent's memory), or lie in run files, each shard's in the slices its
-    `ShardSlices` lists (each writer merges its own, by key hash when `shuffle`). A shard in
+    `ShardSlices` lists (each writer merges its own, by key hash when `shuffle`), named as `naming`
+    says (write/naming.py shard_name). A shard in
     `kept` (from an interrupted run) whose records would be the same, by count and key range, is
     kept as it is; every shard written is added to `manifest` as soon as it is done.
     """
@@ -73,7 +74,7 @@ def write_split(folder: str, name: str, split: str, records: RecordsInMemory | S
         write, size = _write_sliced_shard, sum(os.path.getsize(path) for path in runs)
     todo = []
     for number, span, count, what in jobs:
-        file = shard_name(name, split, number, num_shards, compression)
+        file = shard_name(name, split, number, num_shards, compression, naming)
         shards[number] = kept_shard(kept.get(file), file, count, span)
         if shards[number] is None:
             todo.append((number, os.path.join(folder, file), count, what, compression, index))

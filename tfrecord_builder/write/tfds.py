@@ -1,7 +1,7 @@
 """What TensorFlow Datasets reads in a dataset folder, so `tfds.builder_from_directory` opens ours.
 
 TFDS reads `dataset_info.json` (its DatasetInfo protobuf as JSON: name, version, splits with
-their shard lengths and a file name template that matches our shard names), `features.json`
+their shard lengths and a file name template that matches our shard names, in either naming), `features.json`
 (its FeaturesDict) and a `KEY.labels.txt` per class label with names. Each feature is described
 from its reading description (read/tfdata.py), so TFDS parses the keys our records hold:
 a class label is a `ClassLabel`, an image an `Image` (a raw one a uint8 `Tensor` of bytes; a
@@ -26,7 +26,7 @@ from typing import Any
 from ..features import AudioFeature, BBoxFeature, ClassLabelFeature, Feature
 from ..features.image import ImageFeature
 from .info import write_file
-from .naming import FEATURES_FILE, INFO_FILE, labels_name
+from .naming import FEATURES_FILE, INFO_FILE, TFDS_TEMPLATES, labels_name
 
 _FEATURES = "tensorflow_datasets.core.features."
 TENSOR = _FEATURES + "tensor_feature.Tensor"
@@ -39,8 +39,6 @@ FEATURES_DICT = _FEATURES + "features_dict.FeaturesDict"
 # the config an unreadable dataset's refusal is recorded for: TFDS checks a blocked config, not a
 # blocked version, of a folder it opens
 REFUSED_CONFIG = "tfrecord_builder"
-# TFDS's own name for a shard: ours, `NAME-SPLIT.tfrecord-00000-of-00004`
-FILEPATH_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 
 
 def unreadable_reason(info: Any) -> str | None:
@@ -83,7 +81,7 @@ def dataset_info(info: Any) -> dict[str, Any]:
             "name": name,
             "numBytes": str(split.num_bytes),
             "shardLengths": [str(shard["num_examples"]) for shard in split.shards],
-            "filepathTemplate": FILEPATH_TEMPLATE,
+            "filepathTemplate": TFDS_TEMPLATES[spec.output.naming],  # how TFDS finds the shards by name
         } for name, split in info.splits.items()],
     }
     label = spec.features[spec.label].record_key if spec.label is not None else None

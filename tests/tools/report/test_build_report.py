@@ -33,5 +33,5 @@ def test_without_matplotlib_the_build_refuses_up_front(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, show(result)
     assert result.stderr.strip() == ("error: output.report: the report draws its plots with matplotlib, which is not "
-                                     "installed: pip install 'tfrecord-builder[report]'")
+                                     "installed: pip install matplotlib (the `report` extra)")
     assert not (tmp_path / "out").exists()

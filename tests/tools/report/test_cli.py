@@ -95,5 +95,5 @@ def test_without_matplotlib_the_error_says_what_to_install(datasets, tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr == ("error: the report draws its plots with matplotlib, which is not installed: "
-                             "pip install 'tfrecord-builder[report]'\n")
+                             "pip install matplotlib (the `report` extra)\n")
     assert list(tmp_path.iterdir()) == []

@@ -43,8 +43,8 @@ def chosen_runner(name: str) -> Runner:
         raise UsageError(f"runner: expected one of {', '.join(RUNNERS)}, received {name!r}")
     implementation = RUNNERS[name]
     if implementation.engine is not None and importlib.util.find_spec(implementation.engine) is None:
-        raise UsageError(f"--runner {name} needs {implementation.engine_name}: "
-                         f"pip install 'tfrecord-builder[{name}]'")
+        raise UsageError(f"--runner {name} needs {implementation.engine_name}: install tfrecord-builder's `{name}` "
+                         f"extra (pip install '.[{name}]' in a checkout; see docs/install.md)")
     module, _, attribute = implementation.path.partition(":")
     with stderr_held(lambda error: True):  # importing an engine may log warnings (Beam's about clients it lacks)
         return getattr(importlib.import_module(module, __package__), attribute)()

@@ -280,7 +280,7 @@ def write_placed_shard(spec: Spec, staging: str, build_id: str, kept: dict[str, 
     the manifest; returns its file name, or None where a resumed build keeps it as it is."""
     starts = layout.shards[split]
     count = int(starts[index + 1] - starts[index])
-    file = shard_name(spec.name, split, index, len(starts) - 1, spec.output.compression)
+    file = shard_name(spec.name, split, index, len(starts) - 1, spec.output.compression, spec.output.naming)
     entry = kept.get(file)
     if entry is not None and entry["num_examples"] == count:  # a resumed build: kept if its records are these
         ends = [pieces[0](), pieces[-1]()]
@@ -321,7 +321,7 @@ def run_result(spec: Spec, staging: str, build_id: str, summary: dict[str, Any],
         starts = shard_starts(total, num_shards)
         shards = []
         for index in range(num_shards):
-            file = shard_name(spec.name, name, index, num_shards, spec.output.compression)
+            file = shard_name(spec.name, name, index, num_shards, spec.output.compression, spec.output.naming)
             entry = entries.get(file)
             if entry is None:
                 if starts[index + 1] != starts[index]:

@@ -279,7 +279,7 @@ def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kep
         else:
             source, distinct[name] = split_records.slices(shard_starts(split_records.num_examples, num_shards))
         shards = write_split(staging, spec.name, name, source, num_shards, spec.output.compression, kept, manifest,
-                             processes, spec.output.writes_index, spec.output.shuffle)
+                             processes, spec.output.writes_index, spec.output.shuffle, spec.output.naming)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples

@@ -186,7 +186,7 @@ def _parquet(path: str) -> Table:
     try:
         import pyarrow.parquet as parquet
     except ImportError:
-        raise UsageError("reading Parquet files needs pyarrow: pip install 'tfrecord-builder[parquet]'") from None
+        raise UsageError("reading Parquet files needs pyarrow: pip install pyarrow") from None
     try:
         opened = parquet.ParquetFile(path)
     except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds

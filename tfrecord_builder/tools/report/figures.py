@@ -35,7 +35,7 @@ LINE = 2  # pixels: a box's edges, drawn inside it
 MASK_OPACITY = 0.5  # a mask's class colour over the image
 RATIO_TICKS = [1 / 16, 1 / 8, 1 / 4, 1 / 3, 1 / 2, 2 / 3, 1, 1.5, 2, 3, 4, 8, 16]  # a log axis of ratios
 GAP = 3  # pixels between thumbnails
-MISSING = "the report draws its plots with matplotlib, which is not installed: pip install 'tfrecord-builder[report]'"
+MISSING = "the report draws its plots with matplotlib, which is not installed: pip install matplotlib (the `report` extra)"
 
 STYLE = {
     "font.family": "DejaVu Sans", "font.size": 8.5, "text.color": INK,
