@@ -1,10 +1,14 @@
 """`infer`: a commented spec from raw data, which validates and builds as it is written.
 
     sources.py      reads a sample of a table (CSV, JSONL, Parquet) or lists a folder's images
-    annotations.py  recognises a COCO JSON, a Pascal VOC folder or a YOLO folder: boxes and classes
+    layouts.py      recognises annotated images as tools export them: COCO, Pascal VOC, labelme,
+                    segmentation masks (yolo_layouts.py: YOLO, darknet), in split folders too (parts.py)
+    annotations.py  the plan of annotated images with boxes: boxes, classes, per-object fields
+    masks.py        the plan of masks beside their images; a table's mask column checked
     columns.py      what a column's values say: dtype, list shapes, missing values, distinct values
     declare.py      a column's feature: tensor, class label or image (image_files.py looks at the files)
     tables.py, sequences.py, folders.py   the plan of each kind of source (plan.py: what a plan holds)
+    box_tables.py   a table of one box a row, grouped by image
     names.py        feature names from column names, the dataset's name
     spec_text.py    the plan as YAML text with its comments
 
@@ -31,10 +35,12 @@ from ...spec.yaml_source import load_yaml
 from ...write.info import write_file
 from .annotations import annotation_plan
 from .folders import folder_plan
+from .layouts import recognise
+from .masks import segmentation_plan
 from .names import dataset_name
 from .plan import Plan
 from .sequences import jsonl_plan, long_table_plan, step_columns
-from .sources import read_folder, read_table, table_kind
+from .sources import read_table, table_kind
 from .spec_text import spec_text
 from .tables import table_plan
 
@@ -110,14 +116,14 @@ def write_spec(text: str, path: str | os.PathLike, overwrite: bool = False) -> s
 
 
 def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool | None) -> Plan:
-    annotated = annotation_plan(data) if group_by is None and not sequence else None
-    if annotated is not None:
-        return annotated
+    found = recognise(data) if group_by is None and not sequence else None
+    if found is not None:
+        return segmentation_plan(data, found) if found.kind == "segmentation" else annotation_plan(data, found)
     if os.path.isdir(data):
         if group_by is not None or sequence:
             raise UsageError(f"{data}: a folder of images has no rows to group; --group-by, --order-by and "
                              "--sequence read tables")
-        return folder_plan(read_folder(data))
+        return folder_plan(data)
     kind = table_kind(data)
     if sequence and (group_by is not None or kind != "jsonl"):
         raise UsageError(f"{data}: --sequence reads a JSONL file's list fields as steps; a long table takes "

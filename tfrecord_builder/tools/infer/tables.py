@@ -14,7 +14,7 @@ from .declare import Column, declare, na_spellings, spells_na
 from .gathered import gather_runs
 from .keys import add_key
 from .names import dataset_name, feature_names, snake_case
-from .plan import Declaration, Plan, guess_label
+from .plan import SPLIT_WORDS, Declaration, Plan, guess_label
 from .sources import Table
 
 
@@ -57,10 +57,10 @@ def add_split_column(plan: Plan, table: Table) -> str | None:
         values = table.values[column]
         named = {value.strip() for value in values if isinstance(value, str)}
         if len(named) < 2 or any(not isinstance(value, str) for value in values) \
-                or not all(value.lower() in _SPLIT_WORDS for value in named) or any(value != value.strip()
+                or not all(value.lower() in SPLIT_WORDS for value in named) or any(value != value.strip()
                                                                                   for value in values):
             continue
-        ordered = sorted(named, key=lambda value: (_SPLIT_WORDS.index(value.lower()), value))
+        ordered = sorted(named, key=lambda value: (SPLIT_WORDS.index(value.lower()), value))
         plan.source["split_column"] = column
         counts = ", ".join(f"{name} {values.count(name):,}" for name in ordered)
         sample = "" if table.complete else " in the rows read"
@@ -72,7 +72,6 @@ def add_split_column(plan: Plan, table: Table) -> str | None:
 
 
 _SPLIT_COLUMNS = ("split", "subset", "partition", "data_split")
-_SPLIT_WORDS = ["train", "training", "validation", "valid", "val", "dev", "eval", "evaluation", "test", "testing"]
 
 
 def add_source_options(plan: Plan, table: Table, counts: dict[str, Profile], na_values: frozenset[str]) -> None:
