@@ -231,15 +231,13 @@ def _constant(values: list[Any], total: int, unit: str, images: int) -> str | No
 def _boxes(kind: str, parts: list[Part], objects: int) -> Declaration:
     form, units = _FORMATS[kind]
     fields: dict[str, Any] = {"type": "bbox", "source": "bbox", "format": form, "units": units, "image": "image"}
-    notes = [f"{form} {'pixels' if units == 'pixels' else 'fractions'}, as {_writer(kind)} writes them; "
-             "stored [ymin, xmin, ymax, xmax] fractions"]
+    written = ("each labelme shape's extent (a polygon's vertices, a circle's centre and radius)" if kind == "labelme"
+               else f"as {kind.upper()} writes them")
+    notes = [f"{form} {'pixels' if units == 'pixels' else 'fractions'}, {written}; stored [ymin, xmin, ymax, xmax] "
+             "fractions"]
     notes += box_checks(fields, [(name, boxes, size) for part in parts
                                  for name, boxes, size in zip(part.shown, part.boxes, part.sizes)], objects)
     return Declaration("objects", fields, notes, column="bbox")
-
-
-def _writer(kind: str) -> str:
-    return "labelme's shapes' extents" if kind == "labelme" else kind.upper()
 
 
 def box_checks(fields: dict[str, Any], images: list[tuple[str, np.ndarray, tuple[int, int]]], objects: int) -> list[str]:
