@@ -34,6 +34,7 @@ from ...spec.load import spec_from_document
 from ...spec.yaml_source import load_yaml
 from ...write.info import write_file
 from .annotations import annotation_plan
+from .box_tables import box_table_plan
 from .folders import folder_plan
 from .layouts import recognise
 from .masks import segmentation_plan
@@ -131,6 +132,9 @@ def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool 
     table = read_table(data)
     if group_by is not None:
         return long_table_plan(table, group_by, order_by or "")
+    boxes = box_table_plan([table]) if not sequence else None
+    if boxes is not None:
+        return boxes
     steps = step_columns(table, sequence)
     if steps is not None:
         return jsonl_plan(table, *steps)

@@ -14,11 +14,14 @@ import os
 from ...errors import DataError
 from .image_files import image_guess, look, spread
 from ...features.class_label import class_order
+from .box_tables import box_table_plan
 from .layouts import split_folders, split_word, subfolders
+from .parts import listed
 from .names import dataset_name
 from .plan import Declaration, Plan
-from .sources import Folder, read_folder
+from .sources import Folder, read_folder, read_table
 
+_TABLES = (".csv", ".tsv")
 # the folders of annotation layouts: never classes
 LAYOUT_FOLDERS = {"images": "images", "labels": "labels", "annotations": "annotations", "jpegimages": "JPEGImages",
                   "segmentationclass": "SegmentationClass", "segmentationobject": "SegmentationObject",
@@ -71,7 +74,17 @@ def _slashed(names: list[str]) -> str:
 
 
 def _split_plan(data: str, splits: dict[str, str]) -> Plan:
-    """A source per split folder: each a folder of class sub-folders, or each a flat folder."""
+    """A source per split folder: each a table of one box a row (Roboflow's "Tensorflow CSV"), each
+    a folder of class sub-folders, or each a flat folder."""
+    tables = {split: [name for name in listed(folder) if name.lower().endswith(_TABLES)] for split, folder in splits.items()}
+    if all(len(names) == 1 for names in tables.values()):
+        read = [read_table(os.path.join(splits[split], names[0])) for split, names in tables.items()]
+        plan = box_table_plan(read, list(splits))
+        if plan is None:
+            raise DataError(f"{data}: split folders each holding a table ({_slashed([os.path.join(split, names[0]) for split, names in tables.items()])}): "
+                            "infer reads them together when they are tables of one box a row (filename, class, xmin, "
+                            "ymin, xmax, ymax); infer each table instead")
+        return plan
     folders = {split: read_folder(folder) for split, folder in splits.items()}
     for split, folder in folders.items():
         if not any(label is not None for label in folder.labels):
