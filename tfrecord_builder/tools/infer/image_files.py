@@ -32,6 +32,7 @@ class Picture:
     channels: int
     bits: int = 8
     values: tuple[int, int] | None = None  # a deep file's lowest and highest value
+    mode: str = "RGB"  # Pillow's: P for a palette file (a mask of class indices, as VOC's)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def look(path: str, shown: str) -> Picture:
                 load(image)
                 pixels = deep.values(image, data, bits)
                 values = int(pixels.min()), int(pixels.max())
-            return Picture(image.format or "?", height, width, _channels(mode, transparent), bits, values)
+            return Picture(image.format or "?", height, width, _channels(mode, transparent), bits, values, mode)
     except BadImage as error:
         raise DataError(f"{shown}: {error}") from None
     except OSError as error:
