@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError
@@ -170,3 +171,20 @@ def test_a_one_class_roboflow_export_passes_the_dry_run(tmp_path):
            "[null]}` to keep it)" in text.splitlines()
     assert sorted(name for records in splits.values() for name in records) == sorted(sizes)
     assert_dry_run_passes(path)
+
+
+def test_an_empty_box_gets_min_size_0_with_a_comment_counting_it(tmp_path):
+    """A box of no width (a slip of the mouse, kept by the exporter): `min_size: 0`, and the comment
+    says how many there are and that the build drops each such object whole (its label too); on
+    850d6ac the comment said "1 boxes are empty" and nothing of the label."""
+    roboflow_voc(tmp_path / "export")
+    xml = tmp_path / "export" / "train" / "astronaut.xml"
+    xml.write_text(xml.read_text().replace("<xmax>340</xmax>", "<xmax>140</xmax>", 1))
+
+    text = tb.infer(tmp_path / "export", tmp_path / "det.yaml")
+
+    objects = yaml.safe_load(text)["features"]["objects"]
+    assert objects["min_size"] == 0
+    assert comment(text, "objects:").endswith(
+        "; 1 empty box (no width or height): `min_size: 0` drops each such object whole, its label and other "
+        "per-object values with it, and the build counts them")

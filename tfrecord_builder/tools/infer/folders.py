@@ -16,7 +16,7 @@ from .image_files import image_guess, look, spread
 from ...features.class_label import class_order
 from .box_tables import box_table_plan
 from .layouts import split_folders, split_word, subfolders
-from .parts import listed
+from .parts import count, listed
 from .names import dataset_name
 from .plan import Declaration, Plan
 from .sources import Folder, read_folder, read_table
@@ -103,8 +103,8 @@ def _plan_of(data: str, folders: list[Folder]) -> Plan:
     for folder, is_flat in zip(folders, flat):
         outside = [file for file, label in zip(folder.files, folder.labels) if label is None]
         if outside and not is_flat:
-            count = f"{len(outside)} images lie" if len(outside) > 1 else "1 image lies"
-            raise DataError(f"{folder.path}: {count} beside the class sub-folders (e.g. {outside[0]}); "
+            lie = f"{len(outside)} images lie" if len(outside) > 1 else "1 image lies"
+            raise DataError(f"{folder.path}: {lie} beside the class sub-folders (e.g. {outside[0]}); "
                             "expected every image in a class sub-folder, or all of them in the folder itself")
     if len(set(flat)) > 1:
         raise DataError(f"{data}: {_slashed([_name(f) for f, is_flat in zip(folders, flat) if is_flat])} "
@@ -120,7 +120,8 @@ def _plan_of(data: str, folders: list[Folder]) -> Plan:
         plan.features.append(Declaration("filename", {"dtype": "string"},
                                          ["the image's path in the folder (a flat folder: no classes)"],
                                          column="filename"))
-        plan.header = [f"Written by `tfrecord-builder infer` from {where}: {len(files)} images, no class sub-folders."]
+        plan.header = [f"Written by `tfrecord-builder infer` from {where}: {count(len(files), 'image')}, no class "
+                       "sub-folders."]
         return plan
     # as the build takes them: one folder's (or every split's alike), else every split's together, sorted
     same = all(folder.classes == folders[0].classes for folder in folders)
@@ -135,8 +136,8 @@ def _plan_of(data: str, folders: list[Folder]) -> Plan:
     plan.features.append(Declaration("label", {"type": "class_label"}, notes, column="label"))
     plan.label = "label"
     plan.label_note = "the class sub-folder; input_fn yields (features, label)"
-    plan.header = [f"Written by `tfrecord-builder infer` from {where}: {len(files)} images in "
-                   f"{len(classes)} class sub-folders."]
+    plan.header = [f"Written by `tfrecord-builder infer` from {where}: {count(len(files), 'image')} in "
+                   f"{count(len(classes), 'class sub-folder')}."]
     return plan
 
 

@@ -96,18 +96,19 @@ def image_guess(pictures: Sequence[Picture], total: int) -> ImageGuess:
     if encoding == "jpeg":
         channels = min(channels, 3)
     sizes = {(picture.height, picture.width) for picture in pictures}
-    sampled = f"all {total}" if len(pictures) == total else f"{len(pictures)} sampled of {total}"
+    sampled = ("the one image is" if total == 1 else f"all {total} images are" if len(pictures) == total
+               else f"{len(pictures)} images sampled of {total} are")
     kinds = "/".join(sorted(formats))
     if len(sizes) == 1:
         height, width = sizes.pop()
         shape: list[int | None] = [height, width, channels]
         more = "" if len(pictures) == total else "; others are resized to it"
-        note = f"{sampled} images are {kinds} {height}x{width}, {channels} channel{'s' * (channels > 1)}{more}"
+        note = f"{sampled} {kinds} {height}x{width}, {channels} channel{'s' * (channels > 1)}{more}"
     else:
         heights = sorted(height for height, _ in sizes)
         widths = sorted(width for _, width in sizes)
         shape = [None, None, channels]
-        note = (f"{sampled} images are {kinds}, {heights[0]}-{heights[-1]} high and {widths[0]}-{widths[-1]} "
+        note = (f"{sampled} {kinds}, {heights[0]}-{heights[-1]} high and {widths[0]}-{widths[-1]} "
                 f"wide: each keeps its size ({channels} channel{'s' * (channels > 1)})")
     if encoding == "png" and formats != {"PNG"}:
         note += "; stored as PNG (lossless)"

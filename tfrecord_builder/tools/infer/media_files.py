@@ -54,14 +54,16 @@ def media_kind(values: Sequence[Any]) -> str | None:
 def media_fields(kind: str, paths: Sequence[str], total: int) -> tuple[dict[str, Any], str]:
     """The feature's declaration and its comment, from the files (`total`: how many the column names)."""
     sampled = spread(list(paths), PROBE_LIMIT)
+    unit = "file" if kind == "audio" else "clip"
     clips = [_probe(kind, path) for path in sampled]
-    which = f"all {total}" if len(sampled) == total else f"{len(sampled)} sampled of {total}"
+    which = f"the one {unit}" if total == 1 else f"all {total} {unit}s" if len(sampled) == total \
+        else f"{len(sampled)} {unit}s sampled of {total}"
     seconds = sorted(clip.seconds for clip in clips)
     length = f"{seconds[0]:.1f}-{seconds[-1]:.1f} s" if seconds[0] != seconds[-1] else f"{seconds[0]:.1f} s"
     if kind == "audio":
         rates = Counter(int(round(clip.rate)) for clip in clips)
         rate = max(rates, key=lambda value: (rates[value], value))
-        note = f"guessed: {which} files: {_rates(rates, 'Hz')}, {length}"
+        note = f"guessed: {which}: {_rates(rates, 'Hz')}, {length}"
         if len(rates) > 1:
             note += f"; the others resampled to {rate} Hz"
         channels = Counter(clip.channels for clip in clips)
@@ -73,7 +75,7 @@ def media_fields(kind: str, paths: Sequence[str], total: int) -> tuple[dict[str,
     shape: list[int | None] = [*sizes.pop(), 3] if len(sizes) == 1 else [None, None, 3]
     rates = Counter(round(clip.rate, 2) for clip in clips)
     size = f"{shape[0]}x{shape[1]}" if shape[0] else "of several sizes (each keeps its own)"
-    note = (f"guessed: {which} clips are {size}, {_rates(rates, 'frames a second')}, {length}: every frame kept "
+    note = (f"guessed: {which} {'is' if total == 1 else 'are'} {size}, {_rates(rates, 'frames a second')}, {length}: every frame kept "
             "(`fps:`, `max_frames:` keep fewer); a clip is one frame a step")
     return {"type": "video", "shape": shape}, note
 
