@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from PIL import Image
 
 import tfrecord_builder as tb
@@ -61,7 +60,7 @@ def test_a_column_of_palette_pngs_is_a_mask_of_class_indices_linked_to_its_image
     assert comment(text, "mask:") == ("guessed: palette PNGs: a mask of class indices; indices 0-3 in all 4 masks; "
                                       "of `image`'s size in every row")
     found = {record["image"].shape: record for split in records.values() for record in split}
-    for name, classes in written.items():
+    for classes in written.values():
         record = found[(*classes.shape, 1)]
         np.testing.assert_array_equal(record["mask"][:, :, 0], classes)  # the indices, never the palette's colours
 

@@ -17,9 +17,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...errors import DataError
 from ...features.class_label import class_order
 from ...images import BadImage, pillow
-from ...errors import DataError
 from .annotations import box_checks
 from .columns import profile
 from .declare import Column, declare, na_spellings

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 
 from ...errors import DataError
-from .image_files import image_guess, look, spread
 from ...features.class_label import class_order
 from .box_tables import box_table_plan
+from .image_files import image_guess, look, spread
 from .layouts import split_folders, split_word, subfolders
-from .parts import count, listed
 from .names import dataset_name
+from .parts import count, listed
 from .plan import Declaration, Plan
 from .sources import Folder, read_folder, read_table
 

@@ -61,7 +61,7 @@ def media_fields(kind: str, paths: Sequence[str], total: int) -> tuple[dict[str,
     seconds = sorted(clip.seconds for clip in clips)
     length = f"{seconds[0]:.1f}-{seconds[-1]:.1f} s" if seconds[0] != seconds[-1] else f"{seconds[0]:.1f} s"
     if kind == "audio":
-        rates = Counter(int(round(clip.rate)) for clip in clips)
+        rates = Counter(round(clip.rate) for clip in clips)
         rate = max(rates, key=lambda value: (rates[value], value))
         note = f"guessed: {which}: {_rates(rates, 'Hz')}, {length}"
         if len(rates) > 1:

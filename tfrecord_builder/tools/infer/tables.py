@@ -10,12 +10,11 @@ import os
 from typing import Any, Sequence
 
 from ...errors import DataError
-
 from .columns import Profile, profile
 from .declare import Column, declare, na_spellings, spells_na
 from .gathered import gather_runs
-from .keys import add_key
 from .image_files import spread
+from .keys import add_key
 from .masks import checked_masks
 from .names import dataset_name, feature_names, snake_case
 from .plan import SPLIT_WORDS, Declaration, Plan, guess_label
