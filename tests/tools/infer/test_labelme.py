@@ -125,4 +125,5 @@ def test_a_rectangles_only_labelme_folder_has_no_points_feature(tmp_path):
         document["shapes"] = [shape for shape in document["shapes"] if shape["shape_type"] == "rectangle"]
         path.write_text(json.dumps(document))
     spec = yaml.safe_load(tb.infer(folder, tmp_path / "spec.yaml"))
+    assert spec["source"]["builder"] == "labelme"
     assert "points" not in spec["features"] and "shape_type" not in spec["features"]

@@ -69,6 +69,18 @@ def test_split_folders_of_images_alone_are_a_source_each_without_classes(tmp_pat
     assert "label" not in spec["features"] and spec["features"]["filename"] == {"dtype": "string"}
 
 
+def test_one_split_folder_is_divided_by_fractions(tmp_path):
+    for label, photos in {"cup": ["coffee", "rocket"], "pet": ["chelsea", "cat"]}.items():
+        for photo in photos:
+            save(tmp_path / "pets" / "train" / label / f"{photo}.png", photo)
+    text = tb.infer(tmp_path / "pets", tmp_path / "pets.yaml")
+    spec = yaml.safe_load(text)
+    assert (spec["name"], spec["source"], spec["splits"]) == (
+        "pets", {"builder": "image_folder", "path": "pets/train"}, {"train": 0.8, "test": 0.2})
+    assert "# One split folder, train/: divided by the fractions below." in text.splitlines()
+    assert spec["features"]["label"] == {"type": "class_label"}
+
+
 @pytest.mark.parametrize("folders, message", [
     (["train/cat", "test/cat", "extra/cat"],
      "sub-folders test/, train/ are named like splits, beside extra/: expected split folders only (each a source) or "

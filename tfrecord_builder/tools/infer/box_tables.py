@@ -203,10 +203,11 @@ def _other(plan: Plan, column: str, values: list[Any], groups: dict[str, list[in
     distinct = {str(value) for value in values}
     per_group = all(len({str(values[row]) for row in rows_of}) == 1 for rows_of in groups.values())
     if len(distinct) == 1 and len(groups) > 1:
-        written = {"dtype": "string" if not _number(values[0]) else ("int64" if float(values[0]).is_integer()
-                                                                    else "float32")}
-        if per_group is False:
-            written["shape"] = [None]
+        if values[0] is None:
+            plan.left_out.append(f"column `{column}`: left out: empty in every row")
+            return
+        written: dict[str, Any] = {"dtype": "string" if not _number(values[0]) else
+                                   ("int64" if float(values[0]).is_integer() else "float32")}
         if name != column:
             written["source"] = column
         plan.left_out.append(f"{name}: left out: {values[0]} in every row (add `{name}: {flow(written)}` to keep it)")

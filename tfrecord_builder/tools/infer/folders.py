@@ -32,6 +32,12 @@ def folder_plan(data: str) -> Plan:
     """`image_folder`: the images (their encoding and shape from the files) and their classes,
     or a source per split folder."""
     splits = split_folders(data)
+    if len(splits) == 1:  # one split folder (train/ alone): divided by fractions, as a folder without splits
+        (folder,) = splits.values()
+        plan = folder_plan(folder)
+        plan.name, plan.source["path"] = dataset_name(data), folder
+        plan.header.append(f"One split folder, {os.path.basename(folder)}/: divided by the fractions below.")
+        return plan
     if splits:
         return _split_plan(data, splits)
     _check_class_folders(data)
