@@ -130,12 +130,24 @@ def load(path: str) -> dict[str, Any]:
 
 
 def is_labelme(path: str) -> bool:
-    """Whether a file is a labelme JSON (one object with `shapes` and `imagePath`)."""
+    """Whether a file is a labelme JSON (one object with `shapes` and `imagePath`). Its first KiBs
+    are looked at first, so a large JSON of another kind (a COCO JSON) isn't read whole here."""
+    try:
+        with open(path, "rb") as file:
+            start = file.read(_PEEK)
+    except OSError:
+        return False
+    if not start.lstrip().startswith(b"{") or not any(key in start for key in _KEYS):
+        return False
     try:
         load(path)
     except DataError:
         return False
     return True
+
+
+_PEEK = 8192
+_KEYS = (b'"shapes"', b'"imagePath"', b'"imageData"')  # one of them comes early in any key order
 
 
 def area_shapes(path: str, document: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
