@@ -58,7 +58,7 @@ def test_a_column_of_palette_pngs_is_a_mask_of_class_indices_linked_to_its_image
     assert spec["features"]["image"] == {"type": "image", "encoding": "png", "shape": [None, None, 1]}
     assert spec["features"]["mask"] == {"type": "mask", "image": "image"}
     assert comment(text, "mask:") == ("guessed: palette PNGs: a mask of class indices; indices 0-3 in all 4 masks; "
-                                      "of `image`'s size in every row")
+                                      "linked to `image`: each mask its image's size in every row")
     found = {record["image"].shape: record for split in records.values() for record in split}
     for classes in written.values():
         record = found[(*classes.shape, 1)]

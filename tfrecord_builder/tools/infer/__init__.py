@@ -50,8 +50,9 @@ __all__ = ["infer", "spec_path", "write_spec"]
 
 def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
           order_by: str | None = None, sequence: bool | None = None) -> str:
-    """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images, or an
-    annotated image set (a COCO instances JSON, a Pascal VOC folder, a YOLO folder).
+    """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images (or of
+    split folders), or an annotated image set as the tools export it (COCO, Pascal VOC, YOLO,
+    darknet, labelme, segmentation masks; layouts.py).
 
     `spec` is where the spec will be written (default: a file in the working directory): paths in
     it are relative to its folder. `group_by` and `order_by` read a long table (one row per

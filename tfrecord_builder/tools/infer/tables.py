@@ -22,7 +22,8 @@ from .sources import Table
 
 
 def table_plan(table: Table) -> Plan:
-    """One feature per column; an image column makes the source an image manifest."""
+    """One feature per column; an image column makes the source an image manifest, a mask column
+    is linked to its image column, and a video column makes each row a SequenceExample."""
     names = feature_names(table.columns)
     counts = {column: profile(table.values[column], table.language) for column in table.columns}
     na_values = frozenset(na_spellings(list(counts.values())))
@@ -70,7 +71,8 @@ def link_masks(plan: Plan, table: Table, folder: str) -> None:
                 problem = problem or error
                 continue
             mask.fields["image"] = image.name
-            mask.notes.append(f"of `{image.name}`'s size in {'every row' if len(rows) == table.rows else 'the rows sampled'}")
+            rows_checked = "every row" if len(rows) == table.rows else "the rows sampled"
+            mask.notes.append(f"linked to `{image.name}`: each mask its image's size in {rows_checked}")
             break
         else:
             if len(images) == 1 and problem is not None:
