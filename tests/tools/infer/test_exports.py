@@ -43,7 +43,7 @@ def test_roboflow_coco_gives_a_split_a_folder_without_the_dataset_category(tmp_p
     assert "  # iscrowd: left out: 0 for every one of the 5 objects (add `iscrowd: {dtype: int64, shape: [null]}` " \
            "to keep it)" in text.splitlines()
     assert text.splitlines()[0] == ("# Written by `tfrecord-builder infer` from export/: a COCO instances JSON, "
-                                    "4 images (1 without objects: records with no boxes), 5 objects, 5 classes.")
+                                    "4 images (1 without objects: records with no boxes), 5 objects, 4 classes.")
     assert_records(splits, expected(sizes))
     assert_dry_run_passes(path)
 

@@ -122,17 +122,18 @@ def _plan(data: str, found: Found) -> Plan:
     if first.names_file is not None:
         plan.source["names_file"] = first.names_file
     plan.source_notes["builder"] = f"recognised: {_KINDS[kind]}"
+    labels = _labels(kind, everything, classes)
     without = f" ({empty:,} without objects: records with no boxes)" if empty else ""
     plan.header = [f"Written by `tfrecord-builder infer` from {shown_name(data)}: {_KINDS[kind]}, "
                    f"{count(images, 'image')}{without}, {count(objects, 'object')}, "
-                   f"{count(len(classes), 'class')}."] + found.notes + _said(everything)
+                   f"{count(len(labels.fields.get('names', classes)), 'class')}."] + found.notes + _said(everything)
     files = [file for part in everything for file in part.files]
     shown = [name for part in everything for name in part.shown]
     picked = spread(list(range(len(files))))
     image = image_guess([look(files[index], shown[index]) for index in picked], len(files))
     plan.features.append(Declaration("image", image.fields(), [f"guessed: {image.note}"], column="image"))
     plan.features.append(_boxes(kind, everything, objects))
-    plan.features.append(_labels(kind, everything, classes))
+    plan.features.append(labels)
     _attributes(plan, kind, everything, objects, images)
     return plan
 
