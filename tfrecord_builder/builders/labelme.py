@@ -45,7 +45,8 @@ Context = tuple[list[str], list[str]]
 AREA_SHAPES = ("rectangle", "polygon", "circle", "mask")
 NO_AREA_SHAPES = ("line", "linestrip", "point", "points")
 LEFT_OUT_NOTICE = "source: {count} labelme `%s` shape{s} left out: no area, so no object with a box"
-IMAGE_DATA_NOTICE = "source: {count} image{s} read from the labelme JSON's `imageData`: the file its `imagePath` names is missing"
+IMAGE_DATA_NOTICE = ("source: {count} image{s} read from the labelme JSON's `imageData`: the file its `imagePath` "
+                     "names is missing")
 
 
 class LabelmeBuilder(AnnotationBuilder):
@@ -125,7 +126,8 @@ def load(path: str) -> dict[str, Any]:
         raise DataError(f"{path}, line {error.lineno}: malformed JSON: {error.msg} (column {error.colno})") from None
     if not isinstance(document, dict) or not isinstance(document.get("shapes"), list) or "imagePath" not in document:
         keys = ", ".join(document) if isinstance(document, dict) else f"a JSON {type(document).__name__}"
-        raise DataError(f"{path}: expected a labelme JSON (an object with `shapes` and `imagePath`); it has {keys or 'nothing'}")
+        raise DataError(f"{path}: expected a labelme JSON (an object with `shapes` and `imagePath`); it has "
+                        f"{keys or 'nothing'}")
     return document
 
 

@@ -94,9 +94,9 @@ def box_table_plan(tables: list[Table], splits: list[str] | None = None) -> Plan
             continue
         _other(plan, column, values[column], groups, firsts, places, language, na_values, table)
     add_source_options(plan, table, counts, na_values)
+    tables_read = ", ".join(os.path.join(split, part.name) for split, part in zip(splits or [], tables))
     plan.header = header_lines(table) if len(tables) == 1 else [
-        f"Written by `tfrecord-builder infer` from {', '.join(os.path.join(split, part.name) for split, part in zip(splits or [], tables))}: "
-        f"all {rows:,} rows read."]
+        f"Written by `tfrecord-builder infer` from {tables_read}: all {rows:,} rows read."]
     plan.header.append("A table of one box a row (as the Object Detection API's tutorials and Roboflow's "
                        "\"Tensorflow CSV\" write them): grouped into one record an image.")
     return plan

@@ -199,9 +199,11 @@ def _media(column: Column, found: Guess, na_values: frozenset[str]) -> Declarati
     if absent or found.missing:
         if absent:
             row, value = absent[0]
-            why = f"{len(absent)} of {len(named)} {kind} files named are missing ({column.where(row)}: {value}), so kept as text"
+            why = (f"{len(absent)} of {len(named)} {kind} files named are missing ({column.where(row)}: {value}), "
+                   "so kept as text")
         else:
-            why = f"names {kind} files, but {_count(found.missing, column.unit)} have none (a {kind} feature needs one in every row)"
+            why = (f"names {kind} files, but {_count(found.missing, column.unit)} have none (a {kind} feature needs "
+                   "one in every row)")
         found.notes.insert(0, why)
         return None
     files = sorted({value for _, value in named})

@@ -82,14 +82,16 @@ def _slashed(names: list[str]) -> str:
 def _split_plan(data: str, splits: dict[str, str]) -> Plan:
     """A source per split folder: each a table of one box a row (Roboflow's "Tensorflow CSV"), each
     a folder of class sub-folders, or each a flat folder."""
-    tables = {split: [name for name in listed(folder) if name.lower().endswith(_TABLES)] for split, folder in splits.items()}
+    tables = {split: [name for name in listed(folder) if name.lower().endswith(_TABLES)]
+              for split, folder in splits.items()}
     if all(len(names) == 1 for names in tables.values()):
         read = [read_table(os.path.join(splits[split], names[0])) for split, names in tables.items()]
         plan = box_table_plan(read, list(splits))
         if plan is None:
-            raise DataError(f"{data}: split folders each holding a table ({_slashed([os.path.join(split, names[0]) for split, names in tables.items()])}): "
-                            "infer reads them together when they are tables of one box a row (filename, class, xmin, "
-                            "ymin, xmax, ymax); infer each table instead")
+            named = ", ".join(os.path.join(split, names[0]) for split, names in tables.items())
+            raise DataError(f"{data}: split folders each holding a table ({named}): infer reads them together when "
+                            "they are tables of one box a row (filename, class, xmin, ymin, xmax, ymax); infer each "
+                            "table instead")
         return plan
     folders = {split: read_folder(folder) for split, folder in splits.items()}
     for split, folder in folders.items():
@@ -113,9 +115,10 @@ def _plan_of(data: str, folders: list[Folder]) -> Plan:
             raise DataError(f"{folder.path}: {lie} beside the class sub-folders (e.g. {outside[0]}); "
                             "expected every image in a class sub-folder, or all of them in the folder itself")
     if len(set(flat)) > 1:
-        raise DataError(f"{data}: {_slashed([_name(f) for f, is_flat in zip(folders, flat) if is_flat])} "
-                        f"hold images without class sub-folders, {_slashed([_name(f) for f, is_flat in zip(folders, flat) if not is_flat])} "
-                        "class sub-folders; expected every split alike")
+        without = _slashed([_name(folder) for folder, is_flat in zip(folders, flat) if is_flat])
+        with_classes = _slashed([_name(folder) for folder, is_flat in zip(folders, flat) if not is_flat])
+        raise DataError(f"{data}: {without} hold images without class sub-folders, {with_classes} class "
+                        "sub-folders; expected every split alike")
     files = [os.path.join(folder.path, file) for folder in folders for file in folder.files]
     pictures = [look(file, file) for file in spread(files)]
     image = image_guess(pictures, len(files))

@@ -75,8 +75,8 @@ def media_fields(kind: str, paths: Sequence[str], total: int) -> tuple[dict[str,
     shape: list[int | None] = [*sizes.pop(), 3] if len(sizes) == 1 else [None, None, 3]
     rates = Counter(round(clip.rate, 2) for clip in clips)
     size = f"{shape[0]}x{shape[1]}" if shape[0] else "of several sizes (each keeps its own)"
-    note = (f"guessed: {which} {'is' if total == 1 else 'are'} {size}, {_rates(rates, 'frames a second')}, {length}: every frame kept "
-            "(`fps:`, `max_frames:` keep fewer); a clip is one frame a step")
+    note = (f"guessed: {which} {'is' if total == 1 else 'are'} {size}, {_rates(rates, 'frames a second')}, "
+            f"{length}: every frame kept (`fps:`, `max_frames:` keep fewer); a clip is one frame a step")
     return {"type": "video", "shape": shape}, note
 
 

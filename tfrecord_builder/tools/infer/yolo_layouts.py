@@ -115,7 +115,8 @@ def darknet_layout(data: str) -> Found | None:
         (split,) = parts
         return Found("yolo", {None: parts[split]}, [f"darknet (CVAT's YOLO 1.1): one folder, obj_{split}_data/: "
                                                     "divided by the fractions below."])
-    return Found("yolo", ordered(parts), ["darknet (CVAT's YOLO 1.1): a split a obj_*_data/ folder."])  # type: ignore[arg-type]
+    return Found("yolo", ordered(parts),  # type: ignore[arg-type]
+                 ["darknet (CVAT's YOLO 1.1): a split a obj_*_data/ folder."])
 
 
 def _obj_data(path: str) -> dict[str, str]:
