@@ -64,7 +64,8 @@ def annotation_plan(data: str, found: Found) -> Plan:
 def read_part(kind: str, part: Part) -> None:
     """Fills `part` with what the kind's builder reads of it: every image and object."""
     if kind == "coco":
-        items, categories, _ = part.index  # type: ignore[misc]  (read as it was recognised)
+        assert part.index is not None  # (read as it was recognised)
+        items, categories, _ = part.index
         part.classes = list(categories.values())
         for item in items:
             _add(kind, part, coco.record(item, (part.images or "", categories, False))[1])

@@ -172,7 +172,8 @@ def _label_column(columns: Sequence[str], taken: list[str], values: dict[str, li
     named = [column for column in others if identifier(column).lower().rstrip("_") in LABEL_NAMES]
     texts = [column for column in others if any(isinstance(value, str) and value.strip() for value in values[column])
              and not all(_number(value) for value in values[column] if value is not None)]
-    return (named or texts or [None])[0]
+    found = named or texts
+    return found[0] if found else None
 
 
 def _number(value: Any) -> bool:

@@ -7,13 +7,14 @@ build would name it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from ...errors import DataError
 from ...images import BadImage, deep
 from ...images.pillow import load, opened
 
 PROBE_LIMIT = 500
+T = TypeVar("T")
 _GREY = {"1", "L", "I", "I;16", "I;16B", "I;16L", "F"}
 _ALPHA = {"RGBA", "LA", "PA", "RGBa", "La"}
 _TURNED = {5, 6, 7, 8}  # EXIF orientations that swap height and width once the image is upright
@@ -55,7 +56,7 @@ class ImageGuess:
         return fields
 
 
-def spread(items: Sequence[str], limit: int = PROBE_LIMIT) -> list[str]:
+def spread(items: Sequence[T], limit: int = PROBE_LIMIT) -> list[T]:
     """At most `limit` items, evenly spaced (all of them when there are few)."""
     if len(items) <= limit:
         return list(items)

@@ -73,9 +73,9 @@ def media_fields(kind: str, paths: Sequence[str], total: int) -> tuple[dict[str,
         return {"type": "audio", "sample_rate": rate}, note
     sizes = {(clip.height, clip.width) for clip in clips}
     shape: list[int | None] = [*sizes.pop(), 3] if len(sizes) == 1 else [None, None, 3]
-    rates = Counter(round(clip.rate, 2) for clip in clips)
+    frame_rates = Counter(round(clip.rate, 2) for clip in clips)
     size = f"{shape[0]}x{shape[1]}" if shape[0] else "of several sizes (each keeps its own)"
-    note = (f"guessed: {which} {'is' if total == 1 else 'are'} {size}, {_rates(rates, 'frames a second')}, "
+    note = (f"guessed: {which} {'is' if total == 1 else 'are'} {size}, {_rates(frame_rates, 'frames a second')}, "
             f"{length}: every frame kept (`fps:`, `max_frames:` keep fewer); a clip is one frame a step")
     return {"type": "video", "shape": shape}, note
 
