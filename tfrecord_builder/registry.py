@@ -31,6 +31,8 @@ BUILTIN = {
     "coco": "tfrecord_builder.builders.coco:CocoBuilder",
     "voc": "tfrecord_builder.builders.voc:VocBuilder",
     "yolo": "tfrecord_builder.builders.yolo:YoloBuilder",
+    "labelme": "tfrecord_builder.builders.labelme:LabelmeBuilder",
+    "segmentation": "tfrecord_builder.builders.segmentation:SegmentationBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

@@ -395,11 +395,12 @@ def test_images_and_names_file_are_refused_where_no_builder_reads_them(tmp_path)
             "features": {"x": {"dtype": "int64"}}}
     with pytest.raises(SpecError) as raised:
         tb.load_spec(write_spec(tmp_path, spec, {"t.csv": "x\n1\n"}))
-    assert str(raised.value).endswith("source.images: `images` is read by the coco and voc builders, not by csv")
+    assert str(raised.value).endswith("source.images: `images` is read by the coco, segmentation and voc builders, "
+                                      "not by csv")
     spec["source"] = {"builder": "coco", "path": "t.csv", "names_file": "names.txt"}
     with pytest.raises(SpecError) as raised:
         tb.load_spec(write_spec(tmp_path, spec))
-    assert str(raised.value).endswith("source.names_file: `names_file` is read by the voc and yolo builders, "
+    assert str(raised.value).endswith("source.names_file: `names_file` is read by the labelme, voc and yolo builders, "
                                       "not by coco")
 
 

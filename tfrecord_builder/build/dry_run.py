@@ -226,7 +226,7 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
                             else f"{filled}: a value is missing in one of its columns in every record")
         elif isinstance(feature, ClassLabelFeature):
             present = np.flatnonzero(stats.classes) if stats.classes is not None else []
-            if len(present) == 1 and total > 1:
+            if len(present) == 1 and total > 1 and feature.num_labels > 1:  # (one class only: nothing else to see)
                 names = feature.names or []
                 label = names[present[0]] if present[0] < len(names) else str(present[0])
                 findings.append(f"feature `{name}`: one class ({label!r}) {where}; expected several "

@@ -31,7 +31,7 @@ def check_sources(spec: Spec) -> None:
         resolved = spec.resolve(path)
         if not fs.exists(resolved):
             raise spec.error(key_path, f"{resolved} not found")
-        wants_folder = spec.source.builder in ("image_folder", "voc", "yolo")
+        wants_folder = spec.source.builder in ("image_folder", "voc", "yolo", "labelme", "segmentation")
         if fs.isdir(resolved) != wants_folder:
             raise spec.error(key_path, f"{resolved} is a {'file' if wants_folder else 'folder'}; the "
                                        f"{spec.source.builder} builder reads a {'folder' if wants_folder else 'file'}")

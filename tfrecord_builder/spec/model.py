@@ -22,7 +22,6 @@ from ..fs import place_problem, resolve
 from .fields import At, Section, convert, describe, meta, spec_fields
 
 _TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
-_ANNOTATION_BUILDERS = {"coco", "voc", "yolo"}
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*\Z")
@@ -46,8 +45,8 @@ def parse_size(value: Any, at: At) -> int:
 class SourceSpec(Section):
     """Where the raw data is and which builder reads it."""
 
-    builder: str = meta("csv | jsonl | parquet | image_folder | image_manifest | coco | voc | yolo | module:Class "
-                        "(a custom builder)")
+    builder: str = meta("csv | jsonl | parquet | image_folder | image_manifest | coco | voc | yolo | labelme | "
+                        "segmentation | module:Class (a custom builder)")
     path: str | None = meta("the file or folder to read; relative to the spec file's folder", None)
     key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
     split_column: str | None = meta("a column naming each row's split (the spec then lists `splits: {train: {}, ...}`)",
@@ -58,10 +57,11 @@ class SourceSpec(Section):
                                 "(required there); an Example's rows (default: source order)", None)
     delimiter: str = meta("the CSV field delimiter", ",")
     encoding: str = meta("the text encoding of CSV and JSONL files", "utf-8")
-    images: str | None = meta("coco, voc: the folder of the images the annotations name (voc: default beside the "
-                              "XML files, or their folder's `JPEGImages` sibling)", None)
+    images: str | None = meta("coco, voc, segmentation: the folder of the images the annotations name (voc: default "
+                              "beside the XML files, or their folder's `JPEGImages` sibling; segmentation: the mask "
+                              "folder's `JPEGImages` or `images` sibling)", None)
     names_file: str | None = meta("yolo: the class names, classes.txt (one a line) or data.yaml (`names`); "
-                                  "voc: one a line instead of the sorted names found", None)
+                                  "voc, labelme: one a line instead of the sorted names found", None)
     options: dict[str, Any] = meta("options passed to a custom builder", {})
 
     def check(self, at: At) -> None:
@@ -69,9 +69,10 @@ class SourceSpec(Section):
         if problem:
             raise (at / "builder").error(problem)
         _check_place(self.path, at / "path")
-        for key, builders in (("images", _ANNOTATION_BUILDERS - {"yolo"}), ("names_file", {"voc", "yolo"})):
+        for key, builders in (("images", {"coco", "voc", "segmentation"}), ("names_file", {"voc", "yolo", "labelme"})):
             if getattr(self, key) is not None and self.builder not in builders:
-                raise (at / key).error(f"`{key}` is read by the {' and '.join(sorted(builders))} builders, "
+                names = sorted(builders)
+                raise (at / key).error(f"`{key}` is read by the {', '.join(names[:-1])} and {names[-1]} builders, "
                                        f"not by {self.builder}")
             _check_place(getattr(self, key), at / key)
         try:

@@ -198,8 +198,8 @@ def test_coco_boxes_reaching_outside_their_image_are_clipped_and_said(tmp_path):
 
     assert spec["features"]["objects"]["clip"] is True
     assert comment(text, "objects:").endswith(
-        "guessed: 1 of 1 boxes reach outside their image (first: chelsea.jpg, box 0): clipped to it and counted "
-        "by the build (remove `clip` to stop at them)")
+        "guessed: 1 box of 1 reaches outside its image (first: chelsea.jpg, box 0): clipped to it and counted "
+        "by the build (remove `clip` to stop at them)")  # (not "1 of 1 boxes reach")
     record = splits["train"]["chelsea.jpg"] if "chelsea.jpg" in splits["train"] else splits["test"]["chelsea.jpg"]
     np.testing.assert_array_equal(record["objects"], np.array(
         [[10 / height, (width - 50) / width, 30 / height, 1.0]], np.float32))

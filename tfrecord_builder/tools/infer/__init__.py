@@ -1,10 +1,14 @@
 """`infer`: a commented spec from raw data, which validates and builds as it is written.
 
     sources.py      reads a sample of a table (CSV, JSONL, Parquet) or lists a folder's images
-    annotations.py  recognises a COCO JSON, a Pascal VOC folder or a YOLO folder: boxes and classes
+    layouts.py      recognises annotated images as tools export them: COCO, Pascal VOC, labelme,
+                    segmentation masks (yolo_layouts.py: YOLO, darknet), in split folders too (parts.py)
+    annotations.py  the plan of annotated images with boxes: boxes, classes, per-object fields
+    masks.py        the plan of masks beside their images; a table's mask column checked
     columns.py      what a column's values say: dtype, list shapes, missing values, distinct values
     declare.py      a column's feature: tensor, class label or image (image_files.py looks at the files)
     tables.py, sequences.py, folders.py   the plan of each kind of source (plan.py: what a plan holds)
+    box_tables.py   a table of one box a row, grouped by image
     names.py        feature names from column names, the dataset's name
     spec_text.py    the plan as YAML text with its comments
 
@@ -30,11 +34,14 @@ from ...spec.load import spec_from_document
 from ...spec.yaml_source import load_yaml
 from ...write.info import write_file
 from .annotations import annotation_plan
+from .box_tables import box_table_plan
 from .folders import folder_plan
+from .layouts import recognise
+from .masks import segmentation_plan
 from .names import dataset_name
 from .plan import Plan
 from .sequences import jsonl_plan, long_table_plan, step_columns
-from .sources import read_folder, read_table, table_kind
+from .sources import read_table, table_kind
 from .spec_text import spec_text
 from .tables import table_plan
 
@@ -43,8 +50,9 @@ __all__ = ["infer", "spec_path", "write_spec"]
 
 def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
           order_by: str | None = None, sequence: bool | None = None) -> str:
-    """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images, or an
-    annotated image set (a COCO instances JSON, a Pascal VOC folder, a YOLO folder).
+    """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images (or of
+    split folders), or an annotated image set as the tools export it (COCO, Pascal VOC, YOLO,
+    darknet, labelme, segmentation masks; layouts.py).
 
     `spec` is where the spec will be written (default: a file in the working directory): paths in
     it are relative to its folder. `group_by` and `order_by` read a long table (one row per
@@ -110,14 +118,14 @@ def write_spec(text: str, path: str | os.PathLike, overwrite: bool = False) -> s
 
 
 def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool | None) -> Plan:
-    annotated = annotation_plan(data) if group_by is None and not sequence else None
-    if annotated is not None:
-        return annotated
+    found = recognise(data) if group_by is None and not sequence else None
+    if found is not None:
+        return segmentation_plan(data, found) if found.kind == "segmentation" else annotation_plan(data, found)
     if os.path.isdir(data):
         if group_by is not None or sequence:
             raise UsageError(f"{data}: a folder of images has no rows to group; --group-by, --order-by and "
                              "--sequence read tables")
-        return folder_plan(read_folder(data))
+        return folder_plan(data)
     kind = table_kind(data)
     if sequence and (group_by is not None or kind != "jsonl"):
         raise UsageError(f"{data}: --sequence reads a JSONL file's list fields as steps; a long table takes "
@@ -125,6 +133,9 @@ def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool 
     table = read_table(data)
     if group_by is not None:
         return long_table_plan(table, group_by, order_by or "")
+    boxes = box_table_plan([table]) if not sequence else None
+    if boxes is not None:
+        return boxes
     steps = step_columns(table, sequence)
     if steps is not None:
         return jsonl_plan(table, *steps)

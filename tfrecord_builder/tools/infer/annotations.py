@@ -1,374 +1,274 @@
-"""The plan of an annotated image set: a COCO instances JSON, a Pascal VOC folder or a YOLO folder.
-
-Recognised by their layout (`recognise`), then read by the annotation builders themselves (the
-COCO JSON by the builder's own streaming parse, once: the parse that recognises it), so the counts
-in the spec's comments are what the build will see:
-
-- **coco**: a `.json` whose top-level object has `images`, `annotations` and `categories`; or a
-  folder holding `instances_*.json` or `annotations/instances_*.json` (a split a file when there
-  are several). The
-  images folder is the one, beside or below the JSON's, that holds its `file_name`s.
-- **voc**: a folder of Pascal VOC `.xml` files beside their images, or one with `Annotations/`
-  (and `JPEGImages/`), or `Annotations/` itself; a split a list of `ImageSets/Main/` (`train.txt`,
-  `val.txt`, `test.txt`; `trainval.txt` when there is no `train.txt` nor `val.txt`), read with the
-  voc builder's `image_set:` option.
-- **yolo**: a folder with `images/` and `labels/*.txt`, and `data.yaml` or `classes.txt`; a
-  split a sub-folder of `images/` (`images/train`, `images/val`) when it holds only sub-folders.
+"""The plan of an annotated image set with boxes: COCO, Pascal VOC, YOLO or labelme, found by
+layouts.py and read by the annotation builders themselves (the COCO JSON by the builder's own
+streaming parse, once: the parse that recognises it), so the counts in the spec's comments are
+what the build will see. (Masks without boxes: masks.py.)
 
 Boxes stay in the format's own layout (`format:`, `units:`); a box reaching outside its image, or
 an empty one, makes the spec say `clip: true` or `min_size: 0` with a comment counting them (the
 build counts them again), rather than a spec that stops at the first.
+
+Infer reads every object, so a per-object or per-image field holding one value throughout (VOC's
+`difficult` all 0, COCO's `iscrowd` all 0, one category's `category_id`) is left out, with a
+comment saying so and how to keep it: a feature that never changes stores nothing, and a dry run
+says so of it.
 """
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...builders import coco
-from ...builders.annotations import image_files
-from ...builders.image_folder import EXTENSIONS
+from ...builders.labelme import LabelmeBuilder
 from ...builders.voc import VocBuilder
 from ...builders.yolo import YoloBuilder
-from ...errors import DataError
+from ...features import notices
 from ...features.bbox import box_corners
 from .image_files import image_guess, look, spread
-from .names import dataset_name
+from .names import dataset_name, identifier
+from .parts import Found, Part, count, named_folder, place_parts, shown_name
 from .plan import Declaration, Plan
+from .spec_text import flow
 
-_INSTANCES = re.compile(r"instances_(.+)\.json\Z")
-_NAMES_FILES = ("data.yaml", "data.yml", "classes.txt")
-_FORMATS = {"coco": ("xywh", "pixels"), "voc": ("xyxy", "pixels"), "yolo": ("cxcywh", "fraction")}
-_KINDS = {"coco": "a COCO instances JSON", "voc": "a Pascal VOC folder", "yolo": "a YOLO folder"}
-
-
-@dataclass
-class Part:
-    """One source (or one split's): its path, image folder, and what its records hold."""
-
-    path: str
-    images: str | None = None
-    names_file: str | None = None
-    image_set: str | None = None  # voc: the ImageSets/Main list of this split's images
-    index: tuple[list[Any], dict[int, str]] | None = None  # coco: the JSON's images and categories
-    files: list[str] = field(default_factory=list)  # every image's path
-    boxes: list[np.ndarray] = field(default_factory=list)  # each image's boxes, as the format writes them
-    sizes: list[tuple[int, int]] = field(default_factory=list)  # each image's (height, width)
-    classes: set[str] = field(default_factory=set)
-
-
-def annotation_plan(data: str) -> Plan | None:
-    """The plan of `data` when it is a COCO JSON, a VOC folder or a YOLO folder; else None."""
-    found = recognise(data)
-    if found is None:
-        return None
-    kind, parts = found
-    for split, part in parts.items():
-        {"coco": _read_coco, "voc": _read_voc, "yolo": _read_yolo}[kind](part)
-    return _plan(data, kind, parts)
+_FORMATS = {"coco": ("xywh", "pixels"), "voc": ("xyxy", "pixels"), "yolo": ("cxcywh", "fraction"),
+            "labelme": ("xyxy", "pixels")}
+_KINDS = {"coco": "a COCO instances JSON", "voc": "a Pascal VOC folder", "yolo": "a YOLO folder",
+          "labelme": "a folder of labelme JSON files"}
+# the fields of each kind that a spec declares besides image, boxes and labels: per object and per
+# image, each with its declaration and note (labelme's flags are found in the data: `_fields`)
+_INT, _FLOAT, _TEXT = {"dtype": "int64"}, {"dtype": "float32"}, {"dtype": "string"}
+_PER_OBJECT: dict[str, list[tuple[str, dict[str, Any], str]]] = {
+    "coco": [("category_id", _INT, "the category's id in the JSON"), ("iscrowd", _INT, ""), ("area", _FLOAT, "")],
+    "voc": [("difficult", _INT, ""), ("truncated", _INT, ""), ("occluded", _INT, ""), ("pose", _TEXT, "")],
+    "yolo": [],
+    "labelme": [("shape_type", _TEXT, ""), ("group_id", _INT, "-1 where null"), ("description", _TEXT, ""),
+                ("points", _TEXT, "each object's points as labelme wrote them: JSON text [[x, y], ...], pixels")],
+}
+_PER_IMAGE: dict[str, list[tuple[str, dict[str, Any], str]]] = {
+    "coco": [("image_id", _INT, ""), ("filename", _TEXT, "")],
+    "voc": [("filename", _TEXT, "")],
+    "yolo": [("filename", _TEXT, "the image's path below the folder")],
+    "labelme": [("filename", _TEXT, "imagePath, as written")],
+}
 
 
-def recognise(data: str) -> tuple[str, dict[str | None, Part]] | None:
-    """(the kind, its parts by split: one part under None without splits), or None."""
-    if os.path.isfile(data):
-        found = coco_index(data)
-        return ("coco", {None: _coco_part(data, found)}) if found is not None else None
-    if not os.path.isdir(data):
-        return None
-    for folder in (os.path.join(data, "annotations"), data):  # coco/ or coco/annotations/
-        indexed = {name: coco_index(os.path.join(folder, name)) for name in _listed(folder) if _INSTANCES.match(name)}
-        jsons = {name: found for name, found in indexed.items() if found is not None}
-        if jsons:
-            break
-    if jsons:
-        parts = {name: _coco_part(os.path.join(folder, name), found) for name, found in jsons.items()}
-        if len(parts) == 1:
-            return "coco", {None: next(iter(parts.values()))}
-        return "coco", _ordered({_split_name(name, list(parts)): part for name, part in parts.items()})
-    voc = _voc_folder(data)
-    if voc is not None:
-        sets = _voc_image_sets(voc)
-        if sets:
-            return "voc", _ordered({split: Part(voc, image_set=path) for split, path in sets.items()})
-        return "voc", {None: Part(voc)}
-    return _yolo(data)
-
-
-def coco_index(path: str) -> tuple[list[coco.Item], dict[int, str]] | None:
-    """A COCO instances JSON's images (with their objects) and categories, as the builder indexes
-    them; None when `path` isn't one: a `.json` holding one object with `images`, `annotations`
-    and `categories`. One parse both recognises and reads it (a large JSON is read once): a bad
-    image or annotation is said once the file is known to be COCO."""
-    if not path.lower().endswith(".json"):
-        return None
-    images, annotations = coco.Images(path), coco.Annotations(path, False)
-    problems: list[DataError] = []
-
-    def guarded(add: Any) -> Any:
-        def handle(position: int, value: Any) -> None:
-            if not problems:
-                try:
-                    add(position, value)
-                except DataError as error:  # said below if the file is COCO, else not ours to judge
-                    problems.append(error)
-        return handle
-
-    try:
-        with open(path, "rb") as file:
-            if file.read(64).lstrip()[:1] != b"{":
-                return None
-        rest = coco.parse(path, {"images": guarded(images.add), "annotations": guarded(annotations.add)})
-    except (OSError, DataError):  # not one JSON object (a JSONL file, broken JSON): not ours to judge
-        return None
-    if not {"images", "annotations", "categories"} <= set(rest):
-        return None
-    if problems:
-        raise problems[0]
-    items, _, categories = coco.arrange(path, images, annotations, rest, False)
-    return items, categories
-
-
-def _coco_part(path: str, found: tuple[list[Any], dict[int, str]]) -> Part:
-    names = [str(item[2]).replace("\\", "/") for item in found[0][:20]]
-    return Part(path, _coco_images(path, names), index=found)
-
-
-def _listed(folder: str) -> list[str]:
-    return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-
-
-def _ordered(parts: dict[str, Part]) -> dict[str | None, Part]:
-    """Splits as a person lists them: train first, test last, the others between (by name)."""
-    def rank(split: str) -> tuple[int, str]:
-        word = split.lower()
-        return (0 if word.startswith("train") else 2 if word.startswith("test") else 1), split
-    return {split: parts[split] for split in sorted(parts, key=rank)}
-
-
-def _split_name(name: str, names: list[str]) -> str:
-    """`instances_train2017.json` -> train (the year dropped, unless that makes two splits one)."""
-    plain = [_INSTANCES.match(other).group(1) for other in names]  # type: ignore[union-attr]
-    short = [re.sub(r"[-_]?[0-9]{4}\Z", "", word) or word for word in plain]
-    chosen = short if len(set(short)) == len(short) else plain
-    return chosen[names.index(name)]
-
-
-def _coco_images(path: str, names: list[str]) -> str:
-    """The image folder of a COCO JSON: the JSON's folder, its parent, or a folder below either (two
-    levels: `images/train2017`) holding the most of its first file names (all of them, or an error)."""
-    here = os.path.dirname(os.path.abspath(path))
-    candidates = [here, os.path.dirname(here)]
-    for root in list(candidates):
-        for first in _folders(root):
-            candidates.append(first)
-            candidates += _folders(first)
-    if not names:
-        return here
-    found = [(sum(os.path.isfile(os.path.join(folder, name)) for name in names), folder) for folder in candidates]
-    best, folder = max(found, key=lambda pair: pair[0])  # (max keeps the first of equals: the nearest)
-    if best < len(names):
-        raise DataError(f"{path}: a COCO instances JSON, but no folder beside it holds its images (looked for "
-                        f"{names[0]} in {here}, {os.path.dirname(here)} and the folders below them)")
-    return folder
-
-
-def _folders(root: str) -> list[str]:
-    return [os.path.join(root, name) for name in _listed(root)
-            if not name.startswith(".") and os.path.isdir(os.path.join(root, name))]
-
-
-def _voc_folder(data: str) -> str | None:
-    """The folder of VOC XML files: `data` itself (XMLs beside images, or with a `JPEGImages`
-    sibling) or its `Annotations/`."""
-    for folder in (os.path.join(data, "Annotations"), data):
-        xmls = [name for name in _listed(folder) if name.lower().endswith(".xml") and not name.startswith(".")]
-        if not xmls or not _is_voc(os.path.join(folder, xmls[0])):
-            continue
-        beside = os.path.join(os.path.dirname(os.path.normpath(folder)), "JPEGImages")
-        if image_files(folder) or os.path.isdir(beside):
-            return folder
-    return None
-
-
-def _voc_image_sets(folder: str) -> dict[str, str]:
-    """The splits of a VOC folder: its `ImageSets/Main/{train,val,test}.txt` (or `trainval.txt` when
-    neither train nor val is there: trainval is their union, never a split beside them)."""
-    main = os.path.join(os.path.dirname(os.path.normpath(folder)), "ImageSets", "Main")
-    found = {split: os.path.join(main, f"{split}.txt") for split in ("train", "val", "trainval", "test")
-             if os.path.isfile(os.path.join(main, f"{split}.txt"))}
-    if "train" in found or "val" in found:
-        found.pop("trainval", None)
-    return found
-
-
-def _is_voc(path: str) -> bool:
-    """Whether an XML file's root is a VOC `<annotation>` (a malformed one is the builder's to name)."""
-    import xml.etree.ElementTree as ElementTree
-
-    try:
-        for _, element in ElementTree.iterparse(path, events=("start",)):
-            return element.tag == "annotation"
-    except ElementTree.ParseError:
-        return True
-    return False
-
-
-def _yolo(data: str) -> tuple[str, dict[str | None, Part]] | None:
-    images, labels = os.path.join(data, "images"), os.path.join(data, "labels")
-    if not (os.path.isdir(images) and os.path.isdir(labels)):
-        return None
-    if not any(name.endswith(".txt") for _, _, files in os.walk(labels) for name in files):
-        return None
-    names_file = next((os.path.join(data, name) for name in _NAMES_FILES if os.path.isfile(os.path.join(data, name))),
-                      None)
-    if names_file is None:
-        raise DataError(f"{data}: a YOLO folder (images/, labels/*.txt) without class names: expected data.yaml "
-                        "(`names:`) or classes.txt (one name a line) in it")
-    # a split a sub-folder of images/ (one without labels/ beside it too: its images have no objects)
-    splits = [name for name in _listed(images) if os.path.isdir(os.path.join(images, name)) and not name.startswith(".")]
-    loose = [name for name in _listed(images) if os.path.splitext(name)[1].lower() in EXTENSIONS]
-    if len(splits) > 1 and not loose:
-        return "yolo", _ordered({split: Part(os.path.join(images, split), names_file=names_file) for split in splits})
-    return "yolo", {None: Part(data, names_file=names_file)}
+def annotation_plan(data: str, found: Found) -> Plan:
+    """The plan of `data`, an annotated image set with boxes as layouts.py found it."""
+    for part in found.parts.values():
+        read_part(found.kind, part)
+    return _plan(data, found)
 
 
 # ---- reading each kind, with the builders -------------------------------------------------------
-def _read_coco(part: Part) -> None:
-    items, categories = part.index  # type: ignore[misc]  (read as it was recognised)
-    part.classes = set(categories.values())
-    for _, _, file_name, height, width, objects in items:
-        part.files.append(os.path.join(part.images or "", file_name))
-        part.boxes.append(np.asarray(objects[2], np.float64).reshape(-1, 4))
-        part.sizes.append((height, width))
+def read_part(kind: str, part: Part) -> None:
+    """Fills `part` with what the kind's builder reads of it: every image and object."""
+    if kind == "coco":
+        assert part.index is not None  # (read as it was recognised)
+        items, categories, _ = part.index
+        part.classes = list(categories.values())
+        for item in items:
+            # each image measured, its size checked as a build does (a disagreement counted: `_sizes`)
+            _add(kind, part, coco.record(item, coco.Context(part.images or "", categories, False, "warn", True))[1])
+        return
+    if kind == "voc":
+        builder: Any = VocBuilder(None, part.path, {"image_set": part.image_set} if part.image_set else {})
+        folder = builder.context().folder
+        part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
+    elif kind == "yolo":
+        builder = YoloBuilder(None, part.path, {"names_file": part.names_file})
+    else:
+        builder = LabelmeBuilder(None, part.path, {})
+    before = notices.counted()  # what reading counts (labelme's shapes without an area) is said here, not by a build
+    try:
+        part.classes = list(builder.names())
+        for _, record in builder.generate(None):
+            _add(kind, part, record)
+        part.notices = {text: count - before.get(text, 0) for text, count in notices.counted().items()
+                        if count > before.get(text, 0)}
+    finally:
+        notices.restore(before)
 
 
-def _read_voc(part: Part) -> None:
-    builder = VocBuilder(None, part.path, {"image_set": part.image_set} if part.image_set else {})
-    folder = builder.context().folder
-    part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
-    part.classes = set(builder.names())
-    for _, record in builder.generate(None):
-        part.files.append(record["image"])
-        part.boxes.append(np.asarray(record["bbox"], np.float64).reshape(-1, 4))
-        part.sizes.append((record["height"], record["width"]))
+def _add(kind: str, part: Part, record: dict[str, Any]) -> None:
+    image = record["image"]
+    part.files.append(image)
+    part.shown.append(os.path.basename(image) if isinstance(image, str) else str(record["filename"]))
+    part.boxes.append(np.asarray(record["bbox"], np.float64).reshape(-1, 4))
+    part.sizes.append((record["height"], record["width"]))
+    part.labels += record["label"]
+    for name, _, _ in _fields(kind, record, _PER_OBJECT, "flag_"):
+        part.objects.setdefault(name, []).extend(record[name])
+    for name, _, _ in _fields(kind, record, _PER_IMAGE, "image_flag_"):
+        part.images_fields.setdefault(name, []).append(record[name])
 
 
-def _read_yolo(part: Part) -> None:
-    builder = YoloBuilder(None, part.path, {"names_file": part.names_file})
-    part.classes = set(builder.names())
-    for _, record in builder.generate(None):
-        part.files.append(record["image"])
-        part.boxes.append(np.asarray(record["bbox"], np.float64).reshape(-1, 4))
-        part.sizes.append((record["height"], record["width"]))
+def _fields(kind: str, record: dict[str, Any], table: dict[str, list[tuple[str, dict[str, Any], str]]],
+            prefix: str) -> list[tuple[str, dict[str, Any], str]]:
+    """The kind's fields in `table`, and (labelme) the flags a record names, `prefix` first."""
+    flags = [(name, _INT, "1 where set") for name in record if kind == "labelme" and name.startswith(prefix)]
+    return table[kind] + flags
 
 
 # ---- the plan -------------------------------------------------------------------------------------
-def _plan(data: str, kind: str, parts: dict[str | None, Part]) -> Plan:
+def _plan(data: str, found: Found) -> Plan:
+    kind, parts = found.kind, found.parts
     everything = list(parts.values())
-    files = [file for part in everything for file in part.files]
+    images = sum(len(part.files) for part in everything)
     objects = sum(len(boxes) for part in everything for boxes in part.boxes)
     empty = sum(not len(boxes) for part in everything for boxes in part.boxes)
-    classes = set().union(*(part.classes for part in everything))
-    name = dataset_name(_named_folder(data))
-    plan = Plan(name=name, source={"builder": kind})
+    classes = _classes(everything)
+    plan = Plan(name=dataset_name(named_folder(data)), source={"builder": kind})
+    place_parts(plan, parts)
     first = everything[0]
-    if None in parts:
-        plan.source["path"] = first.path
-        if first.images is not None:
-            plan.source["images"] = first.images
-    else:
-        plan.splits = {split: {"path": part.path, **({"options": options} if options else {})}
-                       for split, part in parts.items()
-                       for options in [{key: value for key, value in (("images", part.images),
-                                                                       ("image_set", part.image_set)) if value}]}
-        counts = ", ".join(f"{split} {len(part.files):,}" for split, part in parts.items())
-        plan.splits_note = f"the data's own split, a source each (images: {counts})"
     if first.names_file is not None:
         plan.source["names_file"] = first.names_file
     plan.source_notes["builder"] = f"recognised: {_KINDS[kind]}"
+    labels = _labels(kind, everything, classes)
     without = f" ({empty:,} without objects: records with no boxes)" if empty else ""
-    plan.header = [f"Written by `tfrecord-builder infer` from {_shown(data)}: {_KINDS[kind]}, "
-                   f"{_count(len(files), 'image')}{without}, {_count(objects, 'object')}, "
-                   f"{_count(len(classes), 'class')}."]
-    pictures = [look(file, file) for file in spread(files)]
-    image = image_guess(pictures, len(files))
+    plan.header = [f"Written by `tfrecord-builder infer` from {shown_name(data)}: {_KINDS[kind]}, "
+                   f"{count(images, 'image')}{without}, {count(objects, 'object')}, "
+                   f"{count(len(labels.fields.get('names', classes)), 'class')}."] + found.notes + _said(everything)
+    files = [file for part in everything for file in part.files]
+    shown = [name for part in everything for name in part.shown]
+    picked = spread(list(range(len(files))))
+    image = image_guess([look(files[index], shown[index]) for index in picked], len(files))
     plan.features.append(Declaration("image", image.fields(), [f"guessed: {image.note}"], column="image"))
     plan.features.append(_boxes(kind, everything, objects))
-    if classes:
-        plan.features.append(Declaration("labels", {"type": "class_label", "shape": [None], "source": "label"},
-                                         [_class_note(kind, len(classes))], column="label"))
-    else:  # (VOC files without objects): a class label without names can't build
-        plan.features.append(Declaration("labels", {"dtype": "string", "shape": [None], "source": "label"},
-                                         ["no object names a class: kept as text (a class_label needs `names:`)"],
-                                         column="label"))
-    for feature, fields, note in _attributes(kind):
-        plan.features.append(Declaration(feature, fields, [note] if note else [], column=feature))
+    plan.features.append(labels)
+    _attributes(plan, kind, everything, objects, images)
     return plan
 
 
-def _named_folder(data: str) -> str:
-    """The folder the dataset is named after: the data's, or the one above `annotations/`."""
-    folder = os.path.abspath(data) if os.path.isdir(data) else os.path.dirname(os.path.abspath(data))
-    if os.path.basename(folder).lower() in ("annotations", "labels") and os.path.dirname(folder) != folder:
-        return os.path.dirname(folder)
-    return folder
+def _said(parts: list[Part]) -> list[str]:
+    """What the builder counted while infer read it (labelme's shapes without an area, images read
+    from imageData), as the build will say it."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        notices.added(counts, part.notices)
+    return [line.removeprefix("source: ") + " (the build says so too)." for line in notices.said(counts)]
 
 
-def _count(number: int, unit: str) -> str:
-    return f"{number:,} {unit}{'' if number == 1 else ('es' if unit.endswith('s') else 's')}"
+def _classes(parts: list[Part]) -> list[str]:
+    """The builder's class names (each part's, in index order; several parts' merged as the build
+    merges them)."""
+    names = [name for part in parts for name in part.classes]
+    return list(dict.fromkeys(names))
 
 
-def _shown(data: str) -> str:
-    return os.path.basename(os.path.normpath(data)) + ("/" if os.path.isdir(data) else "")
-
-
-def _class_note(kind: str, count: int) -> str:
+def _labels(kind: str, parts: list[Part], classes: list[str]) -> Declaration:
+    if not classes:  # (VOC files without objects): a class label without names can't build
+        return Declaration("labels", {"dtype": "string", "shape": [None], "source": "label"},
+                           ["no object names a class: kept as text (a class_label needs `names:`)"], column="label")
     rule = {"coco": "the categories sorted by id (the original ids in `category_id`)",
-            "voc": "the <name>s found, sorted", "yolo": "the names file's, in index order"}[kind]
-    return f"one a box; {_count(count, 'class')}: {rule}"
+            "voc": "the <name>s found, sorted", "yolo": "the names file's, in index order",
+            "labelme": "the labels found, sorted"}[kind]
+    fields: dict[str, Any] = {"type": "class_label", "shape": [None], "source": "label"}
+    notes = [f"one a box; {count(len(classes), 'class')}: {rule}"]
+    used = {label for part in parts for label in part.labels}
+    dataset = _roboflow_category(parts, used) if kind == "coco" else None
+    if dataset is not None:
+        fields["names"] = [name for name in classes if name != dataset]
+        notes = [f"one a box; {count(len(fields['names']), 'class')}: the categories sorted by id, but for "
+                 f"`{dataset}`: guessed: the supercategory of every other, without objects (Roboflow's "
+                 "dataset name), left out of the names"]
+    unused = [name for name in fields.get("names", classes) if name not in used]
+    if unused and used:
+        notes.append(f"{count(len(unused), 'class')} without objects ({', '.join(unused[:5])}"
+                     f"{' ...' if len(unused) > 5 else ''})")
+    return Declaration("labels", fields, notes, column="label")
 
 
-def _attributes(kind: str) -> list[tuple[str, dict[str, Any], str]]:
-    per_object = {"dtype": "int64", "shape": [None]}
-    if kind == "coco":
-        return [("category_id", dict(per_object), "the category's id in the JSON"),
-                ("iscrowd", dict(per_object), ""), ("area", {"dtype": "float32", "shape": [None]}, ""),
-                ("image_id", {"dtype": "int64"}, ""), ("filename", {"dtype": "string"}, "")]
-    if kind == "voc":
-        return [("difficult", dict(per_object), ""), ("truncated", dict(per_object), ""),
-                ("filename", {"dtype": "string"}, "")]
-    return [("filename", {"dtype": "string"}, "the image's path below the folder")]
+def _roboflow_category(parts: list[Part], used: set[str]) -> str | None:
+    """The category Roboflow adds to a COCO export: the dataset's name, id 0, with no objects and
+    the supercategory of every other category; None when the categories have none such."""
+    found = None
+    for part in parts:
+        raw = [category for category in (part.index[2] if part.index else []) if isinstance(category, dict)]
+        others = {str(category.get("supercategory")) for category in raw if category.get("id") != 0}
+        zero = [str(category["name"]) for category in raw if category.get("id") == 0 and "name" in category]
+        if not zero or len(raw) < 2 or others != {zero[0]} or zero[0] in used or found not in (None, zero[0]):
+            return None
+        found = zero[0]
+    return found
+
+
+def _attributes(plan: Plan, kind: str, parts: list[Part], objects: int, images: int) -> None:
+    """The kind's other fields: declared where their values differ, else left out with a comment."""
+    for table, values_of, shape, unit in ((_PER_OBJECT, "objects", [None], "object"),
+                                          (_PER_IMAGE, "images_fields", [], "image")):
+        found: dict[str, tuple[dict[str, Any], str]] = {}
+        for part in parts:
+            record = dict.fromkeys(getattr(part, values_of))
+            for name, fields, note in _fields(kind, record, table, "flag_" if unit == "object" else "image_flag_"):
+                found.setdefault(name, (fields, note))
+        for name, (fields, note) in found.items():
+            values = [value for part in parts for value in getattr(part, values_of).get(name, [])]
+            declared = {**fields, **({"shape": shape} if shape else {})}
+            feature = identifier(name)
+            if feature != name:
+                declared["source"] = name
+            if name == "points" and all(value == "rectangle" for part in parts
+                                        for value in part.objects.get("shape_type", [])):
+                continue  # (every shape a rectangle: its points are its box)
+            constant = _constant(values, objects if unit == "object" else images, unit, images)
+            if constant is not None:
+                plan.left_out.append(f"{feature}: left out: {constant} (add `{feature}: {flow(declared)}` to keep it)")
+                continue
+            plan.features.append(Declaration(feature, declared, [note] if note else [], column=name))
+
+
+def _constant(values: list[Any], total: int, unit: str, images: int) -> str | None:
+    """Why a field holding one value throughout (or none at all) is left out, or None."""
+    if images < 2:
+        return None
+    if not values:
+        return f"no {unit}s"
+    first = values[0]
+    if any(value != first for value in values):
+        return None
+    shown = flow(first) if not isinstance(first, str) or first else '""'
+    return f"{shown} for every one of the {count(total, unit)}" if total > 1 else f"{shown} for the one {unit}"
 
 
 def _boxes(kind: str, parts: list[Part], objects: int) -> Declaration:
     form, units = _FORMATS[kind]
     fields: dict[str, Any] = {"type": "bbox", "source": "bbox", "format": form, "units": units, "image": "image"}
-    notes = [f"{form} {'pixels' if units == 'pixels' else 'fractions'}, as {kind.upper()} writes them; "
-             "stored [ymin, xmin, ymax, xmax] fractions"]
-    outside, small, example = 0, 0, ""
-    for part in parts:
-        for file, boxes, size in zip(part.files, part.boxes, part.sizes):
-            if not len(boxes):
-                continue
-            corners = box_corners(boxes, form)
-            if units == "pixels":
-                corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
-            out = ((corners < 0) | (corners > 1)).any(axis=1)
-            tiny = (corners[:, 2] <= corners[:, 0]) | (corners[:, 3] <= corners[:, 1])
-            if out.any() and not example:
-                example = f" (first: {os.path.basename(file)}, box {int(np.flatnonzero(out)[0])})"
-            outside += int(out.sum())
-            small += int((tiny & ~out).sum())
-    if outside:
-        fields["clip"] = True
-        notes.append(f"guessed: {outside:,} of {objects:,} boxes reach outside their image{example}: clipped to it "
-                     "and counted by the build (remove `clip` to stop at them)")
-    if small:
-        fields["min_size"] = 0
-        notes.append(f"guessed: {small:,} boxes are empty (no width or height): dropped and counted by the build")
+    written = ("each labelme shape's extent (a polygon's vertices, a circle's centre and radius)" if kind == "labelme"
+               else f"as {kind.upper()} writes them")
+    notes = [f"{form} {'pixels' if units == 'pixels' else 'fractions'}, {written}; stored [ymin, xmin, ymax, xmax] "
+             "fractions"]
+    notes += box_checks(fields, [(name, boxes, size) for part in parts
+                                 for name, boxes, size in zip(part.shown, part.boxes, part.sizes)], objects)
     return Declaration("objects", fields, notes, column="bbox")
 
 
+def box_checks(fields: dict[str, Any], images: list[tuple[str, np.ndarray, tuple[int, int]]], objects: int) -> list[str]:
+    """`clip: true` when boxes reach outside their image, `min_size: 0` when some are empty, set in
+    `fields` with the notes that count them. `images`: (name, boxes as the format writes them,
+    (height, width)) per image."""
+    form, units = fields["format"], fields.get("units", "fraction")
+    outside, small, example = 0, 0, ""
+    for name, boxes, size in images:
+        if not len(boxes):
+            continue
+        corners = box_corners(boxes, form)
+        if units == "pixels":
+            corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
+        out = ((corners < 0) | (corners > 1)).any(axis=1)
+        tiny = (corners[:, 2] <= corners[:, 0]) | (corners[:, 3] <= corners[:, 1])
+        if out.any() and not example:
+            example = f" (first: {name}, box {int(np.flatnonzero(out)[0])})"
+        outside += int(out.sum())
+        small += int((tiny & ~out).sum())
+    notes = []
+    if outside:
+        fields["clip"] = True
+        verb = "reaches outside its image" if outside == 1 else "reach outside their image"
+        notes.append(f"guessed: {count(outside, 'box')} of {objects:,} {verb}{example}: clipped to it and counted "
+                     "by the build (remove `clip` to stop at them)")
+    if small:
+        fields["min_size"] = 0
+        notes.append(f"{count(small, 'empty box')} (no width or height): `min_size: 0` drops each such object whole, "
+                     "its label and other per-object values with it, and the build counts them")
+    return notes

@@ -3,7 +3,10 @@
 - **class_label**: text of few distinct values (2 to `MAX_CLASSES`, each seen twice on average)
   with none missing; names sorted (by number when all are numbers), or in the file's order for a
   categorical column (Parquet dictionary). Whole numbers too, in a column named like a label.
-- **image**: text naming image files (by extension) that all exist beside the table.
+- **image**: text naming image files (by extension) that all exist beside the table; a **mask**
+  when every file sampled is a palette PNG (class indices, as VOC's masks), or a grey PNG in a
+  column named like masks (`mask`, `seg`, `trimap`).
+- **audio**, **video**: text naming audio or video files that all exist (media_files.py).
 - anything else: the dtype and shape columns.py finds, with a default where values are missing.
 """
 from __future__ import annotations
@@ -18,6 +21,8 @@ from ...features.shown import Language
 from . import columns
 from .columns import Guess, Profile
 from .image_files import image_guess, look, spread
+from .masks import checked_masks, values_note
+from .media_files import media_fields, media_kind
 from .plan import LABEL_NAMES, Declaration
 from .sources import is_image_name
 
@@ -65,7 +70,8 @@ def declare(column: Column, counts: Profile, na_values: frozenset[str]) -> Decla
     found = columns.guess(counts, column.name, column.where, column.language, na_values, column.unit)
     if found.problem is not None:
         return _short(f"column {_named(column.name)}: left out: {found.problem}", column.file)
-    declaration = _image(column, found, na_values) or _class_label(column, found) or _tensor(column, found)
+    declaration = _image(column, found, na_values) or _media(column, found, na_values) or \
+        _class_label(column, found) or _tensor(column, found)
     if column.feature != column.name:
         declaration.fields["source"] = column.name
     declaration.column = column.name
@@ -160,10 +166,49 @@ def _image(column: Column, found: Guess, na_values: frozenset[str]) -> Declarati
         found.notes.insert(0, why)
         return None
     files = sorted({value for _, value in named})
-    pictures = [look(os.path.join(column.images_from, value), value) for value in spread(files)]
+    sampled = spread(files)
+    pictures = [look(os.path.join(column.images_from, value), value) for value in sampled]
+    if all(picture.format == "PNG" and (picture.mode == "P" or (picture.mode in ("L", "1") and _named_like_mask(column)))
+           for picture in pictures):
+        values = checked_masks([(os.path.join(column.images_from, value), None, value) for value in sampled])
+        kind = "palette PNGs" if all(picture.mode == "P" for picture in pictures) else \
+            "grey PNGs in a column named like masks"
+        return Declaration(column.feature, {"type": "mask"},
+                           [f"guessed: {kind}: a mask of class indices; {values_note(values, len(sampled), len(files))}"])
     image = image_guess(pictures, len(files))
     return Declaration(column.feature, image.fields(),
                        [f"guessed: names image files; {image.note}"])
+
+
+def _named_like_mask(column: Column) -> bool:
+    words = set(column.feature.lower().split("_"))
+    return bool(words & {"mask", "masks", "seg", "segmentation", "trimap", "trimaps"})
+
+
+def _media(column: Column, found: Guess, na_values: frozenset[str]) -> Declaration | None:
+    """Text naming audio or video files beside the table: an audio or video feature, if every one
+    exists (a video is one frame a step: the table's plan turns into a sequence's)."""
+    if column.images_from is None or found.dtype != "string" or found.shape or found.mixed:
+        return None
+    named = [(row, value) for row, value in enumerate(column.values)
+             if isinstance(value, str) and value not in na_values]
+    kind = media_kind([value for _, value in named])
+    if kind is None:
+        return None
+    absent = [(row, value) for row, value in named if not os.path.isfile(os.path.join(column.images_from, value))]
+    if absent or found.missing:
+        if absent:
+            row, value = absent[0]
+            why = (f"{len(absent)} of {len(named)} {kind} files named are missing ({column.where(row)}: {value}), "
+                   "so kept as text")
+        else:
+            why = (f"names {kind} files, but {_count(found.missing, column.unit)} have none (a {kind} feature needs "
+                   "one in every row)")
+        found.notes.insert(0, why)
+        return None
+    files = sorted({value for _, value in named})
+    fields, note = media_fields(kind, [os.path.join(column.images_from, value) for value in files], len(files))
+    return Declaration(column.feature, fields, [note])
 
 
 _DATE = re.compile(r"\s*[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+)?")

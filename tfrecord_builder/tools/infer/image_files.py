@@ -7,13 +7,14 @@ build would name it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from ...errors import DataError
 from ...images import BadImage, deep
 from ...images.pillow import load, opened
 
 PROBE_LIMIT = 500
+T = TypeVar("T")
 _GREY = {"1", "L", "I", "I;16", "I;16B", "I;16L", "F"}
 _ALPHA = {"RGBA", "LA", "PA", "RGBa", "La"}
 _TURNED = {5, 6, 7, 8}  # EXIF orientations that swap height and width once the image is upright
@@ -32,6 +33,7 @@ class Picture:
     channels: int
     bits: int = 8
     values: tuple[int, int] | None = None  # a deep file's lowest and highest value
+    mode: str = "RGB"  # Pillow's: P for a palette file (a mask of class indices, as VOC's)
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class ImageGuess:
         return fields
 
 
-def spread(items: Sequence[str], limit: int = PROBE_LIMIT) -> list[str]:
+def spread(items: Sequence[T], limit: int = PROBE_LIMIT) -> list[T]:
     """At most `limit` items, evenly spaced (all of them when there are few)."""
     if len(items) <= limit:
         return list(items)
@@ -78,7 +80,7 @@ def look(path: str, shown: str) -> Picture:
                 load(image)
                 pixels = deep.values(image, data, bits)
                 values = int(pixels.min()), int(pixels.max())
-            return Picture(image.format or "?", height, width, _channels(mode, transparent), bits, values)
+            return Picture(image.format or "?", height, width, _channels(mode, transparent), bits, values, mode)
     except BadImage as error:
         raise DataError(f"{shown}: {error}") from None
     except OSError as error:
@@ -95,18 +97,19 @@ def image_guess(pictures: Sequence[Picture], total: int) -> ImageGuess:
     if encoding == "jpeg":
         channels = min(channels, 3)
     sizes = {(picture.height, picture.width) for picture in pictures}
-    sampled = f"all {total}" if len(pictures) == total else f"{len(pictures)} sampled of {total}"
+    sampled = ("the one image is" if total == 1 else f"all {total} images are" if len(pictures) == total
+               else f"{len(pictures)} images sampled of {total} are")
     kinds = "/".join(sorted(formats))
     if len(sizes) == 1:
         height, width = sizes.pop()
         shape: list[int | None] = [height, width, channels]
         more = "" if len(pictures) == total else "; others are resized to it"
-        note = f"{sampled} images are {kinds} {height}x{width}, {channels} channel{'s' * (channels > 1)}{more}"
+        note = f"{sampled} {kinds} {height}x{width}, {channels} channel{'s' * (channels > 1)}{more}"
     else:
         heights = sorted(height for height, _ in sizes)
         widths = sorted(width for _, width in sizes)
         shape = [None, None, channels]
-        note = (f"{sampled} images are {kinds}, {heights[0]}-{heights[-1]} high and {widths[0]}-{widths[-1]} "
+        note = (f"{sampled} {kinds}, {heights[0]}-{heights[-1]} high and {widths[0]}-{widths[-1]} "
                 f"wide: each keeps its size ({channels} channel{'s' * (channels > 1)})")
     if encoding == "png" and formats != {"PNG"}:
         note += "; stored as PNG (lossless)"

@@ -10,6 +10,8 @@ from typing import Any
 
 # columns a person takes for the target by their name (the penguins' `species`, a `category`)
 LABEL_NAMES = ("label", "labels", "class", "classes", "target", "y", "species", "category", "outcome")
+# the names of splits (a split column's values, split folders), in the order a person lists them
+SPLIT_WORDS = ("train", "training", "validation", "valid", "val", "dev", "eval", "evaluation", "test", "testing")
 
 
 @dataclass
@@ -49,6 +51,14 @@ class Plan:
     @property
     def declarations(self) -> list[Declaration]:
         return self.features + self.context + self.sequence
+
+
+def split_rank(name: str) -> tuple[int, str]:
+    """Where a split goes in a list: by SPLIT_WORDS (train first, test last), others between, by name."""
+    word = name.lower()
+    if word in SPLIT_WORDS:
+        return SPLIT_WORDS.index(word) * 2, name
+    return (0 if word.startswith("train") else 2 * len(SPLIT_WORDS) if word.startswith("test") else 9), name
 
 
 def guess_label(plan: Plan, columns: list[str] | None = None) -> None:

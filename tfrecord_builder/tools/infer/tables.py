@@ -9,17 +9,21 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+from ...errors import DataError
 from .columns import Profile, profile
 from .declare import Column, declare, na_spellings, spells_na
 from .gathered import gather_runs
+from .image_files import spread
 from .keys import add_key
+from .masks import checked_masks
 from .names import dataset_name, feature_names, snake_case
-from .plan import Declaration, Plan, guess_label
+from .plan import SPLIT_WORDS, Declaration, Plan, guess_label
 from .sources import Table
 
 
 def table_plan(table: Table) -> Plan:
-    """One feature per column; an image column makes the source an image manifest."""
+    """One feature per column; an image column makes the source an image manifest, a mask column
+    is linked to its image column, and a video column makes each row a SequenceExample."""
     names = feature_names(table.columns)
     counts = {column: profile(table.values[column], table.language) for column in table.columns}
     na_values = frozenset(na_spellings(list(counts.values())))
@@ -35,6 +39,8 @@ def table_plan(table: Table) -> Plan:
                         counts[column], na_values)
         declared(plan, found, plan.features)
     plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
+    if images_from is not None:
+        link_masks(plan, table, images_from)
     if any(declaration.fields.get("type") == "image" for declaration in plan.features):
         plan.source["builder"] = "image_manifest"
         plan.source_notes["builder"] = "guessed: a column names image files (relative to the table)"
@@ -44,7 +50,49 @@ def table_plan(table: Table) -> Plan:
     gather_runs(plan, columns, list(table.unreadable))  # many number columns in a row: one feature
     guess_label(plan, columns)
     plan.header = header_lines(table)
+    as_sequence(plan)
     return plan
+
+
+def link_masks(plan: Plan, table: Table, folder: str) -> None:
+    """Each mask column linked to the image column whose files have its masks' sizes, row by
+    row (the rows sampled); with one image column, another size is an error naming the row."""
+    images = [declaration for declaration in plan.features if declaration.fields.get("type") == "image"]
+    for mask in [declaration for declaration in plan.features if declaration.fields.get("type") == "mask"]:
+        problem: DataError | None = None
+        for image in images:
+            rows = [row for row in spread(list(range(table.rows)))
+                    if table.values[mask.column][row] is not None and table.values[image.column][row] is not None]
+            try:
+                checked_masks([(os.path.join(folder, table.values[mask.column][row]),
+                                os.path.join(folder, table.values[image.column][row]), table.where(row))
+                               for row in rows])
+            except DataError as error:
+                problem = problem or error
+                continue
+            mask.fields["image"] = image.name
+            rows_checked = "every row" if len(rows) == table.rows else "the rows sampled"
+            mask.notes.append(f"linked to `{image.name}`: each mask its image's size in {rows_checked}")
+            break
+        else:
+            if len(images) == 1 and problem is not None:
+                raise problem
+            if images:
+                mask.notes.append("no image column has its sizes: not linked to one (`image:`)")
+
+
+def as_sequence(plan: Plan) -> None:
+    """A video column makes each row a SequenceExample: the clip's frames a step each, the other
+    columns the context."""
+    videos = [declaration for declaration in plan.features if declaration.fields.get("type") == "video"]
+    if not videos:
+        return
+    plan.is_sequence = True
+    plan.sequence = videos
+    plan.context = [declaration for declaration in plan.features if declaration not in videos]
+    plan.features = []
+    named = ", ".join(f"`{declaration.column}`" for declaration in videos)
+    plan.sequence_note = f"{named} names video files: each row's clip is a sequence of frames, the other columns its context"
 
 
 def add_split_column(plan: Plan, table: Table) -> str | None:
@@ -57,10 +105,10 @@ def add_split_column(plan: Plan, table: Table) -> str | None:
         values = table.values[column]
         named = {value.strip() for value in values if isinstance(value, str)}
         if len(named) < 2 or any(not isinstance(value, str) for value in values) \
-                or not all(value.lower() in _SPLIT_WORDS for value in named) or any(value != value.strip()
+                or not all(value.lower() in SPLIT_WORDS for value in named) or any(value != value.strip()
                                                                                   for value in values):
             continue
-        ordered = sorted(named, key=lambda value: (_SPLIT_WORDS.index(value.lower()), value))
+        ordered = sorted(named, key=lambda value: (SPLIT_WORDS.index(value.lower()), value))
         plan.source["split_column"] = column
         counts = ", ".join(f"{name} {values.count(name):,}" for name in ordered)
         sample = "" if table.complete else " in the rows read"
@@ -72,7 +120,6 @@ def add_split_column(plan: Plan, table: Table) -> str | None:
 
 
 _SPLIT_COLUMNS = ("split", "subset", "partition", "data_split")
-_SPLIT_WORDS = ["train", "training", "validation", "valid", "val", "dev", "eval", "evaluation", "test", "testing"]
 
 
 def add_source_options(plan: Plan, table: Table, counts: dict[str, Profile], na_values: frozenset[str]) -> None:
