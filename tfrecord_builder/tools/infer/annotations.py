@@ -136,8 +136,33 @@ def _plan(data: str, found: Found) -> Plan:
     plan.features.append(Declaration("image", image.fields(), [f"guessed: {image.note}"], column="image"))
     plan.features.append(_boxes(kind, everything, objects))
     plan.features.append(labels)
+    if kind == "coco":
+        _keypoints(plan, everything)
     _attributes(plan, kind, everything, objects, images)
     return plan
+
+
+def _keypoints(plan: Plan, parts: list[Part]) -> None:
+    """COCO's keypoints (person keypoints), where its categories name points: a keypoints feature
+    in pixels, and each object's count of labelled points."""
+    named = {tuple(category["keypoints"]): str(category.get("name")) for part in parts
+             for category in (part.index[2] if part.index else [])
+             if isinstance(category, dict) and isinstance(category.get("keypoints"), list) and category["keypoints"]}
+    if not named:
+        return
+    if len(named) > 1:
+        plan.left_out.append(f"keypoints: left out: the categories {', '.join(sorted(named.values()))} name different "
+                             "points, and a keypoints feature holds one list (declare one with its `names:`)")
+        return
+    (points, category), = named.items()
+    shown = ", ".join(points[:4]) + (" ..." if len(points) > 4 else "")
+    plan.features.append(Declaration(
+        "keypoints", {"type": "keypoints", "units": "pixels", "image": "image"},
+        [f"the points of category {category}: {count(len(points), 'point')} ({shown}), COCO's [x, y, v] in pixels; "
+         "stored [y, x] fractions, with keypoints_visibility (0 not labelled, 1 hidden, 2 visible)"],
+        column="keypoints"))
+    plan.features.append(Declaration("num_keypoints", {"dtype": "int64", "shape": [None]},
+                                     ["the points labelled, one an object"], column="num_keypoints"))
 
 
 def _said(parts: list[Part]) -> list[str]:
