@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...builders import coco
+from ...builders.annotations import WARN_NOTICE
 from ...builders.labelme import LabelmeBuilder
 from ...builders.voc import VocBuilder
 from ...builders.yolo import YoloBuilder
@@ -62,28 +63,31 @@ def annotation_plan(data: str, found: Found) -> Plan:
 
 # ---- reading each kind, with the builders -------------------------------------------------------
 def read_part(kind: str, part: Part) -> None:
-    """Fills `part` with what the kind's builder reads of it: every image and object."""
-    if kind == "coco":
-        assert part.index is not None  # (read as it was recognised)
-        items, categories, _ = part.index
-        part.classes = list(categories.values())
-        for item in items:
-            # each image measured, its size checked as a build does (a disagreement counted: `_sizes`)
-            _add(kind, part, coco.record(item, coco.Context(part.images or "", categories, False, "warn", True))[1])
-        return
-    if kind == "voc":
-        builder: Any = VocBuilder(None, part.path, {"image_set": part.image_set} if part.image_set else {})
-        folder = builder.context().folder
-        part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
-    elif kind == "yolo":
-        builder = YoloBuilder(None, part.path, {"names_file": part.names_file})
-    else:
-        builder = LabelmeBuilder(None, part.path, {})
+    """Fills `part` with what the kind's builder reads of it: every image and object. Each image
+    is measured as a build measures it; one whose annotated size differs from its file's is
+    counted (`size_mismatch: warn`), not refused: `_sizes` says so in the spec."""
     before = notices.counted()  # what reading counts (labelme's shapes without an area) is said here, not by a build
     try:
-        part.classes = list(builder.names())
-        for _, record in builder.generate(None):
-            _add(kind, part, record)
+        if kind == "coco":
+            assert part.index is not None  # (read as it was recognised)
+            items, categories, _ = part.index
+            part.classes = list(categories.values())
+            context = coco.Context(part.images or "", categories, False, "warn", True)
+            for item in items:
+                _add(kind, part, coco.record(item, context)[1])
+        else:
+            if kind == "voc":
+                builder: Any = VocBuilder(None, part.path, {"size_mismatch": "warn", **(
+                    {"image_set": part.image_set} if part.image_set else {})})
+                folder = builder.context().folder
+                part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
+            elif kind == "yolo":
+                builder = YoloBuilder(None, part.path, {"names_file": part.names_file})
+            else:
+                builder = LabelmeBuilder(None, part.path, {"size_mismatch": "warn"})
+            part.classes = list(builder.names())
+            for _, record in builder.generate(None):
+                _add(kind, part, record)
         part.notices = {text: count - before.get(text, 0) for text, count in notices.counted().items()
                         if count > before.get(text, 0)}
     finally:
@@ -124,6 +128,7 @@ def _plan(data: str, found: Found) -> Plan:
     if first.names_file is not None:
         plan.source["names_file"] = first.names_file
     plan.source_notes["builder"] = f"recognised: {_KINDS[kind]}"
+    _sizes(plan, everything)
     labels = _labels(kind, everything, classes)
     without = f" ({empty:,} without objects: records with no boxes)" if empty else ""
     plan.header = [f"Written by `tfrecord-builder infer` from {shown_name(data)}: {_KINDS[kind]}, "
@@ -163,6 +168,17 @@ def _keypoints(plan: Plan, parts: list[Part]) -> None:
         column="keypoints"))
     plan.features.append(Declaration("num_keypoints", {"dtype": "int64", "shape": [None]},
                                      ["the points labelled, one an object"], column="num_keypoints"))
+
+
+def _sizes(plan: Plan, parts: list[Part]) -> None:
+    """`size_mismatch: warn` where images' annotated sizes differ from their files' (a build would
+    stop at the first), with a comment saying what that keeps and what else there is."""
+    differing = sum(part.notices.get(WARN_NOTICE, 0) for part in parts)
+    if differing:
+        plan.source["options"] = {"size_mismatch": "warn"}
+        plan.source_notes["options"] = (f"guessed: {count(differing, 'image')} whose annotated size differs from the "
+                                        "file's: the sizes taken as wrong, the boxes as the file's pixels; write "
+                                        "`scale` if the images were shrunk after labelling")
 
 
 def _said(parts: list[Part]) -> list[str]:
