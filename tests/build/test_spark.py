@@ -17,7 +17,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.errors import DiskFullError
 
 from conftest import write_spec
-from object_store import objects, s3  # noqa: F401 (a fixture)
+from object_store import GATE, objects, s3  # noqa: F401 (a fixture)
 from small_disk import fill, small_disk  # noqa: F401 (a fixture)
 from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
 
@@ -152,6 +152,32 @@ def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark
         expected = content.replace(str(tmp_path / "disk").encode(), b"s3://data/spark") if name.endswith(".py") else content
         assert stored[name] == expected, name
     assert not objects("spark/rows/.1.0.0.building")
+
+
+def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, tmp_path, monkeypatch):
+    """A shard's record in the manifest (the last object an attempt writes) held at the bucket's
+    door: speculation runs a copy of its task on the other worker, which wins. The driver waits
+    until Spark has stopped the attempt that lost before it publishes the dataset and clears the
+    staging prefix, so the held write never lands: the bucket holds the dataset, nothing else.
+    (Released once the driver clears the records, it would land after them: issue 38's objects
+    left in `manifest/` by a busy machine's slow attempts.)"""
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    spec = write_spec(tmp_path, _tabular(index=True), {"rows.csv": _table(2000, bad=(9,))})
+    tb.build(spec, output=tmp_path / "disk")
+    GATE.hold("PUT", r"^/data/late/rows/\.1\.0\.0\.building/manifest/[^/]+\.json$",
+              until=lambda method, path, body: method == "POST" and "?delete" in path
+              and b"/.1.0.0.building/manifest/" in body)
+    try:
+        tb.build(spec, output="s3://data/late", runner="spark")
+    finally:
+        GATE.clear()
+    on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
+    assert sorted(objects("late")) == sorted(f"rows/1.0.0/{name}" for name in on_disk)
+    stored = objects("late/rows/1.0.0")
+    for name, content in on_disk.items():
+        expected = content.replace(str(tmp_path / "disk").encode(), b"s3://data/late") if name.endswith(".py") else content
+        assert stored[name] == expected, name
+    assert (GATE.again, GATE.outcome) == (1, "dropped")  # a copy wrote the record; the attempt held was stopped
 
 
 def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
