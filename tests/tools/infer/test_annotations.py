@@ -441,7 +441,7 @@ def write_any(root: Path, kind: str, pixel_boxes: list[list[int]]) -> tuple[Path
     return root, written
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(kind=st.sampled_from(["coco", "voc", "yolo"]), pixel_boxes=boxes())
 @example(kind="coco", pixel_boxes=[[0, -3, 3, 3]])  # issue 38: a box past the top edge, empty once clipped
 @example(kind="voc", pixel_boxes=[[-3, 10, 3, 5], [5, 5, 10, 10]])  # past the left edge, empty once clipped
