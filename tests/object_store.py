@@ -145,15 +145,13 @@ def gcs_server():
     """One Cloud Storage emulator (gcp-storage-emulator, in memory) on 127.0.0.1 for the session,
     with a bucket `data`, and the variables that point gcsfs at it: STORAGE_EMULATOR_HOST, and
     fsspec's own `FSSPEC_GS_<OPTION>` settings for an anonymous client of project `test`."""
-    import socket
-
     from gcp_storage_emulator.server import create_server
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = create_server("127.0.0.1", port, in_memory=True, default_bucket="data")
+    server = create_server("127.0.0.1", 0, in_memory=True, default_bucket="data")
     server.start()
+    # the port the system chose as the server bound it (a port probed before could be taken by
+    # then, by another test run on the machine: the emulator's thread would fail and start() wait)
+    port = server._api._httpd.server_address[1]
     env = {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "FSSPEC_GS_TOKEN": "anon",
            "FSSPEC_GS_PROJECT": "test"}
     yield server, env

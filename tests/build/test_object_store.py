@@ -244,27 +244,22 @@ def test_a_dataset_in_gcs_reads_back_as_on_disk_and_tensorflow_is_refused_the_em
 def test_refused_credentials_are_one_line_and_nothing_is_written(tmp_path):
     """A server that checks credentials (moto counts the requests it lets through unsigned: one,
     to make the bucket) refuses the build's, its reads and the verify's: one line each, exit 2."""
-    import socket
-
     import boto3
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "1"},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # moto in a process of its own (its settings are read once, at import), on a port the system
+    # chooses as it binds, which it says once it serves
+    serve = ("import threading\n"
+             "from moto.server import ThreadedMotoServer\n"
+             "server = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
+             "server.start()\n"
+             "print(server.get_host_and_port()[1], flush=True)\n"
+             "threading.Event().wait()  # serving until terminated\n")
+    server = subprocess.Popen([sys.executable, "-c", serve], env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "1"},
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        port = int(server.stdout.readline())
         env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "nobody",
                "AWS_SECRET_ACCESS_KEY": "wrong", "AWS_DEFAULT_REGION": "us-east-1"}
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "moto server did not start"
-                time.sleep(0.1)
         boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="nobody",
                      aws_secret_access_key="wrong", region_name="us-east-1").create_bucket(Bucket="locked")
         spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})

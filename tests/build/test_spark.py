@@ -48,7 +48,7 @@ def spark(spark_master, s3):
                .config("spark.speculation.multiplier", "1.5").config("spark.speculation.quantile", "0.5")
                .config("spark.speculation.minTaskRuntime", "500ms")
                .getOrCreate())
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300  # a bound, not a measure: executors' JVMs start slowly on a busy machine
     while len(executors(session)) < 2 and time.monotonic() < deadline:  # the workers start them once the app is known
         time.sleep(0.1)
     yield session
@@ -210,12 +210,17 @@ def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+# a driver the command line starts (a session on local[N] of its own) without Spark's web UI: two
+# test runs at once on one machine would otherwise share port 4040 and the ports after it
+NO_UI = {"PYSPARK_SUBMIT_ARGS": "--conf spark.ui.enabled=false pyspark-shell"}
+
+
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> "subprocess.CompletedProcess[str]":
     """`python -m tfrecord_builder ARGS` in a process of its own (a driver with its own session)."""
     import subprocess
 
     return subprocess.run([sys.executable, "-m", "tfrecord_builder", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=600, stdin=subprocess.DEVNULL)
+                          env={**os.environ, **NO_UI, **(env or {})}, timeout=600, stdin=subprocess.DEVNULL)
 
 
 def test_a_spark_build_from_the_command_line_says_only_what_the_local_one_says(tmp_path):
@@ -415,7 +420,7 @@ def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, mon
     expected = _local_bytes(spec, out)
     command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out), "--runner", "spark",
                "--workers", "2"]
-    job = subprocess.Popen(command, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+    job = subprocess.Popen(command, env={**os.environ, **NO_UI, **SMALL_TASKS}, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     entries = out / "rows" / ".1.0.0.building" / "manifest"
     deadline = time.monotonic() + 300
