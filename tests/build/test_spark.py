@@ -364,12 +364,14 @@ def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_pa
 
 SLOW_FIRST_ATTEMPT = '''
 import os
+import pathlib
 import time
 import tfrecord_builder as tb
 
 
 class Slow(tb.Builder):
-    """Part 0's first attempt is slow (on Spark): Spark runs a second one beside it."""
+    """Part 0's first attempt is slow (on Spark): it waits until Spark has started a second one
+    beside it (whenever a busy machine lets it), and then some."""
 
     def tasks(self, split):
         return list(range(8))
@@ -379,10 +381,14 @@ class Slow(tb.Builder):
 
         context = TaskContext.get()
         if context is not None:
-            with open(os.path.join(os.path.dirname(self.path), "attempts.txt"), "a") as file:
+            attempts = os.path.join(os.path.dirname(self.path), "attempts.txt")
+            with open(attempts, "a") as file:
                 file.write(f"{task} {context.attemptNumber()}\\n")
             if task == 0 and context.attemptNumber() == 0:
-                time.sleep(8)
+                deadline = time.monotonic() + 600  # a bound for a run where none comes: it fails, not hangs
+                while "0 1" not in pathlib.Path(attempts).read_text().split("\\n") and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(1)  # both attempts at once
         for number in range(task * 100, task * 100 + 100):
             yield f"n{number}", {"x": number}
 
