@@ -147,9 +147,9 @@ class SparkRunner:
                      .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
                      .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value, written)))
                 except Exception:  # a failed job: its other attempts are being stopped, and may write meanwhile
-                    _every_attempt_ended(context, group)
+                    _every_attempt_ended(context, group, jobs=0)  # (if its job was started at all)
                     raise
-            late = _every_attempt_ended(context, group)
+            late = _every_attempt_ended(context, group, jobs=1)
             if late is not None:
                 notices.added(summary["notices"], {late: 1})
             return run_result(spec, shards, job.build_id, summary, problems, distinct)
@@ -283,9 +283,10 @@ def _job_group(context: Any, group: str, description: str) -> Iterator[None]:
 _GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
 
-def _every_attempt_ended(context: Any, group: str) -> str | None:
-    """Waits until every attempt of the tasks of `group`'s jobs has ended, not only the attempt
-    that won each task; what to say where one still runs after ATTEMPTS_SECONDS, else None.
+def _every_attempt_ended(context: Any, group: str, jobs: int) -> str | None:
+    """Waits until every attempt of the tasks of `group`'s jobs (`jobs` of them, at least, were
+    run) has ended, not only the attempt that won each task; what to say where one still runs
+    after ATTEMPTS_SECONDS, else None.
 
     A job ends at the first attempt of each task to succeed, while the copies that lost
     (speculation's, or a task run again after its executor was lost) run on until Spark stops
@@ -294,15 +295,16 @@ def _every_attempt_ended(context: Any, group: str) -> str | None:
     published the dataset and cleared the staging, that would be an object left in the user's
     bucket, or a file moved into the finished dataset. Spark ends an attempt of a Python task
     only once its Python worker has answered or gone (its reader waits for one or the other),
-    so its writes are over then. The status store learns of attempts from Spark's listener bus,
-    in order: once it has a job's end it has every attempt's start; a stage gone from it (there
-    are too many to keep) ended long ago."""
+    so its writes are over then. The status store learns of jobs and attempts from Spark's
+    listener bus, later than the job returns (later still on a busy machine), but in order: once
+    it has the jobs' ends it has every attempt's start. A job or stage gone from it (there are too
+    many to keep) ended long ago."""
     tracker = context.statusTracker()
     deadline = time.monotonic() + ATTEMPTS_SECONDS
     while time.monotonic() < deadline:
-        jobs = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(group)]
-        if all(job is not None and job.status != "RUNNING" for job in jobs):
-            stages = [tracker.getStageInfo(stage) for job in jobs for stage in job.stageIds]
+        found = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(group)]
+        if len(found) >= jobs and all(job is None or job.status in ("SUCCEEDED", "FAILED") for job in found):
+            stages = [tracker.getStageInfo(stage) for job in found if job is not None for stage in job.stageIds]
             if all(stage is None or stage.numActiveTasks == 0 for stage in stages):
                 return None
         time.sleep(0.05)
