@@ -24,7 +24,8 @@ class Gate:
         self._lock = threading.Lock()
         self._rule: tuple[str, re.Pattern[str], Callable[[str, str, bytes], bool], float] | None = None
         self.held: str | None = None  # the path of the request held
-        self.again = 0  # requests with the held one's method and path that came while it was held
+        self._held_call: str | None = None
+        self._others: set[str] = set()  # the calls (botocore's invocation ids) for that path while held
         self.outcome: str | None = None  # "sent" (its client was there) or "dropped" (gone)
         self._released = threading.Event()
 
@@ -35,8 +36,13 @@ class Gate:
         its own assertions rather than hanging)."""
         with self._lock:
             self._rule = (method, re.compile(path), until, seconds)
-            self.held, self.again, self.outcome = None, 0, None
+            self.held, self._held_call, self._others, self.outcome = None, None, set(), None
             self._released.clear()
+
+    @property
+    def again(self) -> int:
+        """How many other calls (not retries of the one held) wrote what it writes while it was held."""
+        return len(self._others)
 
     def clear(self) -> None:
         """No request held from now on; one held now is let go."""
@@ -52,15 +58,17 @@ class Gate:
             method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
             query = environ.get("QUERY_STRING", "")
             length = int(environ.get("CONTENT_LENGTH") or 0)
-            body = environ["wsgi.input"].read(length) if length else b""
+            chunked = environ.get("wsgi.input_terminated")  # werkzeug's: a chunked body, read to its end
+            body = environ["wsgi.input"].read() if chunked else environ["wsgi.input"].read(length) if length else b""
             environ["wsgi.input"] = io.BytesIO(body)
             hold = False
+            call = environ.get("HTTP_AMZ_SDK_INVOCATION_ID", f"request {id(environ)}")  # one per call, its retries too
             with self._lock:
                 if method == rule[0] and rule[1].search(path):
                     if self.held is None:
-                        self.held, hold = path, True
-                    elif path == self.held and self.outcome is None:
-                        self.again += 1
+                        self.held, self._held_call, hold = path, call, True
+                    elif path == self.held and self.outcome is None and call != self._held_call:
+                        self._others.add(call)
             if hold:
                 self._released.wait(rule[3])
                 if not _connected(environ["werkzeug.socket"]):

@@ -5,6 +5,7 @@ the file, with speculative execution on; faults (an executor killed, a task run 
 killed) change no byte."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -42,6 +43,10 @@ def spark(spark_master, s3):
                .config("spark.executorEnv.AWS_ACCESS_KEY_ID", s3["AWS_ACCESS_KEY_ID"])  # settings would
                .config("spark.executorEnv.AWS_SECRET_ACCESS_KEY", s3["AWS_SECRET_ACCESS_KEY"])
                .config("spark.executorEnv.AWS_DEFAULT_REGION", s3["AWS_DEFAULT_REGION"])
+               # a request the S3 server holds (object_store.GATE) is held until Spark stops its
+               # attempt, far longer on a busy machine than s3fs's read timeout (15 s), which would
+               # send it again meanwhile: fsspec's own setting for every S3 filesystem made there
+               .config("spark.executorEnv.FSSPEC_S3", json.dumps({"config_kwargs": {"read_timeout": 900}}))
                # every build of the file with speculation on: a task slower than 1.5x the median of
                # half its stage's gets a second attempt (on the other worker), both running at once
                .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
