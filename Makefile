@@ -38,6 +38,9 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check $(TORCH)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(KERAS_HUB)
 	$(PY) -m pip install --quiet --disable-pip-version-check $(KERAS_HUB_DEPS)
+	# Matplotlib's list of the system's fonts, made now in the user's cache (~/.cache/matplotlib), one
+	# clone at a time: test processes making it at once wait 5 s for each other's lock, then fail
+	flock /tmp/tfrecord-builder-matplotlib.lock $(PY) -c 'import matplotlib.font_manager'
 	touch $(STAMP)
 
 $(BEAM_STAMP): setup.cfg pyproject.toml
@@ -69,26 +72,34 @@ wheel:
 
 # a test file's tests run in one worker, so a server its fixtures start (the Spark cluster, moto, a
 # browser) starts once; xdist 3.8's `loadgroup` groups nothing under pytest 9.2 (the group goes into
-# a nodeid attribute pytest no longer reads)
+# a nodeid attribute pytest no longer reads). CI=1 (unless CI is set): Hypothesis draws the same
+# examples every run (tests/conftest.py's profile `ci`); pytest run by hand keeps its example database
 test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile
 
 # the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,
 # installed only where there is none (with sudo unless root)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# a Debian package (2) for a command (1), installed only where the command is missing. apt takes one
+# at a time and refuses a second at once (its lists' lock doesn't wait): two `make test` of two
+# clones take turns through a lock of their own, and look again once it is theirs; dpkg's lock,
+# which other programs take too, is waited for
+APT_INSTALL = command -v $(1) >/dev/null || $(SUDO) flock /var/lock/tfrecord-builder-apt.lock sh -c \
+	'command -v $(1) >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -qq -o DPkg::Lock::Timeout=600 $(2))'
 
 chromium:
-	command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	$(call APT_INSTALL,chromium,chromium)
 
 # the spoken digits of the demo and the audio tests are said by espeak-ng, Debian's speech
 # synthesiser: installed only where there is none (with sudo unless root), as chromium is
 espeak:
-	command -v espeak-ng >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng)
+	$(call APT_INSTALL,espeak-ng,espeak-ng)
 
 # Spark (the Spark runner's tests start a standalone cluster: tests/spark_cluster.py) needs Java
 # 17 or later: Debian's default JRE, installed only where there is no java (with sudo unless root)
 java:
-	command -v java >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless)
+	$(call APT_INSTALL,java,default-jre-headless)
 
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench

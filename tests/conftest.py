@@ -4,18 +4,33 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "demo"))
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# Hypothesis on a machine that may be busy with other work: no deadline (a slow example is slow
+# because the machine is, not the code), no health check that times data generation. Under CI
+# (`make test` and .ci/run set it) the examples are the same every run, drawn from a seed of each
+# test's own (derandomized), and no example database is read or written: a failure there fails
+# again. Elsewhere the examples are drawn afresh and the ones that failed are kept in the clone's
+# .hypothesis/ and tried first next time. A test's own @settings override these for what they name
+# (one that lists suppressed health checks lists too_slow too).
+SLOW_MACHINE = [HealthCheck.too_slow]
+settings.register_profile("ci", deadline=None, suppress_health_check=SLOW_MACHINE, derandomize=True, database=None,
+                          print_blob=True)
+settings.register_profile("local", deadline=None, suppress_health_check=SLOW_MACHINE)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() not in ("", "0", "false") else "local")
 
 # Raw values of every dtype, as a source gives them, for the round-trip property tests. float16
 # and float64 are decoded through a cast, and TensorFlow's casts flush subnormals to zero: normal
@@ -31,6 +46,25 @@ VALUES_BY_DTYPE = {
     "string": st.text(max_size=8),
     "bytes": st.text(max_size=8),
 }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_folder_of_its_own(tmp_path_factory):
+    """The temporary folder (TMPDIR) of this test process and of the processes it starts: a folder
+    of its own below pytest's. Two test runs at once on one machine (two clones) would otherwise
+    share what is made under a fixed name in /tmp: a build into a URL puts the dataset together in
+    a folder named for the URL (`/tmp/tfrecord-builder/...`), and both runs build into the same
+    URLs on their own servers."""
+    folder = tmp_path_factory.mktemp("tmp")
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None  # found again from TMPDIR
+    yield folder
+    if saved is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved
+    tempfile.tempdir = None
 
 
 @pytest.fixture(autouse=True)

@@ -1,20 +1,120 @@
 """An S3-compatible server on 127.0.0.1 (moto in server mode) for tests: clients reach it through
-the standard `AWS_ENDPOINT_URL` and credential variables, as a user's bucket is reached."""
+the standard `AWS_ENDPOINT_URL` and credential variables, as a user's bucket is reached. A test
+can hold one request at its door (`GATE`), as a slow network would."""
 from __future__ import annotations
 
+import io
 import os
+import re
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 
+class Gate:
+    """Holds the first request whose method and path a test names until a later request it names
+    has been answered, as a network slow for one connection would; the held request then reaches
+    the server only if its client is still there to send it (a process killed meanwhile sends
+    nothing more). Every other request passes as it comes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rule: tuple[str, re.Pattern[str], Callable[[str, str, bytes], bool], float] | None = None
+        self.held: str | None = None  # the path of the request held
+        self._held_call: str | None = None
+        self._others: set[str] = set()  # the calls (botocore's invocation ids) for that path while held
+        self.outcome: str | None = None  # "sent" (its client was there) or "dropped" (gone)
+        self._released = threading.Event()
+
+    def hold(self, method: str, path: str, until: Callable[[str, str, bytes], bool], seconds: float = 300.0) -> None:
+        """Holds the first `method` request whose path matches the regular expression `path`,
+        until a request for which `until(method, path and query, body)` is true has been
+        answered, or for `seconds` at most (a test waiting for what never comes then fails on
+        its own assertions rather than hanging)."""
+        with self._lock:
+            self._rule = (method, re.compile(path), until, seconds)
+            self.held, self._held_call, self._others, self.outcome = None, None, set(), None
+            self._released.clear()
+
+    @property
+    def again(self) -> int:
+        """How many other calls (not retries of the one held) wrote what it writes while it was held."""
+        return len(self._others)
+
+    def clear(self) -> None:
+        """No request held from now on; one held now is let go."""
+        with self._lock:
+            self._rule = None
+        self._released.set()
+
+    def wrap(self, app: Callable) -> Callable:
+        def gated(environ: dict[str, Any], start_response: Callable) -> Any:
+            rule = self._rule
+            if rule is None:
+                return app(environ, start_response)
+            method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
+            query = environ.get("QUERY_STRING", "")
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            chunked = environ.get("wsgi.input_terminated")  # werkzeug's: a chunked body, read to its end
+            body = environ["wsgi.input"].read() if chunked else environ["wsgi.input"].read(length) if length else b""
+            environ["wsgi.input"] = io.BytesIO(body)
+            hold = False
+            call = environ.get("HTTP_AMZ_SDK_INVOCATION_ID", f"request {id(environ)}")  # one per call, its retries too
+            with self._lock:
+                if method == rule[0] and rule[1].search(path):
+                    if self.held is None:
+                        self.held, self._held_call, hold = path, call, True
+                    elif path == self.held and self.outcome is None and call != self._held_call:
+                        self._others.add(call)
+            if hold:
+                self._released.wait(rule[3])
+                if not _connected(environ["werkzeug.socket"]):
+                    self.outcome = "dropped"
+                    start_response("503 Service Unavailable", [("Content-Length", "0")])
+                    return [b""]
+                self.outcome = "sent"
+                return app(environ, start_response)
+            answer = list(app(environ, start_response))  # answered before the held request goes on
+            if self.held is not None and rule[2](method, f"{path}?{query}", body):
+                self._released.set()
+            return answer
+
+        return gated
+
+
+def _connected(connection: socket.socket) -> bool:
+    """Whether the client of `connection` is still there: it hasn't closed it (its request was
+    read whole before, so anything readable now is the end of the connection)."""
+    try:
+        return connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+GATE = Gate()
+
+
 @pytest.fixture(scope="module")
 def s3():
-    """A fresh S3 server on 127.0.0.1 with a bucket `data`; the variables that point clients at it."""
-    from moto.server import ThreadedMotoServer
+    """A fresh S3 server on 127.0.0.1 with a bucket `data`, behind `GATE`; the variables that
+    point clients at it."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    server = make_server("127.0.0.1", 0, GATE.wrap(DomainDispatcherApplication(create_backend_app)), threaded=True,
+                         request_handler=MotoRequestHandler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    host, port = server.server_address[:2]
     env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
     saved = {name: os.environ.get(name) for name in env}
@@ -31,7 +131,9 @@ def s3():
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    server.stop()
+    GATE.clear()
+    server.shutdown()
+    serving.join()
 
 
 def objects(prefix: str) -> dict[str, bytes]:
@@ -51,15 +153,13 @@ def gcs_server():
     """One Cloud Storage emulator (gcp-storage-emulator, in memory) on 127.0.0.1 for the session,
     with a bucket `data`, and the variables that point gcsfs at it: STORAGE_EMULATOR_HOST, and
     fsspec's own `FSSPEC_GS_<OPTION>` settings for an anonymous client of project `test`."""
-    import socket
-
     from gcp_storage_emulator.server import create_server
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = create_server("127.0.0.1", port, in_memory=True, default_bucket="data")
+    server = create_server("127.0.0.1", 0, in_memory=True, default_bucket="data")
     server.start()
+    # the port the system chose as the server bound it (a port probed before could be taken by
+    # then, by another test run on the machine: the emulator's thread would fail and start() wait)
+    port = server._api._httpd.server_address[1]
     env = {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{port}", "FSSPEC_GS_TOKEN": "anon",
            "FSSPEC_GS_PROJECT": "test"}
     yield server, env

@@ -95,7 +95,7 @@ SPEC_KEYS = ["name", "version", "source", "features", "splits", "label", "output
              "context", "sequence", "on_error", "description"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(SPEC_KEYS), YAML_VALUES, max_size=8))
 def test_any_yaml_document_loads_or_fails_with_one_spec_error(tmp_path, document):
     path = tmp_path / "fuzz.yaml"
@@ -108,7 +108,7 @@ def test_any_yaml_document_loads_or_fails_with_one_spec_error(tmp_path, document
     # anything else (TypeError, KeyError, ...) fails the test
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(st.binary(max_size=300))
 def test_any_bytes_load_or_fail_with_one_spec_error(tmp_path, data):
     path = tmp_path / "fuzz.yaml"

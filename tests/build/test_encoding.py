@@ -75,14 +75,15 @@ def _paced_batches(first_seconds: float, rows: int, count: int) -> list:
 
 def test_workers_start_only_for_parallel_seconds_of_work_ahead(monkeypatch):
     """After IN_PROCESS_SECONDS, the batches ahead are weighed at the pace so far (here 10 records
-    in 10 ms, so PARALLEL_SECONDS = 0.5 s is about 500 records): 30 records left are encoded in
-    this process, 600 in the workers; either way in source order."""
+    in 50 ms, so PARALLEL_SECONDS = 5 s is about 1,000 records): 30 records left are encoded in
+    this process, 2,000 in the workers; either way in source order. A busy machine's slower pace
+    only makes the 2,000 more work; the 30 stay below unless the first batch takes 30 times as long."""
     assert 0.2 <= DEFAULT_PARALLEL <= 2  # a few times what the pool costs
-    monkeypatch.setattr(encoding, "PARALLEL_SECONDS", 0.5)
-    short = list(encoding.encode_batches(None, _paced_batches(0.01, 10, 3), workers=2, stage=_paced))
+    monkeypatch.setattr(encoding, "PARALLEL_SECONDS", 5.0)
+    short = list(encoding.encode_batches(None, _paced_batches(0.05, 10, 3), workers=2, stage=_paced))
     assert short == [(index, os.getpid()) for index in range(4)]
-    long = list(encoding.encode_batches(None, _paced_batches(0.01, 10, 60), workers=2, stage=_paced))
-    assert [index for index, _ in long] == list(range(61))
+    long = list(encoding.encode_batches(None, _paced_batches(0.05, 100, 20), workers=2, stage=_paced))
+    assert [index for index, _ in long] == list(range(21))
     assert long[0][1] == os.getpid() and {pid for _, pid in long[1:]} - {os.getpid()}
 
 

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -243,27 +244,22 @@ def test_a_dataset_in_gcs_reads_back_as_on_disk_and_tensorflow_is_refused_the_em
 def test_refused_credentials_are_one_line_and_nothing_is_written(tmp_path):
     """A server that checks credentials (moto counts the requests it lets through unsigned: one,
     to make the bucket) refuses the build's, its reads and the verify's: one line each, exit 2."""
-    import socket
-
     import boto3
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                              env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "1"},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # moto in a process of its own (its settings are read once, at import), on a port the system
+    # chooses as it binds, which it says once it serves
+    serve = ("import threading\n"
+             "from moto.server import ThreadedMotoServer\n"
+             "server = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
+             "server.start()\n"
+             "print(server.get_host_and_port()[1], flush=True)\n"
+             "threading.Event().wait()  # serving until terminated\n")
+    server = subprocess.Popen([sys.executable, "-c", serve], env={**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "1"},
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        port = int(server.stdout.readline())
         env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "nobody",
                "AWS_SECRET_ACCESS_KEY": "wrong", "AWS_DEFAULT_REGION": "us-east-1"}
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "moto server did not start"
-                time.sleep(0.1)
         boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="nobody",
                      aws_secret_access_key="wrong", region_name="us-east-1").create_bucket(Bucket="locked")
         spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
@@ -314,30 +310,60 @@ def test_two_builds_of_one_url_started_at_once_one_is_refused_and_the_other_fini
     _as_on_disk(tmp_path / "disk", "twice")
 
 
+HELD_BUILDER = '''
+import os
+import time
+import tfrecord_builder as tb
+
+
+class Held(tb.Builder):
+    """Rows of one number each. Where HELD_UNTIL names a file, the build first says it is
+    reading (the file HELD_STARTED, made now: the build holds its lock) and reads nothing until
+    that file exists: a build that holds its lock as long as the test wants, however fast or
+    slow the machine."""
+
+    def generate(self, split):
+        until = os.environ.get("HELD_UNTIL")
+        if until:
+            open(os.environ["HELD_STARTED"], "w").close()
+            deadline = time.monotonic() + 600  # a test that never lets go fails on its own, not hangs
+            while not os.path.exists(until) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        for number in range(300):
+            yield f"n{number}", {"x": number}
+'''
+
+
+def _held_build(tmp_path, prefix: str) -> tuple[Path, subprocess.Popen]:
+    """A build into s3://data/PREFIX held for good while it holds its lock (HELD_BUILDER), once
+    it is seen reading: its spec, and its process (a session of its own)."""
+    spec = write_spec(tmp_path, {"name": "rows", "source": {"builder": "held.py:Held", "path": "held.py"},
+                                 "features": {"x": {"dtype": "int64"}}, "splits": {"train": 0.8, "test": 0.2}},
+                      {"held.py": HELD_BUILDER})
+    started = tmp_path / "started"
+    job = subprocess.Popen([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                            f"s3://data/{prefix}"], cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "HELD_UNTIL": str(tmp_path / "never"), "HELD_STARTED": str(started)})
+    while not started.exists():  # the build's own event: it is reading its source, its lock taken
+        assert job.poll() is None, f"the build ended before it read its source: {job.stderr.read()}"
+        time.sleep(0.01)
+    assert list(_objects(f"{prefix}/rows")) == [".1.0.0.lock"]
+    return spec, job
+
+
 def test_a_killed_build_leaves_its_lock_which_a_build_takes_over_only_once_stale(s3, tmp_path):
     """SIGKILL leaves the lock object; the next build is refused while it is fresh, and takes it
     over with a warning once it has gone the stale time (shortened here) without a refresh."""
-    import boto3
-
-    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(20000)})
-    assert _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "disk"), env=SMALL_TASKS).returncode == 0
-    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", "s3://data/stale"]
-    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client, deadline = boto3.client("s3"), time.monotonic() + 120
-    while job.poll() is None and time.monotonic() < deadline:
-        if client.list_objects_v2(Bucket="data", Prefix="stale/rows/.1.0.0.lock").get("KeyCount", 0):
-            break
-        time.sleep(0.01)
-    assert job.poll() is None, "the build ended before its lock was seen"
-    os.killpg(job.pid, signal.SIGKILL)  # the build and its workers
+    spec, job = _held_build(tmp_path, "stale")
+    os.killpg(job.pid, signal.SIGKILL)  # the build and its workers, holding the lock
     job.wait()
     assert list(_objects("stale/rows")) == [".1.0.0.lock"]
-    refused = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale", env=SMALL_TASKS)
+    assert _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "disk")).returncode == 0
+    refused = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale")
     assert refused.returncode == 2 and re.fullmatch(_refusal("stale", job.pid), refused.stderr), refused.stderr
-    time.sleep(2.1)  # the store's clock counts whole seconds
-    taken = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale",
-                 env={**SMALL_TASKS, LOCK_STALE: "2"})
+    time.sleep(2.1)  # the store's clock counts whole seconds: the lock is older than 2 s after this
+    taken = _cli(sys.executable, "build", str(spec), "--output", "s3://data/stale", env={LOCK_STALE: "2"})
     assert taken.returncode == 0, taken.stderr
     assert re.fullmatch(rf"warning: s3://data/stale/rows/1\.0\.0: took over the lock of a build that stopped \d+ s ago "
                         rf"\(host {re.escape(socket.gethostname())}, pid {job.pid}, since {SINCE}\), a killed build's: "
@@ -347,21 +373,11 @@ def test_a_killed_build_leaves_its_lock_which_a_build_takes_over_only_once_stale
 
 
 def test_the_lock_is_gone_after_a_build_stopped_with_ctrl_c(s3, tmp_path):
-    import boto3
-
-    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(20000)})
-    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", "s3://data/stopped"]
-    job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    client, deadline = boto3.client("s3"), time.monotonic() + 120
-    while job.poll() is None and time.monotonic() < deadline:
-        if client.list_objects_v2(Bucket="data", Prefix="stopped/rows/.1.0.0.lock").get("KeyCount", 0):
-            break
-        time.sleep(0.01)
-    assert job.poll() is None, "the build ended before its lock was seen"
+    _, job = _held_build(tmp_path, "stopped")  # Ctrl-C lands while it holds the lock, whatever the machine's load
     os.killpg(job.pid, signal.SIGINT)  # as Ctrl-C sends it: to the build and its workers
-    assert (job.wait(timeout=60), job.stderr.read()) == (130, "error: interrupted\n")
-    assert ".1.0.0.lock" not in _objects("stopped/rows")
+    # a bound for a stuck build, not a measure: a busy machine takes seconds to stop one
+    assert (job.wait(timeout=300), job.stderr.read()) == (130, "error: interrupted\n")
+    assert _objects("stopped") == {}
 
 
 def test_the_lock_is_gone_after_a_failed_build(s3, tmp_path):

@@ -5,6 +5,7 @@ the file, with speculative execution on; faults (an executor killed, a task run 
 killed) change no byte."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -17,7 +18,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.errors import DiskFullError
 
 from conftest import write_spec
-from object_store import objects, s3  # noqa: F401 (a fixture)
+from object_store import GATE, objects, s3  # noqa: F401 (a fixture)
 from small_disk import fill, small_disk  # noqa: F401 (a fixture)
 from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
 
@@ -42,13 +43,17 @@ def spark(spark_master, s3):
                .config("spark.executorEnv.AWS_ACCESS_KEY_ID", s3["AWS_ACCESS_KEY_ID"])  # settings would
                .config("spark.executorEnv.AWS_SECRET_ACCESS_KEY", s3["AWS_SECRET_ACCESS_KEY"])
                .config("spark.executorEnv.AWS_DEFAULT_REGION", s3["AWS_DEFAULT_REGION"])
+               # a request the S3 server holds (object_store.GATE) is held until Spark stops its
+               # attempt, far longer on a busy machine than s3fs's read timeout (15 s), which would
+               # send it again meanwhile: fsspec's own setting for every S3 filesystem made there
+               .config("spark.executorEnv.FSSPEC_S3", json.dumps({"config_kwargs": {"read_timeout": 900}}))
                # every build of the file with speculation on: a task slower than 1.5x the median of
                # half its stage's gets a second attempt (on the other worker), both running at once
                .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
                .config("spark.speculation.multiplier", "1.5").config("spark.speculation.quantile", "0.5")
                .config("spark.speculation.minTaskRuntime", "500ms")
                .getOrCreate())
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300  # a bound, not a measure: executors' JVMs start slowly on a busy machine
     while len(executors(session)) < 2 and time.monotonic() < deadline:  # the workers start them once the app is known
         time.sleep(0.1)
     yield session
@@ -157,6 +162,32 @@ def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark
     assert not objects("spark/rows/.1.0.0.building")
 
 
+def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, tmp_path, monkeypatch):
+    """A shard's record in the manifest (the last object an attempt writes) held at the bucket's
+    door: speculation runs a copy of its task on the other worker, which wins. The driver waits
+    until Spark has stopped the attempt that lost before it publishes the dataset and clears the
+    staging prefix, so the held write never lands: the bucket holds the dataset, nothing else.
+    (Released once the driver clears the records, it would land after them: issue 38's objects
+    left in `manifest/` by a busy machine's slow attempts.)"""
+    monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
+    spec = write_spec(tmp_path, _tabular(index=True), {"rows.csv": _table(2000, bad=(9,))})
+    tb.build(spec, output=tmp_path / "disk")
+    GATE.hold("PUT", r"^/data/late/rows/\.1\.0\.0\.building/manifest/[^/]+\.json$",
+              until=lambda method, path, body: method == "POST" and "?delete" in path
+              and b"/.1.0.0.building/manifest/" in body)
+    try:
+        tb.build(spec, output="s3://data/late", runner="spark")
+    finally:
+        GATE.clear()
+    on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
+    assert sorted(objects("late")) == sorted(f"rows/1.0.0/{name}" for name in on_disk)
+    stored = objects("late/rows/1.0.0")
+    for name, content in on_disk.items():
+        expected = content.replace(str(tmp_path / "disk").encode(), b"s3://data/late") if name.endswith(".py") else content
+        assert stored[name] == expected, name
+    assert (GATE.again, GATE.outcome) == (1, "dropped")  # a copy wrote the record; the attempt held was stopped
+
+
 def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
     spec = write_spec(tmp_path, {**_tabular(), "on_error": "fail"}, {"rows.csv": _table(300, bad=(40,))})
     with pytest.raises(tb.DataError) as local:
@@ -187,12 +218,17 @@ def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+# a driver the command line starts (a session on local[N] of its own) without Spark's web UI: two
+# test runs at once on one machine would otherwise share port 4040 and the ports after it
+NO_UI = {"PYSPARK_SUBMIT_ARGS": "--conf spark.ui.enabled=false pyspark-shell"}
+
+
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> "subprocess.CompletedProcess[str]":
     """`python -m tfrecord_builder ARGS` in a process of its own (a driver with its own session)."""
     import subprocess
 
     return subprocess.run([sys.executable, "-m", "tfrecord_builder", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=600, stdin=subprocess.DEVNULL)
+                          env={**os.environ, **NO_UI, **(env or {})}, timeout=600, stdin=subprocess.DEVNULL)
 
 
 def test_a_spark_build_from_the_command_line_says_only_what_the_local_one_says(tmp_path):
@@ -336,12 +372,14 @@ def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_pa
 
 SLOW_FIRST_ATTEMPT = '''
 import os
+import pathlib
 import time
 import tfrecord_builder as tb
 
 
 class Slow(tb.Builder):
-    """Part 0's first attempt is slow (on Spark): Spark runs a second one beside it."""
+    """Part 0's first attempt is slow (on Spark): it waits until Spark has started a second one
+    beside it (whenever a busy machine lets it), and then some."""
 
     def tasks(self, split):
         return list(range(8))
@@ -351,10 +389,14 @@ class Slow(tb.Builder):
 
         context = TaskContext.get()
         if context is not None:
-            with open(os.path.join(os.path.dirname(self.path), "attempts.txt"), "a") as file:
+            attempts = os.path.join(os.path.dirname(self.path), "attempts.txt")
+            with open(attempts, "a") as file:
                 file.write(f"{task} {context.attemptNumber()}\\n")
             if task == 0 and context.attemptNumber() == 0:
-                time.sleep(8)
+                deadline = time.monotonic() + 600  # a bound for a run where none comes: it fails, not hangs
+                while "0 1" not in pathlib.Path(attempts).read_text().split("\\n") and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                time.sleep(1)  # both attempts at once
         for number in range(task * 100, task * 100 + 100):
             yield f"n{number}", {"x": number}
 
@@ -392,7 +434,7 @@ def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, mon
     expected = _local_bytes(spec, out)
     command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out), "--runner", "spark",
                "--workers", "2"]
-    job = subprocess.Popen(command, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
+    job = subprocess.Popen(command, env={**os.environ, **NO_UI, **SMALL_TASKS}, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     entries = out / "rows" / ".1.0.0.building" / "manifest"
     deadline = time.monotonic() + 300

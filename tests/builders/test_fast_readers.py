@@ -54,7 +54,7 @@ def _build_both(tmp_path: Path, spec: dict, files: dict, module, workers: int = 
     return results
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=st.lists(st.tuples(NUMBERS, NUMBERS, LISTS, WORDS), min_size=1, max_size=12),
        blank=st.booleans(), quote=st.booleans(), crlf=st.booleans(), skip=st.booleans(),
        last_newline=st.booleans(), batch_rows=st.sampled_from([1, 3, 16384]))
@@ -100,7 +100,7 @@ JSON_STEPS = st.sampled_from(['[]', '[1, 2, 3]', '[4]', 'null', '[1.5]', '[1, nu
 JSON_PAIRS = st.sampled_from(['[[1, 2], [3, 4]]', '[]', '[[1, 2, 3]]', '[[1.5, -2]]', 'null', '[[1, 2], null]'])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(records=st.lists(st.tuples(JSON_VALUES, JSON_STEPS, JSON_PAIRS), min_size=1, max_size=10),
        blank=st.booleans(), repeated=st.booleans(), drop=st.booleans(), skip=st.booleans())
 def test_jsonl_fast_and_plain_readers_agree(tmp_path_factory, records, blank, repeated, drop, skip):

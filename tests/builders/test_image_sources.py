@@ -438,7 +438,7 @@ def test_the_command_line_reports_a_bad_image_in_one_line(tmp_path):
     spec, _, bad = _bad_manifest(tmp_path, ["corrupt"], "fail")
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out)],
-                            capture_output=True, text=True, timeout=180, cwd=tmp_path, stdin=subprocess.DEVNULL)
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr

@@ -326,7 +326,7 @@ def test_a_pattern_that_matches_no_column_names_it_and_the_columns(tmp_path):
         tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(table=st.integers(1, 6).flatmap(lambda width: st.lists(
     st.lists(st.integers(-10**6, 10**6), min_size=width, max_size=width), min_size=1, max_size=5)))
 def test_gathered_columns_round_trip_exactly(tmp_path_factory, table):

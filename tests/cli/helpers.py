@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence, Union
 
-TIMEOUT = 180  # seconds; a command that hangs fails its test instead of the whole run
+TIMEOUT = 600  # seconds; a command that hangs fails its test instead of the whole run (far above a busy machine's)
 CONSOLE_SCRIPT = Path(sys.executable).parent / "tfrecord-builder"
 SHARD_NAME = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)-(?P<split>[A-Za-z_][A-Za-z0-9_]*)"
                         r"\.tfrecord-(?P<index>\d{5})-of-(?P<count>\d{5})(?P<suffix>\.gz|\.deflate)?")

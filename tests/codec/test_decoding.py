@@ -208,7 +208,7 @@ def _decodes_or_names_where(data: bytes) -> None:
         assert str(error)
 
 
-FUZZ = settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FUZZ

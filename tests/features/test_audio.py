@@ -238,7 +238,7 @@ clips = st.lists(st.tuples(st.integers(1, 400), st.sampled_from([8000, 11025, 16
                            st.integers(1, 3), st.integers(0, 2**32 - 1)), min_size=1, max_size=4)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(clips=clips, format=st.sampled_from(["WAV", "FLAC"]), kept=st.booleans())
 def test_any_clip_round_trips_through_the_batch_decoder_and_its_numpy_twin(tf, tmp_path_factory, clips, format,
                                                                            kept):
@@ -274,7 +274,7 @@ def test_any_clip_round_trips_through_the_batch_decoder_and_its_numpy_twin(tf, t
             assert length == -(-len(want) * rate // clips[row][1])
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(subtype=st.sampled_from(["PCM_U8", "PCM_S8", "PCM_16", "PCM_24", "PCM_32", "FLOAT", "DOUBLE", "ULAW"]),
        encoding=st.sampled_from(["pcm16", "float32"]), length=st.integers(1, 300), seed=st.integers(0, 2**32 - 1))
 def test_any_bit_depth_is_stored_as_soundfile_reads_it_in_the_stored_type(tmp_path_factory, subtype, encoding,

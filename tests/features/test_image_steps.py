@@ -181,7 +181,7 @@ def test_a_per_step_image_is_no_longer_refused(tmp_path):
                                 "frame/shape": ("fixed_steps", "int64", [3])}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(lengths=st.lists(st.integers(0, 4), min_size=1, max_size=4), batch_size=st.integers(1, 3))
 def test_random_clip_lengths_round_trip(tmp_path_factory, lengths, batch_size):
     folder = tmp_path_factory.mktemp("clips")

@@ -177,7 +177,7 @@ def test_a_folder_of_frames_in_natural_order(tmp_path):
     assert sorted(["f10.jpg", "f2.jpg", "f1.jpg"], key=natural_key) == ["f1.jpg", "f2.jpg", "f10.jpg"]
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(length=st.integers(1, 10), fps=st.sampled_from([None, 3.0, 5.0, 20.0]),
        max_frames=st.sampled_from([None, 1, 4]))
 def test_random_clip_lengths_keep_the_frames_the_rules_say(tmp_path_factory, length, fps, max_frames):
@@ -365,7 +365,7 @@ def test_an_mp4_cut_inside_its_index_is_one_line(tmp_path):
                     "no decoder for its video stream (a codec FFmpeg doesn't know, or a cut or corrupt file)"}
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(fraction=st.floats(0.02, 0.9999), suffix=st.sampled_from(["webm", "mkv", "mp4", "avi", "mov"]))
 def test_a_clip_cut_anywhere_is_refused_or_keeps_every_frame(tmp_path_factory, fraction, suffix):
     """Never fewer frames in silence: a cut that takes frames is an error; one that takes only

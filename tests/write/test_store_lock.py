@@ -102,12 +102,15 @@ def test_of_two_builds_taking_over_one_stale_lock_one_wins(s3, monkeypatch):
 
 
 def test_a_long_build_refreshes_its_lock_so_it_is_not_taken_over(s3, monkeypatch):
-    monkeypatch.setenv(publish.LOCK_STALE_VARIABLE, "1.5")
+    # refreshed every 1 s (a fifth of the stale time), so the lock the second build looks at is at
+    # most 1 s old, 2 s by the store's clock of whole seconds: 3 s to spare for a busy machine's
+    # late heartbeat; the build holds it for longer than the stale time
+    monkeypatch.setenv(publish.LOCK_STALE_VARIABLE, "5")
     folder = "s3://data/lock-long/rows/1.0.0"
     refused = []
     with publish.build_lock(folder):
         first = _lock("lock-long/rows")
-        time.sleep(3.2)  # twice the stale time: refreshed every 0.3 s meanwhile
+        time.sleep(5.5)
         assert _lock("lock-long/rows")["refreshed"] != first["refreshed"]
         try:
             with publish.build_lock(folder):
@@ -136,7 +139,7 @@ def test_two_locks_taken_at_once_one_is_refused(s3):
         try:
             with publish.build_lock(folder):
                 outcomes.append("held")
-                inside.wait(5)
+                inside.wait(120)  # until the other is refused: seconds, on a busy machine
         except UsageError:
             outcomes.append("refused")
             inside.set()

@@ -61,7 +61,6 @@ def test_the_figures_are_drawn_where_the_page_puts_them_and_the_console_is_silen
     laid_out = dump_dom(probe)
     shot = screenshot(page, tmp_path / "shot.png")
     assert laid_out.console == [] and shot.console == []
-    assert laid_out.seconds < 10 and shot.seconds < 10
 
     images = re.findall(r"<img ", text)
     loaded = _body_attribute(laid_out.stdout, "data-images-loaded")

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 import warnings
 from typing import Any, Iterator
 
@@ -38,10 +39,10 @@ with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the 
     from pyspark.errors import PythonException
     from pyspark.sql import SparkSession
 
-from ... import errors, fs
-from ...atomic import temporaries
+from ... import errors
 from ...builders.sources import add_shipped_sources, builder_sources, check_sources, source_builders
 from ...errors import DataError, DiskFullError, SpecError, TFRecordBuilderError, UsageError
+from ...features import notices
 from ...processes import stderr_into
 from ...progress import Progress
 from ...spec.model import Spec
@@ -55,6 +56,9 @@ MIN_BUCKETS = 16
 APP_NAME = "tfrecord-builder"
 PROGRESS_SECONDS = 0.5  # how often the progress shown is brought up to date
 MASTER_TIMEOUT_SECONDS = 5.0  # a master that hasn't accepted a connection by then is refused
+# how long the driver waits, at most, for the attempts of a job's tasks that lost to end (Spark
+# stops one in seconds; an executor lost is noticed within spark.network.timeout, 120 s)
+ATTEMPTS_SECONDS = 300.0
 
 
 class SparkJobError(TFRecordBuilderError, RuntimeError):
@@ -135,11 +139,19 @@ class SparkRunner:
                 own_keys = encoded.filter(lambda item: item[0] == "key").map(lambda item: item[1]).groupByKey()
                 problems += [found for found in own_keys.map(lambda item: unique_keys(item[1])).collect() if found]
             staging, build_id, kept = shards, job.build_id, job.kept
-            with _shown(job.progress, "writing", written, sum(int(starts[-1]) for starts in layout.shards.values())):
-                (sorted_parts.filter(lambda item: item[0] == "part").map(lambda item: item[1])
-                 .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
-                 .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value, written)))
-            _let_losers_stop(context, shards)
+            group = f"{APP_NAME} {build_id[:12]} writing {uuid.uuid4().hex[:8]}"
+            with _shown(job.progress, "writing", written, sum(int(starts[-1]) for starts in layout.shards.values())), \
+                    _job_group(context, group, "tfrecord-builder: the shards written"):
+                try:
+                    (sorted_parts.filter(lambda item: item[0] == "part").map(lambda item: item[1])
+                     .groupByKey(max(1, sum(len(starts) - 1 for starts in layout.shards.values())))
+                     .foreach(lambda item: _write(spec, staging, build_id, kept, item, shared.value, written)))
+                except Exception:  # a failed job: its other attempts are being stopped, and may write meanwhile
+                    _every_attempt_ended(context, group, jobs=0)  # (if its job was started at all)
+                    raise
+            late = _every_attempt_ended(context, group, jobs=1)
+            if late is not None:
+                notices.added(summary["notices"], {late: 1})
             return run_result(spec, shards, job.build_id, summary, problems, distinct)
         finally:  # a calling program's session lives on: leave none of the build's data cached in it
             encoded.unpersist()
@@ -256,23 +268,48 @@ def _unseen(spec: Spec, marker: str | None) -> tuple[str, str, str] | None:
     return None
 
 
-def _let_losers_stop(context: Any, shards: str) -> None:
-    """With speculation on, waits until the copies of tasks that lost have stopped writing, where
-    one may still be (a shard's temporary file is there): Spark kills a loser's Python worker only
-    after its task poller (2 s) and spark.python.task.killTimeout (2 s), and a file it has open
-    would otherwise move with the staging folder into the finished dataset."""
-    conf = context.getConf()
-    if conf.get("spark.speculation", "false").lower() == "true" and not fs.is_url(shards) and temporaries(shards):
-        time.sleep(2 + _seconds(conf.get("spark.python.task.killTimeout", "2s")) + 1)
+@contextlib.contextmanager
+def _job_group(context: Any, group: str, description: str) -> Iterator[None]:
+    """The block's Spark jobs in the job group `group`; a calling program's own group after it."""
+    saved = {name: context.getLocalProperty(name) for name in _GROUP_PROPERTIES}
+    context.setJobGroup(group, description)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            context.setLocalProperty(name, value)
 
 
-def _seconds(duration: str) -> float:
-    """A Spark duration ("2s", "500ms", "1min", or seconds) in seconds."""
-    found = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]*)\s*", duration.lower())
-    if found is None:
-        return 2.0  # Spark's default
-    number, unit = found.groups()
-    return float(number) * {"": 1, "s": 1, "ms": 0.001, "min": 60, "m": 60, "h": 3600}.get(unit, 1)
+_GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def _every_attempt_ended(context: Any, group: str, jobs: int) -> str | None:
+    """Waits until every attempt of the tasks of `group`'s jobs (`jobs` of them, at least, were
+    run) has ended, not only the attempt that won each task; what to say where one still runs
+    after ATTEMPTS_SECONDS, else None.
+
+    A job ends at the first attempt of each task to succeed, while the copies that lost
+    (speculation's, or a task run again after its executor was lost) run on until Spark stops
+    them (a Python worker only after its task poller's 2 s and spark.python.task.killTimeout):
+    one may be writing its shard and its record in the manifest. Written after the driver has
+    published the dataset and cleared the staging, that would be an object left in the user's
+    bucket, or a file moved into the finished dataset. Spark ends an attempt of a Python task
+    only once its Python worker has answered or gone (its reader waits for one or the other),
+    so its writes are over then. The status store learns of jobs and attempts from Spark's
+    listener bus, later than the job returns (later still on a busy machine), but in order: once
+    it has the jobs' ends it has every attempt's start. A job or stage gone from it (there are too
+    many to keep) ended long ago."""
+    tracker = context.statusTracker()
+    deadline = time.monotonic() + ATTEMPTS_SECONDS
+    while time.monotonic() < deadline:
+        found = [tracker.getJobInfo(job) for job in tracker.getJobIdsForGroup(group)]
+        if len(found) >= jobs and all(job is None or job.status in ("SUCCEEDED", "FAILED") for job in found):
+            stages = [tracker.getStageInfo(stage) for job in found if job is not None for stage in job.stageIds]
+            if all(stage is None or stage.numActiveTasks == 0 for stage in stages):
+                return None
+        time.sleep(0.05)
+    return (f"the Spark runner: an attempt of a task that lost to another still ran {ATTEMPTS_SECONDS:g} s after its "
+            "job ended, and may write into the build's staging folder after the build")
 
 
 def _ours(error: Exception) -> Exception:
