@@ -53,7 +53,7 @@ def temporary_folder_of_its_own(tmp_path_factory):
     """The temporary folder (TMPDIR) of this test process and of the processes it starts: a folder
     of its own below pytest's. Two test runs at once on one machine (two clones) would otherwise
     share what is made under a fixed name in /tmp: a build into a URL puts the dataset together in
-    a folder named for the URL (`/tmp/tfrecord-builder/...`), and both runs build into the same
+    a folder named for the URL and its endpoint (`/tmp/tfrecord-builder-USER/...`), and both runs build into the same
     URLs on their own servers."""
     folder = tmp_path_factory.mktemp("tmp")
     saved = os.environ.get("TMPDIR")

@@ -61,7 +61,7 @@ def test_both_runners_write_the_local_bytes_into_a_bucket(request, scheme, tmp_p
     assert not objects("local/rows/.1.0.0.building") and not objects("beam/rows/.1.0.0.building")
     summary = _cli(sys.executable, "inspect", f"{scheme}://data/beam/rows/1.0.0")
     assert summary.returncode == 0, summary.stderr
-    assert f"folder: {scheme}://data/beam/rows/1.0.0" in summary.stdout and "label: classes cat" in summary.stdout
+    assert f"folder: {scheme}://data/beam/rows/1.0.0" in summary.stdout and "label: classes bird 468, cat 459, dog 458" in summary.stdout
     unfinished = _cli(sys.executable, "inspect", f"{scheme}://data/beam/rows")
     assert (unfinished.returncode, unfinished.stderr) == (1, f"error: {scheme}://data/beam/rows: not a finished dataset (no "
                                                              "dataset_info.json); build it, or finish it with --resume\n")

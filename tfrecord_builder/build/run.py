@@ -6,6 +6,7 @@ leaves a half-written dataset behind.
 """
 from __future__ import annotations
 
+import getpass
 import hashlib
 import os
 import shutil
@@ -104,11 +105,23 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
 
 def _local_work_folder(folder: str) -> str:
     """Where the dataset at `folder` is put together on this machine: the folder itself, or for
-    a URL a folder of the temporary directory named for it (so `--resume` finds it again)."""
+    a URL a folder of the temporary directory named for it (so `--resume` finds it again), and for
+    the store it is in (the endpoint an S3 or Cloud Storage client is pointed at: one bucket name on
+    two servers is two datasets), one folder a user (another's can't be written)."""
     if not fs.is_url(folder):
         return folder
-    digest = hashlib.sha256(folder.encode("utf-8")).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), "tfrecord-builder", digest, fs.basename(folder))
+    store = [folder] + [os.environ.get(name, "") for name in ("AWS_ENDPOINT_URL", "STORAGE_EMULATOR_HOST")]
+    digest = hashlib.sha256("\n".join(store).encode("utf-8")).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"tfrecord-builder-{_user()}", digest, fs.basename(folder))
+
+
+def _user() -> str:
+    """This user's name for folder names (the user id where there is no name)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = str(os.getuid()) if hasattr(os, "getuid") else "user"
+    return "".join(char if char.isalnum() or char in "-_." else "_" for char in name)
 
 
 def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, work: str, module: str | os.PathLike | None, resume: bool,
