@@ -30,11 +30,11 @@ from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..images import BadImage, pillow
+from ..images import pillow
 from ..spec.fields import At, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
-from .image_link import image_link, image_size
+from .image_link import image_link, record_image_size
 from .gathered import GatheredColumns, is_pattern
 from .shown import Language
 from .values import Kept, ListKind, Values
@@ -329,13 +329,7 @@ class BBoxFeature(Feature):
 
     def _image_size(self, image: Any, origin: Origin, row: int, base_dir: str | None) -> tuple[tuple[int, int], str]:
         """The record's image's (height, width) as shown, and how to name it."""
-        if image is None:
-            raise self.fail(origin, row, f"no image in `{self.image_source}` to measure the boxes by "
-                                         f"(`image: {self.image}`)")
-        try:
-            return image_size(image, base_dir)
-        except BadImage as error:
-            raise self.fail(origin, row, str(error)) from None
+        return record_image_size(self, image, origin, row, base_dir, "boxes")
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """Every box's four fractions, 4 a box (in the stored order), whatever the layout."""

@@ -66,3 +66,16 @@ def image_size(image: Any, base_dir: str | None) -> tuple[tuple[int, int], str]:
         return pillow.oriented_size(image), shown
     except BadImage as error:
         raise BadImage(f"image {shown}: {error}") from None
+
+
+def record_image_size(feature: Any, image: Any, origin: Any, row: int, base_dir: str | None, what: str
+                      ) -> tuple[tuple[int, int], str]:
+    """`image_size` of a record's image for `feature` (boxes, keypoints: `what`), whose problems are
+    the feature's errors naming the row."""
+    if image is None:
+        raise feature.fail(origin, row, f"no image in `{feature.image_source}` to measure the {what} by "
+                                        f"(`image: {feature.image}`)")
+    try:
+        return image_size(image, base_dir)
+    except BadImage as error:
+        raise feature.fail(origin, row, str(error)) from None

@@ -31,12 +31,12 @@ from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..images import BadImage, pillow
+from ..images import pillow
 from ..spec.fields import At, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
 from .gathered import GatheredColumns
-from .image_link import image_link, image_size
+from .image_link import image_link, record_image_size
 from .shown import Language
 from .values import Values
 
@@ -277,13 +277,8 @@ class KeypointsFeature(Feature):
         return placed, labelled & ~outside
 
     def _image_size(self, image: Any, origin: Origin, row: int, base_dir: str | None) -> tuple[tuple[int, int], str]:
-        if image is None:
-            raise self.fail(origin, row, f"no image in `{self.image_source}` to measure the keypoints by "
-                                         f"(`image: {self.image}`)")
-        try:
-            return image_size(image, base_dir)
-        except BadImage as error:
-            raise self.fail(origin, row, str(error)) from None
+        """The record's image's (height, width) as shown, and how to name it."""
+        return record_image_size(self, image, origin, row, base_dir, "keypoints")
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         size = self.size
