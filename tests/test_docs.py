@@ -84,6 +84,38 @@ def test_every_page_is_in_the_navigation():
     assert [page for page in PAGES if f": {page}\n" not in config] == []
 
 
+def navigation() -> list[str]:
+    """The site's pages in the order of mkdocs.yml's `nav:` (sections flattened)."""
+    def pages(entries: list) -> list[str]:
+        found = []
+        for entry in entries:
+            value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+            found += pages(value) if isinstance(value, list) else [value]
+        return found
+    return pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"])
+
+
+LINK = re.compile(r"\]\((?P<page>[\w./-]+?\.md)(?:#[\w-]*)?\)")
+
+
+def listed_pages(path: Path, prefix: str) -> list[str]:
+    """The pages linked from `path`'s section "## The documentation", each once, in the order first linked."""
+    text = path.read_text(encoding="utf-8")
+    section = text.split("\n## The documentation\n", 1)[1].split("\n## ", 1)[0]
+    pages = [match["page"].removeprefix(prefix) for match in LINK.finditer(section)]
+    return list(dict.fromkeys(pages))
+
+
+@pytest.mark.parametrize("listing, prefix", [("README.md", "docs/"), ("docs/index.md", "")])
+def test_the_page_lists_follow_the_navigation(listing, prefix):
+    """README's and the home page's lists of pages are the site's navigation: every page but the home page, in
+    its order, so a page added to mkdocs.yml's `nav:` and not to the lists (or the other way) fails here."""
+    listed, nav = listed_pages(ROOT / listing, prefix), [page for page in navigation() if page != "index.md"]
+    assert [page for page in nav if page not in listed] == [], f"in mkdocs.yml's nav but not in {listing}'s list"
+    assert [page for page in listed if page not in nav] == [], f"in {listing}'s list but not in mkdocs.yml's nav"
+    assert listed == nav, f"{listing}'s list is not in the order of mkdocs.yml's nav"
+
+
 @pytest.mark.parametrize("page", [page for page in PAGES if any(b[1] == "python" and b[3] is None for b in blocks(page))])
 def test_the_python_examples_run(tmp_path, page):
     run = "\n\n".join(source for _, language, source, reason in blocks(page) if language == "python" and reason is None)
