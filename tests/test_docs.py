@@ -4,7 +4,8 @@ anchor or an API reference to a name that isn't there fails; and the pages' exam
 repository's `specs/` and `data/`), and every ```yaml block parses, a whole spec (one with
 `source:` and features, completed with a name where it has none) loading with `tb.load_spec`
 from `specs/`. A block that can't run says
-why in an HTML comment on the line before it: `<!-- not run: REASON -->`."""
+why in an HTML comment on the line before it: `<!-- not run: REASON -->`. README's and the home page's lists of
+pages are the site's navigation (mkdocs.yml's `nav:`), page for page and in its order."""
 from __future__ import annotations
 
 import os
