@@ -355,12 +355,12 @@ class ImageFeature(Feature):
     @property
     def card(self) -> Card:
         """Thumbnails, at their fixed size or their stored shape's."""
-        return Card("image", size=self.size if self.size is not None else self.shape_key if self.stores_shape else None)
+        return Card("image", size=self.size if self.size is not None else self.shape_key)
 
     def tfds_feature(self, options: Any) -> dict[str, Any]:
         """TFDS's Image, which decodes our JPEG or PNG (uint16 PNG too: its decode_png(dtype=uint16),
         the values stored, exactly); raw pixels a uint8 Tensor of their bytes."""
-        dimensions = tfds.dimensions(self.shape)
+        dimensions = tfds.dimensions(self.shape or [])  # (normalised: always [height, width, channels])
         if self.encoding == "raw":  # the pixels' bytes
             return tfds.tensor(dimensions, "uint8", "bytes")
         return {"pythonClassName": tfds.IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": self.dtype,

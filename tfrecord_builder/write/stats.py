@@ -6,7 +6,8 @@ values, then marked as a lower bound), while every value is text (`is_text`) of 
 `MAX_VOCABULARY_VALUE` bytes; from the first that isn't (an instance mask's PNG, an essay),
 none, so memory stays bounded: the values' sizes in bytes instead (`value_bytes`: min, max,
 mean, std), and `binary` when some value isn't text. Variable-length features: min/max/mean of the lengths.
-Class labels: examples per class. Images: height and width. Sequence features: min/max/mean of
+Class labels: examples per class. Images: height and width. (What a feature's values are counted
+as is its type's to say: `Feature.statistics_values` and `Feature.counted`.) Sequence features: min/max/mean of
 the steps per record, and how many records have each number of steps (`steps.counts`, up to
 `MAX_STEP_COUNTS` different numbers: what a bucketed `input_fn` counts its batches from). Every
 feature: how many records had no value in the source (`num_missing`, filled by the `default:` or

@@ -6,6 +6,9 @@ sample of records (sample.py): histograms of numbers over bins that span the bui
 and max, lengths and steps per record, a few images per class, what binary values are. Every key
 of the statistics is optional, as datasets of older versions lack some.
 
+How a feature is shown (its card: numbers, strings, classes, images, boxes, audio) is its type's
+to say (`Feature.card`, features/described.py), as are its classes (`Feature.classes`).
+
 Bytes values that aren't text (the statistics' `binary`, or seen in the sample of a dataset
 whose statistics predate it) make a feature of the kind "binary": never shown as text, but as
 what they are ("PNG 64×48") and their sizes, images among them as thumbnails.
