@@ -234,3 +234,79 @@ def test_no_code_is_run_through_exec():
     """Code is loaded through the import system (a builder file too: registry's loader), so every
     module has its spec, its source lines and a name its classes pickle by."""
     assert [_module(path) for path in sorted(PACKAGE.rglob("*.py")) if {"exec", "eval"} & _calls(path)] == []
+
+
+# A feature type answers for itself, through the hooks of features/base.py (its TFDS features,
+# statistics, report card, classes, ...): code outside features/ never asks which concrete type a
+# feature is, so a type of one's own is treated as the built-in ones are. What still does is
+# listed here, by module, with why: shrink it, never grow it.
+CONCRETE_TYPE_CHECKS_ALLOWED = {
+    "spec.model": "the checks across features (boxes' images, a class label to stratify by), moving into the types",
+}
+# `getattr(feature, "key", default)` reads a key some types have: the same question in disguise
+# (found by the variable's name: `feature`, `image_feature`, `self.feature`...)
+FEATURE_GETATTR_ALLOWED = {
+    "spec.model": "a date `format:` on the column a long table orders by, moving into the types",
+    "builders.long_table": "the date `format:` of the feature reading the `order_by` column",
+}
+
+
+def _feature_types() -> set[str]:
+    """The names of the classes features/ defines that extend `Feature` (directly or not)."""
+    bases: dict[str, set[str]] = {}
+    for path in sorted((PACKAGE / "features").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = {base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+                                    for base in node.bases}
+    found = {"Feature"}
+    while grown := {name for name, extends in bases.items() if extends & found} - found:
+        found |= grown
+    return found - {"Feature"}
+
+
+def _named(node: ast.AST) -> set[str]:
+    """The class names an isinstance's second argument (a name, `module.Name` or a tuple) gives."""
+    if isinstance(node, ast.Tuple):
+        return {name for item in node.elts for name in _named(item)}
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return {node.attr} if isinstance(node, ast.Attribute) else set()
+
+
+def _outside_features() -> list[tuple[str, Path]]:
+    return [(_module(path), path) for path in sorted(PACKAGE.rglob("*.py")) if _part(_module(path)) != "features"]
+
+
+def test_no_code_outside_features_asks_which_concrete_feature_type_a_feature_is():
+    types = _feature_types()
+    assert {"TensorFeature", "ClassLabelFeature", "ImageFeature", "MaskFeature", "BBoxFeature", "KeypointsFeature",
+            "AudioFeature", "VideoFeature"} <= types
+    found = []
+    for module, path in _outside_features():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            asked: set[str] = set()
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                    "isinstance", "issubclass") and len(node.args) == 2:
+                asked = _named(node.args[1])
+            elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and \
+                    isinstance(node.left.func, ast.Name) and node.left.func.id == "type":  # type(x) is X
+                asked = {name for comparator in node.comparators for name in _named(comparator)}
+            elif isinstance(node, ast.MatchClass):  # case ImageFeature(): ...
+                asked = _named(node.cls)
+            if asked & types:
+                found.append(f"{module}:{node.lineno}: {', '.join(sorted(asked & types))}")
+    assert sorted(line for line in found if line.split(":")[0] not in CONCRETE_TYPE_CHECKS_ALLOWED) == []
+
+
+def test_no_code_outside_features_reads_a_feature_key_by_getattr():
+    found = []
+    for module, path in _outside_features():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                    "getattr", "hasattr") and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[0], (ast.Name, ast.Attribute)):
+                owner = node.args[0].id if isinstance(node.args[0], ast.Name) else node.args[0].attr
+                if owner.endswith("feature"):  # (feature, image_feature, self.feature...)
+                    found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert sorted(line for line in found if line.split(":")[0] not in FEATURE_GETATTR_ALLOWED) == []

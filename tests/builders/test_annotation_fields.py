@@ -99,6 +99,13 @@ def test_coco_keypoints_are_read_as_fractions_with_their_visibility(tf, tmp_path
         np.testing.assert_array_equal(batch["keypoints_visibility"].to_tensor().numpy()[0], visible)
 
 
+def test_generate_names_the_points_the_source_gives_as_a_build_does(tmp_path):
+    write_dataset(tmp_path)
+    spec = spec_with(tmp_path, {"keypoints": {"type": "keypoints", "units": "pixels"}})
+    info = tb.build(spec, workers=1)
+    assert tb.generate_module(spec, data_dir=info.path) == (Path(info.path) / "people_input.py").read_text()
+
+
 def test_keypoints_in_the_object_detection_layout_are_what_its_script_writes(tf, tmp_path):
     write_dataset(tmp_path)
     features = {"image": {"type": "image", "encoding": "jpeg", "key": "image/encoded"},

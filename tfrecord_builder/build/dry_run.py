@@ -27,7 +27,6 @@ import numpy as np
 from ..builders.base import parsed_batch
 from ..builders.sources import check_fields, check_sources, source_builders, with_source_classes, with_source_columns
 from ..errors import UsageError
-from ..features import AudioFeature, ClassLabelFeature, ImageFeature
 from .._tf import tensorflow
 from .encoding import classify_for_build, encode_for_build
 from .plan import read_tasks, strata_of, task_batches
@@ -220,19 +219,18 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
         stats = merged.features[name]
         where = f"in all {total:,} records sampled"
         if stats.missing >= total:
-            filled = "its default" if getattr(feature, "default", None) is not None else "empty"
+            filled = "its default" if feature.default_value is not None else "empty"
             findings.append(f"feature `{name}`: the source has no value for it {where}, so it is always "
                             f"{filled}: is `source: {feature.source_name}` the column meant?" if feature.columns is None
                             else f"{filled}: a value is missing in one of its columns in every record")
-        elif isinstance(feature, ClassLabelFeature):
+        elif stats.counted.kind == "classes":
             present = np.flatnonzero(stats.classes) if stats.classes is not None else []
-            if len(present) == 1 and total > 1 and feature.num_labels > 1:  # (one class only: nothing else to see)
-                names = feature.names or []
+            if len(present) == 1 and total > 1 and len(names := feature.classes or []) > 1:  # (one class only)
                 label = names[present[0]] if present[0] < len(names) else str(present[0])
                 findings.append(f"feature `{name}`: one class ({label!r}) {where}; expected several "
                                 f"(a sorted source? sample more with --dry-run N)")
-        elif isinstance(feature, (ImageFeature, AudioFeature)):  # (lengths all equal: clips of one second, windows)
-            continue
+        elif stats.counted.kind != "values" or stats.counted.measured:
+            continue  # (images' sizes; lengths all equal: clips of one second, windows)
         elif stats.low is not None and stats.low == stats.high and total > 1 and not stats.non_finite:
             findings.append(f"feature `{name}`: the same value ({stats.low:g}) {where}")
         elif stats.kind == "bytes" and len(stats.vocabulary) == 1 and stats.num_values >= total > 1:

@@ -26,7 +26,7 @@ from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .lines import BOM, blank_lines, line_batches, line_blocks
 from .opened import Window, open_window
-from ..features import TensorFeature, grouped
+from ..features import grouped
 from ..features.cells import JsonValues
 
 BLOCK_BYTES = 4 * 1024**2
@@ -125,19 +125,19 @@ def _blank_column(table: Any) -> bool:
 
 
 def _schema(spec: Any, needed: Sequence[str]) -> Any:
-    """The Arrow type of every needed field, or None if some field isn't only for tensor features."""
+    """The Arrow type of every needed field, or None if some field isn't only for features that take
+    Arrow's typed JSON values (`Feature.json_kind`: tensors)."""
     types: dict[str, Any] = {}
     for feature in spec.features.values():
         if not set(feature.source_names) <= set(needed):
             continue
         if spec.source.group_by is not None and not spec.is_sequence and grouped.takes_rows(feature):
             feature = grouped.row_feature(feature)  # rows grouped into one Example: a row holds one [k] value
-        if not isinstance(feature, TensorFeature) or feature.dtype == "bool" or len(feature.shape) > 1 \
-                or feature.format is not None:  # (dates and times as text are read value by value)
+        typed = feature.json_kind()
+        if typed is None:
             return None
-        kind = feature.dtype_info.kind
+        kind, depth = typed
         arrow = {"int64": pa.int64(), "float": pa.float64(), "bytes": pa.string()}[kind]
-        depth = (1 if feature.sequence else 0) + (1 if feature.shape and feature.columns is None else 0)
         for _ in range(depth):
             arrow = pa.list_(arrow)
         for column in feature.source_names:  # (gathered columns hold one value each)

@@ -13,7 +13,6 @@ from ..codec.arrays import NO_KIND
 from ..codec.example_reader import parse_record
 from ..codec.tfrecord import open_records, read_records
 from ..errors import UsageError
-from ..features import ClassLabelFeature
 from ..features.shown import shortest_floats
 from ..read.dataset import Dataset
 from ..tools.report.binary import shown
@@ -84,8 +83,7 @@ def _dataset(info: DatasetInfo, show: int, split: str | None) -> None:
 
 def _class_names(spec: Any) -> dict[str, list[str]]:
     """The names of each class label feature's classes (by feature name), where it has names."""
-    return {name: feature.names for name, feature in spec.features.items()
-            if isinstance(feature, ClassLabelFeature) and feature.names is not None}
+    return {name: feature.class_names for name, feature in spec.features.items() if feature.class_names is not None}
 
 
 def _show_records(records: list[dict[str, Any]], label: str | None, class_names: dict[str, list[str]]) -> None:

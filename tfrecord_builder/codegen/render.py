@@ -14,7 +14,6 @@ import os
 from typing import Any
 
 from ..fs import absolute
-from ..features import ClassLabelFeature
 from ..spec.model import Spec
 from ..version import __version__
 from .helpers import helper_source
@@ -24,8 +23,8 @@ from .template import EXAMPLE_SPECS, SEQUENCE_SPECS, TEMPLATE
 def render_module(spec: Spec, data_dir: str) -> str:
     """The module's source text; `data_dir` is recorded as its default dataset folder."""
     class_names = {
-        feature.name: tuple(feature.names) for feature in spec.features.values()
-        if isinstance(feature, ClassLabelFeature) and feature.names is not None
+        feature.name: tuple(feature.class_names) for feature in spec.features.values()
+        if feature.class_names is not None
     }
     splits = tuple(spec.splits)
     return TEMPLATE.format(

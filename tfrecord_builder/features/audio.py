@@ -38,8 +38,9 @@ from .. import fs
 from ..audio import BadAudio, files
 from ..audio.resampling import resampled
 from ..spec.fields import At, Section, meta
-from . import notices
+from . import notices, tfds
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .described import Card, Counted
 from .shown import Language
 from .values import Values
 
@@ -320,6 +321,27 @@ class AudioFeature(Feature):
         if self.offset_name is not None:
             companions[self.offset_name] = {"parse": {self.offset_key: ("fixed", "int64", [])}, "decode": []}
         return {**super().reading(options), "companions": companions}
+
+    @property
+    def counted(self) -> Counted:
+        """Its clips' lengths in samples (statistics_values): a measure of the clips, not their values."""
+        return Counted(measured=True)
+
+    @property
+    def card(self) -> Card:
+        return Card("audio", sample_rate=self.sample_rate)
+
+    def tfds_features(self, options: Any) -> dict[str, dict[str, Any]]:
+        """TFDS's Audio, with its length (and a window's offset) beside it as plain numbers."""
+        numbers = [self.length_key] + ([self.offset_key] if self.window is not None else [])
+        return {self.record_key: self.tfds_feature(options), **{key: tfds.tensor([], "int64") for key in numbers}}
+
+    def tfds_feature(self, options: Any) -> dict[str, Any]:
+        """TFDS's Audio, which reads our samples' bytes (decode_raw, little-endian)."""
+        shape = ["-1"] if self.channels == 1 else ["-1", str(self.channels)]
+        return {"pythonClassName": tfds.AUDIO, "audio": {
+            "shape": {"dimensions": shape}, "dtype": "int16" if self.encoding == "pcm16" else "float32",
+            "sampleRate": str(self.sample_rate), "encoding": "bytes"}}
 
     def describe(self) -> str:
         shape = "[samples]" if self.channels == 1 else f"[samples, {self.channels}]"

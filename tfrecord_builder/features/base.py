@@ -18,6 +18,8 @@ import numpy as np
 from ..errors import DataError, SpecError
 from ..registry import is_reference, load_class
 from ..spec.fields import At, Section, describe, meta
+from . import tfds
+from .described import Card, Counted
 from .dtypes import Invalid
 from .shown import Language
 from .values import ListKind, Values
@@ -299,6 +301,90 @@ class Feature(Section):
     def describe(self) -> str:
         """A short human description of the decoded value, e.g. `float32 [3]`."""
         raise NotImplementedError
+
+    # --- what describes a dataset: its statistics, TFDS's files, the label map, the report -----
+    # The parts that write and show them (write/stats.py, write/tfds.py, write/label_map.py,
+    # tools/report, inspect, the generated module) ask these, never which type a feature is: a
+    # type of one's own keeps the defaults or overrides them in its own module.
+    @property
+    def inner_size(self) -> int:
+        """Values an element of its first dimension holds: what the lengths of a variable number
+        of values are counted in (a box's 4); 1 by default."""
+        return 1
+
+    @property
+    def default_value(self) -> Any:
+        """What a record holds where its source has no value (a tensor's `default:`); None: none."""
+        return None
+
+    @property
+    def class_names(self) -> list[Any] | None:
+        """The names of the classes its values are, as the spec (or the source) gives them; None
+        (the default) where it has none: values that aren't classes, or classes only counted."""
+        return None
+
+    @property
+    def classes(self) -> list[Any] | None:
+        """Its values' classes by index, as tables and charts name them: `class_names`, else the
+        indices as text ("0", "1", ...); None (the default): its values aren't classes."""
+        return None
+
+    @property
+    def first_class_id(self) -> int:
+        """What its first class is stored as: 0 (the default) stores a class index, 1 the index + 1."""
+        return 0
+
+    @property
+    def classes_per_object(self) -> bool:
+        """Whether it holds the class of each object of its record, one value an object (a class
+        label of shape [null]): what the Object Detection API's label map names
+        (write/label_map.py). False by default."""
+        return False
+
+    @property
+    def counted(self) -> Counted:
+        """What the build's statistics count of its `statistics_values` (features/described.py):
+        by default the values, and each of its `columns:` on its own."""
+        return Counted(columns=self.columns if isinstance(self.columns, list) else None)
+
+    @property
+    def card(self) -> Card:
+        """How the report shows it (features/described.py): by default the `other` card, its
+        statistics' figures."""
+        return Card()
+
+    def json_kind(self) -> tuple[ListKind, int] | None:
+        """What the fast JSON lines reader (builders/json_blocks.py) may have Arrow parse each of its
+        source fields as: values of one kind (int64, float; bytes: text) inside `depth` lists,
+        which `encode` takes as Arrow columns (`reads_text_cells`). None (the default): its fields
+        are read by `json.loads`, as the source writes them."""
+        return None
+
+    def tfds_features(self, options: Any) -> dict[str, dict[str, Any]]:
+        """The TensorFlow Datasets features (features/tfds.py's plain dicts) of what it stores,
+        by record key (a key with "/" nests in features.json): by default `tfds_feature` under its
+        record key and a Tensor for each companion its reading yields beside it, or, for a
+        feature stored only under keys inside its own ("KEY/x"), a Tensor for each of those."""
+        parsed = self.parsing()
+        if self.record_key not in parsed:  # stored under keys of its own (the Object Detection API's keypoint lists)
+            return {key: tfds.parsed_tensor(*spec) for key, spec in parsed.items()
+                    if key.startswith(self.record_key + "/")}
+        entries = {self.record_key: self.tfds_feature(options)}
+        for companion in self.reading(options).get("companions", {}).values():  # keypoints' visibilities
+            key, spec = next(iter(companion["parse"].items()))
+            entries.setdefault(key, tfds.parsed_tensor(*spec))
+        return entries
+
+    def tfds_feature(self, options: Any) -> dict[str, Any]:
+        """The TFDS feature that parses and decodes what it stores under its record key: by
+        default a Tensor of the dtype its decode steps end in (`options`: the spec's `input:`)."""
+        kind, stored, shape = next(iter(self.parsing().values()))
+        return tfds.tensor(tfds.parsed_dimensions(kind, shape), tfds.decoded_dtype(self.decoding(options), stored))
+
+    def tfds_labels(self) -> dict[str, list[Any]]:
+        """The class names TFDS reads beside features.json, by record key (its ClassLabel's
+        `KEY.labels.txt`); none by default."""
+        return {}
 
 
 def _column_names(value: Any, at: At) -> list[str] | str:

@@ -32,8 +32,9 @@ import numpy as np
 
 from ..images import pillow
 from ..spec.fields import At, meta
-from . import notices
+from . import notices, tfds
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .described import Card, Counted
 from .image_link import image_link, record_image_size
 from .gathered import GatheredColumns, is_pattern
 from .shown import Language
@@ -160,6 +161,17 @@ class BBoxFeature(Feature):
     def linked_columns(self) -> list[str]:
         """The image's column, when the boxes are measured by its size."""
         return [self.image_source] if self.image_source is not None else []
+
+    @property
+    def counted(self) -> Counted:
+        """Its boxes' fractions, 4 a box; its four `columns:` are one box (stored in another order),
+        not columns of figures of their own."""
+        return Counted()
+
+    @property
+    def card(self) -> Card:
+        """The Objects section, its boxes drawn over their image's thumbnails."""
+        return Card("bbox", over=self.image)
 
     # ---- writing side --------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
@@ -385,6 +397,18 @@ class BBoxFeature(Feature):
             # the batch's images are padded at the bottom and right to its largest: the boxes follow
             steps.append(("padded_boxes", {"shapes": {"parsed": self.image_shapes}}))
         return steps
+
+    def tfds_features(self, options: Any) -> dict[str, dict[str, Any]]:
+        """In the object_detection layout, a Sequence of floats under each of its four keys."""
+        if self.layout == "object_detection":
+            return {key: tfds.sequence(tfds.tensor([], "float32")) for key in self.record_keys}
+        return super().tfds_features(options)
+
+    def tfds_feature(self, options: Any) -> dict[str, Any]:
+        """TFDS's own `objects/bbox`: a Sequence of BBoxFeatures, REL_YXYX fractions, as stored."""
+        box = {"pythonClassName": tfds.BBOX, "boundingBox": {"shape": {"dimensions": ["4"]}, "dtype": "float32",
+                                                              "bboxFormat": "REL_YXYX"}}
+        return tfds.sequence(box)
 
     def describe(self) -> str:
         return "bbox float32 [null, 4] [ymin, xmin, ymax, xmax] fractions (ragged)"

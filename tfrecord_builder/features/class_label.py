@@ -24,7 +24,9 @@ import numpy as np
 from .. import fs
 from ..errors import SpecError, UsageError
 from ..spec.fields import At, meta
+from . import tfds
 from .base import register
+from .described import Card, Counted
 from .dtypes import Invalid
 from .tensor import TensorFeature
 from .values import StoredColumn
@@ -107,6 +109,50 @@ class ClassLabelFeature(TensorFeature):
             raise SpecError(f"class_label `{self.name}`: its classes come from the source and are known once "
                             "it is built (use the built dataset's info.spec)")
         return len(self.names) if self.names is not None else int(self.num_classes)
+
+    @property
+    def class_names(self) -> list[Any] | None:
+        return self.names
+
+    @property
+    def classes(self) -> list[Any]:
+        """Its names, else its indices as text; raises SpecError while the source has yet to give them."""
+        return list(self.names) if self.names else [str(index) for index in range(self.num_labels)]
+
+    @property
+    def first_class_id(self) -> int:
+        return self.first_id
+
+    @property
+    def classes_per_object(self) -> bool:
+        return self.shape == [None] and not self.sequence
+
+    @property
+    def counted(self) -> Counted:
+        return dataclasses.replace(super().counted, kind="classes")
+
+    @property
+    def card(self) -> Card:
+        return Card("class_label", column=self.dtype)
+
+    def tfds_feature(self, options: Any) -> dict[str, Any]:
+        """TFDS's ClassLabel (a Sequence of them for a list), which reads our indices as its own;
+        plain int64 numbers for ids from 1 (TFDS's indices are from 0) or more than one dimension."""
+        kind, _, shape = next(iter(self.parsing().values()))
+        dimensions = tfds.parsed_dimensions(kind, shape)
+        if self.first_id:
+            return tfds.tensor(dimensions, "int64")
+        count = len(self.names) if self.names is not None else self.num_classes
+        label = {"pythonClassName": tfds.CLASS_LABEL, "classLabel": {"numClasses": str(count)} if count else {}}
+        if not dimensions:
+            return label
+        if len(dimensions) > 1:  # TFDS's Sequence of labels is one-dimensional
+            return tfds.tensor(dimensions, "int64")
+        return tfds.sequence(label, dimensions[0])
+
+    def tfds_labels(self) -> dict[str, list[Any]]:
+        """Its names, which TFDS's ClassLabel reads (none where ids from 1 are stored as plain numbers)."""
+        return {self.record_key: self.names} if self.names is not None and not self.first_id else {}
 
     def convert(self, flat: Sequence[Any]) -> np.ndarray:
         return self.indices(flat) + self.first_id

@@ -39,8 +39,9 @@ from .. import fs
 from ..images import BadImage, deep, jpeg, pillow
 from ..images.pillow import MODES
 from ..spec.fields import At, meta
-from . import notices
+from . import notices, tfds
 from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .described import Card, Counted
 from .shown import Language
 from .rows import BadRow, format_shape, steps
 from .values import ListKind, StoredColumn, Values
@@ -292,6 +293,11 @@ class ImageFeature(Feature):
         count = encoded[self.record_key].num_rows
         return Values("int64", np.tile(np.array(self.shape, np.int64), count), np.full(count, 3, np.int64))
 
+    @property
+    def counted(self) -> Counted:
+        """Its images' heights and widths (statistics_values: each one's [height, width, channels])."""
+        return Counted("image_sizes", channels=self.num_channels)
+
     def stored_kinds(self) -> dict[str, ListKind]:
         """The list kind each of the feature's record keys is stored in (what `verify` reads as columns)."""
         kinds: dict[str, ListKind] = {self.record_key: "bytes"}
@@ -345,6 +351,20 @@ class ImageFeature(Feature):
             else:
                 steps = [("padded_images", images)]
         return steps + [("scaled_images", {})] if options.image_dtype == "float32" else steps
+
+    @property
+    def card(self) -> Card:
+        """Thumbnails, at their fixed size or their stored shape's."""
+        return Card("image", size=self.size if self.size is not None else self.shape_key)
+
+    def tfds_feature(self, options: Any) -> dict[str, Any]:
+        """TFDS's Image, which decodes our JPEG or PNG (uint16 PNG too: its decode_png(dtype=uint16),
+        the values stored, exactly); raw pixels a uint8 Tensor of their bytes."""
+        dimensions = tfds.dimensions(self.shape or [])  # (normalised: always [height, width, channels])
+        if self.encoding == "raw":  # the pixels' bytes
+            return tfds.tensor(dimensions, "uint8", "bytes")
+        return {"pythonClassName": tfds.IMAGE, "image": {"shape": {"dimensions": dimensions}, "dtype": self.dtype,
+                                                          "encodingFormat": self.encoding}}
 
     def describe(self) -> str:
         height, width, channels = ("null" if dim is None else dim for dim in self.shape)

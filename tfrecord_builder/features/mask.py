@@ -32,6 +32,7 @@ from .. import fs
 from ..images import BadImage, pillow
 from ..spec.fields import At, meta
 from .base import DecodeStep, Feature, Origin, register
+from .described import Card
 from .image import ImageFeature, _describe
 from .rows import format_shape
 from .shown import Language
@@ -129,6 +130,11 @@ class MaskFeature(ImageFeature):
     @property
     def geometry(self) -> str:
         return self.resize or "stretch"
+
+    @property
+    def card(self) -> Card:
+        """An image's thumbnails, its class indices in the class colours, drawn over its image too."""
+        return dataclasses.replace(super().card, mask=True, over=self.image)
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,

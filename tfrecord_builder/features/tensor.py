@@ -20,6 +20,7 @@ from ..errors import DataError, SpecError
 from ..spec.fields import At, meta
 from .cells import ArrowCells
 from .base import DecodeStep, Feature, Origin, ParseSpec, locate, register
+from .described import Card
 from . import times
 from .digest import digests
 from .dtypes import DTYPES, DType, Invalid
@@ -191,6 +192,24 @@ class TensorFeature(Feature):
     def inner_size(self) -> int:
         """Values per element of the outermost dimension (per row, for a fixed shape)."""
         return self.rows.inner_size
+
+    @property
+    def default_value(self) -> Any:
+        return self.default
+
+    @property
+    def card(self) -> Card:
+        """A number's histogram (whole numbers for integer dtypes), or a string's top values."""
+        kind = self.dtype_info.kind
+        return Card("string" if kind == "bytes" else "number", whole=kind == "int64", column=self.dtype)
+
+    def json_kind(self) -> tuple[ListKind, int] | None:
+        """Its dtype's kind, in a list for a shape [k] or [null] and one more for steps; None for
+        booleans (JSON's true isn't Arrow's 1), shapes of more dimensions and dates written as text
+        (read value by value)."""
+        if self.dtype == "bool" or len(self.shape) > 1 or self.format is not None:
+            return None
+        return self.dtype_info.kind, (1 if self.sequence else 0) + (1 if self.shape and self.columns is None else 0)
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,

@@ -8,7 +8,6 @@ from .. import fs
 from ..builders.sources import source_builders, with_source_classes, with_source_columns
 from ..codegen.render import render_module
 from ..errors import TFRecordBuilderError, UsageError
-from ..features import ClassLabelFeature
 from ..features.gathered import is_pattern
 from ..spec.load import load_spec
 from ..spec.model import Spec
@@ -37,9 +36,9 @@ def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | No
 
 
 def _with_source_classes(spec: Spec) -> Spec:
-    """The spec with the class names its source defines (image folders' sub-folders), as a build
-    records them; as it is when the source can't be read here."""
-    if all(feature.has_classes for feature in spec.features.values() if isinstance(feature, ClassLabelFeature)):
+    """The spec with the names its source defines (image folders' sub-folders as classes, a COCO
+    category's keypoints), as a build records them; as it is when the source can't be read here."""
+    if not any(feature.wants_source_names for feature in spec.features.values()):
         return spec
     try:
         return with_source_classes(spec, source_builders(spec))

@@ -12,24 +12,24 @@ import os
 from typing import Any
 
 from .. import atomic
-from ..features import ClassLabelFeature
+from ..features import Feature
 
 LABEL_MAP_FILE = "label_map.pbtxt"
 OBJECT_DETECTION_LABEL_KEY = "image/object/class/label"
 
 
-def label_map_feature(spec: Any) -> ClassLabelFeature | None:
-    """The class label the label map describes: the one under the API's key, else the first per-object one."""
-    labels = [feature for feature in spec.features.values()
-              if isinstance(feature, ClassLabelFeature) and feature.shape == [None] and not feature.sequence]
+def label_map_feature(spec: Any) -> Feature | None:
+    """The class label the label map describes: the one under the API's key, else the first per-object one
+    (`Feature.classes_per_object`)."""
+    labels = [feature for feature in spec.features.values() if feature.classes_per_object]
     keyed = [feature for feature in labels if feature.record_key == OBJECT_DETECTION_LABEL_KEY]
     return (keyed or labels or [None])[0]
 
 
-def label_map_text(feature: ClassLabelFeature) -> str:
+def label_map_text(feature: Feature) -> str:
     """The label map of `feature`'s classes, ids from 1, names as the spec (or the source) gave them."""
-    names = feature.names or [str(index) for index in range(feature.num_labels)]
-    if feature.first_id:
+    names = feature.classes or []
+    if feature.first_class_id:
         head = f"# feature `{feature.name}` (key {feature.record_key}) stores these ids\n"
     else:
         head = (f"# feature `{feature.name}` (key {feature.record_key}) stores the class index, id - 1: "

@@ -6,7 +6,8 @@ values, then marked as a lower bound), while every value is text (`is_text`) of 
 `MAX_VOCABULARY_VALUE` bytes; from the first that isn't (an instance mask's PNG, an essay),
 none, so memory stays bounded: the values' sizes in bytes instead (`value_bytes`: min, max,
 mean, std), and `binary` when some value isn't text. Variable-length features: min/max/mean of the lengths.
-Class labels: examples per class. Images: height and width. Sequence features: min/max/mean of
+Class labels: examples per class. Images: height and width. (What a feature's values are counted
+as is its type's to say: `Feature.statistics_values` and `Feature.counted`.) Sequence features: min/max/mean of
 the steps per record, and how many records have each number of steps (`steps.counts`, up to
 `MAX_STEP_COUNTS` different numbers: what a bucketed `input_fn` counts its batches from). Every
 feature: how many records had no value in the source (`num_missing`, filled by the `default:` or
@@ -25,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..features import BBoxFeature, ClassLabelFeature, Feature, ImageFeature
+from ..features import Feature
+from ..features.described import Counted
 from ..features.values import Values
 
 MAX_VOCABULARY = 100_000
@@ -41,7 +43,8 @@ MAX_STEP_COUNTS = 10_000  # different numbers of steps listed; beyond them, none
 
 
 class FeatureStatistics:
-    """Accumulates one feature's statistics over batches."""
+    """Accumulates one feature's statistics over batches, as the feature says they are counted
+    (`Feature.counted`: its values, its classes or its images' sizes)."""
 
     def __init__(self, feature: Feature):
         self.feature = feature
@@ -63,17 +66,19 @@ class FeatureStatistics:
         self.kind: str | None = None
         self.image_sizes = [_Moments(), _Moments()]  # heights, widths
         self.steps = _Moments()  # sequence lengths
-        columns = getattr(feature, "columns", None)
-        # (a bbox's four columns are one box, stored in another order: its figures are the boxes')
-        gathered = isinstance(columns, list) and not isinstance(feature, BBoxFeature)
-        self.per_column = _PerColumn(len(columns)) if gathered else None
+        columns = feature.counted.columns
+        self.per_column = _PerColumn(len(columns)) if columns is not None else None
         # records by number of steps; None past MAX_STEP_COUNTS numbers, or restored from an older checkpoint
         self.step_counts: Counter[int] | None = Counter()
 
+    @property
+    def counted(self) -> Counted:
+        return self.feature.counted
+
     def add(self, values: Values) -> None:
-        feature = self.feature
+        feature, counted = self.feature, self.counted.kind
         self.kind = values.kind
-        if isinstance(feature, ImageFeature):
+        if counted == "image_sizes":
             shapes = np.asarray(values.values, np.int64).reshape(-1, 3)
             self.image_sizes[0].add(shapes[:, 0])
             self.image_sizes[1].add(shapes[:, 1])
@@ -83,15 +88,15 @@ class FeatureStatistics:
             if self.step_counts is not None:
                 numbers, counts = np.unique(np.asarray(values.steps, np.int64), return_counts=True)
                 self._count_steps(Counter(dict(zip(numbers.tolist(), counts.tolist()))))
-        if self.per_column is not None and values.kind != "bytes" and not isinstance(feature, ClassLabelFeature):
+        if self.per_column is not None and values.kind != "bytes" and counted == "values":
             self.per_column.add(np.asarray(values.values, dtype=np.float64))
         if feature.is_variable:
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
-        if isinstance(feature, ClassLabelFeature):
+        if counted == "classes":
             # counted by index: `first_id: 1` stores index + 1
-            indices = np.asarray(values.values, np.int64) - feature.first_id
-            counts = np.bincount(indices, minlength=feature.num_labels)
+            indices = np.asarray(values.values, np.int64) - feature.first_class_id
+            counts = np.bincount(indices, minlength=len(feature.classes or ()))
             self.classes = counts if self.classes is None else self.classes + counts
         elif values.kind == "bytes":
             self._add_bytes(values.values)
@@ -227,16 +232,15 @@ class FeatureStatistics:
 
     def _summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if isinstance(self.feature, ImageFeature):
+        if self.counted.kind == "image_sizes":
             heights, widths = self.image_sizes
             if heights.count:
                 out.update(num_images=heights.count, height=heights.to_dict(), width=widths.to_dict(),
-                           channels=self.feature.num_channels)
+                           channels=self.counted.channels)
             return out
-        if isinstance(self.feature, ClassLabelFeature):
+        if self.counted.kind == "classes":
             counts = self.classes.tolist() if self.classes is not None else []
-            names = self.feature.names or [str(index) for index in range(self.feature.num_labels)]
-            out["classes"] = {name: count for name, count in zip(names, counts)}
+            out["classes"] = {name: count for name, count in zip(self.feature.classes or (), counts)}
         elif self.kind == "bytes" and not self.has_vocabulary:
             out["num_values"] = self.num_values
             if self.binary:

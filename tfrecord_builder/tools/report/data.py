@@ -6,6 +6,9 @@ sample of records (sample.py): histograms of numbers over bins that span the bui
 and max, lengths and steps per record, a few images per class, what binary values are. Every key
 of the statistics is optional, as datasets of older versions lack some.
 
+How a feature is shown (its card: numbers, strings, classes, images, boxes, audio) is its type's
+to say (`Feature.card`, features/described.py), as are its classes (`Feature.classes`).
+
 Bytes values that aren't text (the statistics' `binary`, or seen in the sample of a dataset
 whose statistics predate it) make a feature of the kind "binary": never shown as text, but as
 what they are ("PNG 64×48") and their sizes, images among them as thumbnails.
@@ -22,8 +25,7 @@ import yaml
 
 from ... import fs
 from ...errors import UsageError
-from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, Feature, ImageFeature, TensorFeature
-from ...features.mask import MaskFeature
+from ...features import Feature
 from ...images import deep
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
@@ -299,7 +301,7 @@ def summary_rows(spec: Any, statistics: dict[str, dict[str, Any]], summarised: l
             parts = [{"min": _at(item.get("min"), index), "max": _at(item.get("max"), index),
                       "mean": _at(item.get("mean"), index), "num_values": _at(item.get("num_values"), index),
                       "num_missing": _at(item.get("num_missing"), index)} for item in per_split]
-            rows.append(SummaryRow(name, column, feature.dtype if isinstance(feature, TensorFeature) else feature.describe(),
+            rows.append(SummaryRow(name, column, feature.card.column or feature.describe(),
                                    *_merged(parts), is_label=name == spec.label))
     rows.sort(key=lambda row: not row.is_label)  # (stable: otherwise in the order above)
     return rows
@@ -323,18 +325,9 @@ def _merged(parts: list[dict[str, Any]]) -> tuple[str, str, str, str]:
 
 
 def kind_of(feature: Feature) -> str:
-    """How the page shows a feature: number, string, class_label, image, bbox, audio or other."""
-    if isinstance(feature, AudioFeature):
-        return "audio"
-    if isinstance(feature, BBoxFeature):
-        return "bbox"
-    if isinstance(feature, ImageFeature):
-        return "image"
-    if isinstance(feature, ClassLabelFeature):
-        return "class_label"
-    if isinstance(feature, TensorFeature):
-        return "string" if feature.dtype_info.kind == "bytes" else "number"
-    return "other"
+    """How the page shows a feature: number, string, class_label, image, bbox, audio or other (its
+    type's `Feature.card`)."""
+    return feature.card.kind
 
 
 def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[str, dict[str, Any]],
@@ -372,7 +365,7 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         _binary(data, seen)
     if kind == "image":
         data.images = [_image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
-                                   isinstance(feature, MaskFeature), feature.sequence)
+                                   feature.card.mask, feature.sequence)
                        for split, part in collected.items()]
         data.images = [grid for grid in data.images if grid.rows]
     if kind == "audio":
@@ -433,7 +426,7 @@ def _audio(data: FeatureData, name: str, feature: Any, collected: dict[str, Coll
     for split, part in collected.items():
         for key, samples in sorted(part.clips[name].items(), key=lambda item: (item[0] is None, item[0] or 0)):
             label = names[key] if key is not None and key < len(names) else "" if key is None else str(key)
-            data.clips.append(AudioClip(split, label, samples, feature.sample_rate))
+            data.clips.append(AudioClip(split, label, samples, feature.card.sample_rate))
 
 
 def _float_histogram(values: dict[str, list[float]], bins: int = 30) -> Histogram:
@@ -457,7 +450,7 @@ def _value_edges(feature: Feature, name: str, info: DatasetInfo, statistics: dic
     low, high = min(item["min"] for item in found), max(item["max"] for item in found)
     if not (math.isfinite(low) and math.isfinite(high)):
         return None
-    whole = isinstance(feature, TensorFeature) and feature.dtype_info.kind == "int64"
+    whole = feature.card.whole
     if whole and high - low <= WHOLE_BINS:
         return np.arange(low - 0.5, high + 1.0, 1.0)
     if low == high:
@@ -480,10 +473,10 @@ def _without_filled(counts: dict[str, list[int]], feature: Feature, edges: np.nd
     each holding the default (a NaN default is never drawn). Exact when the whole split was
     read; for a sample, its share of them. (The bins span the source's values: a default beyond
     them, e.g. -1, sits in the end bin the sample reader clips it into.)"""
-    default = getattr(feature, "default", None)
+    default = feature.default_value
     if not filled or not isinstance(default, (int, float)) or isinstance(default, bool) or not math.isfinite(default):
         return
-    per_record = getattr(feature, "inner_size", 1)
+    per_record = feature.inner_size
     where = int(np.histogram([min(max(float(default), edges[0]), edges[-1])], bins=edges)[0].argmax())
     for split, count in filled.items():
         examples = info.splits[split].num_examples
@@ -514,7 +507,7 @@ def _class_balance(feature: Feature, stats: dict[str, dict[str, Any]]) -> ClassB
     given = {split: item["classes"] for split, item in stats.items() if isinstance(item.get("classes"), dict)}
     if not given:
         return None
-    names = [str(name) for name in feature.names] if getattr(feature, "names", None) else \
+    names = [str(name) for name in feature.class_names] if feature.class_names else \
         list(next(iter(given.values())))
     return class_balance(names, {split: [int(classes.get(name, 0)) for name in names] for split, classes in given.items()})
 
@@ -580,7 +573,7 @@ AREA_BINS = 20  # box areas: bins of 5% of the image
 ASPECT_BINS = 24  # aspect ratios: bins even on a log scale, between the sample's extremes
 
 
-def _objects(name: str, feature: BBoxFeature, statistics: dict[str, dict[str, Any]],
+def _objects(name: str, feature: Feature, statistics: dict[str, dict[str, Any]],
              collected: dict[str, Collected], reader: SampleReader) -> ObjectsData:
     """A bbox feature's objects: exact counts from the statistics, distributions from the sample."""
     stats = {split: statistics[split].get(name, {}) for split in statistics}
@@ -625,7 +618,7 @@ def _objects(name: str, feature: BBoxFeature, statistics: dict[str, dict[str, An
             exact = False
             classes = class_balance(list(reader.object_names),
                                     {split: part.object_classes[name].tolist() for split, part in collected.items()})
-    return ObjectsData(name, feature.image, label, rows, per_image, area_histogram, aspect_histogram,
+    return ObjectsData(name, feature.card.over, label, rows, per_image, area_histogram, aspect_histogram,
                        name in reader.image_sizes, classes, exact, sum(read.values()))
 
 

@@ -30,8 +30,7 @@ import numpy as np
 
 from ...codec.tfrecord import open_records, read_records
 from ...errors import DatasetError
-from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, ImageFeature
-from ...features.mask import MaskFeature
+from ...features import Feature
 from ...progress import Progress
 from ...read.records import RecordReader
 from ...write.info import DatasetInfo
@@ -118,7 +117,7 @@ def object_label(spec: Any) -> str | None:
     """The per-object class label (a class label of `shape: [null]`, not per step) that names a
     record's boxes, one class per box: the first such in the spec, the label first; None without one."""
     found = [name for name, feature in spec.features.items()
-             if isinstance(feature, ClassLabelFeature) and feature.is_variable and not feature.sequence]
+             if feature.card.kind == "class_label" and feature.is_variable and not feature.sequence]
     return spec.label if spec.label in found else (found[0] if found else None)
 
 
@@ -127,7 +126,7 @@ def thumbnail_group(info: DatasetInfo) -> str | None:
     else the first such class label; None when there is none."""
     features = info.spec.features
     scalar = [name for name, feature in features.items()
-              if isinstance(feature, ClassLabelFeature) and not feature.sequence and not feature.is_variable]
+              if feature.card.kind == "class_label" and not feature.sequence and not feature.is_variable]
     if info.spec.label in scalar:
         return info.spec.label
     return scalar[0] if scalar else None
@@ -157,7 +156,8 @@ class SampleReader:
         self.ragged_steps = {name for name, feature in spec.features.items() if feature.sequence and feature.is_variable}
         for name in self.ragged_steps:
             reading["features"][name] = {**reading["features"][name], "decode": []}
-        self.images = [name for name, feature in spec.features.items() if isinstance(feature, ImageFeature)]
+        cards = {name: feature.card for name, feature in spec.features.items()}  # how each is shown
+        self.images = [name for name, card in cards.items() if card.kind == "image"]
         self.group = thumbnail_group(dataclasses.replace(info, spec=spec))
         self.group_names = _class_names(spec.features[self.group]) if self.group else None
         # two readers over the same records: every feature but the images, and the images alone
@@ -174,30 +174,31 @@ class SampleReader:
         self.image_reader.reading = {"format": "example",
                                      "features": {name: reading["features"][name] for name in self.images}}
         self.numbers = [name for name in spec.features if name in edges]
-        self.audio = [name for name, feature in spec.features.items() if isinstance(feature, AudioFeature)]
+        self.audio = [name for name, card in cards.items() if card.kind == "audio"]
+        self.sample_rates = {name: cards[name].sample_rate for name in self.audio}
         self.texts = [name for name in texts or [] if name in spec.features]
         # values per record, or per step for a sequence feature with a variable number per step
         self.variable = [name for name, feature in spec.features.items()
-                         if not isinstance(feature, ImageFeature) and feature.is_variable]
+                         if cards[name].kind != "image" and feature.is_variable]
         self.sequence = [name for name, feature in spec.features.items() if feature.sequence]
         # boxes: measured in every record; with their classes from the per-object class label
-        self.boxes = [name for name, feature in spec.features.items() if isinstance(feature, BBoxFeature)]
+        self.boxes = [name for name, card in cards.items() if card.kind == "bbox"]
         self.object_label = object_label(spec) if self.boxes else None
         self.object_names = _class_names(spec.features[self.object_label]) if self.object_label else None
-        self.linked_boxes = {image: [name for name in self.boxes if spec.features[name].image == image]
+        self.linked_boxes = {image: [name for name in self.boxes if cards[name].over == image] for image in self.images}
+        self.linked_masks = {image: [name for name in self.images if cards[name].mask and cards[name].over == image]
                              for image in self.images}
-        self.linked_masks = {image: [name for name in self.images if isinstance(spec.features[name], MaskFeature)
-                                     and spec.features[name].image == image] for image in self.images}
         # the (height, width) of the image a bbox feature is measured by: fixed, or its stored shape,
         # parsed as a feature of its own (the boxes' aspect ratios in pixels)
         self.image_sizes: dict[str, tuple[int, int] | str] = {}
         for name in self.boxes:
-            image = spec.features.get(spec.features[name].image or "")
-            if isinstance(image, ImageFeature) and image.size is not None:
-                self.image_sizes[name] = image.size
-            elif isinstance(image, ImageFeature) and image.stores_shape:
-                key = f"{SIZE_PREFIX}{image.name}"
-                self.reader.reading["features"][key] = {"parse": {image.shape_key: ("fixed", "int64", [3])},
+            image = cards.get(cards[name].over or "")
+            size = image.size if image is not None and image.kind == "image" else None
+            if isinstance(size, tuple):
+                self.image_sizes[name] = size
+            elif size is not None:
+                key = f"{SIZE_PREFIX}{cards[name].over}"
+                self.reader.reading["features"][key] = {"parse": {size: ("fixed", "int64", [3])},
                                                         "decode": [], "sequence": False}
                 self.image_sizes[name] = key
         if self.boxes and shown is not None and not spec.is_sequence:
@@ -346,7 +347,7 @@ class SampleReader:
         wave = np.asarray(record[name])
         if wave.dtype == np.int16:
             wave = wave.astype(np.float32) / np.float32(32768)
-        rate = self.info.spec.features[name].sample_rate
+        rate = self.sample_rates[name]
         collected.durations[name].append(len(wave) / rate)
         rms = float(np.sqrt(np.mean(np.square(wave, dtype=np.float64)))) if wave.size else 0.0
         collected.loudness[name].append(max(SILENCE_DB, 20 * np.log10(rms)) if rms > 0 else SILENCE_DB)
@@ -407,5 +408,5 @@ def strip(frames: np.ndarray) -> np.ndarray:
     return frames[np.round(np.linspace(0, len(frames) - 1, count)).astype(int)]
 
 
-def _class_names(feature: ClassLabelFeature) -> list[str]:
-    return [str(name) for name in feature.names] if feature.names else [str(index) for index in range(feature.num_labels)]
+def _class_names(feature: Feature) -> list[str]:
+    return [str(name) for name in feature.classes or ()]

@@ -1,0 +1,57 @@
+"""What a feature type tells the parts that describe a dataset, beyond its values' encoding and
+reading: how the build's statistics count its values (`Counted`, for write/stats.py) and how
+the report shows it (`Card`, for tools/report). A feature type returns them from `Feature.counted`
+and `Feature.card`; the parts that use them never ask which type a feature is, so a type of
+one's own is counted and shown as the type says.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+CountedKind = Literal["values", "classes", "image_sizes"]
+CardKind = Literal["number", "string", "class_label", "image", "bbox", "audio", "other"]
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What the build's statistics (write/stats.py) count of a feature's `statistics_values`.
+
+    `kind`: `values` (numbers: count, min, max, mean, std and the non-finite; bytes: a vocabulary and
+    the most frequent values while they are short text, else their sizes; and, where a record holds
+    a variable number, the lengths in `Feature.inner_size` units), `classes` (class indices, counted
+    per class of `Feature.classes`, stored from `Feature.first_class_id`) or `image_sizes`
+    ([height, width, channels] per image: heights and widths, and `channels`).
+    `columns`: the source columns gathered into the feature, each counted on its own too (min,
+    max, mean, missing cells); None: none. `measured`: the values are a measure of the feature's
+    (an audio clip's length in samples), so one value throughout is no sign of a wrong column
+    (`build --dry-run`'s findings).
+    """
+
+    kind: CountedKind = "values"
+    columns: list[str] | None = None
+    channels: int = 0
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class Card:
+    """How a dataset's report (tools/report) shows a feature.
+
+    `kind`, the card: `number` (a histogram of its values; `whole`: whole numbers, a bin each where
+    they span few), `string` (its most frequent values), `class_label` (examples per class, named by
+    `Feature.classes`), `image` (thumbnails; `size`: the images' fixed (height, width), or the
+    record key of each one's stored [height, width, channels]; `mask`: each pixel a class index,
+    drawn in the class colours), `bbox` (the Objects section: [ymin, xmin, ymax, xmax] fractions,
+    4 values a box), `audio` (durations and loudness, a clip per class: `sample_rate`) or `other`
+    (its statistics' figures). `over`: the image feature whose thumbnails it is drawn over (boxes,
+    a mask). `column`: what one of its gathered columns holds, in the summary table (None: `describe()`).
+    """
+
+    kind: CardKind = "other"
+    whole: bool = False
+    size: tuple[int, int] | str | None = None
+    mask: bool = False
+    over: str | None = None
+    sample_rate: int = 0
+    column: str | None = None
