@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DataError
-from ..features.notices import Notices
 from ..features.class_label import class_order
+from ..features.notices import Notices
 from .annotations import AnnotationBuilder, Sized, measured, names_from_file, problem
 
 Item = tuple[str, str]  # (the JSON file's path: its place in messages too, its path below the folder without .json)

@@ -38,8 +38,8 @@ from .. import fs
 from ..audio import BadAudio, files
 from ..audio.resampling import resampled
 from ..spec.fields import At, Section, meta
-from .notices import Notices
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
+from .notices import Notices
 from .values import Values
 
 ITEM_BYTES = {"pcm16": 2, "float32": 4}

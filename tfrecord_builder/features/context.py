@@ -17,8 +17,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .notices import Notices
 from .shown import Language
@@ -50,7 +51,7 @@ class EncodeContext:
     # for the build: `context.notices.note("feature `x`: {count} value{s} ...")`
     notices: Notices = field(default_factory=Notices)
 
-    def named(self, origin: Origin) -> "EncodeContext":
+    def named(self, origin: Origin) -> EncodeContext:
         """The same context, naming rows by `origin` (the rows of groups, the steps of sequences)."""
         return dataclasses.replace(self, origin=origin)
 

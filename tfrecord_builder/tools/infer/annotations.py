@@ -24,8 +24,8 @@ from ...builders.annotations import WARN_NOTICE
 from ...builders.labelme import LabelmeBuilder
 from ...builders.voc import VocBuilder
 from ...builders.yolo import YoloBuilder
-from ...features.notices import Notices, added, said
 from ...features.bbox import box_corners
+from ...features.notices import Notices, added, said
 from .image_files import image_guess, look, spread
 from .names import dataset_name, identifier
 from .parts import Found, Part, count, named_folder, place_parts, shown_name
