@@ -12,7 +12,7 @@ from .tools.infer import infer
 from .builders.base import Builder
 from .tools.generate import generate_module
 from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBuilderError, UsageError
-from .features import Feature, TensorFeature
+from .features import EncodeContext, Feature, TensorFeature
 from .features.base import register as register_feature
 from .read.dataset import Dataset, input_fn, load, read
 from .tools.report import report
@@ -24,7 +24,8 @@ from .write.info import DatasetInfo
 
 
 __all__ = [
-    "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError", "Spec",
+    "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "EncodeContext", "Feature",
+    "SpecError", "Spec",
     "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "diff", "dry_run",
     "generate_module", "infer", "input_fn", "load", "load_spec", "read", "register_feature", "report", "spec_field",
 ]

@@ -378,14 +378,33 @@ def test_a_pending_batch_pickles_to_a_worker_and_reads_the_same(tmp_path):
     import pickle
 
     from tfrecord_builder.builders.coco import CocoBuilder
+    from tfrecord_builder.features.notices import Notices
 
     path = write_coco(tmp_path)
     builder = CocoBuilder(None, str(path), {"images": str(tmp_path / "images")})
     batch = next(builder.encoding_batches(None, ["bbox", "label", "image"], 64))
-    here, there = batch.load(), pickle.loads(pickle.dumps(batch)).load()
+    here, there = batch.load(Notices()), pickle.loads(pickle.dumps(batch)).load(Notices())
     assert here.keys == there.keys == [IDS[name] for name in PHOTOS]
     assert here.columns == there.columns
     assert there.columns["image"][0] == str(tmp_path / "images" / "astronaut.jpg")
+
+
+def test_a_pending_batch_notes_what_its_reading_counts_into_the_collector_it_is_loaded_with(tmp_path):
+    import pickle
+
+    from tfrecord_builder.builders.annotations import EMPTY_NOTICE
+    from tfrecord_builder.builders.coco import CocoBuilder
+    from tfrecord_builder.features.notices import Notices
+
+    path = write_coco(tmp_path, lambda document: [image.update(height=0, width=0) for image in document["images"][:2]])
+    builder = CocoBuilder(None, str(path), {"images": str(tmp_path / "images")})
+    batch = next(builder.encoding_batches(None, ["bbox", "label", "image"], 64))
+    here, there = Notices(), Notices()
+    batch.load(here)
+    pickle.loads(pickle.dumps(batch)).load(there)  # (in a worker: its own collector, sent back with its records)
+    sized = "source: {count} image{s} without a size in the annotations: the size read from the image file"
+    assert here.counts == there.counts == {EMPTY_NOTICE: 1, sized: 2}  # camera.jpg has no objects
+    assert list(builder.records(None, Notices())) == list(builder.generate(None))
 
 
 def test_images_and_names_file_are_refused_where_no_builder_reads_them(tmp_path):

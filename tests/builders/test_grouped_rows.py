@@ -297,3 +297,21 @@ def test_the_new_users_csv_of_boxes_builds_one_example_a_photo_with_bbox_and_cla
         np.testing.assert_array_equal(records[name]["objects"], expected)
         assert records[name]["labels"].tolist() == [["cat", "dog"].index(label) for label in labels]
         np.testing.assert_array_equal(records[name]["image"], pixels[name])
+
+
+def test_a_grouped_batch_names_the_columns_that_hold_each_rows_value(tmp_path):
+    """The batch says which of its columns hold a group's rows (`Batch.grouped`): those of the
+    features taking every row's value, not the group's one filename; a part of it keeps them."""
+    from tfrecord_builder.build.encode_batch import encode_batch
+    from tfrecord_builder.builders.base import Batch
+    from tfrecord_builder.builders.long_table import grouped_batches
+
+    spec = tb.load_spec(write_spec(tmp_path, _spec("csv", "boxes.csv"), {"boxes.csv": _csv(ROWS)}))
+    rows = Batch(keys=list(range(len(ROWS))), columns={key: [row[key] for row in ROWS] for key in ROWS[0]},
+                 origin=lambda row: f"boxes.csv, line {row + 2}", source="boxes.csv")
+    (batch,) = grouped_batches([rows], spec, 64)
+    assert batch.grouped == {"label", "xmin", "ymin", "xmax", "ymax", "score"}
+    assert batch.select([0, 2], ["filename", "score"]).grouped == {"score"} and not batch.without_columns().grouped
+    encoded = encode_batch(spec.features, batch).values
+    assert encoded["score"]["score"].values.tolist() == [3, 1, 7] and encoded["score"]["score"].counts.tolist() == [2, 1, 0]
+    assert encoded["filename"]["filename"].values == [b"a.jpg", b"b.jpg", b"c.jpg"]

@@ -256,7 +256,7 @@ def test_any_clip_round_trips_through_the_batch_decoder_and_its_numpy_twin(tf, t
     rate = clips[0][1]  # the first clip's rate: the others are resampled to it
     feature = AudioFeature(name="audio", sample_rate=rate, channels=channels if kept else 1, dtype="int16")
     same = [clip[1] == rate for clip in clips]
-    encoded = feature.encode([path for path, length in zip(paths, expected)], lambda row: f"row {row}")
+    encoded = feature.encode([path for path, length in zip(paths, expected)], tb.EncodeContext(lambda row: f"row {row}"))
     batch = tfdata.padded_audio(tf.constant(encoded["audio"].values),
                                 tf.constant(encoded["audio_num_samples"].values), "pcm16", feature.channels,
                                 "int16").numpy()

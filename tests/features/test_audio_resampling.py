@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tfrecord_builder as tb
 from tfrecord_builder.audio.files import EXACT_SUBTYPES
 from tfrecord_builder.audio.resampling import lowpass, resampled
 from tfrecord_builder.features.audio import AudioFeature, AudioWindow
@@ -75,7 +76,7 @@ def test_stored_bytes_are_the_plain_paths_byte_for_byte(length, rate, target, ch
     data = io.BytesIO()
     soundfile.write(data, waveform, rate, format=container, subtype=subtype)
     feature = AudioFeature(name="audio", sample_rate=target, channels=channels if kept else 1, encoding=encoding)
-    stored = feature.encode([data.getvalue()], lambda row: f"row {row}")["audio"].values[0]
+    stored = feature.encode([data.getvalue()], tb.EncodeContext(lambda row: f"row {row}"))["audio"].values[0]
     assert stored == plain(data.getvalue(), feature)
 
 

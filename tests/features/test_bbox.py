@@ -78,7 +78,7 @@ def encoded(feature, rows, images=None, base_dir=None):
     from tfrecord_builder.features.gathered import GatheredColumns
 
     values = rows if images is None else GatheredColumns(["bbox", "path"], [rows, images])
-    out = feature.encode(values, lambda row: f"boxes.jsonl, line {row + 1}", base_dir)
+    out = feature.encode(values, tb.EncodeContext(lambda row: f"boxes.jsonl, line {row + 1}", base_dir))
     flat = out[feature.record_key]
     values = np.asarray(flat.values, np.float32).reshape(-1, 4)
     return np.split(values, np.cumsum(flat.counts // 4)[:-1])
@@ -119,7 +119,7 @@ def test_random_boxes_round_trip_to_their_format_within_float32_rounding(height,
             continue
         boxes.append(convert(list(np.array([xmin, ymin, xmax, ymax]) * scale), fmt))
     image = np.zeros((height, width), np.uint8) if pixels else None
-    stored = feature.boxes(boxes, image, lambda row: "row", 0, None, "python")
+    stored = feature.boxes(boxes, image, tb.EncodeContext(lambda row: "row"), 0)
     assert stored.shape == (len(boxes), 4) and stored.dtype == np.float32
     back = [convert([xmin * scale[0], ymin * scale[1], xmax * scale[0], ymax * scale[1]], fmt)
             for ymin, xmin, ymax, xmax in stored.astype(np.float64)]
@@ -436,6 +436,6 @@ def test_a_row_of_a_group_gives_one_box(tmp_path):
             values = GatheredColumns(["x0", "y0", "x1", "y1", "path"], [*cells, images])
         else:
             values = GatheredColumns(["bbox", "path"], [rows, images])
-        out = row.encode(values, lambda index: f"boxes.csv, line {index + 2}", str(tmp_path))
+        out = row.encode(values, tb.EncodeContext(lambda index: f"boxes.csv, line {index + 2}", str(tmp_path)))
         assert out["objects"].counts.tolist() == [4, 4, 0]
         assert np.asarray(out["objects"].values).tolist() == [0.25, 0.25, 0.75, 0.75, 0, 0, 1, 1]

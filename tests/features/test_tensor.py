@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features import ClassLabelFeature, TensorFeature
 from tfrecord_builder.spec.fields import At, convert
@@ -17,7 +18,7 @@ def feature(**declaration):
 
 
 def encode(declaration, values):
-    result = feature(**declaration).encode(values, lambda row: f"data.csv, line {row + 2}")
+    result = feature(**declaration).encode(values, tb.EncodeContext(lambda row: f"data.csv, line {row + 2}"))
     (only,) = result.values()
     values = only.values if isinstance(only.values, list) else only.values.tolist()
     return only.kind, values, only.counts.tolist()
@@ -136,8 +137,8 @@ def test_bad_values_name_the_row_and_feature(declaration, values, message):
 ])
 def test_a_bad_value_is_named_as_its_source_writes_it(language, values, message):
     with pytest.raises(DataError) as error:
-        feature(type="class_label", names=["cat", "dog"]).encode(values, lambda row: f"line {row + 2}",
-                                                                 language=language)
+        feature(type="class_label", names=["cat", "dog"]).encode(
+            values, tb.EncodeContext(lambda row: f"line {row + 2}", language=language))
     assert message in str(error.value)
 
 

@@ -5,7 +5,7 @@ The feature types turn raw values into storage values; the codec (`codec/example
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -15,9 +15,11 @@ from ..codec.bytecolumn import ByteColumn
 from ..codec.example import examples, features_entries
 from ..codec.sequence_example import sequence_examples
 from ..errors import DataError
-from ..features import Feature, grouped, notices, objects
+from ..features import Feature, grouped, objects
 from ..features.cells import ArrowCells, missing_rows
+from ..features.context import EncodeContext
 from ..features.gathered import GatheredColumns, missing_cells
+from ..features.notices import Notices, added
 from ..features.values import Values
 
 
@@ -31,6 +33,8 @@ class BatchRecords:
     # the batch's row each record comes from, where a feature fans rows out (an audio recording cut
     # into windows: Feature.fan_out); None: one record a row
     rows: np.ndarray | None = None
+    # what encoding these records noted (features/notices.py), by text: their counts
+    notices: dict[str, int] = field(default_factory=dict)
 
 
 def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
@@ -39,14 +43,21 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
 
     Examples, or SequenceExamples when some features are per step (then, with `equal_lengths`,
     a record's sequence features must have the same number of steps). With `framed`, each record
-    comes framed as a TFRecord.
+    comes framed as a TFRecord. What encoding notes comes back with them (`BatchRecords.notices`).
     """
+    context = _context(batch)
     values, missing = {}, {}
     for name, feature in features.items():
         column = _column(feature, batch)
         missing[name] = _missing(feature, column)
-        values[name] = _encoded(feature, column, batch)
-    return _records(features, values, missing, batch, equal_lengths, framed)
+        values[name] = _encoded(feature, column, batch, context)
+    return _records(features, values, missing, batch, equal_lengths, framed, context)
+
+
+def _context(batch: Batch, notices: Notices | None = None) -> EncodeContext:
+    """What the features are told of `batch` as they encode it; what they note goes to `notices`
+    (a collector of its own where none is given: a trial's notes are dropped with it)."""
+    return EncodeContext(batch.origin, batch.base_dir, batch.language, Notices() if notices is None else notices)
 
 
 def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,
@@ -60,9 +71,9 @@ def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_length
     encoding of one column from that row on, not a batch's (once per row, that was 140 times
     the build for 7 bad rows in 50,000). Where that doesn't account for the failure (a row that
     fails only beside others, sequence features of unequal lengths), whole rows are halved until
-    the bad ones are alone (`_encodable`), and the good ones encoded once.
+    the bad ones are alone (`_encodable`), and the good ones encoded once. Only the encodings of
+    the records returned count their notices, each once; the tries' are dropped.
     """
-    before = notices.counted()
     found = _good_rows_by_column(features, batch, equal_lengths, framed)
     if found is not None:
         return found
@@ -70,7 +81,7 @@ def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_length
     half = len(batch) // 2
     good = _encodable(features, batch, list(range(half)), equal_lengths, reasons) + \
         _encodable(features, batch, list(range(half, len(batch))), equal_lengths, reasons)
-    notices.restore(before)  # the tries: the good rows are encoded again below
+    # (the tries' notices went with them: the good rows are encoded again here)
     return good, encode_batch(features, batch.select(good), equal_lengths, framed=framed) if good else None, reasons
 
 
@@ -82,15 +93,15 @@ def _good_rows_by_column(features: Mapping[str, Feature], batch: Batch, equal_le
     values: dict[str, dict[str, Values]] = {}
     missing: dict[str, np.ndarray] = {}
     reasons: dict[int, str] = {}
+    noted = Notices()  # what the columns kept noted (a failed column's, and its trials', are dropped)
     try:
         for name, feature in features.items():
             column = _column(feature, part)
-            before = notices.counted()
+            context = _context(part)
             try:
-                encoded = _encoded(feature, column, part)
+                encoded = _encoded(feature, column, part, context)
             except DataError:
                 bad = _failing(feature, part, list(range(len(part))))
-                notices.restore(before)  # the failed column and the trials: its rows are encoded again below
                 if not bad:
                     return None
                 reasons.update((rows[index], reason) for index, reason in bad.items())
@@ -103,10 +114,12 @@ def _good_rows_by_column(features: Mapping[str, Feature], batch: Batch, equal_le
                           for other, by_key in values.items()}
                 missing = {other: flags[kept] for other, flags in missing.items()}
                 column = _column(feature, part)
-                encoded = _encoded(feature, column, part)
+                context = _context(part)  # its rows encoded again: what they note from here
+                encoded = _encoded(feature, column, part, context)
+            added(noted.counts, context.notices.counts)
             missing[name] = _missing(feature, column)
             values[name] = encoded
-        return rows, _records(features, values, missing, part, equal_lengths, framed), reasons
+        return rows, _records(features, values, missing, part, equal_lengths, framed, _context(part, noted)), reasons
     except DataError:
         return None
 
@@ -172,7 +185,7 @@ def _trial(feature: Feature, batch: Batch, rows: list[int]) -> tuple[str | None,
     part = batch.select(rows, feature.source_names + feature.linked_columns)
     part.origin = named = _NamedRow(part.origin)
     try:
-        _encoded(feature, _column(feature, part), part)
+        _encoded(feature, _column(feature, part), part, _context(part))
         return None, None
     except DataError as error:
         return str(error), named.last
@@ -191,22 +204,23 @@ class _NamedRow:
 
 
 def _records(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], missing: dict[str, np.ndarray],
-             batch: Batch, equal_lengths: bool, framed: bool) -> BatchRecords:
-    """The batch's records from its features' values."""
+             batch: Batch, equal_lengths: bool, framed: bool, context: EncodeContext) -> BatchRecords:
+    """The batch's records from its features' values (`context`: the batch's, which counted their
+    notices)."""
     values = objects.dropped_whole(features, values, batch.origin)
-    values, missing, rows = _fanned_out(features, values, missing)
+    values, missing, rows = _fanned_out(features, values, missing, context)
     if rows is not None:
         batch = batch.without_columns().select(rows.tolist())  # origins by record, for the length check
     records = _serialised(features, values, batch, equal_lengths, framed)
-    return BatchRecords(records, values, missing, rows)
+    return BatchRecords(records, values, missing, rows, context.notices.counts)
 
 
 def _fanned_out(features: Mapping[str, Feature], values: dict[str, dict[str, Values]],
-                missing: dict[str, np.ndarray]) -> tuple[dict, dict, np.ndarray | None]:
+                missing: dict[str, np.ndarray], context: EncodeContext) -> tuple[dict, dict, np.ndarray | None]:
     """The values and missing flags by record where a feature makes several records of a row (at
     most one does: the spec checks), and each record's source row; else as they are, and None."""
     for name, feature in features.items():
-        fanned = feature.fan_out(values[name]) if feature.fans_out else None
+        fanned = feature.fan_out(values[name], context) if feature.fans_out else None
         if fanned is None:
             continue
         own, rows = fanned
@@ -253,12 +267,25 @@ def _missing(feature: Feature, column: Sequence[Any]) -> np.ndarray:
     return missing_cells(column, missing_rows)
 
 
-def _encoded(feature: Feature, column: Sequence[Any], batch: Batch) -> dict[str, Values]:
-    if grouped.is_grouped(column):  # rows grouped into one Example: a value per row (features/grouped.py)
-        return grouped.encode(feature, column, batch.base_dir, batch.language)
+def _encoded(feature: Feature, column: Sequence[Any], batch: Batch, context: EncodeContext) -> dict[str, Values]:
+    """`feature`'s values of `column` (as `_column` took it from `batch`)."""
+    in_groups = _in_groups(feature, column, batch)
+    if in_groups is not None:  # rows grouped into one Example: a value per row (features/grouped.py)
+        return grouped.encode(feature, column, context, in_groups)
     if isinstance(column, ArrowCells) and not feature.reads_text_cells:
         column = column.cells()
-    return feature.encode(column, batch.origin, batch.base_dir, batch.language)
+    return feature.encode(column, context)
+
+
+def _in_groups(feature: Feature, column: Sequence[Any], batch: Batch) -> list[bool] | None:
+    """Where the batch's columns that `feature` reads hold groups of rows (`Batch.grouped`): for
+    each column of `column`, whether it does (the feature's own do; a linked one, such as a
+    bbox's image, may not). None where its own column doesn't: a value a record."""
+    own = feature.source_names
+    if not batch.grouped or not own or own[0] not in batch.grouped:
+        return None
+    names = column.names if isinstance(column, GatheredColumns) else own[:1]
+    return [name in batch.grouped for name in names]
 
 
 def _check_lengths(features: Mapping[str, Feature], values: dict[str, dict[str, Values]], batch: Batch) -> None:

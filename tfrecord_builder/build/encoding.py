@@ -20,7 +20,8 @@ from .. import processes
 from ..builders.base import Batch, PendingBatch, parsed_batch
 from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
-from ..features import Feature, notices
+from ..features import Feature
+from ..features.notices import Notices, added
 from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
@@ -55,7 +56,7 @@ class DividedBatch:
     count: int = 0  # records encoded (the skipped ones not included)
     parts: dict[str, SplitPart] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)
-    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its encoding noted
+    notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its reading and encoding noted
     kept: int = 0  # records whose split an earlier version decided (--keep-splits)
 
 
@@ -175,13 +176,14 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     an earlier version holds goes to its split there: `--keep-splits`).
 
     Under `on_error: skip` bad records are dropped and listed; otherwise the first raises DataError.
+    What parsing and encoding the batch noted comes back with it (`DividedBatch.notices`).
     """
-    notices.taken()  # what an earlier batch (or a first pass) left uncounted; parsing may count some
-    batch = parsed_batch(batch)
+    read = Notices()  # what parsing the batch notes (an annotation format's images without objects)
+    batch = parsed_batch(batch, read)
     all_hashes = hash_keys(batch.keys, spec.output.seed)
     if not len(batch):
         return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken),
-                            notices=notices.taken())
+                            notices=read.counts)
     batch, encoded, good, skipped = _encoded(spec, spec.features, batch)
     hashes = all_hashes if good is None else all_hashes[good]
     divided_by = hashes  # the hashes that decide splits: a source row's records all go to its split
@@ -191,7 +193,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     # the keys go back to the main process only where it checks them (unsorted builds' own keys)
     kept = batch.without_columns() if not batch.content_keys and not spec.output.shuffle else None
     result = DividedBatch(kept, split, hashes, keys_digest(all_hashes), len(batch), skipped=skipped,
-                          notices=notices.taken())
+                          notices=added(read.counts, encoded.notices) if encoded is not None else read.counts)
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel

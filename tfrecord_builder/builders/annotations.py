@@ -2,10 +2,12 @@
 batches that list bad images under `on_error: skip`, and count the images without objects.
 
 Each builder lists its images (`Listed`: a key and what reading that image's objects needs)
-and reads one image's record with `read(item, context)`, a module-level function so that a
-batch pickles to the encoding workers, where it is read (`AnnotationBatch.load`). A record
-offers `image` (the image file's path), `filename`, `image_id`, `height`, `width`, per-object
-`bbox` (in the source's own format) and `label` (the class name), plus what the format carries.
+and reads one image's record with `read(item, context, notices)`, a module-level function so
+that a batch pickles to the encoding workers, where it is read (`AnnotationBatch.load`). What
+reading notes (an image without objects, a size taken from the file) goes to `notices`, the
+collector of the batch's encoding (features/notices.py). A record offers `image` (the image
+file's path), `filename`, `image_id`, `height`, `width`, per-object `bbox` (in the source's own
+format) and `label` (the class name), plus what the format carries.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError
-from ..features import notices
+from ..features.notices import Notices
 from ..images import BadImage, pillow
 from .base import Batch, Builder, PendingBatch, parsed_batch
 from .image_folder import BATCH_BYTES, EXTENSIONS, cut_runs
@@ -37,7 +39,7 @@ SCALE_NOTICE = ("source: {count} image{s} labelled at another size than the file
 # the fields whose values depend on the image's size: where a spec reads one, each image's file is measured
 SIZED_FIELDS = ("image", "height", "width", "bbox", "area", "segmentation", "masks", "keypoints")
 
-Reader = Callable[[Any, Any], "tuple[Any, dict[str, Any]]"]
+Reader = Callable[[Any, Any, Notices], "tuple[Any, dict[str, Any]]"]
 
 
 @dataclass
@@ -51,9 +53,9 @@ class Places:
 
 
 class AnnotationBatch(PendingBatch):
-    """Images whose records are read where the batch is encoded: `read(item, context)` gives each
-    item's `(key, record)` or raises DataError (listed, not raised, with `keep_going`); an item
-    is a tuple whose first value is its place in messages."""
+    """Images whose records are read where the batch is encoded: `read(item, context, notices)`
+    gives each item's `(key, record)` or raises DataError (listed, not raised, with
+    `keep_going`); an item is a tuple whose first value is its place in messages."""
 
     def __init__(self, items: Sequence[Any], read: Reader, context: Any, needed: Sequence[str], name: str,
                  keep_going: bool, broken: list[dict[str, str]] | None = None):
@@ -63,14 +65,14 @@ class AnnotationBatch(PendingBatch):
         self.count = len(self.items) + len(self.broken)
         self.line = 0
 
-    def load(self) -> Batch:
+    def load(self, notices: Notices) -> Batch:
         keys: list[Any] = []
         places: list[str] = []
         records: list[dict[str, Any]] = []
         broken = list(self.broken)
         for item in self.items:
             try:
-                key, record = self.read(item, self.context)
+                key, record = self.read(item, self.context, notices)
             except DataError as error:
                 if not self.keep_going:
                     raise
@@ -95,9 +97,10 @@ class Sized:
     scale: tuple[float, float] | None = None
 
 
-def measured(place: str, image: str, annotated: tuple[int, int] | None, rule: str) -> Sized:
+def measured(place: str, image: str, annotated: tuple[int, int] | None, rule: str, notices: Notices) -> Sized:
     """The size of the image file `image` (upright, after its EXIF orientation) checked against the
-    (height, width) the annotations give it (None: they give none, or 0), by `rule` (SIZE_RULES)."""
+    (height, width) the annotations give it (None: they give none, or 0), by `rule` (SIZE_RULES);
+    a size taken from the file is counted in `notices`."""
     try:
         height, width, orientation = pillow.stored_size(image)
     except BadImage as error:
@@ -189,9 +192,13 @@ class AnnotationBuilder(Builder):
 
     def generate(self, split: str | None) -> Iterator[tuple[Any, dict[str, Any]]]:
         """Each image's `(key, record)`; a bad one raises (the build's batches list them instead)."""
+        return self.records(split, Notices())  # (what a build would note is the build's to say)
+
+    def records(self, split: str | None, notices: Notices) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """`generate`'s records, what reading them notes counted in `notices`."""
         read, context = type(self).READ, self.context()
         for item in self.listed()[0]:
-            yield read(item, context)
+            yield read(item, context, notices)
 
     def image_file(self, item: Any, context: Any) -> str | None:
         """The item's image file where it is known before the item is read (for batches cut by

@@ -14,6 +14,7 @@ import numpy as np
 from .. import fs
 from ..errors import DataError, TFRecordBuilderError
 from ..features.cells import ArrowCells
+from ..features.notices import Notices
 from ..features.shown import Language, shown
 
 
@@ -40,6 +41,9 @@ class Batch:
     # custom builder). Messages name values that way; a string may hold a list ("1 2 3", "[1, 2]")
     # except in JSON and Parquet, which give lists as lists
     language: Language = "python"
+    # the columns whose values are groups of rows, a `features.grouped.GroupRows` a record (rows
+    # grouped into one Example: `source.group_by`), which the features taking every row's value read
+    grouped: frozenset[str] = frozenset()
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -63,6 +67,7 @@ class Batch:
             available=self.available,
             base_dir=self.base_dir,
             language=self.language,
+            grouped=self.grouped & set(names),
         )
 
 
@@ -83,8 +88,9 @@ class PendingBatch:
     """A batch not parsed yet: its raw rows, parsed by `load()` where the batch is encoded (in a
     worker process), so the process that cuts the source into batches only cuts.
 
-    Its length is known up front; `load()` gives the Batch the source's plain reader would, or
-    raises that reader's DataError.
+    Its length is known up front; `load(notices)` gives the Batch the source's plain reader
+    would, or raises that reader's DataError; what reading the rows notes (an annotation format's
+    images without objects) goes to `notices`, the collector of the batch's encoding.
     """
 
     count: int  # rows (set by each kind)
@@ -95,7 +101,7 @@ class PendingBatch:
     def __len__(self) -> int:
         return self.count
 
-    def load(self) -> Batch:
+    def load(self, notices: Notices) -> Batch:
         raise NotImplementedError
 
     def only_batch(self, batches: Iterable[Batch]) -> Batch:
@@ -129,10 +135,11 @@ def column_list(columns: Sequence[str]) -> str:
     return ", ".join(name if name else '""' for name in columns)
 
 
-def parsed_batch(batch: "Batch | PendingBatch") -> Batch:
-    """The batch, parsed if it is still pending."""
+def parsed_batch(batch: "Batch | PendingBatch", notices: Notices | None = None) -> Batch:
+    """The batch, parsed if it is still pending; what parsing it notes goes to `notices` (None:
+    nowhere, where the batch's records aren't the build's: a first pass, a count, a check)."""
     if isinstance(batch, PendingBatch):
-        parsed = batch.load()
+        parsed = batch.load(Notices() if notices is None else notices)
         parsed.base_dir = batch.base_dir
         return parsed
     return batch

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import fs
 from ..errors import DataError
+from ..features.notices import Notices
 from .annotations import AnnotationBuilder, Sized, image_path, measured, problem
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -111,8 +112,8 @@ class CocoBuilder(AnnotationBuilder):
         return self._index
 
     @staticmethod
-    def READ(item: Item, context: "Context") -> tuple[Any, dict[str, Any]]:
-        return record(item, context)
+    def READ(item: Item, context: "Context", notices: Notices) -> tuple[Any, dict[str, Any]]:
+        return record(item, context, notices)
 
     def image_file(self, item: Item, context: "Context") -> str:
         return image_path(context.folder, item[2])
@@ -129,14 +130,14 @@ class Context:
     measures: bool  # whether each image's file is measured
 
 
-def record(item: Item, context: Context) -> tuple[int, dict[str, Any]]:
+def record(item: Item, context: Context, notices: Notices) -> tuple[int, dict[str, Any]]:
     """One image's record (raises the problem its annotations had, found while indexing)."""
     place, image_id, file_name, height, width, objects = item
     if isinstance(objects, str):
         raise DataError(objects)
     image = image_path(context.folder, file_name)
     annotated = (height, width) if height > 0 and width > 0 else None
-    sized = measured(place, image, annotated, context.size_rule) if context.measures else Sized(height, width)
+    sized = measured(place, image, annotated, context.size_rule, notices) if context.measures else Sized(height, width)
     height, width = sized.height, sized.width
     ids, categories, boxes, areas, crowds, kept = objects
     extras = [json.loads(text) for text in kept] if kept is not None else []

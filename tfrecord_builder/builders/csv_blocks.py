@@ -29,6 +29,7 @@ from .csv_rows import KEY_SEPARATOR
 from .lines import BOM, blank_lines, line_batches, line_blocks, lone_carriage_return
 from .opened import Window, open_window
 from ..features.cells import TextCells
+from ..features.notices import Notices
 
 BLOCK_BYTES = 4 * 1024**2
 _UTF8 = {"utf-8", "utf-8-sig"}
@@ -81,7 +82,7 @@ class CsvLines(PendingBatch):
     keep_going: bool = False  # on_error: skip: a row the csv module can't read is listed, not raised
     na_values: frozenset[str] = frozenset()  # cells read as missing, as an empty one is
 
-    def load(self) -> Batch:
+    def load(self, notices: Notices) -> Batch:  # (reading a table notes nothing)
         options = (
             pacsv.ReadOptions(column_names=self.header, use_threads=False, block_size=len(self.data) + 1),
             pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, newlines_in_values=False,

@@ -28,6 +28,7 @@ from .lines import BOM, blank_lines, line_batches, line_blocks
 from .opened import Window, open_window
 from ..features import grouped
 from ..features.cells import JsonValues
+from ..features.notices import Notices
 
 BLOCK_BYTES = 4 * 1024**2
 _UTF8 = {"utf-8", "utf-8-sig"}
@@ -83,7 +84,7 @@ class JsonLines(PendingBatch):
     keep_going: bool = False  # on_error: skip: a line json.loads can't read is listed, not raised
     na_values: frozenset[str] = frozenset()  # string values read as missing
 
-    def load(self) -> Batch:
+    def load(self, notices: Notices) -> Batch:  # (reading a table notes nothing)
         if not self.data.isascii() and not _utf8(self.data):
             return self._json_loads()  # Arrow's JSON parser lets bytes that aren't UTF-8 through
         options = (pajson.ReadOptions(use_threads=False, block_size=len(self.data) + 1),

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DataError
-from ..features import notices
 from ..features.class_label import class_order
+from ..features.notices import Notices
 from .annotations import AnnotationBuilder, Sized, measured, names_from_file, problem
 
 Item = tuple[str, str]  # (the JSON file's path: its place in messages too, its path below the folder without .json)
@@ -116,8 +116,8 @@ class LabelmeBuilder(AnnotationBuilder):
             [f"image_flag_{name}" for name in image_flags]
 
     @staticmethod
-    def READ(item: Item, context: Context) -> tuple[Any, dict[str, Any]]:
-        return record(item, context)
+    def READ(item: Item, context: Context, notices: Notices) -> tuple[Any, dict[str, Any]]:
+        return record(item, context, notices)
 
 
 def json_files(folder: str) -> list[str]:
@@ -230,7 +230,7 @@ def _flags(element: dict[str, Any], where: str) -> list[str]:
     return list(flags)
 
 
-def record(item: Item, context: Context) -> tuple[str, dict[str, Any]]:
+def record(item: Item, context: Context, notices: Notices) -> tuple[str, dict[str, Any]]:
     """One JSON file's record (see the module's docstring)."""
     path, image_id = item
     image_flags, shape_flags = context.image_flags, context.shape_flags
@@ -242,8 +242,9 @@ def record(item: Item, context: Context) -> tuple[str, dict[str, Any]]:
     annotated = tuple(_whole(document, key, path) for key in ("imageHeight", "imageWidth")) \
         if document.get("imageHeight") is not None or document.get("imageWidth") is not None else None
     filename = str(document["imagePath"]).replace("\\", "/")
-    image = _image(path, filename, document.get("imageData"))
-    sized = measured(path, image, annotated, context.size_rule) if context.measures else Sized(*(annotated or (0, 0)))
+    image = _image(path, filename, document.get("imageData"), notices)
+    sized = measured(path, image, annotated, context.size_rule, notices) if context.measures else \
+        Sized(*(annotated or (0, 0)))
     boxes = [box(shape) for _, shape in shapes]
     points = [shape["points"] for _, shape in shapes]
     if sized.scale is not None:  # (`size_mismatch: scale`: drawn on the image before it was shrunk)
@@ -266,7 +267,7 @@ def record(item: Item, context: Context) -> tuple[str, dict[str, Any]]:
     return image_id, found
 
 
-def _image(path: str, filename: str, data: Any) -> str | bytes:
+def _image(path: str, filename: str, data: Any, notices: Notices) -> str | bytes:
     """The image's file (relative to the JSON's folder), or the bytes embedded in `imageData`."""
     image = os.path.normpath(os.path.join(os.path.dirname(path), filename)) if filename else ""
     if image and os.path.isfile(image):

@@ -42,16 +42,19 @@ def grouped_batches(batches: Iterable[Batch], spec: Any, batch_size: int, split:
     group_by = spec.source.group_by
     dates = order_dates(spec)
     broken = found.broken  # rows the reader couldn't read: listed with the first batch
+    # grouped rows: the columns of features taking every row's value hold a GroupRows a record
+    every_row = frozenset() if spec.is_sequence else frozenset(
+        column for feature in spec.features.values() if grouped.takes_rows(feature) for column in feature.source_names)
     keys: list[str] = []
     records: list[dict[str, Any]] = []
     for key, rows in found.groups(batch_size, spec, split):
         keys.append(key)
         records.append(_record(key, rows, spec, found.language, dates))
         if len(keys) == batch_size:
-            yield found.batch(keys, records, group_by, broken)
+            yield found.batch(keys, records, group_by, broken, every_row)
             keys, records, broken = [], [], []
     if keys:
-        yield found.batch(keys, records, group_by, broken)
+        yield found.batch(keys, records, group_by, broken, every_row)
         broken = []
     if broken:
         yield Batch(keys=[], columns={}, origin=KeyOrigins(found.source, []), source=found.source, broken=broken)
@@ -139,10 +142,12 @@ class _Groups:
         return found
 
     def batch(self, keys: list[str], records: list[dict[str, Any]], group_by: str,
-              broken: list[dict[str, str]]) -> Batch:
+              broken: list[dict[str, str]], every_row: frozenset[str]) -> Batch:
+        """The batch of `records`, whose columns `every_row` hold a `GroupRows` a record."""
         columns = {name: [record[name] for record in records] for name in records[0]}
         return Batch(keys=keys, columns=columns, origin=KeyOrigins(f"{self.source}, {group_by}", keys),
-                     source=self.source, language=self.language, broken=broken, base_dir=self.base_dir)
+                     source=self.source, language=self.language, broken=broken, base_dir=self.base_dir,
+                     grouped=every_row & set(columns))
 
 
 def _python_values(column: Any) -> Sequence[Any]:
@@ -170,8 +175,8 @@ class OrderDates:
 def order_dates(spec: Any) -> OrderDates | None:
     """The date format a feature reading the `order_by` column declares (Spec.check makes sure
     there is at most one), or None."""
-    return next((OrderDates(feature.format, feature.name) for feature in spec.features.values()
-                 if feature.source_name == spec.source.order_by and getattr(feature, "format", None)), None)
+    return next((OrderDates(feature.date_format, feature.name) for feature in spec.features.values()
+                 if feature.source_name == spec.source.order_by and feature.date_format), None)
 
 
 def _record(key: str, rows: list[Row], spec: Any, language: Language, dates: OrderDates | None) -> dict[str, Any]:
@@ -184,7 +189,7 @@ def _record(key: str, rows: list[Row], spec: Any, language: Language, dates: Ord
     record: dict[str, Any] = {}
     origins = [origin for _, origin, _ in rows]  # (one list, shared by the record's columns)
     for feature in spec.features.values():
-        every_row = feature.sequence if spec.is_sequence else grouped.takes_rows(feature)
+        every_row = _takes_every_row(feature, spec)
         for column in feature.source_names:
             if every_row and spec.is_sequence:
                 record[column] = [values.get(column) for _, _, values in rows]
@@ -193,6 +198,12 @@ def _record(key: str, rows: list[Row], spec: Any, language: Language, dates: Ord
             else:
                 record[column] = _one_value(key, rows, feature, column, group_by, language, unit)
     return record
+
+
+def _takes_every_row(feature: Any, spec: Any) -> bool:
+    """Whether `feature` takes a value of each of its group's rows: a sequence feature (a step a
+    row), or in grouped rows a feature that takes every row's (features/grouped.py)."""
+    return feature.sequence if spec.is_sequence else grouped.takes_rows(feature)
 
 
 def _one_value(key: str, rows: list[Row], feature: Any, column: str, group_by: str, language: Language,

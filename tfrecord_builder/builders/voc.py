@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DataError
-from ..features import notices
+from ..features.notices import Notices
 from ..features.class_label import class_order
 from .annotations import AnnotationBuilder, Sized, image_files, image_path, measured, names_from_file
 
@@ -139,23 +139,23 @@ class VocBuilder(AnnotationBuilder):
         return self._scan, self._attributes
 
     @staticmethod
-    def READ(item: Item, context: Context) -> tuple[Any, dict[str, Any]]:
-        return record(item, context)
+    def READ(item: Item, context: Context, notices: Notices) -> tuple[Any, dict[str, Any]]:
+        return record(item, context, notices)
 
 
-def record(item: Item, context: Context) -> tuple[str, dict[str, Any]]:
+def record(item: Item, context: Context, notices: Notices) -> tuple[str, dict[str, Any]]:
     """One XML file's record (an image listed without one: a record with no boxes)."""
     place, path, stem = item
     if not path:
         notices.note(NO_XML_NOTICE)
-        sized = measured(place, place, None, context.size_rule) if context.measures else Sized(0, 0)
+        sized = measured(place, place, None, context.size_rule, notices) if context.measures else Sized(0, 0)
         return stem, {"image": place, "filename": os.path.basename(place), "image_id": stem, "height": sized.height,
                       "width": sized.width, "bbox": [], "label": [], "pose": [], **{flag: [] for flag in _FLAGS}}
     root = _root(path)
     filename = _text(root, "filename", path)
     image = image_path(context.folder, filename)
     annotated = _size(root, path)
-    sized = measured(path, image, annotated, context.size_rule) if context.measures else \
+    sized = measured(path, image, annotated, context.size_rule, notices) if context.measures else \
         Sized(*(annotated or (0, 0)))
     boxes, labels, poses = [], [], []
     flags: dict[str, list[int]] = {flag: [] for flag in _FLAGS}

@@ -21,6 +21,7 @@ import os
 from typing import Any
 
 from ..errors import DataError
+from ..features.notices import Notices
 from .annotations import AnnotationBuilder, names_from_file, problem
 from .image_folder import EXTENSIONS, _images
 
@@ -77,8 +78,8 @@ class YoloBuilder(AnnotationBuilder):
         return self.names()
 
     @staticmethod
-    def READ(item: Item, context: list[str]) -> tuple[Any, dict[str, Any]]:
-        return record(item, context)
+    def READ(item: Item, context: list[str], notices: Notices) -> tuple[Any, dict[str, Any]]:
+        return record(item, context)  # (a YOLO labels file says nothing to count)
 
     def image_file(self, item: Item, context: list[str]) -> str:
         return item[0]

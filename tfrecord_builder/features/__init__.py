@@ -1,5 +1,6 @@
 """Feature types, registered by the name a spec gives as `type:`."""
 from .base import FEATURE_TYPES, Feature, register
+from .context import EncodeContext
 from .audio import AudioFeature
 from .bbox import BBoxFeature
 from .class_label import ClassLabelFeature
@@ -9,5 +10,5 @@ from .mask import MaskFeature
 from .tensor import TensorFeature
 from .video import VideoFeature
 
-__all__ = ["FEATURE_TYPES", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
+__all__ = ["FEATURE_TYPES", "EncodeContext", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
            "MaskFeature", "BBoxFeature", "KeypointsFeature", "AudioFeature", "VideoFeature"]

@@ -38,10 +38,10 @@ from .. import fs
 from ..audio import BadAudio, files
 from ..audio.resampling import resampled
 from ..spec.fields import At, Section, meta
-from . import notices, tfds
-from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from . import tfds
+from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
 from .described import Card, Counted
-from .shown import Language
+from .notices import Notices
 from .values import Values
 
 ITEM_BYTES = {"pcm16": 2, "float32": 4}
@@ -171,8 +171,8 @@ class AudioFeature(Feature):
         return None if self.max_seconds is None else int(round(self.max_seconds * self.sample_rate))
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
+        origin, base_dir = context.origin, context.base_dir
         stored: list[bytes] = []
         lengths: list[int] = []
         for row, value in enumerate(values):
@@ -180,7 +180,7 @@ class AudioFeature(Feature):
                 raise self.fail(origin, row, "missing audio file")
             path = fs.resolve(value, base_dir) if base_dir is not None and isinstance(value, str) else value
             try:
-                samples = self.waveform(path)
+                samples = self.waveform(path, context.notices)
             except BadAudio as error:
                 raise self.fail(origin, row, f"{_describe(path)}: {error}") from None
             stored.append(samples.astype("<i2" if self.encoding == "pcm16" else "<f4").tobytes())
@@ -193,7 +193,8 @@ class AudioFeature(Feature):
     def fans_out(self) -> bool:
         return self.window is not None
 
-    def fan_out(self, encoded: dict[str, Values]) -> tuple[dict[str, Values], np.ndarray] | None:
+    def fan_out(self, encoded: dict[str, Values], context: EncodeContext
+                ) -> tuple[dict[str, Values], np.ndarray] | None:
         """Each recording cut into `window:`s, in order: a window's samples, its number of samples
         and its first sample in the recording (`KEY_offset`), and the recording's row."""
         if self.window is None:
@@ -206,10 +207,10 @@ class AudioFeature(Feature):
         for row, (data, samples) in enumerate(zip(recordings, encoded[self.length_key].values.tolist())):
             starts, dropped = self.window.starts(samples, size, hop)
             if dropped:
-                notices.note(f"feature `{self.name}`: {{count}} last window{{s}} shorter than "
+                context.notices.note(f"feature `{self.name}`: {{count}} last window{{s}} shorter than "
                              f"{self.window.seconds:g} s dropped (window.last: drop)")
             if not starts:
-                notices.note(f"feature `{self.name}`: {{count}} recording{{s}} shorter than one window: no records")
+                context.notices.note(f"feature `{self.name}`: {{count}} recording{{s}} shorter than one window: no records")
             view = memoryview(data)
             for start in starts:
                 stop = min(start + size, samples)
@@ -223,8 +224,10 @@ class AudioFeature(Feature):
                  self.offset_key: Values("int64", np.array(offsets, dtype=np.int64), ones)},
                 np.array(rows, dtype=np.int64))
 
-    def waveform(self, value: Any) -> np.ndarray:
-        """One file's samples as stored: [samples, channels] int16 (pcm16) or float32."""
+    def waveform(self, value: Any, notices: Notices | None = None) -> np.ndarray:
+        """One file's samples as stored: [samples, channels] int16 (pcm16) or float32; what the spec
+        didn't ask for in so many words (a cut, a rounding) is counted in `notices` (None: nowhere)."""
+        notices = Notices() if notices is None else notices
         with files.opened(value) as sound:
             rate, subtype, kept = sound.rate, sound.subtype, self.channels
             if kept not in (1, sound.channels):
@@ -262,9 +265,9 @@ class AudioFeature(Feature):
         if self.encoding == "pcm16" and not sound.exact_int16:
             notices.note(f"feature `{self.name}`: {{count}} {subtype} file{{s}} rounded to 16-bit samples (x * 32768 "
                          "to the nearest integer, ties to even; encoding: float32 keeps them)")
-        return self._stored(samples)
+        return self._stored(samples, notices)
 
-    def _stored(self, samples: np.ndarray) -> np.ndarray:
+    def _stored(self, samples: np.ndarray, notices: Notices) -> np.ndarray:
         """Samples as the encoding keeps them: int16 read as such, float32 as it is, and any other
         float to 16 bits by one rule, x * 32768 rounded to the nearest integer, ties to even
         (np.rint), clipped to [-32768, 32767] (the top half step, 32767.5 and over, to 32767)."""

@@ -19,9 +19,9 @@ from ..errors import DataError, SpecError
 from ..registry import is_reference, load_class
 from ..spec.fields import At, Section, describe, meta
 from . import tfds
+from .context import EncodeContext, Origin, taking_context
 from .described import Card, Counted
 from .dtypes import Invalid
-from .shown import Language
 from .values import ListKind, Values
 
 ParseSpec = tuple[str, str, list[int | None]]  # (kind, dtype, shape): see Feature.parsing
@@ -32,10 +32,6 @@ FEATURE_TYPES: dict[str, type["Feature"]] = {}
 # (kept here, not set on the class: the same class may be named by a reference in another spec)
 TYPE_NAMES: dict[type, str] = {}
 ENTRY_POINT_GROUP = "tfrecord_builder.features"  # installed packages' feature types
-
-# Describes row i of a batch for error messages, e.g. "wine.csv, line 17".
-Origin = Callable[[int], str]
-
 
 _INSTALLED: list[bool] = []  # whether the installed packages' feature types are loaded
 
@@ -106,6 +102,18 @@ class Feature(Section):
     # takes `columns:` (several columns gathered into one value, features/gathered.py): encode()
     # is then handed a GatheredColumns
     gathers_columns: ClassVar[bool] = False
+    # In rows grouped into one record (`source.group_by` on a format: example spec), whether a
+    # feature of the type whose `shape` begins with null (`[null]`, `[null, k]`) takes every row's
+    # value (features/grouped.py): each row is encoded by the feature with that first dimension
+    # taken off (`dataclasses.replace(feature, shape=shape[1:])`), so a type that sets it has a
+    # `shape` field. Otherwise (an image, whose [null, null, 3] is one image's size) a feature
+    # takes one value a group, which its rows must agree on.
+    takes_group_rows: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "encode" in cls.__dict__:  # called as encode(values, context), whichever form it was written in
+            cls.encode = taking_context(cls.__dict__["encode"])  # type: ignore[method-assign]
 
     name: str = meta("the feature's name (the key under `features:`)", "", internal=True)
     source: str | None = meta("the column or key in the raw data (default: the feature's name)", None)
@@ -224,14 +232,63 @@ class Feature(Section):
         """Raises SpecError at `at` if this feature can't be a per-step feature."""
         raise at.error(f"a {self.type_name} feature can't be per step; declare it under `context:`")
 
+    # --- what the spec asks of a feature beside its own keys -----------------------------------
+    # spec/model.py checks the spec's sections against each other through these, never by which
+    # type a feature is: a type of one's own keeps the defaults or overrides them.
+    def check_record(self, at: At) -> None:
+        """Raises SpecError at `at` if this feature can't be one of the record's (under
+        `features:` or a sequence_example's `context:`), as `check_sequence` does for steps."""
+
+    def check_ungrouped(self, at: At) -> None:
+        """Raises SpecError at `at` if this feature needs rows grouped into one record
+        (`source.group_by`), in a format: example spec without them."""
+
+    def check_without_source_names(self, at: At) -> None:
+        """Raises SpecError at `at` if this feature can't do without names its source defines
+        (`wants_source_names`), for a source that defines none (a CSV or JSON lines table)."""
+
+    @property
+    def date_format(self) -> str | None:
+        """The format it reads dates and times written as text with (a tensor's `format:`), which
+        also orders a long table's steps when it reads the `order_by` column; None: it reads none."""
+        return None
+
+    @property
+    def holds_boxes(self) -> bool:
+        """Whether its values are the boxes of its record's objects (a bbox feature): what
+        `input.objects: padded` counts and `input.detection` takes as the boxes."""
+        return False
+
+    @property
+    def image_name(self) -> str | None:
+        """The image feature its values are measured on (`image:`, once linked); None if none."""
+        return None
+
+    @property
+    def ids_per_object(self) -> bool:
+        """Whether it holds one integer id per object of its record (shape [null], an integer
+        dtype: a class_label of each object's class): what `input.detection` takes as labels."""
+        return False
+
+    @property
+    def holds_classes(self) -> bool:
+        """Whether its values are indices of classes (a class_label): what `stratify:` may name."""
+        return False
+
+    def check_stratify(self, at: At) -> None:
+        """Raises SpecError at `at` (the spec's `stratify:`, naming this feature, which
+        `holds_classes`) unless it holds one class a record, by which splits can be divided."""
+
     # --- writing side -------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
         """Converts a batch of raw values (None = missing) to storage values per record key.
 
-        `base_dir` is where relative file paths in the values point from (a manifest's folder);
-        `language`: how the source writes values (`features/shown.py`): messages name values
-        that way, and a string may spell a list unless the source is JSON (or Arrow).
+        `context` (features/context.py) names the rows in errors (`context.origin`, as
+        `self.fail` takes it), says where relative file paths in the values point from
+        (`base_dir`: a manifest's folder) and how the source writes values (`language`), and
+        counts what encoding did that the spec didn't ask for in so many words (`notices`).
+        An `encode` written as `encode(self, values, origin, base_dir=None, language="python")`,
+        the earlier signature, is called with the context's parts.
         """
         raise NotImplementedError
 
@@ -246,11 +303,13 @@ class Feature(Section):
         """Whether a source row may become several records (`fan_out`): at most one feature a spec."""
         return False
 
-    def fan_out(self, encoded: dict[str, Values]) -> tuple[dict[str, Values], np.ndarray] | None:
-        """The records a batch's rows become, from this feature's values of them: None (one each,
-        the default), or its values per new record and the source row of each (ascending; a row
-        may give several records or none). The other features' values are repeated to match
-        (`Values.repeated`): an audio recording cut into windows (features/audio.py)."""
+    def fan_out(self, encoded: dict[str, Values], context: EncodeContext
+                ) -> tuple[dict[str, Values], np.ndarray] | None:
+        """The records a batch's rows become, from this feature's values of them (`context`: the
+        batch's, as `encode` had it): None (one each, the default), or its values per new record
+        and the source row of each (ascending; a row may give several records or none). The other
+        features' values are repeated to match (`Values.repeated`): an audio recording cut into
+        windows (features/audio.py)."""
         return None
 
     def fail(self, origin: Origin, row: int, problem: str) -> DataError:

@@ -32,12 +32,12 @@ import numpy as np
 
 from ..images import pillow
 from ..spec.fields import At, meta
-from . import notices, tfds
-from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from . import tfds
+from .base import DecodeStep, EncodeContext, Feature, Origin, ParseSpec, register
 from .described import Card, Counted
 from .image_link import image_link, record_image_size
 from .gathered import GatheredColumns, is_pattern
-from .shown import Language
+from .notices import Notices
 from .values import Kept, ListKind, Values
 
 FORMATS = ("yxyx", "xyxy", "xywh", "cxcywh")
@@ -128,6 +128,14 @@ class BBoxFeature(Feature):
         return list(self.per_object or [])
 
     @property
+    def holds_boxes(self) -> bool:
+        return True
+
+    @property
+    def image_name(self) -> str | None:
+        return self.image
+
+    @property
     def drops_objects(self) -> bool:
         """Whether a box may be dropped (`min_size`, `clip`, an image's `resize: crop`)."""
         return self.min_size is not None or self.clip or (self.image_fit is not None and self.image_fit[2] == "crop")
@@ -174,8 +182,7 @@ class BBoxFeature(Feature):
         return Card("bbox", over=self.image)
 
     # ---- writing side --------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
         images: Sequence[Any] = [None] * len(values)
         if isinstance(values, GatheredColumns):
             columns = list(values.columns)
@@ -192,7 +199,7 @@ class BBoxFeature(Feature):
         boxes, counts = [], np.zeros(len(rows), dtype=np.int64)
         given, kept = np.zeros(len(rows), dtype=np.int64), []
         for row, value in enumerate(rows):
-            found, which = self.kept_boxes(value, images[row], origin, row, base_dir, language)
+            found, which = self.kept_boxes(value, images[row], context, row)
             boxes.append(found)
             counts[row], given[row] = len(found), len(which)
             kept.append(which)
@@ -204,26 +211,25 @@ class BBoxFeature(Feature):
         return {key: Values("float", np.ascontiguousarray(flat[:, side]), counts.copy(), kept_objects=objects)
                 for side, key in enumerate(self.record_keys)}
 
-    def boxes(self, value: Any, image: Any, origin: Origin, row: int, base_dir: str | None,
-              language: Language) -> np.ndarray:
+    def boxes(self, value: Any, image: Any, context: EncodeContext, row: int) -> np.ndarray:
         """One record's boxes as float32 [n, 4] [ymin, xmin, ymax, xmax] fractions, checked."""
-        return self.kept_boxes(value, image, origin, row, base_dir, language)[0]
+        return self.kept_boxes(value, image, context, row)[0]
 
-    def kept_boxes(self, value: Any, image: Any, origin: Origin, row: int, base_dir: str | None,
-                   language: Language) -> tuple[np.ndarray, np.ndarray]:
+    def kept_boxes(self, value: Any, image: Any, context: EncodeContext, row: int) -> tuple[np.ndarray, np.ndarray]:
         """`boxes`, and per box given whether it was kept (not dropped by `min_size`, clipping or a crop)."""
+        origin, notices = context.origin, context.notices
         given = self._given(value, origin, row)
         if not len(given):
             return np.zeros((0, 4), np.float32), np.zeros(0, bool)
         size, shown_image = None, ""
         if self.image is not None and (self.units == "pixels" or self.image_fit is not None):
-            size, shown_image = self._image_size(image, origin, row, base_dir)
+            size, shown_image = self._image_size(image, origin, row, context.base_dir)
         fast = self._all_fine(given, size)
         if fast is not None:
             return fast, np.ones(len(given), bool)
         kept, which = [], np.zeros(len(given), bool)  # box by box: what is wrong with which, or what was dropped
         for index, box in enumerate(given):
-            corners = self._corners(box, index, origin, row)  # ymin, xmin, ymax, xmax in the box's units
+            corners = self._corners(box, index, origin, row, notices)  # ymin, xmin, ymax, xmax in the box's units
             if corners is None:
                 continue
             if self.units == "pixels":
@@ -237,10 +243,10 @@ class BBoxFeature(Feature):
                 corners = np.clip(corners, 0.0, 1.0)
                 notices.note(f"feature `{self.name}`: {{count}} object{{s}} clipped to the image (`clip: true`)")
                 if self._too_small(corners, size):
-                    self._dropped("outside the image dropped (empty once clipped)")
+                    self._dropped("outside the image dropped (empty once clipped)", notices)
                     continue
             if self.image_fit is not None:
-                corners = self._placed(corners, size)
+                corners = self._placed(corners, size, notices)
                 if corners is None:
                     continue
             kept.append(corners)
@@ -288,7 +294,7 @@ class BBoxFeature(Feature):
                                          f"[{', '.join(FORMAT_NAMES[self.format])}], received {_short(shown)}")
         return array.reshape(-1, 4)
 
-    def _corners(self, box: np.ndarray, index: int, origin: Origin, row: int) -> np.ndarray | None:
+    def _corners(self, box: np.ndarray, index: int, origin: Origin, row: int, notices: Notices) -> np.ndarray | None:
         """A box as [ymin, xmin, ymax, xmax] in its own units; None if `min_size` drops it."""
         if not np.isfinite(box).all():
             raise self.fail(origin, row, f"box {index} {_shown(box)}: expected 4 finite numbers "
@@ -304,14 +310,14 @@ class BBoxFeature(Feature):
                                          f"{expected}")
         smallest = min(ymax - ymin, xmax - xmin)
         if self.min_size is not None and (smallest < self.min_size or smallest == 0):
-            self._dropped(f"smaller than `min_size: {self.min_size:g}` dropped")
+            self._dropped(f"smaller than `min_size: {self.min_size:g}` dropped", notices)
             return None
         if smallest == 0:
             raise self.fail(origin, row, f"box {index} {_shown(box)} ({self.format}) is empty (zero width or "
                                          "height); set `min_size: 0` to drop empty boxes")
         return np.array(corners, dtype=np.float64)
 
-    def _dropped(self, what: str) -> None:
+    def _dropped(self, what: str, notices: Notices) -> None:
         """Counts a dropped object, saying what went with it."""
         with_it = f", each with its {', '.join(f'`{name}`' for name in self.objects_with)}" if self.objects_with else ""
         notices.note(f"feature `{self.name}`: {{count}} object{{s}} {what}{with_it}")
@@ -323,7 +329,7 @@ class BBoxFeature(Feature):
             sides = sides * np.array(size, np.float64)
         return bool((sides <= 0).any() or (self.min_size is not None and (sides < self.min_size).any()))
 
-    def _placed(self, corners: np.ndarray, size: tuple[int, int]) -> np.ndarray | None:
+    def _placed(self, corners: np.ndarray, size: tuple[int, int], notices: Notices) -> np.ndarray | None:
         """A box on the image as stored: moved by its `resize: pad` (inside still) or `crop` (cut
         to the window kept, or dropped if nothing is left: both counted)."""
         height, width, how = self.image_fit
@@ -333,7 +339,7 @@ class BBoxFeature(Feature):
             return placed
         placed = np.clip(placed, 0.0, 1.0)
         if placed[2] <= placed[0] or placed[3] <= placed[1]:
-            self._dropped(f"outside the part `resize: crop` keeps of image `{self.image}` dropped")
+            self._dropped(f"outside the part `resize: crop` keeps of image `{self.image}` dropped", notices)
             return None
         notices.note(f"feature `{self.name}`: {{count}} object{{s}} cut to the part `resize: crop` keeps of image "
                      f"`{self.image}`")

@@ -93,6 +93,20 @@ class ClassLabelFeature(TensorFeature):
     def wants_source_names(self) -> bool:
         return not self.has_classes
 
+    def check_without_source_names(self, at: At) -> None:
+        if not self.has_classes:
+            raise at.error("a class_label needs one of `names`, `names_file` or `num_classes` "
+                           "(only image_folder sources and Parquet categorical columns define classes themselves)")
+
+    @property
+    def holds_classes(self) -> bool:
+        return True
+
+    def check_stratify(self, at: At) -> None:
+        if self.shape or self.sequence:
+            raise at.error(f"expected a class_label of one class per record (shape []), received `{self.name}` "
+                           f"{'per step' if self.sequence else 'of shape ' + str(self.shape)}")
+
     def with_source_names(self, found: list[list[str]]) -> "ClassLabelFeature":
         """The names a source gives (a Parquet file's categories, a folder's sub-folders): in the
         source's order; where splits' sources disagree (train/ and test/ folders), every name, sorted."""

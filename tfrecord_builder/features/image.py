@@ -39,10 +39,10 @@ from .. import fs
 from ..images import BadImage, deep, jpeg, pillow
 from ..images.pillow import MODES
 from ..spec.fields import At, meta
-from . import notices, tfds
-from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from . import tfds
+from .notices import Notices
+from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
 from .described import Card, Counted
-from .shown import Language
 from .rows import BadRow, format_shape, steps
 from .values import ListKind, StoredColumn, Values
 
@@ -137,10 +137,10 @@ class ImageFeature(Feature):
         """Any image can be per step: one encoded image a step, all of a record's of one size."""
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
         if self.sequence and not isinstance(values, _Frames):
-            return self.encode_steps(values, origin, base_dir, language)
+            return self.encode_steps(values, context)
+        origin, base_dir = context.origin, context.base_dir
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         for row, value in enumerate(values):
@@ -149,7 +149,7 @@ class ImageFeature(Feature):
             if base_dir is not None and isinstance(value, str):
                 value = fs.resolve(value, base_dir)
             try:
-                data, shape = self.prepare(value)
+                data, shape = self.prepare(value, context.notices)
             except BadImage as error:
                 # an image folder's record is named by its file already: no need to name it twice
                 named = isinstance(value, str) and os.path.abspath(value) == os.path.abspath(origin(row))
@@ -163,17 +163,17 @@ class ImageFeature(Feature):
             encoded[self.shape_key] = Values("int64", flat, ones * 3)
         return encoded
 
-    def encode_steps(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-                     language: Language = "python") -> dict[str, Values]:
+    def encode_steps(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
         """A batch of sequences of images (each a list of paths or encoded images; None: no
         steps): one image per step, every frame of a record the size of its first."""
+        origin = context.origin
         flat: list[Any] = []
         records: list[int] = []
         positions: list[int] = []
         lengths = np.zeros(len(values), dtype=np.int64)
         for row, value in enumerate(values):
             try:
-                found = steps(value, language)
+                found = steps(value, context.language)
             except BadRow as error:
                 raise self.fail(origin, row, str(error)) from None
             flat.extend(found)
@@ -181,7 +181,7 @@ class ImageFeature(Feature):
             positions.extend(range(len(found)))
             lengths[row] = len(found)
         from .tensor import StepOrigins  # (tensor.py imports nothing of this module)
-        encoded = self.encode(_Frames(flat), StepOrigins(origin, records, positions), base_dir, language)
+        encoded = self.encode(_Frames(flat), context.named(StepOrigins(origin, records, positions)))
         shape_of = encoded[self.shape_key].values.reshape(-1, 3) if self.stores_shape else None
         if shape_of is not None:
             for index in range(1, len(flat)):
@@ -192,8 +192,10 @@ class ImageFeature(Feature):
             stored.steps = lengths
         return encoded
 
-    def prepare(self, value: Any) -> tuple[bytes, tuple[int, int, int]]:
-        """The bytes to store for one image and its (height, width, channels)."""
+    def prepare(self, value: Any, notices: Notices | None = None) -> tuple[bytes, tuple[int, int, int]]:
+        """The bytes to store for one image and its (height, width, channels); what the spec
+        didn't ask for in so many words (a second lossy pass) is counted in `notices` (None:
+        nowhere)."""
         if isinstance(value, (str, os.PathLike)):
             value = pillow.read_file(value)  # once: the marker check and Pillow read the same bytes
         if self.encoding == "jpeg" and self.validate == "structure" and isinstance(value, bytes):
@@ -222,7 +224,8 @@ class ImageFeature(Feature):
                 return source, size
         if not as_it_is:
             why = pillow.second_pass(image, self.encoding, self.num_channels, self.size)
-            if why is not None:  # said once for the build: the spec didn't ask for this second lossy pass
+            # said once for the build: the spec didn't ask for this second lossy pass
+            if why is not None and notices is not None:
                 notices.note(f"feature `{self.name}`: {{count}} JPEG file{{s}} {why}, so re-encoded at quality "
                              f"{self.quality} (a second lossy pass) instead of stored byte for byte")
             pillow.drafted(image, self.size, self.resize)

@@ -33,11 +33,10 @@ import numpy as np
 
 from ..images import pillow
 from ..spec.fields import At, meta
-from . import notices
-from .base import DecodeStep, Feature, Origin, ParseSpec, register
+from .base import DecodeStep, EncodeContext, Feature, Origin, ParseSpec, register
 from .gathered import GatheredColumns
 from .image_link import image_link, record_image_size
-from .shown import Language
+from .notices import Notices
 from .values import Values
 
 OBJECT_DETECTION_KEY = "image/object/keypoint"
@@ -150,12 +149,15 @@ class KeypointsFeature(Feature):
         return [self.visibility_name]
 
     @property
+    def image_name(self) -> str | None:
+        return self.image
+
+    @property
     def linked_columns(self) -> list[str]:
         return [self.image_source] if self.image_source is not None else []
 
     # ---- writing side --------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
         images: Sequence[Any] = [None] * len(values)
         if isinstance(values, GatheredColumns):
             rows, images = list(values.columns[0]), list(values.columns[-1])
@@ -163,7 +165,7 @@ class KeypointsFeature(Feature):
             rows = list(values)
         points, visible, objects = [], [], np.zeros(len(rows), dtype=np.int64)
         for row, value in enumerate(rows):
-            found, seen = self.points(value, images[row], origin, row, base_dir)
+            found, seen = self.points(value, images[row], context, row)
             points.append(found)
             visible.append(seen)
             objects[row] = len(found)
@@ -182,10 +184,10 @@ class KeypointsFeature(Feature):
             encoded[f"{self.record_key}/text"] = Values("bytes", names * int(objects.sum()), objects * size)
         return encoded
 
-    def points(self, value: Any, image: Any, origin: Origin, row: int, base_dir: str | None
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def points(self, value: Any, image: Any, context: EncodeContext, row: int) -> tuple[np.ndarray, np.ndarray]:
         """One record's points as float32 [objects, K, 2] [y, x] fractions, and int64 [objects, K]
         visibilities, checked."""
+        origin = context.origin
         objects = self._objects(value, origin, row)
         size = self.size
         points = np.zeros((len(objects), size, 2), np.float32)
@@ -194,7 +196,7 @@ class KeypointsFeature(Feature):
             return points, visible
         scale, shown_image = None, ""
         if self.units == "pixels" or self.image_fit is not None:
-            height_width, shown_image = self._image_size(image, origin, row, base_dir)
+            height_width, shown_image = self._image_size(image, origin, row, context.base_dir)
             scale = height_width
         per_point = 3 if self.format == "xyv" else 2
         for index, numbers in enumerate(objects):
@@ -227,7 +229,7 @@ class KeypointsFeature(Feature):
                 raise self.fail(origin, row, f"object {index}: {self._point(point)} [{x:g}, {y:g}] lies outside "
                                              f"{image_is}")
             if self.image_fit is not None:
-                where, labelled = self._placed(where, labelled, scale)
+                where, labelled = self._placed(where, labelled, scale, context.notices)
             points[index][labelled] = where[labelled]
             visible[index][labelled] = seen[labelled].astype(np.int64)
         return points, visible
@@ -263,7 +265,7 @@ class KeypointsFeature(Feature):
     def _point(self, index: int) -> str:
         return f"keypoint {index}" + (f" ({self.names[index]})" if self.names is not None else "")
 
-    def _placed(self, where: np.ndarray, labelled: np.ndarray, size: tuple[int, int]
+    def _placed(self, where: np.ndarray, labelled: np.ndarray, size: tuple[int, int], notices: Notices
                 ) -> tuple[np.ndarray, np.ndarray]:
         """Points on the image as stored (its `resize: pad` or `crop`); a labelled point outside
         what a crop keeps is no longer labelled (counted)."""

@@ -31,11 +31,10 @@ from PIL import Image
 from .. import fs
 from ..images import BadImage, pillow
 from ..spec.fields import At, meta
-from .base import DecodeStep, Feature, Origin, register
+from .base import DecodeStep, EncodeContext, Feature, register
 from .described import Card
 from .image import ImageFeature, _describe
 from .rows import format_shape
-from .shown import Language
 from .values import Values
 
 LOSSY_FORMATS = {"JPEG", "MPO", "WEBP"}  # a mask stored lossy holds values between classes at its edges
@@ -123,6 +122,10 @@ class MaskFeature(ImageFeature):
         return dataclasses.replace(self, image=name, shape=shape, resize=resize, linked_image=image)
 
     @property
+    def image_name(self) -> str | None:
+        return self.image
+
+    @property
     def linked_columns(self) -> list[str]:
         """Its image's column (read for its size), beside the mask's own."""
         return [] if self.linked_image is None else [self.linked_image.source_name]
@@ -137,8 +140,8 @@ class MaskFeature(ImageFeature):
         return dataclasses.replace(super().card, mask=True, over=self.image)
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
+        origin, base_dir = context.origin, context.base_dir
         images: Sequence[Any] = [None] * len(values)
         if self.linked_image is not None:  # a GatheredColumns: the mask's column, then the image's
             values, images = list(values.columns[0]), list(values.columns[1])  # type: ignore[attr-defined]

@@ -1,39 +1,29 @@
 """Notices: what encoding did that the spec didn't ask for in so many words (a JPEG encoded a
 second time to turn it upright), counted where it happens and said once for the whole build.
 
-The counts live in the process that encodes; the runner takes them after each batch
-(`taken`), adds them up with the batch's other results, and the build turns each into one
-warning line (`said`). A notice's text holds `{count}` and `{s}` (the plural's s).
+Whoever encodes owns the collector (`Notices`): build/encode_batch.py makes one per batch, hands
+it to each feature's `encode` in its `EncodeContext` (features/context.py) and to the loading of
+a pending batch, and returns its counts with the batch's records. The runner adds them up with
+the batch's other results (`added`), and the build turns each into one warning line (`said`). A
+notice's text holds `{count}` and `{s}` (the plural's s).
 """
 from __future__ import annotations
 
-from collections import Counter
 
-_counts: Counter[str] = Counter()
+class Notices:
+    """The notices one piece of work noted: their counts, by text. Nothing outside it counts."""
 
+    __slots__ = ("counts",)
 
-def note(text: str) -> None:
-    """One more of what `text` says (with `{count}` and `{s}` in it)."""
-    _counts[text] += 1
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
 
+    def note(self, text: str) -> None:
+        """One more of what `text` says (with `{count}` and `{s}` in it)."""
+        self.counts[text] = self.counts.get(text, 0) + 1
 
-def taken() -> dict[str, int]:
-    """The notices counted since the last call, by text; the count starts again at zero."""
-    counts = dict(_counts)
-    _counts.clear()
-    return counts
-
-
-def counted() -> dict[str, int]:
-    """The notices counted so far, left as they are: what `restore` goes back to."""
-    return dict(_counts)
-
-
-def restore(counts: dict[str, int]) -> None:
-    """The counts as `counted` gave them: what encodings since noted is dropped (values encoded
-    again, whose second encoding counts them)."""
-    _counts.clear()
-    _counts.update(counts)
+    def __repr__(self) -> str:
+        return f"Notices({self.counts!r})"
 
 
 def added(total: dict[str, int], more: dict[str, int]) -> dict[str, int]:

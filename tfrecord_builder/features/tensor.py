@@ -19,13 +19,13 @@ import numpy as np
 from ..errors import DataError, SpecError
 from ..spec.fields import At, meta
 from .cells import ArrowCells
-from .base import DecodeStep, Feature, Origin, ParseSpec, locate, register
+from .base import DecodeStep, EncodeContext, Feature, Origin, ParseSpec, locate, register
 from .described import Card
 from . import times
 from .digest import digests
 from .dtypes import DTYPES, DType, Invalid
 from .gathered import GatheredColumns, is_pattern
-from . import rows
+from . import grouped, rows
 from .rows import BadRow, Rows, format_shape
 from .shown import Language
 from .values import ListKind, StoredColumn, Values
@@ -62,6 +62,7 @@ class TensorFeature(Feature):
 
     reads_text_cells: ClassVar[bool] = True  # converts a CSV column with Arrow at once (encode_values)
     gathers_columns: ClassVar[bool] = True  # `columns: [a, b, c]`: a [n] tensor, one value per column
+    takes_group_rows: ClassVar[bool] = True  # grouped rows: shape [null, ...] lists a record's values, a row's each
 
     @property
     def batch_rows(self) -> int:  # type: ignore[override]
@@ -84,7 +85,7 @@ class TensorFeature(Feature):
         if self.default is not None:
             try:
                 # a missing value takes the default (of gathered columns: a missing cell)
-                (self.cell if self.columns is not None else self).encode([None], lambda row: "")
+                (self.cell if self.columns is not None else self).encode([None], EncodeContext(lambda row: ""))
             except DataError as error:
                 raise (at / "default").error(f"invalid default: {error.problem or error}") from None
         if self.value is not None:
@@ -99,7 +100,7 @@ class TensorFeature(Feature):
                 raise (at / key).error(f"a feature with `value:` stores that value in every record and reads no "
                                        f"column: drop `{key}`")
         try:
-            self.encode([self.value], lambda row: "")
+            self.encode([self.value], EncodeContext(lambda row: ""))
         except DataError as error:
             raise (at / "value").error(f"invalid value: {error.problem or error}") from None
 
@@ -123,6 +124,24 @@ class TensorFeature(Feature):
                 self._stored_pad()
             except Invalid as invalid:
                 raise (at / "pad").error(f"invalid pad value: {invalid.message}") from None
+
+    def check_record(self, at: At) -> None:
+        if self.pad is not None:
+            raise (at / "pad").error("`pad` applies to sequence features only")
+
+    def check_ungrouped(self, at: At) -> None:
+        if self.columns is not None and grouped.takes_rows(self):
+            raise (at / "shape").error(
+                f"shape {format_shape(self.shape)} with `columns:` takes the columns of every row of a "
+                "group (source.group_by); without one, omit `shape` (it becomes [n])")
+
+    @property
+    def date_format(self) -> str | None:
+        return self.format
+
+    @property
+    def ids_per_object(self) -> bool:
+        return self.shape == [None] and self.dtype.startswith(("int", "uint"))
 
     @property
     def pad_value(self) -> Any:
@@ -212,13 +231,13 @@ class TensorFeature(Feature):
         return self.dtype_info.kind, (1 if self.sequence else 0) + (1 if self.shape and self.columns is None else 0)
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
+        origin, language = context.origin, context.language
         if self.sequence:
             return {self.record_key: self.encode_steps(values, origin, language)}
         if self.digest is not None:  # the files' digests in place of their paths
-            values = digests(values.cells() if isinstance(values, ArrowCells) else values, self.digest, base_dir,
-                             lambda row, problem: self.fail(origin, row, problem))
+            values = digests(values.cells() if isinstance(values, ArrowCells) else values, self.digest,
+                             context.base_dir, lambda row, problem: self.fail(origin, row, problem))
         if isinstance(values, GatheredColumns):
             return {self.record_key: self.encode_gathered(values, origin, language)}
         return {self.record_key: self.encode_values(values, origin, language)}

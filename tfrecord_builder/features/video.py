@@ -26,7 +26,6 @@ as [batch, steps, height, width, channels], as per-step images are (features/ima
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -38,10 +37,8 @@ from PIL import Image
 from .. import fs
 from ..images import BadImage
 from ..spec.fields import At, meta
-from . import notices
-from .base import Feature, Origin, ParseSpec, register
+from .base import EncodeContext, Feature, ParseSpec, register
 from .image import ImageFeature, mixed_sizes
-from .shown import Language
 from .tensor import StepOrigins
 from .values import Values
 
@@ -92,8 +89,8 @@ class VideoFeature(ImageFeature):
                 f"{key}/original_size": ("fixed", "int64", [2])}
 
     # ---- writing side ----------------------------------------------------------------------------
-    def encode(self, values: Sequence[Any], origin: Origin, base_dir: str | None = None,
-               language: Language = "python") -> dict[str, Values]:
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
+        origin, base_dir = context.origin, context.base_dir
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         lengths = np.zeros(len(values), dtype=np.int64)
@@ -110,7 +107,7 @@ class VideoFeature(ImageFeature):
             try:
                 for step, frame in enumerate(clip.frames()):
                     try:
-                        data, shape = self.prepare(frame)
+                        data, shape = self.prepare(frame, context.notices)
                     except BadImage as error:
                         raise self.fail(StepOrigins(origin, [row], [step]), 0, f"{_named(frame, path)}: {error}") from None
                     if first is None:
@@ -125,7 +122,7 @@ class VideoFeature(ImageFeature):
             if lengths[row] == 0:
                 raise self.fail(origin, row, f"{path}: no frames")
             if clip.cut:
-                notices.note(f"feature `{self.name}`: {{count}} clip{{s}} cut at max_frames ({self.max_frames} "
+                context.notices.note(f"feature `{self.name}`: {{count}} clip{{s}} cut at max_frames ({self.max_frames} "
                              "frames kept)")
             durations.append(clip.duration)
             rates.append(clip.frame_rate)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..registry import check_name
-from ..features import BBoxFeature, ClassLabelFeature, Feature, TensorFeature
+from ..features import Feature
 from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
@@ -138,8 +138,8 @@ def convert_features(value: Any, at: At, sequence: bool = False, allow_empty: bo
             features[name] = gathered.checked(features[name], at / name)
         if sequence:
             features[name].check_sequence(at / name)
-        elif isinstance(feature, TensorFeature) and feature.pad is not None:
-            raise (at / name / "pad").error("`pad` applies to sequence features only")
+        else:
+            features[name].check_record(at / name)
     for name, feature in features.items():
         features[name] = feature.linked(features, at / name)
     keys: dict[str, str] = {}
@@ -327,8 +327,8 @@ class Spec(Section):
                             "a long table (group_by) gives each feature one column; `columns:` gathers "
                             "several columns of one row, in a table of one row per record")
         if self.source.group_by is not None:
-            formats = {name: feature.format for name, feature in self.features.items()
-                       if feature.source_name == self.source.order_by and getattr(feature, "format", None)}
+            formats = {name: feature.date_format for name, feature in self.features.items()
+                       if feature.source_name == self.source.order_by and feature.date_format}
             if len(set(formats.values())) > 1:  # the steps are ordered by the dates it reads: one way
                 first, *others = formats
                 other = next(name for name in others if formats[name] != formats[first])
@@ -347,10 +347,7 @@ class Spec(Section):
                         "in a long table a column feeds context or sequence features, not both")
         if self.source.builder in _TABLE_BUILDERS - {"parquet"}:  # (a Parquet categorical has its categories)
             for name, feature in self.features.items():
-                if isinstance(feature, ClassLabelFeature) and not feature.has_classes:
-                    raise (at / "features" / name).error(
-                        "a class_label needs one of `names`, `names_file` or `num_classes` "
-                        "(only image_folder sources and Parquet categorical columns define classes themselves)")
+                feature.check_without_source_names(at / "features" / name)
         for name, feature in self.features.items():  # what a feature yields beside it (its length, a clip's rate)
             for companion in feature.companion_names:
                 if companion in self.features:
@@ -381,7 +378,7 @@ class Spec(Section):
         if self.is_sequence:
             raise (at / key).error("is for records of objects (format: example); a sequence_example's steps "
                                    "are padded already")
-        boxes = [name for name, feature in self.features.items() if isinstance(feature, BBoxFeature)]
+        boxes = [name for name, feature in self.features.items() if feature.holds_boxes]
         if options.objects == "padded" and options.count_feature is not None:
             if len(boxes) != 1:
                 which = f"has {len(boxes)}: {', '.join(boxes)}" if boxes else "has none"
@@ -400,18 +397,17 @@ class Spec(Section):
             raise at.error(f"needs a bbox feature, and the spec {which}; name it in `boxes:`")
         name = detection.boxes or boxes[0]
         feature = self.features.get(name)
-        if not isinstance(feature, BBoxFeature):
+        if feature is None or not feature.holds_boxes:
             raise (at / "boxes").error(f"expected the name of a bbox feature ({', '.join(boxes) or 'the spec has none'}), "
                                        f"received {name!r}")
-        if feature.image is None:
+        if feature.image_name is None:
             raise (at / "boxes").error(f"feature `{name}` has no `image:`; the detector's images are the boxes' "
                                        "image feature: name it in the bbox feature's `image:`")
         labels = detection.labels or self.label
         if labels is None:
             raise at.error("needs the objects' class ids: name their feature in `labels:` (or set the spec's `label`)")
         feature = self.features.get(labels)
-        if feature is None or not isinstance(feature, TensorFeature) or feature.shape != [None] \
-                or not feature.dtype.startswith(("int", "uint")):
+        if feature is None or not feature.ids_per_object:
             what = f"`{labels}`, {feature.describe()}" if feature is not None else repr(labels)
             expected = "one integer class id per object (a class_label of shape [null])"
             if detection.labels is not None:
@@ -427,12 +423,8 @@ class Spec(Section):
         grouping = self.source.group_by is not None
         one_each: dict[str, str] = {}
         for name, feature in self.features.items():
-            # (a bbox's `columns:` are one box a row: its [null, 4] is every box of the record)
-            if isinstance(feature, TensorFeature) and feature.columns is not None and grouped.takes_rows(feature) \
-                    and not grouping:
-                raise (at / "features" / name / "shape").error(
-                    f"shape {_shape_text(feature.shape)} with `columns:` takes the columns of every row of a "
-                    "group (source.group_by); without one, omit `shape` (it becomes [n])")
+            if not grouping:
+                feature.check_ungrouped(at / "features" / name)
             if grouping and not grouped.takes_rows(feature):
                 one_each.update((column, name) for column in feature.source_names)
         for name, feature in self.features.items():
@@ -445,16 +437,14 @@ class Spec(Section):
 
     def _check_stratify(self, at: At) -> None:
         """`stratify:` names a scalar class_label and needs splits by fraction, which it then divides class by class."""
-        labels = [name for name, feature in self.features.items() if isinstance(feature, ClassLabelFeature)]
+        labels = [name for name, feature in self.features.items() if feature.holds_classes]
         feature = self.features.get(self.stratify)
-        if not isinstance(feature, ClassLabelFeature):
+        if feature is None or not feature.holds_classes:
             expected = f"the name of a class_label feature ({', '.join(labels)})" if labels else \
                 "the name of a class_label feature (the spec has none)"
             what = f"{self.stratify!r}, a {feature.type_name} feature" if feature is not None else repr(self.stratify)
             raise at.error(f"expected {expected}, received {what}")
-        if feature.shape or feature.sequence:
-            raise at.error(f"expected a class_label of one class per record (shape []), received `{self.stratify}` "
-                           f"{'per step' if feature.sequence else 'of shape ' + str(feature.shape)}")
+        feature.check_stratify(at)
         if self.source.split_column is not None or not self.fraction_splits:
             chosen = "source.split_column names each row's split" if self.source.split_column is not None else \
                 "each split has a source of its own"
@@ -555,7 +545,7 @@ class Spec(Section):
         """`input.objects: padded` as READING holds it: the count's name and the feature it counts."""
         if self.input.objects == "ragged":
             return None
-        boxes = [name for name, feature in self.features.items() if isinstance(feature, BBoxFeature)]
+        boxes = [name for name, feature in self.features.items() if feature.holds_boxes]
         count = self.input.count_feature
         return {"count_feature": count, "count_of": boxes[0] if count is not None else None}
 
@@ -565,9 +555,8 @@ class Spec(Section):
         detection = self.input.detection
         if detection is None:
             return None
-        boxes = detection.boxes or next(name for name, feature in self.features.items()
-                                        if isinstance(feature, BBoxFeature))
-        return {"images": self.features[boxes].image, "boxes": boxes, "labels": detection.labels or self.label,
+        boxes = detection.boxes or next(name for name, feature in self.features.items() if feature.holds_boxes)
+        return {"images": self.features[boxes].image_name, "boxes": boxes, "labels": detection.labels or self.label,
                 "format": detection.bounding_box_format}
 
     @property
@@ -621,10 +610,6 @@ def _plain_fields(value: Any) -> dict[str, Any]:
         for f in spec_fields(type(value))
         if getattr(value, f.name) is not None or f.default is not None
     }
-
-
-def _shape_text(shape: list[Any]) -> str:
-    return "[" + ", ".join("null" if dim is None else str(dim) for dim in shape) + "]"
 
 
 def _identifier(name: str) -> str:

@@ -24,8 +24,8 @@ from ...builders.annotations import WARN_NOTICE
 from ...builders.labelme import LabelmeBuilder
 from ...builders.voc import VocBuilder
 from ...builders.yolo import YoloBuilder
-from ...features import notices
 from ...features.bbox import box_corners
+from ...features.notices import Notices, added, said
 from .image_files import image_guess, look, spread
 from .names import dataset_name, identifier
 from .parts import Found, Part, count, named_folder, place_parts, shown_name
@@ -66,32 +66,28 @@ def read_part(kind: str, part: Part) -> None:
     """Fills `part` with what the kind's builder reads of it: every image and object. Each image
     is measured as a build measures it; one whose annotated size differs from its file's is
     counted (`size_mismatch: warn`), not refused: `_sizes` says so in the spec."""
-    before = notices.counted()  # what reading counts (labelme's shapes without an area) is said here, not by a build
-    try:
-        if kind == "coco":
-            assert part.index is not None  # (read as it was recognised)
-            items, categories, _ = part.index
-            part.classes = list(categories.values())
-            context = coco.Context(part.images or "", categories, False, "warn", True)
-            for item in items:
-                _add(kind, part, coco.record(item, context)[1])
+    noted = Notices()  # what reading counts (labelme's shapes without an area), said here, not by a build
+    if kind == "coco":
+        assert part.index is not None  # (read as it was recognised)
+        items, categories, _ = part.index
+        part.classes = list(categories.values())
+        context = coco.Context(part.images or "", categories, False, "warn", True)
+        for item in items:
+            _add(kind, part, coco.record(item, context, noted)[1])
+    else:
+        if kind == "voc":
+            builder: Any = VocBuilder(None, part.path, {"size_mismatch": "warn", **(
+                {"image_set": part.image_set} if part.image_set else {})})
+            folder = builder.context().folder
+            part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
+        elif kind == "yolo":
+            builder = YoloBuilder(None, part.path, {"names_file": part.names_file})
         else:
-            if kind == "voc":
-                builder: Any = VocBuilder(None, part.path, {"size_mismatch": "warn", **(
-                    {"image_set": part.image_set} if part.image_set else {})})
-                folder = builder.context().folder
-                part.images = folder if os.path.normpath(folder) != os.path.normpath(part.path) else None
-            elif kind == "yolo":
-                builder = YoloBuilder(None, part.path, {"names_file": part.names_file})
-            else:
-                builder = LabelmeBuilder(None, part.path, {"size_mismatch": "warn"})
-            part.classes = list(builder.names())
-            for _, record in builder.generate(None):
-                _add(kind, part, record)
-        part.notices = {text: count - before.get(text, 0) for text, count in notices.counted().items()
-                        if count > before.get(text, 0)}
-    finally:
-        notices.restore(before)
+            builder = LabelmeBuilder(None, part.path, {"size_mismatch": "warn"})
+        part.classes = list(builder.names())
+        for _, record in builder.records(None, noted):
+            _add(kind, part, record)
+    part.notices = noted.counts
 
 
 def _add(kind: str, part: Part, record: dict[str, Any]) -> None:
@@ -186,8 +182,8 @@ def _said(parts: list[Part]) -> list[str]:
     from imageData), as the build will say it."""
     counts: dict[str, int] = {}
     for part in parts:
-        notices.added(counts, part.notices)
-    return [line.removeprefix("source: ") + " (the build says so too)." for line in notices.said(counts)]
+        added(counts, part.notices)
+    return [line.removeprefix("source: ") + " (the build says so too)." for line in said(counts)]
 
 
 def _classes(parts: list[Part]) -> list[str]:
