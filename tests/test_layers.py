@@ -2,7 +2,8 @@
 back through others. The folders are the architecture:
 
     the core: errors  <- atomic  <- fs, processes, progress, registry, sizes, version, _tf, tfds_refusal
-    <- images (Pillow, libjpeg-turbo), audio (libsndfile, FFmpeg)  <- spec.fields (declared fields)  <- features (the feature types)
+    <- media (images: Pillow, libjpeg-turbo; audio: libsndfile, FFmpeg; video: PyAV)  <- spec.fields (declared fields)
+    <- features (the feature types)
     <- spec (the model, loading)  <- codec (the wire format)  <- write (the on-disk layout)
     <- read/: tfdata (the reading functions generated modules copy), numpy_decoding  <- records, torch_dataset
     <- tools/report  <- read/dataset (tb.read) / tools/verify / codegen (the module's text)
@@ -27,7 +28,7 @@ LAYERS = [
     {"atomic"},  # files written whole or not at all (fs writes through it)
     {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
     {"build", "read", "tools"},  # the folders' own docstrings: they import nothing
-    {"images", "audio"},  # image files: Pillow and libjpeg-turbo; audio files: libsndfile and FFmpeg
+    {"media"},  # media files opened one way and decoded: images, audio, video
     {"spec.fields"},
     {"features"},
     {"spec"},

@@ -23,7 +23,7 @@ from skimage import data as photos
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
-from tfrecord_builder.features.video import natural_key
+from tfrecord_builder.media.video import natural_key
 
 from conftest import ROOT, batches_as_numpy, import_module, write_spec
 

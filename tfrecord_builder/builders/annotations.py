@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 from .. import fs
 from ..errors import DataError
 from ..features import notices
-from ..images import BadImage, pillow
+from ..media.images import BadImage, pillow
 from .base import Batch, Builder, PendingBatch, parsed_batch
 from .image_folder import BATCH_BYTES, EXTENSIONS, cut_runs
 

@@ -171,8 +171,8 @@ def _not_a_box(count: int) -> str:
 
 def image_size(path: str) -> tuple[int, int]:
     """An image's width and height from its header, upright (EXIF orientations 5-8 swap them)."""
-    from ..images import BadImage
-    from ..images.pillow import oriented_size  # Pillow: only once images are read
+    from ..media.images import BadImage
+    from ..media.images.pillow import oriented_size  # Pillow: only once images are read
 
     try:
         height, width = oriented_size(path)

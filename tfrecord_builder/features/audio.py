@@ -1,6 +1,6 @@
 """`audio`: a waveform read from a WAV, FLAC, OGG (Vorbis, Opus), MP3 or M4A (AAC) file, stored as PCM.
 
-Writing (audio/: libsndfile through soundfile, which carries it in its wheel; FFmpeg through PyAV
+Writing (media/audio/: libsndfile through soundfile, which carries it in its wheel; FFmpeg through PyAV
 for what libsndfile doesn't read, such as AAC): the file at a path (relative to the table's
 folder, as image paths are) is decoded, checked to hold every sample its header promises (a cut
 WAV, Ogg, FLAC or MP3 is an error), mixed down to one channel by the mean of its channels when
@@ -35,8 +35,8 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from .. import fs
-from ..audio import BadAudio, files
-from ..audio.resampling import resampled
+from ..media.audio import BadAudio, files
+from ..media.audio.resampling import resampled
 from ..spec.fields import At, Section, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register

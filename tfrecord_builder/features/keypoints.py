@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..images import pillow
+from ..media.images import pillow
 from ..spec.fields import At, meta
 from . import notices
 from .base import DecodeStep, Feature, Origin, ParseSpec, register

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...images import BadImage
-from ...images.pillow import load, opened
+from ...media.images import BadImage
+from ...media.images.pillow import load, opened
 from ...write.stats import is_text
 
 __all__ = ["decoded", "described", "is_text", "shown"]

@@ -24,7 +24,7 @@ from ... import fs
 from ...errors import UsageError
 from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, Feature, ImageFeature, TensorFeature
 from ...features.mask import MaskFeature
-from ...images import deep
+from ...media.images import deep
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
 from ...write.stats import MAX_VOCABULARY_VALUE

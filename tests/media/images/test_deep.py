@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from tfrecord_builder.images import BadImage, deep, pillow
+from tfrecord_builder.media.images import BadImage, deep, pillow
 
 REFUSAL = ("a 16-bit grey image (values {}) into 8 bits: choose how to scale it with `scale_16bit: full_range` "
            "(value / 257) or `scale_16bit: min_max` (the file's own range onto 0-255)")

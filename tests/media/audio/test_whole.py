@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import tfrecord_builder as tb
-from tfrecord_builder.audio import BadAudio, files
+from tfrecord_builder.media.audio import BadAudio, files
 
 from conftest import write_spec
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cli"))
 from helpers import assert_error, run_cli  # noqa: E402
 
 soundfile = pytest.importorskip("soundfile")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tfrecord_builder.images import pillow
+from tfrecord_builder.media.images import pillow
 
 
 def _photo(height: int, width: int, seed: int = 0) -> np.ndarray:
@@ -88,7 +88,7 @@ def test_oriented_size_is_the_size_an_image_is_shown_at_read_from_its_header(tmp
     exif_transpose of the decoded image gives it, from a path, bytes or an array alike."""
     from PIL import ImageOps
 
-    from tfrecord_builder.images.pillow import oriented_size
+    from tfrecord_builder.media.images.pillow import oriented_size
 
     exif = Image.Exif()
     exif[0x0112] = orientation

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from .. import fs
+from .. import source
 from . import BadImage, tiff
 from .jpeg import jpeg_ends, jpeg_header
 
@@ -63,15 +63,7 @@ def opened(value: Any) -> tuple[bytes | None, Image.Image]:
 
 def read_file(path: str | os.PathLike) -> bytes:
     """An image file's bytes (a local path or a URL)."""
-    try:
-        with fs.open_file(os.fspath(path)) as file:
-            return file.read()
-    except FileNotFoundError:
-        raise BadImage("file not found") from None
-    except IsADirectoryError:
-        raise BadImage("is a folder, not an image file") from None
-    except OSError as error:
-        raise BadImage(f"can't read the file ({error.strerror})") from None
+    return source.read_whole(path, "an image file", BadImage)
 
 
 def fits_as_it_is(image: Image.Image, encoding: Encoding, channels: int, size: tuple[int, int] | None) -> bool:
@@ -260,7 +252,7 @@ def stored_size(value: Any) -> tuple[int, int, int]:
     header alone; raises BadImage."""
     if isinstance(value, (str, os.PathLike)):
         try:
-            with fs.open_file(os.fspath(value)) as file, warnings.catch_warnings():
+            with source.opened(value, "an image file", BadImage) as file, warnings.catch_warnings():
                 # a plain JPEG (no EXIF to turn it) from its markers: 4 times faster than Pillow's parser
                 plain = jpeg_header(file.read(_HEADER_BYTES))
                 if plain is not None:
@@ -269,8 +261,8 @@ def stored_size(value: Any) -> tuple[int, int, int]:
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # (only its size is read)
                 image = Image.open(file)
                 return image.height, image.width, orientation(image)
-        except FileNotFoundError:
-            raise BadImage("file not found") from None
+        except BadImage:
+            raise
         except UnidentifiedImageError:
             raise BadImage("not an image Pillow can read (unsupported format or corrupt header)") from None
         except (OSError, SyntaxError, ValueError) as error:

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import tfrecord_builder as tb
-from tfrecord_builder.images import deep
+from tfrecord_builder.media.images import deep
 
 from conftest import batches_as_numpy, import_module, write_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCANS = ROOT / "data" / "scans16"
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tfrecord_builder as tb
-from tfrecord_builder.audio import BadAudio
+from tfrecord_builder.media.audio import BadAudio
 from tfrecord_builder.features.audio import AudioFeature
 
 from conftest import write_spec

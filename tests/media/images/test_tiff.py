@@ -18,7 +18,7 @@ from PIL import Image
 
 import tfrecord_builder as tb
 from tfrecord_builder.features.image import ImageFeature
-from tfrecord_builder.images import BadImage, deep, pillow
+from tfrecord_builder.media.images import BadImage, deep, pillow
 
 from conftest import write_spec
 

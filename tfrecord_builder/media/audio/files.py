@@ -12,13 +12,11 @@ read to its end is checked to be whole (whole.py); one that can't be is a BadAud
 from __future__ import annotations
 
 import contextlib
-import io
-import os
 from typing import Any, BinaryIO, Iterator, Protocol
 
 import numpy as np
 
-from .. import fs
+from .. import source
 from . import BadAudio, whole
 
 EXACT_SUBTYPES = {"PCM_16", "PCM_S8", "PCM_U8", "ULAW", "ALAW"}  # what int16 holds exactly
@@ -47,18 +45,18 @@ def opened(value: Any) -> Iterator[Sound]:
     """The audio file at a path (local or a URL) or in bytes, opened (closed after)."""
     import soundfile  # here: only builds with audio need libsndfile
 
-    with _source(value) as source:
-        with _as_file(source) as file:
+    with source.for_decoder(value, "an audio file", BadAudio) as place:
+        with _as_file(place) as file:
             if file.read(4) == b"OggS":
                 whole.check_ogg(file)
         try:
-            sound, refusal = soundfile.SoundFile(source), None
+            sound, refusal = soundfile.SoundFile(place), None
         except (RuntimeError, soundfile.LibsndfileError, EOFError) as error:
             sound, refusal = None, BadAudio(f"can't be decoded, corrupt or truncated ({_first_line(error)})")
             if "Format not recognised" not in str(error):
                 raise refusal from None
         if sound is None:
-            with _as_file(source) as file, _ffmpeg(file, refusal) as other:
+            with _as_file(place) as file, _ffmpeg(file, refusal) as other:
                 yield other
             return
         with sound:
@@ -179,26 +177,6 @@ def _named(file: BinaryIO) -> str | None:
     if head.startswith(b"#!AMR"):
         return "an AMR file"
     return None
-
-
-@contextlib.contextmanager
-def _source(value: Any) -> Iterator[str | BinaryIO]:
-    """What libsndfile opens: a local path as it is (read natively), an object in a store opened
-    as a file, bytes as a BytesIO (closed after)."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        yield io.BytesIO(bytes(value))
-        return
-    path = os.fspath(value)
-    if not fs.exists(path):
-        raise BadAudio("file not found")
-    if fs.isdir(path):
-        raise BadAudio("is a folder, not an audio file")
-    opened = fs.path_or_file(path)
-    if isinstance(opened, str):
-        yield opened
-        return
-    with opened:
-        yield opened
 
 
 @contextlib.contextmanager
