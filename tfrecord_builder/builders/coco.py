@@ -48,6 +48,7 @@ class CocoBuilder(AnnotationBuilder):
     """Images and their objects from a COCO instances JSON."""
 
     FIELDS = FIELDS
+    SOURCE_KEYS = frozenset({"images"})
 
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)

@@ -32,6 +32,9 @@ _NAMES_FILES = ("classes.txt", "data.yaml", "data.yml")
 class YoloBuilder(AnnotationBuilder):
     """Images and their boxes from YOLO text files."""
 
+    SOURCE_KEYS = frozenset({"names_file"})
+    READS_FOLDER = True
+
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)
         self._items: list[Item] | None = None
