@@ -8,7 +8,7 @@ import pytest
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import UsageError
-from tfrecord_builder.tools.report import REPORT_FILE, Report, report, write_report
+from tfrecord_builder.read.report import REPORT_FILE, Report, report, write_report
 from tfrecord_builder.write.info import read_info
 
 

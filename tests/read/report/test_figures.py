@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tfrecord_builder.tools.report import report_data
-from tfrecord_builder.tools.report.figures import STYLE, _jobs, _matplotlib
+from tfrecord_builder.read.report import report_data
+from tfrecord_builder.read.report.figures import STYLE, _jobs, _matplotlib
 from tfrecord_builder.write.info import read_info
 
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 import tfrecord_builder as tb
-from tfrecord_builder.tools.report import render
-from tfrecord_builder.tools.report.data import MAX_PLOTTED
+from tfrecord_builder.read.report import render
+from tfrecord_builder.read.report.data import MAX_PLOTTED
 from tfrecord_builder.write.info import read_info
 
 from conftest import write_spec

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tfrecord_builder.tools.report import report
-from tfrecord_builder.tools.report.style import CLASS_COLOURS, SPLIT_COLOURS
+from tfrecord_builder.read.report import report
+from tfrecord_builder.read.report.style import CLASS_COLOURS, SPLIT_COLOURS
 
 from .browser import WINDOW, dump_dom, screenshot
 

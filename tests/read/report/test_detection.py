@@ -19,9 +19,9 @@ from PIL import Image
 from skimage import data as photos
 
 import tfrecord_builder as tb
-from tfrecord_builder.tools.report.data import report_data
-from tfrecord_builder.tools.report.figures import ANNOTATED, GAP, LINE, MASK_OPACITY, mosaic_of
-from tfrecord_builder.tools.report.style import class_colour, rgb
+from tfrecord_builder.read.report.data import report_data
+from tfrecord_builder.read.report.figures import ANNOTATED, GAP, LINE, MASK_OPACITY, mosaic_of
+from tfrecord_builder.read.report.style import class_colour, rgb
 from tfrecord_builder.write.info import read_info
 
 NAMES = ["cat", "cup", "face", "flag"]

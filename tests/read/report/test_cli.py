@@ -80,7 +80,7 @@ def test_sample_must_be_positive_or_all(datasets, tmp_path):
 
 
 def test_the_report_imports_no_tensorflow(datasets, tmp_path):
-    code = ("import sys; import tfrecord_builder as tb; from tfrecord_builder.tools.report import report; "
+    code = ("import sys; import tfrecord_builder as tb; from tfrecord_builder.read.report import report; "
             f"report({str(datasets['digits'])!r}, {str(tmp_path / 'page.html')!r}); "
             "print(sorted(name for name in sys.modules if name.split('.')[0] == 'tensorflow'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

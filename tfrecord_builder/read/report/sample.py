@@ -33,7 +33,7 @@ from ...errors import DatasetError
 from ...features import AudioFeature, BBoxFeature, ClassLabelFeature, ImageFeature
 from ...features.mask import MaskFeature
 from ...progress import Progress
-from ...read.records import RecordReader
+from ..records import RecordReader
 from ...write.info import DatasetInfo
 from .binary import decoded, described, is_text
 

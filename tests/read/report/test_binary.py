@@ -18,9 +18,9 @@ import pytest
 from PIL import Image
 
 import tfrecord_builder as tb
-from tfrecord_builder.tools.report import report, report_data
-from tfrecord_builder.tools.report.binary import decoded, described, shown
-from tfrecord_builder.tools.report.data import Contents, mask_colours, span
+from tfrecord_builder.read.report import report, report_data
+from tfrecord_builder.read.report.binary import decoded, described, shown
+from tfrecord_builder.read.report.data import Contents, mask_colours, span
 from tfrecord_builder.write.info import read_info
 
 from coco_masks import NUM_CATEGORIES, OBJECT_CATEGORIES, build_coco_masks
