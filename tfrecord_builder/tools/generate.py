@@ -45,4 +45,3 @@ def _with_source_classes(spec: Spec) -> Spec:
         return with_source_classes(spec, source_builders(spec))
     except TFRecordBuilderError:
         return spec
-
