@@ -77,7 +77,7 @@ wheel:
 test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java
 	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile
 
-# the report's browser test (tests/tools/report) opens pages in headless Chromium: Debian's package,
+# the report's browser test (tests/read/report) opens pages in headless Chromium: Debian's package,
 # installed only where there is none (with sudo unless root)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # a Debian package (2) for a command (1), installed only where the command is missing. apt takes one

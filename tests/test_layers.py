@@ -2,14 +2,21 @@
 back through others. The folders are the architecture:
 
     the core: errors  <- atomic  <- fs, processes, progress, registry, sizes, version, _tf, tfds_refusal
-    <- images (Pillow, libjpeg-turbo), audio (libsndfile, FFmpeg)  <- spec.fields (declared fields)  <- features (the feature types)
+    <- media (images: Pillow, libjpeg-turbo; audio: libsndfile, FFmpeg; video: PyAV)  <- spec.fields (declared fields)
+    <- features (the feature types)
     <- spec (the model, loading)  <- codec (the wire format)  <- write (the on-disk layout)
     <- read/: tfdata (the reading functions generated modules copy), numpy_decoding  <- records, torch_dataset
-    <- tools/report  <- read/dataset (tb.read) / tools/verify / codegen (the module's text)
-    <- builders (the sources)  <- tools/infer / tools/diff  <- tools/generate
+       <- report (a dataset's page)  <- dataset (tb.read)
+    / codegen (the module's text and its file)
+    <- builders (the sources)
     <- build/: encode_batch  <- encoding  <- plan  <- metadata  <- runners/ (the contract and the engines)
        <- run (tb.build), dry_run
+    <- tools/: verify / infer / diff  <- generate
     <- cli
+
+read/ and build/ never import tools/, and read/ never imports build/. Imports made inside a
+function count too: a lazy import is still a dependency, and two modules that import each other
+that way are one job split in two.
 
 Imports under `if TYPE_CHECKING:` are left out: they name types for annotations and import
 nothing when the package runs.
@@ -27,7 +34,7 @@ LAYERS = [
     {"atomic"},  # files written whole or not at all (fs writes through it)
     {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
     {"build", "read", "tools"},  # the folders' own docstrings: they import nothing
-    {"images", "audio"},  # image files: Pillow and libjpeg-turbo; audio files: libsndfile and FFmpeg
+    {"media"},  # media files opened one way and decoded: images, audio, video
     {"spec.fields"},
     {"features"},
     {"spec"},
@@ -35,17 +42,17 @@ LAYERS = [
     {"write"},
     {"read.tfdata", "read.numpy_decoding"},  # the reading functions (TensorFlow), and their twin in NumPy
     {"read.records", "read.torch_dataset"},  # records as NumPy, no TensorFlow; as a torch Dataset
-    {"tools.report"},  # a page of a dataset: its statistics and records (Dataset.report shows it)
-    {"read.dataset", "tools.verify", "codegen"},  # side by side: none imports another
+    {"read.report"},  # a page of a dataset: its statistics and records (Dataset.report shows it)
+    {"read.dataset", "codegen"},  # side by side: neither imports the other
     {"builders"},
-    {"tools.infer", "tools.diff"},  # a spec from raw data, two versions compared
-    {"tools.generate"},  # the module as a file
     {"build.encode_batch"},  # a batch's rows into records
     {"build.encoding"},  # batches encoded in worker processes
     {"build.plan"},  # read tasks, statistics
     {"build.metadata"},  # a dataset's files besides its shards, written at the end of a build
     {"build.runners"},  # the engines that run the plan: this machine's processes, Apache Beam
     {"build.run", "build.dry_run"},
+    {"tools.verify", "tools.infer", "tools.diff"},  # records checked, a spec from raw data, two versions compared
+    {"tools.generate"},  # the module of a spec, with what its sources define, as a file
     {"cli"},
     {"__main__", ""},  # python -m tfrecord_builder, and the package's public names
 ]
@@ -116,11 +123,12 @@ def test_every_part_imports_only_the_layers_below_it():
     assert wrong == []
 
 
-def test_no_module_imports_itself_back_at_load_time():
+def test_no_module_imports_itself_back():
+    """No cycle of imports, at load time or later: an import inside a function counts too."""
     graph = _graph()
     known = set(graph)
     edges = {module: sorted({target if target in known else target.rsplit(".", 1)[0]
-                             for target, top in imports if top} & known - {module})
+                             for target, _ in imports} & known - {module})
              for module, imports in graph.items()}
     state: dict[str, int] = {}
     cycles = []

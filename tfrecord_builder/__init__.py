@@ -15,7 +15,7 @@ from .errors import BuildWarning, DataError, DatasetError, SpecError, TFRecordBu
 from .features import EncodeContext, Feature, TensorFeature
 from .features.base import register as register_feature
 from .read.dataset import Dataset, input_fn, load, read
-from .tools.report import report
+from .read.report import report
 from .spec.fields import meta as spec_field
 from .spec.load import load_spec
 from .spec.model import Spec

@@ -182,10 +182,16 @@ def listdir(path: str) -> list[str]:
 
 @_in_store
 def open_file(path: str, mode: str = "rb") -> IO[Any]:
+    """A file to read or write; a folder (in a store: a prefix) is IsADirectoryError in both places."""
     if not is_url(path):
         return open(path, mode)
     fs, inner = _fs(path)
-    return fs.open(inner, mode)
+    file = fs.open(inner, mode)
+    # fsspec opens a prefix as an empty file, typed a directory in the details it read to size it
+    if "r" in mode and (getattr(file, "details", None) or {}).get("type") == "directory":
+        file.close()
+        raise IsADirectoryError(path)
+    return file
 
 
 def open_stream(path: str) -> io.BufferedReader:

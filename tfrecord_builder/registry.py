@@ -37,6 +37,36 @@ BUILTIN = {
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 
 
+def builder_names() -> list[str]:
+    """The built-in builders' names as a spec's documentation lists them: each class once, by its
+    first name (`sequence_jsonl` is another name of `jsonl`'s class)."""
+    first = {target: name for name, target in reversed(BUILTIN.items())}
+    return [name for name, target in BUILTIN.items() if first[target] == name]
+
+
+def builtin_class(name: str) -> type | None:
+    """The class of the built-in builder `name` (its module imported), or None for any other name:
+    what a spec asks of its builder when it is loaded (the `source:` keys it reads, whether its
+    source defines classes). A custom builder's code is never run for that: it runs when a build
+    makes the builder."""
+    target = BUILTIN.get(name)
+    return None if target is None else load_class(target, [], "source.builder")
+
+
+def source_keys(name: str) -> frozenset[str]:
+    """The `source:` keys besides `path` builder `name` reads (`images`, `names_file`): a built-in
+    builder's `SOURCE_KEYS`; none for another (a custom builder takes `options:`)."""
+    cls = builtin_class(name)
+    return frozenset(getattr(cls, "SOURCE_KEYS", ())) if cls is not None else frozenset()
+
+
+def defines_classes(name: str) -> bool:
+    """Whether builder `name`'s source may define class names itself (a built-in builder's
+    `DEFINES_CLASSES`; a custom builder may, through `class_names`)."""
+    cls = builtin_class(name)
+    return bool(getattr(cls, "DEFINES_CLASSES", True))
+
+
 def available() -> dict[str, str]:
     """Every builder name a spec may use without `module:Class`, with its import path."""
     names = dict(BUILTIN)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrecord_builder as tb
-from tfrecord_builder.audio.files import EXACT_SUBTYPES
+from tfrecord_builder.media.audio.files import EXACT_SUBTYPES
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features.audio import AudioFeature
 from tfrecord_builder.read import numpy_decoding

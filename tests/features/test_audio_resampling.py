@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrecord_builder as tb
-from tfrecord_builder.audio.files import EXACT_SUBTYPES
-from tfrecord_builder.audio.resampling import lowpass, resampled
+from tfrecord_builder.media.audio.files import EXACT_SUBTYPES
+from tfrecord_builder.media.audio.resampling import lowpass, resampled
 from tfrecord_builder.features.audio import AudioFeature, AudioWindow
 
 soundfile = pytest.importorskip("soundfile")

@@ -760,7 +760,7 @@ def test_the_jpeg_marker_check_stores_what_pillow_would(tmp_path, monkeypatch):
     as the Pillow path: grey and colour, baseline and progressive, with EXIF (turned), other sizes."""
     import io
 
-    from tfrecord_builder.images import jpeg as jpeg_module
+    from tfrecord_builder.media.images import jpeg as jpeg_module
 
     rng = np.random.default_rng(8)
     pics = tmp_path / "pics"

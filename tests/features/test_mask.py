@@ -16,7 +16,7 @@ from PIL import Image
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
 from tfrecord_builder.features.mask import mask_indices
-from tfrecord_builder.images import BadImage
+from tfrecord_builder.media.images import BadImage
 from tfrecord_builder.read import numpy_decoding
 
 from conftest import batches_as_numpy, import_module, write_spec

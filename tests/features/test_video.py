@@ -23,7 +23,7 @@ from skimage import data as photos
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
-from tfrecord_builder.features.video import natural_key
+from tfrecord_builder.media.video import natural_key
 
 from conftest import ROOT, batches_as_numpy, import_module, write_spec
 
@@ -435,7 +435,7 @@ def test_a_video_under_context_is_refused(tmp_path):
 
 # ---- readers -------------------------------------------------------------------------------------
 def test_the_report_shows_a_strip_of_frames_per_clip_and_the_steps(tmp_path):
-    from tfrecord_builder.tools.report import report_data
+    from tfrecord_builder.read.report import report_data
     from tfrecord_builder.write.info import read_info
 
     clips = [write_clip(tmp_path / "a.mp4", pan("astronaut", 12)), write_clip(tmp_path / "b.mp4", zoom("chelsea", 3))]

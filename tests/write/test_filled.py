@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tfrecord_builder as tb
-from tfrecord_builder.tools.report import report, report_data
+from tfrecord_builder.read.report import report, report_data
 from tfrecord_builder.write.info import read_info
 from tfrecord_builder.write.stats import FeatureStatistics
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen.module_file import write_module
 from ..codegen.render import render_module
-from ..tools.generate import write_module
-from ..tools.report import write_report
+from ..read.report import write_report
 from ..spec.model import Spec
 from ..version import __version__
 from ..write.info import DatasetInfo, SplitInfo

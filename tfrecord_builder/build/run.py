@@ -16,11 +16,11 @@ import warnings
 from ..builders.base import Builder
 from ..builders.sources import check_fields, check_sources, source_builders, with_source_classes, with_source_columns
 from ..codegen.render import render_module
-from ..tools.generate import write_module
+from ..codegen.module_file import write_module
 from ..errors import BuildWarning, DiskFullError, UsageError
 from ..features import notices
 from .metadata import write_metadata_files
-from ..tools.report import check_plotting
+from ..read.report import check_plotting
 from ..progress import Progress, ProgressOption, progress_display
 from .. import atomic, fs
 from .runners import chosen_runner

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 from .. import fs
 from ..errors import DataError
 from ..features.notices import Notices
-from ..images import BadImage, pillow
+from ..media.images import BadImage, pillow
 from .base import Batch, Builder, PendingBatch, parsed_batch
 from .image_folder import BATCH_BYTES, EXTENSIONS, cut_runs
 

@@ -169,6 +169,14 @@ class Builder:
     # the `options:` keys the builder reads, each with what it is for; a spec giving another is an
     # error (None: any key, unchecked; a custom builder may set it to have its options checked)
     OPTIONS: ClassVar[dict[str, str] | None] = None
+    # What a built-in builder says of its source, asked when a spec is loaded (registry.py): the
+    # `source:` keys besides `path` it reads (`images`, `names_file`: a spec giving one to another
+    # builder is refused, naming those that read it), whether `path` is a folder (else a file),
+    # and whether the source may define class names itself (`class_names`: where it never does, a
+    # class_label needs its names in the spec). A custom builder takes `options:` instead.
+    SOURCE_KEYS: ClassVar[frozenset[str]] = frozenset()
+    READS_FOLDER: ClassVar[bool] = False
+    DEFINES_CLASSES: ClassVar[bool] = True
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:

@@ -14,9 +14,9 @@ them `keypoints` ([x, y, v] triples, null for an annotation without), `num_keypo
 object lacks it). The classes are the categories sorted by id: index 0 is the smallest id; the
 keypoints' names are their categories' `keypoints`.
 
-The JSON is read without building it whole in Python: its top-level values are decoded one at a
-time, and each element of `images` and `annotations` is packed into arrays as soon as it is read
-(the dicts of a 450 MB file would take about 10 times its size). `segmentation` is kept, as
+The JSON is read without building it whole in Python (json_stream.py): its top-level values are
+decoded one at a time, and each element of `images` and `annotations` is packed into arrays as soon
+as it is read (the dicts of a 450 MB file would take about 10 times its size). `segmentation` is kept, as
 JSON text, only when the spec reads it or `masks` (keypoints and attributes likewise), and masks are
 made only for a spec that reads them.
 """
@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from array import array
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from .. import fs
 from ..errors import DataError
 from ..features.notices import Notices
+from . import json_stream
 from .annotations import AnnotationBuilder, Sized, image_path, measured, problem
 
-_SPACE = re.compile(r"[ \t\n\r]*")
 Item = tuple  # (place, image id, file name, height, width, objects or a problem's text)
 
 # what every record offers; `keypoints`, `num_keypoints` and `attributes.NAME` where the JSON has them
@@ -51,6 +49,7 @@ class CocoBuilder(AnnotationBuilder):
     """Images and their objects from a COCO instances JSON."""
 
     FIELDS = FIELDS
+    SOURCE_KEYS = frozenset({"images"})
 
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)
@@ -399,82 +398,6 @@ def _categories(path: str, categories: Any, point_names: dict[int, list[str]] | 
 
 
 def parse(path: str, arrays: dict[str, Callable[[int, Any], None]]) -> dict[str, Any]:
-    """The JSON object in `path`, but for the top-level keys in `arrays`, whose lists are handed
-    to their function one element at a time (never held whole; their keys hold None). Malformed JSON is a DataError
-    naming the file, line and column."""
-    try:
-        with fs.open_file(path) as file:  # a local file or a URL (s3://, gs://)
-            text = file.read().decode("utf-8")
-    except OSError as error:
-        raise DataError(f"{path}: can't read the COCO JSON ({error.strerror})") from None
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not valid UTF-8 text ({error.reason} at byte {error.start})") from None
-    try:
-        return _object(text, arrays)
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}, line {error.lineno}: malformed JSON: {error.msg} (column {error.colno})") from None
-
-
-def _object(text: str, arrays: dict[str, Callable[[int, Any], None]]) -> dict[str, Any]:
-    decode = json.JSONDecoder().raw_decode
-    rest: dict[str, Any] = {}
-    at = _SPACE.match(text, 0).end()
-    if not text.startswith("{", at):
-        raise json.JSONDecodeError("Expecting a JSON object", text, at)
-    at = _SPACE.match(text, at + 1).end()
-    if text.startswith("}", at):
-        return _end(text, at + 1, rest)
-    while True:
-        if not text.startswith('"', at):
-            raise json.JSONDecodeError("Expecting property name enclosed in double quotes", text, at)
-        key, at = decode(text, at)
-        at = _SPACE.match(text, at).end()
-        if not text.startswith(":", at):
-            raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
-        at = _SPACE.match(text, at + 1).end()
-        if key in arrays and text.startswith("[", at):
-            at = _array(text, at + 1, decode, arrays[key])
-            rest[key] = None  # handed over element by element
-        else:
-            rest[key], at = _value(decode, text, at)
-        at = _SPACE.match(text, at).end()
-        if text.startswith(",", at):
-            at = _SPACE.match(text, at + 1).end()
-        elif text.startswith("}", at):
-            return _end(text, at + 1, rest)
-        else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-
-
-def _array(text: str, at: int, decode: Callable, handle: Callable[[int, Any], None]) -> int:
-    """Decodes a list's elements one by one from `at` (past its `[`), handing each over; the
-    position past its `]`."""
-    at = _SPACE.match(text, at).end()
-    if text.startswith("]", at):
-        return at + 1
-    position = 0
-    while True:
-        value, at = _value(decode, text, at)
-        handle(position, value)
-        position += 1
-        at = _SPACE.match(text, at).end()
-        if text.startswith(",", at):
-            at = _SPACE.match(text, at + 1).end()
-        elif text.startswith("]", at):
-            return at + 1
-        else:
-            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
-
-
-def _value(decode: Callable, text: str, at: int) -> tuple[Any, int]:
-    try:
-        return decode(text, at)
-    except StopIteration:  # raw_decode's way of saying there is no value at `at`
-        raise json.JSONDecodeError("Expecting value", text, at) from None
-
-
-def _end(text: str, at: int, rest: dict[str, Any]) -> dict[str, Any]:
-    at = _SPACE.match(text, at).end()
-    if at != len(text):
-        raise json.JSONDecodeError("Extra data", text, at)
-    return rest
+    """The COCO JSON at `path`, the lists of the top-level keys in `arrays` handed over element by
+    element (json_stream.parse)."""
+    return json_stream.parse(path, arrays, "COCO JSON")

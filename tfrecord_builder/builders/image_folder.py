@@ -38,6 +38,7 @@ class ImageFolderBuilder(Builder):
 
     strict_fields = False  # records offer image, label and filename; a spec uses what it needs
     OPTIONS = {"labels": "a flat folder: a CSV with `filename` and `label` columns (relative to the spec's folder)"}
+    READS_FOLDER = True
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:

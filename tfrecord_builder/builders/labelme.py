@@ -65,6 +65,8 @@ class LabelmeBuilder(AnnotationBuilder):
     OPTIONS = {key: AnnotationBuilder.OPTIONS[key] for key in ("names_file", "size_mismatch")}
     FIELDS = ("image", "filename", "image_id", "height", "width", "bbox", "label", "shape_type", "group_id",
               "description", "points")
+    SOURCE_KEYS = frozenset({"names_file"})
+    READS_FOLDER = True
 
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)

@@ -22,6 +22,7 @@ class ParquetBuilder(TableBuilder):
     """Reads row groups in batches; list columns give list values, nulls missing values."""
 
     OPTIONS: dict[str, str] = {}
+    DEFINES_CLASSES = True  # a categorical column's categories
 
     def header(self) -> list[str] | None:
         if parquet is None:

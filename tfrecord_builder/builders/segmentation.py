@@ -34,6 +34,8 @@ class SegmentationBuilder(Builder):
     strict_fields = False  # records offer image, mask, filename, image_id (object_mask); a spec uses what it needs
     OPTIONS = {"images": "the image folder, for this split (overrides source.images)",
                "image_set": "a file of image ids, one a line (ImageSets/Segmentation/train.txt): this split's masks"}
+    SOURCE_KEYS = frozenset({"images"})
+    READS_FOLDER = True
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:

@@ -14,12 +14,13 @@ from ..features import gathered
 from ..spec.fields import unknown_key_message
 from ..spec.model import Spec
 from .base import Builder, no_column
-from ..registry import BUILTIN, SHIPPED, builder_class, builder_file
+from ..registry import SHIPPED, builder_class, builder_file, builtin_class
 
 
 def check_sources(spec: Spec) -> None:
     """A built-in builder's source paths exist; raises SpecError at the `path` key otherwise."""
-    if spec.source.builder not in BUILTIN:
+    cls = builtin_class(spec.source.builder)
+    if cls is None:
         return
     places = [(("source", "path"), spec.source.path)]
     if not spec.fraction_splits:
@@ -31,7 +32,7 @@ def check_sources(spec: Spec) -> None:
         resolved = spec.resolve(path)
         if not fs.exists(resolved):
             raise spec.error(key_path, f"{resolved} not found")
-        wants_folder = spec.source.builder in ("image_folder", "voc", "yolo", "labelme", "segmentation")
+        wants_folder = cls.READS_FOLDER
         if fs.isdir(resolved) != wants_folder:
             raise spec.error(key_path, f"{resolved} is a {'file' if wants_folder else 'folder'}; the "
                                        f"{spec.source.builder} builder reads a {'folder' if wants_folder else 'file'}")

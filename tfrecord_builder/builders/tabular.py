@@ -29,6 +29,7 @@ class TableBuilder(Builder):
 
     OPTIONS = {"na_values": "texts read as missing values, as an empty CSV cell is: a list such as [NA] "
                             "(R's missing value), or pandas (pandas' read_csv defaults)"}
+    DEFINES_CLASSES = False  # a class_label of a table lists its classes
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:

@@ -64,6 +64,8 @@ class VocBuilder(AnnotationBuilder):
                "coordinates": "; ".join(f"{name}: {what}" for name, what in COORDINATES.items())}
     FIELDS = ("image", "filename", "image_id", "height", "width", "bbox", "label", "difficult", "truncated",
               "occluded", "pose")
+    SOURCE_KEYS = frozenset({"images", "names_file"})
+    READS_FOLDER = True
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:

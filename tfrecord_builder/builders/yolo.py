@@ -33,6 +33,9 @@ _NAMES_FILES = ("classes.txt", "data.yaml", "data.yml")
 class YoloBuilder(AnnotationBuilder):
     """Images and their boxes from YOLO text files."""
 
+    SOURCE_KEYS = frozenset({"names_file"})
+    READS_FOLDER = True
+
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)
         self._items: list[Item] | None = None
@@ -172,8 +175,8 @@ def _not_a_box(count: int) -> str:
 
 def image_size(path: str) -> tuple[int, int]:
     """An image's width and height from its header, upright (EXIF orientations 5-8 swap them)."""
-    from ..images import BadImage
-    from ..images.pillow import oriented_size  # Pillow: only once images are read
+    from ..media.images import BadImage
+    from ..media.images.pillow import oriented_size  # Pillow: only once images are read
 
     try:
         height, width = oriented_size(path)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..tools.generate import generate_module, write_module
+from ..codegen.module_file import write_module
+from ..tools.generate import generate_module
 from ..spec.load import load_spec
 
 NAME = "generate"

@@ -15,7 +15,7 @@ from ..codec.tfrecord import open_records, read_records
 from ..errors import UsageError
 from ..features.shown import shortest_floats
 from ..read.dataset import Dataset
-from ..tools.report.binary import shown
+from ..read.report.binary import shown
 from .. import fs
 from ..write.info import DatasetInfo, read_info
 from ..write.naming import INFO_FILE, METADATA_FILE

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from .. import fs
-from ..tools.report import DEFAULT_SAMPLE, open_dataset, render
+from ..read.report import DEFAULT_SAMPLE, open_dataset, render
 
 NAME = "report"
 HELP = ("write a self-contained HTML page of a built dataset: statistics, histograms, class balance, "

@@ -1,6 +1,6 @@
 """`audio`: a waveform read from a WAV, FLAC, OGG (Vorbis, Opus), MP3 or M4A (AAC) file, stored as PCM.
 
-Writing (audio/: libsndfile through soundfile, which carries it in its wheel; FFmpeg through PyAV
+Writing (media/audio/: libsndfile through soundfile, which carries it in its wheel; FFmpeg through PyAV
 for what libsndfile doesn't read, such as AAC): the file at a path (relative to the table's
 folder, as image paths are) is decoded, checked to hold every sample its header promises (a cut
 WAV, Ogg, FLAC or MP3 is an error), mixed down to one channel by the mean of its channels when
@@ -26,7 +26,6 @@ stored integers. Each record's length comes under `length_feature` (int32) and a
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -35,8 +34,8 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from .. import fs
-from ..audio import BadAudio, files
-from ..audio.resampling import resampled
+from ..media.audio import BadAudio
+from ..media.audio.waveform import read_waveform
 from ..spec.fields import At, Section, meta
 from . import tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
@@ -228,44 +227,14 @@ class AudioFeature(Feature):
         """One file's samples as stored: [samples, channels] int16 (pcm16) or float32; what the spec
         didn't ask for in so many words (a cut, a rounding) is counted in `notices` (None: nowhere)."""
         notices = Notices() if notices is None else notices
-        with files.opened(value) as sound:
-            rate, subtype, kept = sound.rate, sound.subtype, self.channels
-            if kept not in (1, sound.channels):
-                raise BadAudio(f"{sound.channels} channel{'s' if sound.channels > 1 else ''}, expected "
-                               f"{kept} (channels: 1 mixes any number down)")
-            if rate != self.sample_rate and not self.resample:
-                raise BadAudio(f"sample rate {rate} Hz, expected {self.sample_rate} Hz (resample: false)")
-            limit = self.max_samples
-            # a long file cut by max_seconds is read only as far as the cut, plus the resampling
-            # filter's reach past it (resample_poly's: 10 input samples per rate/target, at least 10)
-            reach = 10 * math.ceil(rate / self.sample_rate) + 64
-            wanted = -1 if limit is None else math.ceil(limit * rate / self.sample_rate) + reach
-            # as it is (neither resampled nor mixed), or not
-            exact = rate == self.sample_rate and kept == sound.channels
-            # a file int16 holds exactly is read as int16 (its own integers; scaled once here where
-            # resampled or mixed: the same float64 values as libsndfile's float64 read, x / 32768, at
-            # half its cost); any other as float64, rounded to 16 bits by `_stored`'s one rule
-            if exact and self.encoding == "float32":
-                read = "float32"
-            else:
-                read = "int16" if sound.exact_int16 else "float64"
-            samples, more = sound.read(wanted, read)
-            more = more and limit is not None
-        if not len(samples) and not more:
-            raise BadAudio("no samples (an empty or truncated file)")
-        if not exact and samples.dtype == np.int16:
-            samples = samples / 32768.0
-        if kept == 1 and samples.shape[1] > 1:
-            samples = samples.mean(axis=1, keepdims=True)
-        if rate != self.sample_rate:
-            samples = resampled(samples, rate, self.sample_rate)
-        if limit is not None and (len(samples) > limit or more):
+        read = read_waveform(value, self.sample_rate, self.channels, self.max_samples, self.resample,
+                             self.encoding == "float32")
+        if read.cut:
             notices.note(f"feature `{self.name}`: {{count}} waveform{{s}} cut at max_seconds: {self.max_seconds:g}")
-            samples = samples[:limit]
-        if self.encoding == "pcm16" and not sound.exact_int16:
-            notices.note(f"feature `{self.name}`: {{count}} {subtype} file{{s}} rounded to 16-bit samples (x * 32768 "
-                         "to the nearest integer, ties to even; encoding: float32 keeps them)")
-        return self._stored(samples, notices)
+        if self.encoding == "pcm16" and not read.exact_int16:
+            notices.note(f"feature `{self.name}`: {{count}} {read.subtype} file{{s}} rounded to 16-bit samples (x * "
+                         "32768 to the nearest integer, ties to even; encoding: float32 keeps them)")
+        return self._stored(read.samples, notices)
 
     def _stored(self, samples: np.ndarray, notices: Notices) -> np.ndarray:
         """Samples as the encoding keeps them: int16 read as such, float32 as it is, and any other

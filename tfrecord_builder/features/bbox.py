@@ -7,7 +7,7 @@ The source gives a list of boxes per record (`source:`), or four columns, one bo
 cell the group's list). `format` is how a box is written: yxyx, xyxy, xywh (corner and size) or
 cxcywh (centre and size); `units` fraction (of the image's height and width) or pixels. Pixel
 boxes are divided by the size of the record's image as it is shown (after its EXIF
-orientation), read from the file's header without decoding it (images/pillow.py
+orientation), read from the file's header without decoding it (media/images/pillow.py
 `oriented_size`): the feature named by `image:`. Where that image is stored at a fixed shape
 with `resize: pad` or `crop`, the boxes follow it there (the same geometry, `placement`).
 
@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..images import pillow
+from ..media.images import pillow
 from ..spec.fields import At, meta
 from . import tfds
 from .base import DecodeStep, EncodeContext, Feature, Origin, ParseSpec, register

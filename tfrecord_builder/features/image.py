@@ -1,6 +1,6 @@
 """`image`: a picture stored as JPEG, PNG or raw uint8 pixels, decoded on the reading side.
 
-Writing (Pillow, through images/pillow.py): the image is decoded (which also catches corrupt and
+Writing (Pillow, through media/images/pillow.py): the image is decoded (which also catches corrupt and
 truncated files; a JPEG the resize shrinks 6 times or more is decoded at 1/2, 1/4 or 1/8 scale by
 libjpeg, keeping at least 3 times the resized size), turned upright by its EXIF orientation,
 converted to the declared channels, resized if the shape is fixed, and encoded. When the source
@@ -11,7 +11,7 @@ is counted in features/notices.py: the build says so once.
 
 Channels: 1 grey (ITU-R 601-2 luma from colour), 3 RGB, 4 RGBA. Palette images keep their
 colours (and transparency, for 4 channels); a 16-bit image is refused unless `scale_16bit` says
-how it becomes 8 bits (images/deep.py: resized at full precision first), or the feature keeps
+how it becomes 8 bits (media/images/deep.py: resized at full precision first), or the feature keeps
 16 bits (`dtype: uint16`: stored as 16-bit PNG, read back as uint16); an alpha channel is
 dropped for 1 or 3 channels (not composited). Resizing uses Pillow's bilinear filter by default,
 which averages over the source pixels when shrinking (antialiased).
@@ -36,8 +36,8 @@ import numpy as np
 from PIL import Image
 
 from .. import fs
-from ..images import BadImage, deep, jpeg, pillow
-from ..images.pillow import MODES
+from ..media.images import BadImage, deep, jpeg, pillow
+from ..media.images.pillow import MODES
 from ..spec.fields import At, meta
 from . import tfds
 from .notices import Notices

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .. import fs
-from ..images import BadImage, pillow
+from ..media.images import BadImage, pillow
 from ..spec.fields import At
 
 

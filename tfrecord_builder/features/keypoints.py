@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from ..images import pillow
+from ..media.images import pillow
 from ..spec.fields import At, meta
 from .base import DecodeStep, EncodeContext, Feature, Origin, ParseSpec, register
 from .gathered import GatheredColumns

@@ -29,7 +29,7 @@ import numpy as np
 from PIL import Image
 
 from .. import fs
-from ..images import BadImage, pillow
+from ..media.images import BadImage, pillow
 from ..spec.fields import At, meta
 from .base import DecodeStep, EncodeContext, Feature, register
 from .described import Card

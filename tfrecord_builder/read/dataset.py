@@ -144,7 +144,7 @@ class Dataset:
         >>> load("build/wine/1.0.0").report("wine-report.html")
         <Report at wine-report.html: ... characters, 14 figures>
         """
-        from ..tools.report import render  # matplotlib and the page: only when asked for
+        from .report import render  # matplotlib and the page: only when asked for
         rendered = render(self.info, png=png, sample=sample, progress=progress)
         if output is not None:
             rendered.save(output)

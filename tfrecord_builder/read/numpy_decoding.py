@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from PIL import Image
 
-from ..images import deep
+from ..media.images import deep
 
 
 Lists = dict[str, np.ndarray]  # a parsed record's values by record key (codec/arrays.py)

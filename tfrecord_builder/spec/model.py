@@ -14,14 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..registry import check_name
+from ..registry import BUILTIN, builder_names, check_name, defines_classes, source_keys
 from ..features import Feature
 from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
 from .fields import At, Section, convert, describe, meta, spec_fields
 
-_TABLE_BUILDERS = {"csv", "jsonl", "parquet", "image_manifest", "sequence_jsonl"}
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*\Z")
@@ -45,8 +44,7 @@ def parse_size(value: Any, at: At) -> int:
 class SourceSpec(Section):
     """Where the raw data is and which builder reads it."""
 
-    builder: str = meta("csv | jsonl | parquet | image_folder | image_manifest | coco | voc | yolo | labelme | "
-                        "segmentation | module:Class (a custom builder)")
+    builder: str = meta(f"{' | '.join(builder_names())} | module:Class (a custom builder)")
     path: str | None = meta("the file or folder to read; relative to the spec file's folder", None)
     key: str | None = meta("a column that gives each row a stable, unique key (default: the row's content)", None)
     split_column: str | None = meta("a column naming each row's split (the spec then lists `splits: {train: {}, ...}`)",
@@ -69,9 +67,9 @@ class SourceSpec(Section):
         if problem:
             raise (at / "builder").error(problem)
         _check_place(self.path, at / "path")
-        for key, builders in (("images", {"coco", "voc", "segmentation"}), ("names_file", {"voc", "yolo", "labelme"})):
-            if getattr(self, key) is not None and self.builder not in builders:
-                names = sorted(builders)
+        for key in ("images", "names_file"):  # read by some built-in builders, each saying which (SOURCE_KEYS)
+            if getattr(self, key) is not None and key not in source_keys(self.builder):
+                names = sorted(name for name in BUILTIN if key in source_keys(name))
                 raise (at / key).error(f"`{key}` is read by the {', '.join(names[:-1])} and {names[-1]} builders, "
                                        f"not by {self.builder}")
             _check_place(getattr(self, key), at / key)
@@ -345,7 +343,7 @@ class Spec(Section):
                     raise (at / "sequence" / name).error(
                         f"column `{feature.source_name}` already feeds context feature `{context[feature.source_name]}`; "
                         "in a long table a column feeds context or sequence features, not both")
-        if self.source.builder in _TABLE_BUILDERS - {"parquet"}:  # (a Parquet categorical has its categories)
+        if not defines_classes(self.source.builder):  # (a Parquet categorical has its categories)
             for name, feature in self.features.items():
                 feature.check_without_source_names(at / "features" / name)
         for name, feature in self.features.items():  # what a feature yields beside it (its length, a clip's rate)

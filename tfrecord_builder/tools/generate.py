@@ -1,17 +1,17 @@
-"""The generated input module as a file: rendered from a spec (`codegen/`, pure), written where
-asked (a file, a folder, a URL), whole or not at all."""
+"""The generated input module of a spec, with what its source defines (class names an image
+folder gives): rendered (`codegen/render.py`, pure) and written where asked (`codegen/module_file.py`)."""
 from __future__ import annotations
 
 import os
 
-from .. import fs
 from ..builders.sources import source_builders, with_source_classes, with_source_columns
+from ..codegen.module_file import write_module
 from ..codegen.render import render_module
-from ..errors import TFRecordBuilderError, UsageError
+from ..errors import TFRecordBuilderError
 from ..features.gathered import is_pattern
 from ..spec.load import load_spec
 from ..spec.model import Spec
-from ..write.naming import dataset_dir, module_name
+from ..write.naming import dataset_dir
 
 
 def generate_module(spec: Spec | str | os.PathLike, path: str | os.PathLike | None = None,
@@ -44,13 +44,3 @@ def _with_source_classes(spec: Spec) -> Spec:
         return with_source_classes(spec, source_builders(spec))
     except TFRecordBuilderError:
         return spec
-
-
-def write_module(text: str, path: str, name: str) -> str:
-    """Writes module text to `path`, or into it as NAME_input.py when `path` is a folder."""
-    problem = fs.place_problem(path)
-    if problem:
-        raise UsageError(problem)
-    if path.endswith(("/", os.sep)) or fs.isdir(path):
-        path = fs.join(path, module_name(name))
-    return fs.write_whole(path, text.encode("utf-8"))

@@ -78,7 +78,6 @@ class SpecChange:
     def to_dict(self) -> dict[str, Any]:
         out = {"subject": self.subject, "name": self.name, "change": self.change, "crossed": self.crossed}
         if self.changes:
-            from .specs import index_changes  # specs.py builds on this module
             out["changes"] = [{"key": key, "old": old, "new": new,
                                **({"indices": index_changes(old, new)} if key == "names" and isinstance(old, list)
                                   and isinstance(new, list) else {})} for key, old, new in self.changes]
@@ -196,6 +195,21 @@ class Comparison:
             "drift": [measure.to_dict() for measure in self.drift],
             "membership": self.membership.to_dict() if self.membership is not None else None,
         }
+
+
+def index_changes(old: list[Any], new: list[Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """What a change of class names does to the indices a model learnt: `moved` (name, old index,
+    new index), `new` (name, index) and `removed` (name, old index), each in index order.
+
+    >>> index_changes(["fog", "hail", "rain"], ["fog", "clear", "hail", "rain"])
+    {'moved': [('hail', 1, 2), ('rain', 2, 3)], 'new': [('clear', 1)], 'removed': []}
+    """
+    before = {name: index for index, name in enumerate(old)}
+    after = {name: index for index, name in enumerate(new)}
+    return {"moved": [(name, before[name], index) for name, index in after.items()
+                      if name in before and before[name] != index],
+            "new": [(name, index) for name, index in after.items() if name not in before],
+            "removed": [(name, index) for name, index in before.items() if name not in after]}
 
 
 def _json_number(value: Any) -> Any:

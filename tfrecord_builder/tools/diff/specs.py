@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from ...spec.model import Spec
-from .model import SpecChange
+from .model import SpecChange, index_changes
 
 FAILING_KEYS = ("format", "label")
 IGNORED_KEYS = ("version", "output.dir", "output.module")
@@ -81,21 +81,6 @@ def _key_fails(key: str, old: Any, new: Any, fail_on_added: bool) -> bool:
     if key == "names" and isinstance(old, list) and isinstance(new, list) and new[:len(old)] == old:
         return fail_on_added
     return True
-
-
-def index_changes(old: list[Any], new: list[Any]) -> dict[str, list[tuple[Any, ...]]]:
-    """What a change of class names does to the indices a model learnt: `moved` (name, old index,
-    new index), `new` (name, index) and `removed` (name, old index), each in index order.
-
-    >>> index_changes(["fog", "hail", "rain"], ["fog", "clear", "hail", "rain"])
-    {'moved': [('hail', 1, 2), ('rain', 2, 3)], 'new': [('clear', 1)], 'removed': []}
-    """
-    before = {name: index for index, name in enumerate(old)}
-    after = {name: index for index, name in enumerate(new)}
-    return {"moved": [(name, before[name], index) for name, index in after.items()
-                      if name in before and before[name] != index],
-            "new": [(name, index) for name, index in after.items() if name not in before],
-            "removed": [(name, index) for name, index in before.items() if name not in after]}
 
 
 def _classes_from_source(old: dict[str, Any], new: dict[str, Any]) -> bool:

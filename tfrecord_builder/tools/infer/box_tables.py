@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import DataError
 from ...features.class_label import class_order
-from ...images import BadImage, pillow
+from ...media.images import BadImage, pillow
 from .annotations import box_checks
 from .columns import profile
 from .declare import Column, declare, na_spellings

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Sequence, TypeVar
 
 from ...errors import DataError
-from ...images import BadImage, deep
-from ...images.pillow import load, opened
+from ...media.images import BadImage, deep
+from ...media.images.pillow import load, opened
 
 PROBE_LIMIT = 500
 T = TypeVar("T")

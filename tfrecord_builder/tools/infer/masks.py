@@ -15,7 +15,7 @@ import numpy as np
 from ...builders.segmentation import SegmentationBuilder
 from ...errors import DataError
 from ...features.mask import mask_indices
-from ...images import BadImage, pillow
+from ...media.images import BadImage, pillow
 from .image_files import image_guess, look, spread
 from .names import dataset_name
 from .parts import Found, count, named_folder, place_parts, shown_name

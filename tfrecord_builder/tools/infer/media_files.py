@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ...errors import DataError
-from ...features.video import VIDEO_SUFFIXES
+from ...media.video import VIDEO_SUFFIXES
 from .image_files import spread
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".m4a", ".aac")
