@@ -16,7 +16,7 @@ import pytest
 
 import tfrecord_builder as tb
 from tfrecord_builder.features import base
-from tfrecord_builder.tools.report.data import report_data
+from tfrecord_builder.read.report.data import report_data
 
 from conftest import batches_as_numpy, write_spec
 

@@ -363,7 +363,7 @@ class Feature(Section):
 
     # --- what describes a dataset: its statistics, TFDS's files, the label map, the report -----
     # The parts that write and show them (write/stats.py, write/tfds.py, write/label_map.py,
-    # tools/report, inspect, the generated module) ask these, never which type a feature is: a
+    # read/report, inspect, the generated module) ask these, never which type a feature is: a
     # type of one's own keeps the defaults or overrides them in its own module.
     @property
     def inner_size(self) -> int:

@@ -1,6 +1,6 @@
 """What a feature type tells the parts that describe a dataset, beyond its values' encoding and
 reading: how the build's statistics count its values (`Counted`, for write/stats.py) and how
-the report shows it (`Card`, for tools/report). A feature type returns them from `Feature.counted`
+the report shows it (`Card`, for read/report). A feature type returns them from `Feature.counted`
 and `Feature.card`; the parts that use them never ask which type a feature is, so a type of
 one's own is counted and shown as the type says.
 """
@@ -36,7 +36,7 @@ class Counted:
 
 @dataclass(frozen=True)
 class Card:
-    """How a dataset's report (tools/report) shows a feature.
+    """How a dataset's report (read/report) shows a feature.
 
     `kind`, the card: `number` (a histogram of its values; `whole`: whole numbers, a bin each where
     they span few), `string` (its most frequent values), `class_label` (examples per class, named by
