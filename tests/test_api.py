@@ -15,7 +15,7 @@ from conftest import ROOT, batches_as_numpy, import_module
 
 def test_the_public_surface_is_pinned():
     assert sorted(tb.__all__) == sorted([
-        "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "Feature", "SpecError",
+        "Builder", "BuildWarning", "DataError", "Dataset", "DatasetError", "DatasetInfo", "EncodeContext", "Feature", "SpecError",
         "Spec", "TensorFeature", "TFRecordBuilderError", "UsageError", "__version__", "build", "generate_module",
         "input_fn", "load", "load_spec", "read", "register_feature", "spec_field", "infer", "diff", "report",
         "dry_run",
