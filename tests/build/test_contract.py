@@ -245,15 +245,19 @@ def test_an_engine_of_the_distributed_steps_in_this_process_writes_the_local_run
 
 @pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "source-order"])
 def test_an_engine_of_the_distributed_steps_stops_at_the_local_runners_error(monkeypatch, tmp_path, shuffle):
-    """A key given twice (found as a bucket is sorted, or across buckets in the source's order)
-    and a bad record (on_error: fail) stop the build with the local runner's error."""
+    """A key given twice (found as a bucket is sorted, or across buckets in the source's order),
+    a bad record (on_error: fail), and a bad class met by a stratified build's first pass stop the
+    build with the local runner's error."""
     monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "2000")
     monkeypatch.setitem(runners.RUNNERS, "steps", runners.Implementation(f"{__name__}:StepsRunner"))
     output = {"shards": 2, "shuffle": shuffle}
     cases = [("twice", {**SPEC, "output": output}, _table(900, repeated=800),
               "d.csv, line 802: duplicate key 'r7' (also yielded at d.csv, line 9); expected unique keys"),
              ("bad", {**SPEC, "output": output, "on_error": "fail"}, _table(900),
-              "d.csv, line 7: feature `x`: expected a number (float32), received 'oops'")]
+              "d.csv, line 7: feature `x`: expected a number (float32), received 'oops'"),
+             ("bad-class", {**SPEC, "output": output, "stratify": "y", "on_error": "fail"},
+              _table(900).replace("r3,1.0,a", "r3,1.0,c"),
+              "d.csv, line 5: feature `y`: expected a class name (a, b) or an index in [0, 2), received 'c'")]
     for name, spec, rows, message in cases:
         path = write_spec(tmp_path / name, spec, {"d.csv": rows})
         with pytest.raises(tb.DataError) as local:

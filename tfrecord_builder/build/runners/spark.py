@@ -91,7 +91,7 @@ class SparkRunner:
             with _shown(job.progress, "encoding", read):
                 summaries = _tagged(encoded, SUMMARY).collect()
             layout, summary = layout_of(summaries, steps.spec)
-            if layout.failed:
+            if summary.error is not None:  # a task stopped at bad data: nothing to sort
                 raise DataError(summary.error)
             shared = context.broadcast(layout)
             buckets_count = max(1, sum(len(found) for found in layout.buckets.values()))
