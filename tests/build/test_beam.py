@@ -356,19 +356,44 @@ def test_a_stratified_table_builds_the_same_bytes_on_beam(tmp_path):
     assert "rows.csv, line 2502: feature `label`" in beam.stderr
 
 
-@pytest.mark.parametrize("options, message", [
-    ("--runner=NoSuchRunner", "error: --pipeline-options: Unexpected pipeline runner: NoSuchRunner."),
-    ("--no_such_option=1", "error: --pipeline-options: Beam doesn't know ['--no_such_option=1']"),
-    ("--direct_num_workers=two", "error: --pipeline-options: Beam refuses them: argument --direct_num_workers: "
-                                 "invalid int value: 'two'"),
-    ("--runner='DirectRunner", "error: --pipeline-options: No closing quotation"),
+@pytest.mark.parametrize("named, options, message", [
+    ("--pipeline-options", "--runner=NoSuchRunner", "error: --pipeline-options: Unexpected pipeline runner: NoSuchRunner."),
+    ("--pipeline-options", "--no_such_option=1", "error: --pipeline-options: Beam doesn't know ['--no_such_option=1']"),
+    ("--pipeline-options", "--direct_num_workers=two", "error: --pipeline-options: Beam refuses them: argument "
+                                                       "--direct_num_workers: invalid int value: 'two'"),
+    ("--pipeline-options", "--runner='DirectRunner", "error: --pipeline-options: No closing quotation"),
+    ("--runner-option", "runner=NoSuchRunner", "error: --runner-option: Unexpected pipeline runner: NoSuchRunner."),
+    ("--runner-option", "no_such_option=1", "error: --runner-option: Beam doesn't know ['--no_such_option=1']"),
+    ("--runner-option", "direct_num_workers=two", "error: --runner-option: Beam refuses them: argument "
+                                                  "--direct_num_workers: invalid int value: 'two'"),
+    ("--runner-option", "=1", "error: --runner-option: expected KEY=VALUE (e.g. runner=DataflowRunner), received '=1'"),
 ])
-def test_options_beam_refuses_are_one_line_and_exit_2(tmp_path, options, message):
+def test_options_beam_refuses_are_one_line_and_exit_2(tmp_path, named, options, message):
+    """One line, exit 2, naming the option as given: `--runner-option KEY=VALUE` or the old
+    `--pipeline-options` (Beam's flags in one argument)."""
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
-    done = _beam("build", str(spec), "--output", str(tmp_path / "out"), "--pipeline-options", options)
+    done = _beam("build", str(spec), "--output", str(tmp_path / "out"), named, options)
     assert done.returncode == 2
     assert done.stderr.startswith(message) and done.stderr.count("\n") == 1
     assert not (tmp_path / "out" / "rows" / "1.0.0").exists()
+
+
+def test_runner_options_are_beams_pipeline_options_without_their_dashes(tmp_path):
+    """`--runner-option KEY=VALUE` is Beam's `--KEY=VALUE`, and KEY alone its flag `--KEY`: the
+    DirectRunner so named (with a flag) builds the local runner's bytes."""
+    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(300, bad=(7,))})
+    out = tmp_path / "out"
+    local = _cli(sys.executable, "build", str(spec), "--output", str(out), "--workers", "2")
+    assert local.returncode == 0, local.stderr
+    local_files = _files(out)
+    shutil.rmtree(out)
+    options = ["runner=DirectRunner", "direct_running_mode=multi_processing", "direct_num_workers=2",
+               "save_main_session"]
+    beam = _beam("build", str(spec), "--output", str(out), *[word for option in options
+                                                              for word in ("--runner-option", option)])
+    assert beam.returncode == 0, beam.stderr
+    assert beam.stderr == local.stderr
+    _same(local_files, _files(out))
 
 
 def test_without_beam_the_message_names_the_extra(tmp_path):

@@ -1,22 +1,32 @@
 """The runner contract (build/runners/contract.py): the local and Beam runners implement it, the table in
 build/runners/__init__.py chooses them, and a runner the table gains builds a dataset with no edit to
-build/run.py, byte for byte the local runner's."""
+build/run.py, byte for byte the local runner's: one of the local runner's stages, and one of the
+distributed steps that Beam and Spark run (build/runners/steps.py), here in plain Python."""
 from __future__ import annotations
 
 import inspect
 import os
+import random
 import shutil
 import subprocess
+from collections import defaultdict
 from pathlib import Path
+from typing import Any, Iterable
 
 import pytest
 
 import tfrecord_builder as tb
 from tfrecord_builder.build import runners
+from tfrecord_builder.build.plan import read_tasks
 from tfrecord_builder.cli.main import parser
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.build.runners.contract import Runner, RunJob, RunResult
+from tfrecord_builder.build.runners.distributed import layout_of, strata_from
 from tfrecord_builder.build.runners.local import CheckpointedEncoding, LocalRunner, first_pass, write_shards
+from tfrecord_builder.build.runners.steps import (DISTINCT, KEYS, OWN_KEYS, PARTS, PROBLEMS, RECORDS, SUMMARY, Steps,
+                                                  counted_keys, own_key_problems)
+from tfrecord_builder.builders.sources import source_builders
+from tfrecord_builder.spec.load import load_spec
 from tfrecord_builder.write.manifest import Manifest
 
 from conftest import ROOT, write_spec
@@ -51,6 +61,57 @@ class InProcessRunner:
         members = {name: encoded.split_members(name) for name in job.spec.splits}
         return RunResult(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices,
                          members, encoded.state.kept)
+
+
+class StepsRunner(InProcessRunner):
+    """An engine as a test writes one: the distributed steps Beam and Spark run (runners/steps.py),
+    in this process, in plain Python (the flags and checks of the runner above). It only makes
+    the groupings the steps' tags name, each a dict, and takes every step's inputs in an order of
+    its own (tasks last to first, groups and their values shuffled), as an engine's workers may."""
+
+    name = "steps"
+
+    def run(self, job: RunJob) -> RunResult:
+        steps = Steps.of(job)
+        builders = steps.builders()
+        tasks = job.tasks[::-1]
+        stratified = None
+        if job.spec.stratify is not None:  # the first pass: every task's classes, then the strata
+            stratified = strata_from([steps.classify(builders, task) for task in tasks], job.spec)
+        encoded = _by_tag(output for task in tasks for output in steps.encode(builders, task, stratified))
+        layout, summary = layout_of(encoded[SUMMARY], job.spec)
+        later = steps.past_encoding()
+        sorted_ = _by_tag(output for key, pieces in _grouped(encoded[RECORDS])
+                          for output in later.sort(key, pieces, layout))
+        for key, parts in _grouped(sorted_[PARTS]):
+            later.write(key, parts, layout)
+        distinct: dict[str, int] = defaultdict(int)
+        for split, count in sorted_[DISTINCT] + [counted_keys(group) for group in _grouped(sorted_[KEYS])]:
+            distinct[split] += count
+        problems = sorted_[PROBLEMS] + [found for group in _grouped(encoded[OWN_KEYS])
+                                        for found in own_key_problems(group)]
+        return steps.result(summary, problems, distinct)
+
+
+def _by_tag(outputs: Iterable[tuple[str, Any]]) -> dict[str, list]:
+    """A step's outputs, by their tags."""
+    found: dict[str, list] = defaultdict(list)
+    for tag, value in outputs:
+        found[tag].append(value)
+    return found
+
+
+def _grouped(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, list]]:
+    """(key, value) pairs grouped by key, as an engine's shuffle groups them: in no order."""
+    groups: dict[Any, list] = defaultdict(list)
+    for key, value in pairs:
+        groups[key].append(value)
+    shuffled = random.Random(len(pairs))
+    for values in groups.values():
+        shuffled.shuffle(values)
+    items = list(groups.items())
+    shuffled.shuffle(items)
+    return items
 
 
 def _parameters(function) -> list[str]:
@@ -141,3 +202,67 @@ def _build_parser():
 
 def _runner_choices() -> list[str]:
     return list(next(action for action in _build_parser()._actions if action.dest == "runner").choices)
+
+
+def _table(rows: int, repeated: int | None = None) -> str:
+    """Rows of SPEC's table, row 5 bad (skipped); row `repeated` has row 7's key."""
+    return "id,x,y\n" + "".join(f"r{7 if i == repeated else i},{'oops' if i == 5 else i / 3},{'ab'[(i * 7) % 3 % 2]}\n"
+                                for i in range(rows))
+
+
+ENGINE_SPECS = {
+    "shuffled": SPEC,
+    "source-order": {**SPEC, "output": {"shards": 3, "shuffle": False}},
+    "stratified": {**SPEC, "stratify": "y", "splits": {"train": 0.6, "validation": 0.2, "test": 0.2}},
+}
+
+
+@pytest.mark.parametrize("variant", [*ENGINE_SPECS, "keep-splits"])
+def test_an_engine_of_the_distributed_steps_in_this_process_writes_the_local_runners_bytes(monkeypatch, tmp_path,
+                                                                                          variant):
+    """The seam Beam and Spark share is engine-neutral: an engine of 60 lines in the test, which
+    runs the same steps in plain Python, builds the local runner's dataset, byte for byte (many
+    read tasks: buckets of several tasks each)."""
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "2000")
+    monkeypatch.setitem(runners.RUNNERS, "steps", runners.Implementation(f"{__name__}:StepsRunner"))
+    spec = write_spec(tmp_path, ENGINE_SPECS.get(variant, SPEC), {"d.csv": _table(1500)})
+    keep = None
+    if variant == "keep-splits":  # an earlier version of fewer rows, whose records keep their splits
+        old = write_spec(tmp_path / "old", SPEC, {"d.csv": _table(700)})
+        keep = tb.build(old, output=tmp_path / "old" / "out").path
+    out = tmp_path / "out"
+    local = tb.build(spec, output=out, workers=2, keep_splits=keep)
+    local_files = _files(out)
+    shutil.rmtree(out)
+    other = tb.build(spec, output=out, runner="steps", keep_splits=keep)
+    assert _files(out) == local_files
+    assert other.skipped == local.skipped == 1
+    assert len(read_tasks(source_builders(load_spec(spec)))) >= 10
+    if keep is not None:
+        assert other.membership["kept_splits"] == local.membership["kept_splits"] == {
+            "dataset": keep, "kept": 699, "new": 800}
+
+
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "source-order"])
+def test_an_engine_of_the_distributed_steps_stops_at_the_local_runners_error(monkeypatch, tmp_path, shuffle):
+    """A key given twice (found as a bucket is sorted, or across buckets in the source's order),
+    a bad record (on_error: fail), and a bad class met by a stratified build's first pass stop the
+    build with the local runner's error."""
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "2000")
+    monkeypatch.setitem(runners.RUNNERS, "steps", runners.Implementation(f"{__name__}:StepsRunner"))
+    output = {"shards": 2, "shuffle": shuffle}
+    cases = [("twice", {**SPEC, "output": output}, _table(900, repeated=800),
+              "d.csv, line 802: duplicate key 'r7' (also yielded at d.csv, line 9); expected unique keys"),
+             ("bad", {**SPEC, "output": output, "on_error": "fail"}, _table(900),
+              "d.csv, line 7: feature `x`: expected a number (float32), received 'oops'"),
+             ("bad-class", {**SPEC, "output": output, "stratify": "y", "on_error": "fail"},
+              _table(900).replace("r3,1.0,a", "r3,1.0,c"),
+              "d.csv, line 5: feature `y`: expected a class name (a, b) or an index in [0, 2), received 'c'")]
+    for name, spec, rows, message in cases:
+        path = write_spec(tmp_path / name, spec, {"d.csv": rows})
+        with pytest.raises(tb.DataError) as local:
+            tb.build(path, output=tmp_path / name / "local")
+        with pytest.raises(tb.DataError) as other:
+            tb.build(path, output=tmp_path / name / "steps", runner="steps")
+        assert str(other.value) == str(local.value) == message
+        assert not (tmp_path / name / "steps" / "wine" / "1.0.0").exists()

@@ -107,6 +107,7 @@ def test_runner_arguments_are_checked_before_anything_is_written(tmp_path):
     path = write_spec(tmp_path, SPEC, {"rows.csv": _csv(10)})
     with pytest.raises(UsageError, match=r"runner: expected one of local, beam, spark, received 'flink'"):
         tb.build(path, output=tmp_path / "out", runner="flink")
-    with pytest.raises(UsageError, match=r"pipeline options are Beam's: give them with runner='beam'"):
+    with pytest.raises(UsageError, match=r"pipeline_options: the local runner takes no engine options: give them "
+                                         r"with runner='beam' or runner='spark'"):
         tb.build(path, output=tmp_path / "out", pipeline_options=["--runner=DirectRunner"])
     assert not (tmp_path / "out").exists()

@@ -23,8 +23,8 @@ from .metadata import write_metadata_files
 from ..read.report import check_plotting
 from ..progress import Progress, ProgressOption, progress_display
 from .. import atomic, fs
-from .runners import chosen_runner
-from .runners.contract import Runner, RunJob
+from .runners import chosen_runner, runner_names
+from .runners.contract import Runner, RunJob, RunnerOptions
 from .plan import read_tasks
 from ..spec.load import load_spec, spec_from_dict
 from ..spec.model import Spec
@@ -39,6 +39,7 @@ from ..write.publish import build_lock, publish, publish_url, staging_folder, up
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
           module: str | os.PathLike | None = None, overwrite: bool = False, resume: bool = False,
           workers: int | None = None, progress: ProgressOption = None, runner: str = "local",
+          runner_options: list[str] | dict[str, str] | RunnerOptions | None = None,
           pipeline_options: list[str] | None = None,
           keep_splits: str | os.PathLike | DatasetInfo | None = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
@@ -58,9 +59,13 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     (None, the default), or a callable of your own called with (phase, records done, records in all
     or None).
 
-    `runner="beam"` runs the same plan as an Apache Beam pipeline (the `beam` extra), with `pipeline_options` passed to Beam as they are (e.g.
-    `["--runner=DataflowRunner", "--project=...", ...]`; none: the DirectRunner in `workers`
-    processes). The dataset is the same, byte for byte, as the local runner's.
+    `runner="beam"` runs the same plan as an Apache Beam pipeline (the `beam` extra), `runner="spark"`
+    as an Apache Spark job (the `spark` extra); the dataset is the same, byte for byte, as the local
+    runner's. `runner_options` are the engine's own, as `KEY=VALUE` strings or a dict: Beam's
+    pipeline options without their dashes (`{"runner": "DataflowRunner", "project": "..."}`;
+    none: the DirectRunner in `workers` processes), Spark's conf for a new session
+    (`["spark.master=spark://host:7077"]`; none: `local[workers]`). `pipeline_options`, their
+    old name, are passed to Beam as they are (`["--runner=DataflowRunner", ...]`).
 
     `keep_splits`: an earlier version of the dataset (its folder): every record whose key it holds
     goes to the split it had there, the others are split by hash as usual (the numbers are in
@@ -73,8 +78,12 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
     chosen = chosen_runner(runner)  # its engine imported only now, and only if installed
-    if pipeline_options is not None and not chosen.takes_options:
-        raise UsageError("pipeline options are Beam's: give them with runner='beam' (--runner beam)")
+    options = _runner_options(runner_options, pipeline_options)
+    if options is not None and not chosen.takes_options:
+        cli = options.named.startswith("--")
+        others = " or ".join(f"--runner {name}" if cli else f"runner={name!r}" for name in runner_names()
+                             if name != chosen.name)
+        raise UsageError(f"{options.named}: the {chosen.name} runner takes no engine options: give them with {others}")
     for place in (module, output):
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
@@ -87,20 +96,31 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         check_plotting()
     root = os.fspath(output) if output is not None else spec.resolve(spec.output.dir)
     folder = fs.absolute(fs.join(root, spec.name, spec.version))
-    chosen.check(spec, folder, pipeline_options or [], workers or os.cpu_count() or 1)
+    options = options if options is not None else RunnerOptions()
+    chosen.check(spec, folder, options, workers or os.cpu_count() or 1)
     _check_target(folder, overwrite)
     work = _local_work_folder(folder)
     display = progress_display(progress)
     try:
         with build_lock(folder):  # on a disk beside the dataset; for a URL in the store, for every machine
             _check_target(folder, overwrite, probe=False)  # again: another build of it may have finished since
-            info = _build(spec, builders, folder, work, module, resume, workers, display, chosen, pipeline_options,
-                          keep)
+            info = _build(spec, builders, folder, work, module, resume, workers, display, chosen, options, keep)
     finally:
         display.close()
     for message in info.warnings:
         warnings.warn(message, BuildWarning, stacklevel=2)
     return info
+
+
+def _runner_options(runner_options: list[str] | dict[str, str] | RunnerOptions | None,
+                    pipeline_options: list[str] | None) -> RunnerOptions | None:
+    """The engine's options as given (None: none given); `pipeline_options`, their old name, are
+    Beam's flags as they are."""
+    if runner_options is not None and pipeline_options is not None:
+        raise UsageError("runner_options and pipeline_options: the same options by two names; give runner_options")
+    if pipeline_options is not None:
+        return RunnerOptions.of(pipeline_options, "pipeline_options", flags=True)
+    return RunnerOptions.of(runner_options, "runner_options") if runner_options is not None else None
 
 
 def _local_work_folder(folder: str) -> str:
@@ -126,7 +146,7 @@ def _user() -> str:
 
 def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, work: str, module: str | os.PathLike | None, resume: bool,
            workers: int | None, progress: Progress | None, runner: Runner,
-           pipeline_options: list[str] | None, keep: KeptSplits | None = None) -> DatasetInfo:
+           options: RunnerOptions, keep: KeptSplits | None = None) -> DatasetInfo:
     """Runs the build's plan (read tasks, encoding, shards) with the chosen runner in the staging
     folder beside `work` (the dataset's folder, or a local one for a URL), writes
     `dataset_info.json` last, then swaps the dataset into place (for a URL: uploads it to a
@@ -156,7 +176,7 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     open(os.path.join(staging, MARKER_FILE), "w").close()
     try:
         job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id=build_id, kept=kept,
-                     restored=restored, workers=workers, progress=progress, keep=keep, options=pipeline_options or [])
+                     restored=restored, workers=workers, progress=progress, keep=keep, options=options)
         result = runner.run(job)
         atomic.remove_temporaries(staging)  # an attempt a runner's engine stopped (an executor lost) left it
         total = sum(split.num_examples for split in result.splits.values())

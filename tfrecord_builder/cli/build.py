@@ -13,6 +13,7 @@ from ..build.run import build
 from ..build.dry_run import DEFAULT_SAMPLE, DryRun, dry_run
 from ..errors import BuildWarning, UsageError
 from ..build.runners import runner_names
+from ..build.runners.contract import RunnerOptions
 from ..write.info import read_info
 from ..spec.load import load_spec
 from ..write.naming import INFO_FILE, REPORT_FILE, module_name
@@ -31,13 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runner", choices=runner_names(), default=runner_names()[0],
                         help="local: this machine's processes (default); beam: an Apache Beam pipeline; "
                              "spark: an Apache Spark job; byte for byte the same dataset")
+    parser.add_argument("--runner-option", metavar="KEY=VALUE", action="append", default=None,
+                        help="an option of the runner's engine (repeat it): Beam's pipeline options without "
+                             "their dashes (runner=DataflowRunner, project=P; default: the DirectRunner in "
+                             "--workers processes), Spark's conf for a new session (spark.master=spark://host:7077; "
+                             "default: local[--workers])")
     parser.add_argument("--pipeline-options", metavar="OPTIONS", default=None,
-                        help="Beam's own options, passed as they are (e.g. \"--runner=DataflowRunner "
-                             "--project=P --region=R --temp_location=gs://B/tmp\"); default: the "
-                             "DirectRunner in --workers processes")
+                        help="Beam's options as its own flags in one argument, passed as they are (e.g. "
+                             "\"--runner=DataflowRunner --project=P --region=R --temp_location=gs://B/tmp\"): "
+                             "--runner-option's old spelling for --runner beam")
     parser.add_argument("--spark-conf", metavar="KEY=VALUE", action="append", default=None,
-                        help="a Spark option for the job's session, as spark-submit's --conf (repeat it; e.g. "
-                             "spark.master=spark://host:7077); default: local[--workers]")
+                        help="a Spark option for the job's session, as spark-submit's --conf (repeat it): "
+                             "--runner-option's old spelling for --runner spark")
     parser.add_argument("--overwrite", action="store_true", help="replace a dataset already built there")
     parser.add_argument("--dry-run", nargs="?", type=positive_int, const=DEFAULT_SAMPLE, default=None, metavar="N",
                         help=f"write nothing: encode the first N records of each split (default {DEFAULT_SAMPLE}) "
@@ -69,19 +75,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{folder}: already built from a different spec; rebuild it with --overwrite")
         print(f"{spec.name} {spec.version} is already built in {folder}; nothing to resume")
         return 0
-    if args.pipeline_options is not None and args.runner != "beam":
-        raise UsageError("--pipeline-options are Beam's: give them with --runner beam")
-    if args.spark_conf is not None and args.runner != "spark":
-        raise UsageError("--spark-conf options are Spark's: give them with --runner spark")
-    try:
-        options = shlex.split(args.pipeline_options) if args.pipeline_options is not None else args.spark_conf
-    except ValueError as error:  # an unclosed quote
-        raise UsageError(f"--pipeline-options: {error}") from None
+    options = _runner_options(args)
     with warnings.catch_warnings():  # printed below as `warning: ...` lines
         warnings.simplefilter("ignore", BuildWarning)
         # progress: tqdm bars on a terminal, cleared before the summary; none in logs and pipes
         info = build(spec, root, module=args.module, overwrite=args.overwrite, resume=args.resume,
-                     workers=args.workers, progress=None, runner=args.runner, pipeline_options=options,
+                     workers=args.workers, progress=None, runner=args.runner, runner_options=options,
                      keep_splits=args.keep_splits)
     rows = [(name, f"{split.num_examples:,}", len(split.shards), size(split.num_bytes))
             for name, split in info.splits.items()]
@@ -100,6 +99,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"report: {fs.join(info.path, REPORT_FILE)}")
     print(f"done in {time.monotonic() - started:.1f} s")
     return 0
+
+
+def _runner_options(args: argparse.Namespace) -> RunnerOptions | None:
+    """The engine's options as given: `--runner-option`, or its old spellings, each for its own
+    runner: `--pipeline-options` (Beam's flags in one argument), `--spark-conf`."""
+    if args.pipeline_options is not None and args.runner != "beam":
+        raise UsageError("--pipeline-options are Beam's: give them with --runner beam")
+    if args.spark_conf is not None and args.runner != "spark":
+        raise UsageError("--spark-conf options are Spark's: give them with --runner spark")
+    given = [name for name, value in (("--runner-option", args.runner_option), ("--pipeline-options",
+             args.pipeline_options), ("--spark-conf", args.spark_conf)) if value is not None]
+    if len(given) > 1:
+        raise UsageError(f"{given[0]} and {given[1]}: the engine's options by two names; give them as --runner-option")
+    if args.pipeline_options is not None:
+        try:
+            return RunnerOptions(tuple(shlex.split(args.pipeline_options)), "--pipeline-options", flags=True)
+        except ValueError as error:  # an unclosed quote
+            raise UsageError(f"--pipeline-options: {error}") from None
+    if args.spark_conf is not None:
+        return RunnerOptions(tuple(args.spark_conf), "--spark-conf")
+    return RunnerOptions(tuple(args.runner_option), "--runner-option") if args.runner_option is not None else None
 
 
 def _same_spec(built: dict, current: dict) -> bool:

@@ -1,5 +1,6 @@
 """Executors of a build's plan, each an implementation of the runner contract (contract.py) in a
-module of its own: the local runner (processes on this machine) and the Beam runner.
+module of its own: the local runner (processes on this machine), the Beam runner and the Spark
+runner (both running the steps of steps.py).
 
 They are chosen here, and only here: `RUNNERS` names each runner's class, imported only when the
 runner is chosen (Beam's module imports apache_beam). A new engine is one more module and one

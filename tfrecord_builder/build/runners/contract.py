@@ -2,8 +2,9 @@
 (`RunResult`), and what it answers before the build starts (`Runner`).
 
 A runner is one implementation of this protocol in a module of its own (build/runners/local.py,
-build/runners/beam.py), named in the table of build/runners/__init__.py; build/run.py knows only the protocol. Every
-runner writes the same shards, byte for byte, from the same plan (build/plan.py).
+build/runners/beam.py, build/runners/spark.py), named in the table of build/runners/__init__.py; build/run.py
+knows only the protocol. Every runner writes the same shards, byte for byte, from the same plan (build/plan.py).
+An engine's own options reach its runner as one record (`RunnerOptions`), however the user gave them.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ...errors import DataError
+from ...errors import DataError, UsageError
 from ...progress import Progress
 from ...spec.model import Spec
 from ...write.info import SplitInfo
@@ -22,6 +23,56 @@ if TYPE_CHECKING:
     from ...builders.base import Builder
     from ...write.checkpoint import EncodingState
     from ..plan import ReadTask
+
+
+@dataclass(frozen=True)
+class RunnerOptions:
+    """An engine's own options for one build, as the user gave them: `--runner-option KEY=VALUE`
+    (`runner_options=`), or an old spelling of it (`--pipeline-options`, `--spark-conf`,
+    `pipeline_options=`). Each engine reads them its way: Beam as its command-line flags, Spark
+    as its session's conf.
+
+    Attributes:
+        given: the options in the order given: `KEY=VALUE` each, or with `flags`, Beam's own
+            command-line flags as they are (`--runner=DataflowRunner`).
+        named: the option as the user wrote it, which its errors name: `--runner-option`,
+            `runner_options`, `--pipeline-options`, `pipeline_options` or `--spark-conf`.
+        flags: whether `given` came as Beam's flags (`--pipeline-options`, `pipeline_options=`):
+            Beam takes them as they are, Spark reads each as KEY=VALUE.
+    """
+
+    given: tuple[str, ...] = ()
+    named: str = "runner_options"
+    flags: bool = False
+
+    @classmethod
+    def of(cls, value: "list[str] | tuple[str, ...] | dict[str, Any] | RunnerOptions", named: str,
+           flags: bool = False) -> "RunnerOptions":
+        """The options a caller gave as `named`: a list of `KEY=VALUE` strings, or a dict (its
+        values strings or numbers). Raises UsageError for anything else."""
+        if isinstance(value, RunnerOptions):
+            return value
+        if isinstance(value, dict) and not flags:
+            for key, item in value.items():
+                if not isinstance(key, str) or isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                    raise UsageError(f"{named}: expected KEY: VALUE with a string key and a string or number value, "
+                                     f"received {key!r}: {item!r}")
+            return cls(tuple(f"{key}={item}" for key, item in value.items()), named, flags)
+        if isinstance(value, (list, tuple)) and all(isinstance(option, str) for option in value):
+            return cls(tuple(value), named, flags)
+        shape = "a list of strings" if flags else "a list of KEY=VALUE strings or a dict"
+        raise UsageError(f"{named}: expected {shape}, received {value!r}")
+
+    def pairs(self, example: str, bare: bool = False) -> list[tuple[str, str | None]]:
+        """The options as (KEY, VALUE), in the order given. Raises UsageError for one without `=`
+        (`example` shows the form), unless `bare`, where KEY alone is (KEY, None): a flag."""
+        found: list[tuple[str, str | None]] = []
+        for option in self.given:
+            key, equals, value = option.partition("=")
+            if not key.strip() or not (equals or bare):
+                raise UsageError(f"{self.named}: expected KEY=VALUE (e.g. {example}), received {option!r}")
+            found.append((key.strip(), value.strip() if equals else None))
+        return found
 
 
 @dataclass
@@ -39,7 +90,7 @@ class RunJob:
     workers: int  # processes (or the engine's workers) to use
     progress: Progress | None  # called with (phase, done, total or None)
     keep: KeptSplits | None = None  # an earlier version's splits to keep (--keep-splits)
-    options: list[str] = field(default_factory=list)  # the engine's own options, passed as they are
+    options: RunnerOptions = field(default_factory=RunnerOptions)  # the engine's own options, as given
 
 
 @dataclass
@@ -62,12 +113,12 @@ class Runner(Protocol):
     """An executor of the build's plan."""
 
     name: str  # as `--runner` takes it
-    takes_options: bool  # whether it takes engine options (`pipeline_options`, `--pipeline-options`)
+    takes_options: bool  # whether it takes engine options (`--runner-option`, `runner_options`)
     checkpoints: bool  # whether it resumes from an encoding checkpoint (`RunJob.restored`)
     shards_to_bucket: bool  # for an output in a bucket: writes the shards there itself (its workers may be
     # other machines), rather than into the local staging folder, uploaded with the rest
 
-    def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
+    def check(self, spec: Spec, folder: str, options: RunnerOptions, workers: int) -> None:
         """Raises UsageError, before anything is made on disk, for options the engine refuses
         and for places (`folder`, the dataset's, or the sources) its workers can't reach."""
 

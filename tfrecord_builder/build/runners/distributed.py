@@ -12,6 +12,8 @@ records, in exactly the order, that the local runner writes, whatever the engine
 retries a step: each step is a pure function of its inputs, and a shard is written under a
 temporary name, then renamed. An engine's runner carries these steps' values between its
 workers; the steps know nothing of how.
+
+An engine runs them through `Steps` (build/runners/steps.py), which says where each output goes.
 """
 from __future__ import annotations
 
@@ -168,19 +170,52 @@ def strata_from(tasks: list[tuple[int, list[BatchClasses], str | None]], spec: S
     return strata_of(spec, [part for _, parts, _ in tasks for part in parts]), error
 
 
-@dataclass
+@dataclass(frozen=True)
 class Layout:
-    """Where every record goes: each split's shard count and bounds, and each bucket's first rank."""
+    """Where every record goes, which every sort and write step is given.
 
-    shards: dict[str, np.ndarray] = field(default_factory=dict)  # split -> shard_starts
-    buckets: dict[str, dict[int, int]] = field(default_factory=dict)  # split -> bucket -> first rank
+    Attributes:
+        shards: each split's shard bounds (`write.order.shard_starts`): shard i holds the
+            records ranked from shards[i] to shards[i + 1].
+        buckets: each split's buckets, each with the rank of its first record in the split.
+        failed: whether a task stopped at bad data (nothing is sorted or written then).
+    """
+
+    shards: dict[str, np.ndarray] = field(default_factory=dict)
+    buckets: dict[str, dict[int, int]] = field(default_factory=dict)
     failed: bool = False
 
 
-def layout_of(summaries: list[TaskSummary], spec: Spec) -> tuple[Layout, dict[str, Any]]:
-    """The layout from every task's summary, taken in task order, and the build's summary: the
-    statistics, skipped records, notices, counts, the first error, shards per split, records
-    read, key hashes by split and records kept in an earlier split (`run_result` takes it)."""
+@dataclass(frozen=True)
+class BuildSummary:
+    """What every task's summary adds up to, in task order (`layout_of`): the part of the runner's
+    result (`run_result`) that isn't in the shards.
+
+    Attributes:
+        statistics: the splits' statistics (`StatisticsTree.to_dict`).
+        skipped: the skipped records (on_error: skip), in task order.
+        notices: what features/notices.py counted, by text.
+        counts: records by split.
+        error: the first task's DataError in task order (the build's error), or None.
+        num_shards: shards by split.
+        records: records read, skipped ones included.
+        members: each split's seedless key hashes (write/membership.py).
+        kept: records whose split an earlier version decided (--keep-splits).
+    """
+
+    statistics: dict[str, Any]
+    skipped: list[dict[str, str]]
+    notices: dict[str, int]
+    counts: dict[str, int]
+    error: str | None
+    num_shards: dict[str, int]
+    records: int
+    members: dict[str, np.ndarray]
+    kept: int
+
+
+def layout_of(summaries: list[TaskSummary], spec: Spec) -> tuple[Layout, BuildSummary]:
+    """The layout from every task's summary, taken in task order, and the build's summary."""
     summaries = sorted(summaries, key=lambda summary: summary.index)
     tree = StatisticsTree(spec)
     skipped: list[dict[str, str]] = []
@@ -195,26 +230,28 @@ def layout_of(summaries: list[TaskSummary], spec: Spec) -> tuple[Layout, dict[st
         for name, count in summary.counts.items():
             counts[name] += count
             num_bytes[name] += summary.num_bytes[name]
-    layout = Layout(failed=error is not None)
+    shards: dict[str, np.ndarray] = {}
+    buckets: dict[str, dict[int, int]] = {}
     for name in spec.splits:
         num_shards = count_shards(counts[name], num_bytes[name], spec.output.shards, spec.output.target_shard_bytes)
-        layout.shards[name] = shard_starts(counts[name], num_shards)
+        shards[name] = shard_starts(counts[name], num_shards)
         merged: dict[int, int] = {}
         for summary in summaries:
             for bucket, count in summary.buckets.get(name, {}).items():
                 merged[bucket] = merged.get(bucket, 0) + count
         rank = 0
         for bucket in sorted(merged):
-            layout.buckets.setdefault(name, {})[bucket] = rank
+            buckets.setdefault(name, {})[bucket] = rank
             rank += merged[bucket]
-    built = {"statistics": tree.to_dict(), "skipped": skipped, "notices": noticed, "counts": counts, "error": error,
-             "num_shards": {name: len(starts) - 1 for name, starts in layout.shards.items()},
-             "records": sum(summary.records for summary in summaries),
-             "members": {name: np.concatenate([hashes for summary in summaries
-                                               for hashes in summary.members.get(name, [])] or [np.empty(0, np.uint64)])
-                         for name in spec.splits},
-             "kept": sum(summary.kept for summary in summaries)}
-    return layout, built
+    built = BuildSummary(
+        statistics=tree.to_dict(), skipped=skipped, notices=noticed, counts=counts, error=error,
+        num_shards={name: len(starts) - 1 for name, starts in shards.items()},
+        records=sum(summary.records for summary in summaries),
+        members={name: np.concatenate([hashes for summary in summaries
+                                       for hashes in summary.members.get(name, [])] or [np.empty(0, np.uint64)])
+                 for name in spec.splits},
+        kept=sum(summary.kept for summary in summaries))
+    return Layout(shards, buckets, failed=error is not None), built
 
 
 @dataclass
@@ -304,20 +341,20 @@ def write_placed_shard(spec: Spec, staging: str, build_id: str, kept: dict[str, 
     return file
 
 
-def run_result(spec: Spec, staging: str, build_id: str, summary: dict[str, Any], problems: list[tuple[tuple, str]],
+def run_result(spec: Spec, staging: str, build_id: str, summary: BuildSummary, problems: list[tuple[tuple, str]],
                distinct: dict[str, int]) -> RunResult:
     """The runner's result from what the steps made: `layout_of`'s summary, the key problems found
     (the first in the build's order is the error), the distinct keys by split, and the shards
     recorded in `staging`'s manifest (a shard no record went to is written here, empty)."""
-    if summary["error"] is not None:
-        raise DataError(summary["error"])
+    if summary.error is not None:
+        raise DataError(summary.error)
     if problems:
         raise DataError(min(problems)[1])
-    check_not_empty(spec, summary["counts"], summary["skipped"])
+    check_not_empty(spec, summary.counts, summary.skipped)
     entries = recorded_shards(staging, build_id)  # each was fsynced and recorded once whole
     splits: dict[str, SplitInfo] = {}
-    for name, total in summary["counts"].items():
-        num_shards = summary["num_shards"][name]
+    for name, total in summary.counts.items():
+        num_shards = summary.num_shards[name]
         starts = shard_starts(total, num_shards)
         shards = []
         for index in range(num_shards):
@@ -332,6 +369,7 @@ def run_result(spec: Spec, staging: str, build_id: str, summary: dict[str, Any],
                 shard = ShardInfo.from_dict(entry)
             shards.append(shard.to_dict())
         splits[name] = SplitInfo(name, total, sum(shard["num_bytes"] for shard in shards), shards)
-    return RunResult(splits, summary["statistics"], summary["skipped"],
-                     {name: distinct.get(name, 0) for name in spec.splits}, summary["notices"], summary["members"],
-                     summary["kept"])
+    return RunResult(splits, summary.statistics, summary.skipped,
+                     {name: distinct.get(name, 0) for name in spec.splits}, summary.notices, summary.members,
+                     summary.kept)
+

@@ -34,7 +34,7 @@ from ...write.manifest import Manifest
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
 from ...write.strata import Strata
 from ...write.shards import write_split
-from .contract import RunJob, RunResult, check_not_empty
+from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
 from ..plan import ReadTask, StatisticsTree, strata_of, task_batches
 
 
@@ -47,7 +47,7 @@ class LocalRunner:
     checkpoints = True
     shards_to_bucket = False
 
-    def check(self, spec: Spec, folder: str, options: list[str], workers: int) -> None:
+    def check(self, spec: Spec, folder: str, options: RunnerOptions, workers: int) -> None:
         """Nothing to check: this machine reaches what the build's checks found."""
 
     def run(self, job: RunJob) -> RunResult:
