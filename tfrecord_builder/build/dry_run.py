@@ -210,7 +210,7 @@ def _rows(value: Any) -> int:
 def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) -> list[str]:
     """Features whose sample (`total` records) says the spec reads the wrong thing: one class
     only, always missing, one value only."""
-    findings = []
+    findings: list[str] = []
     if not total:
         return findings
     merged = SplitStatistics(spec.features)  # the sample of every split as one
@@ -225,7 +225,7 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
                             f"{filled}: is `source: {feature.source_name}` the column meant?" if feature.columns is None
                             else f"{filled}: a value is missing in one of its columns in every record")
         elif isinstance(feature, ClassLabelFeature):
-            present = np.flatnonzero(stats.classes) if stats.classes is not None else []
+            present: np.ndarray | list[int] = np.flatnonzero(stats.classes) if stats.classes is not None else []
             if len(present) == 1 and total > 1 and feature.num_labels > 1:  # (one class only: nothing else to see)
                 names = feature.names or []
                 label = names[present[0]] if present[0] < len(names) else str(present[0])
