@@ -11,7 +11,7 @@ import pytest
 import tfrecord_builder as tb
 from tfrecord_builder.build.dry_run import dry_run
 
-from cli.helpers import assert_ok, run_cli, show
+from support.cli import assert_ok, run_cli, show
 from conftest import ROOT, write_spec
 
 

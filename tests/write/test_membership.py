@@ -17,12 +17,11 @@ from hypothesis import strategies as st
 import tfrecord_builder as tb
 from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.build import encoding
-from tfrecord_builder.write.info import read_info
 from tfrecord_builder.write.membership import KeptSplits
 
 from conftest import write_spec
-from cli.helpers import assert_error, assert_ok, run_cli
-from versions import NUM_ROWS, weather_csv
+from support.cli import assert_error, assert_ok, run_cli
+from support.versions import NUM_ROWS, weather_csv
 
 FEATURES = {"station_date": {"dtype": "string"}, "temperature": {"dtype": "float32"}, "wind": {"dtype": "float32"},
             "weather": {"type": "class_label", "names": ["calm", "chilly", "rain", "snow", "sun"]}}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
 import tfrecord_builder as tb
 from tfrecord_builder.tools.report import render
