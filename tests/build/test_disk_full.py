@@ -23,6 +23,8 @@ from conftest import ROOT, write_spec
 from support.engines import BEAM_PYTHON
 from support.reading import files_of as _files
 from support.small_disk import fill  # and the fixture small_disk: 32 MiB, room for the whole build
+
+pytestmark = pytest.mark.slow  # builds run twice, on a disk filled up in between
 # the workers write the runs and the shards, as in a large build (else the build's process does
 # it all for this small source)
 WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "

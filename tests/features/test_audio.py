@@ -180,6 +180,7 @@ def test_a_truncated_file_fails_the_build_in_one_line_or_is_skipped(tmp_path):
     assert info.skipped == 3 and info.splits["train"].num_examples == 1
 
 
+@pytest.mark.slow
 def test_the_demos_spoken_digits_train_a_classifier_from_the_generated_module(tf, tmp_path):
     """`make demo`'s audio: espeak-ng's digits, built by specs/spoken_digits.yaml, learnt by the
     demo's spectrogram CNN from the generated module, tested on two voices it never heard (the demo

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 
 import tfrecord_builder as tb
 from tfrecord_builder.tools.report import render
@@ -57,6 +58,7 @@ def _shown(value):
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
 
 
+@pytest.mark.slow
 def test_two_thousand_features_draw_the_label_first_and_summarise_the_rest(tmp_path):
     info = _wide(tmp_path, gathered=False)
     rendered = render(info, progress=False)
