@@ -28,7 +28,7 @@ KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece 
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test docs wheel bench smoke schema clean chromium espeak java
+.PHONY: setup demo test test-fast mypy-baseline docs wheel bench smoke schema clean chromium espeak java
 
 setup: $(STAMP)
 
@@ -77,6 +77,18 @@ wheel:
 test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java
 	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile
 
+# the tests that need only the main environment (`make setup`), in a few minutes: every test but
+# those marked (setup.cfg) as needing Spark, Beam, an environment of their own, a server or the
+# browser, or as slow; mypy's baseline and pyflakes included. `make test` runs them all
+FAST_TESTS := not (spark or beam or extra_env or server or browser or slow)
+test-fast: setup
+	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile -m '$(FAST_TESTS)'
+
+# tests/mypy_baseline.txt rewritten from mypy's errors now (after a change that fixed some, or a
+# merge): tests/test_types.py fails a file with more errors than its line there
+mypy-baseline: setup
+	TFRECORD_BUILDER_MYPY_BASELINE=write $(PY) -m pytest -q -p no:cacheprovider tests/test_types.py
+
 # the report's browser test (tests/read/report) opens pages in headless Chromium: Debian's package,
 # installed only where there is none (with sudo unless root)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -96,7 +108,7 @@ chromium:
 espeak:
 	$(call APT_INSTALL,espeak-ng,espeak-ng)
 
-# Spark (the Spark runner's tests start a standalone cluster: tests/spark_cluster.py) needs Java
+# Spark (the Spark runner's tests start a standalone cluster: tests/support/spark_cluster.py) needs Java
 # 17 or later: Debian's default JRE, installed only where there is no java (with sudo unless root)
 java:
 	$(call APT_INSTALL,java,default-jre-headless)

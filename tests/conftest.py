@@ -1,4 +1,5 @@
-"""Shared fixtures: temporary datasets from spec text and data files, and module import."""
+"""Shared fixtures: temporary datasets from spec text and data files, and module import. The
+helpers test modules share are in tests/support/ (its __init__ says which is where)."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,6 +19,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "demo"))
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# the servers and disks of tests/support, fixtures every test can name: an S3 server (`s3`), a
+# Cloud Storage emulator (`gcs`), a Spark cluster (`spark_master`), a small tmpfs (`small_disk`)
+pytest_plugins = ["support.object_store", "support.small_disk", "support.spark_cluster"]
+# the fixtures that start a server or a cluster, and the marker (setup.cfg) a test using one must
+# carry, so that `-m "not server"` (make test-fast) never starts one
+MARKER_OF_FIXTURE = {"s3": "server", "gcs_server": "server", "spark_master": "spark"}
 
 # Hypothesis on a machine that may be busy with other work: no deadline (a slow example is slow
 # because the machine is, not the code), no health check that times data generation. Under CI
@@ -46,6 +54,15 @@ VALUES_BY_DTYPE = {
     "string": st.text(max_size=8),
     "bytes": st.text(max_size=8),
 }
+
+
+def pytest_collection_modifyitems(config, items):
+    """Refuses the run when a test uses a server's fixture but lacks its marker (MARKER_OF_FIXTURE)."""
+    unmarked = [f"{item.nodeid}: uses the fixture `{fixture}`, so needs @pytest.mark.{marker}"
+                for item in items for fixture, marker in MARKER_OF_FIXTURE.items()
+                if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None]
+    if unmarked:
+        raise pytest.UsageError("\n".join(unmarked))
 
 
 @pytest.fixture(scope="session", autouse=True)

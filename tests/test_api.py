@@ -95,7 +95,7 @@ def _as_lists(value):
     return value.tolist() if isinstance(value, np.ndarray) else value
 
 
-@pytest.mark.parametrize("name", ["reference", "sequence", "images"])
+@pytest.mark.parametrize("name", ["reference", "sequence", pytest.param("images", marks=pytest.mark.slow)])
 def test_module_and_library_give_the_same_batches(tf, tmp_path, name):
     """One reading implementation: the generated module and tb.input_fn yield equal batches (the
     golden specs: an Example of every tensor kind, a SequenceExample with padding, a mask, a cut

@@ -11,7 +11,7 @@ import pytest
 from tfrecord_builder import fs
 
 from conftest import ROOT
-from object_store import objects, s3  # noqa: F401  (a fixture)
+from support.object_store import objects
 
 
 def test_local_files_never_import_fsspec(tmp_path):
@@ -62,7 +62,8 @@ def test_resolve_keeps_urls_and_absolute_paths_and_normalises_local_ones(path, f
     assert fs.resolve(path, folder) == expected
 
 
-def test_the_same_functions_write_and_read_objects_in_a_store(s3):  # noqa: F811
+@pytest.mark.server
+def test_the_same_functions_write_and_read_objects_in_a_store(s3):
     fs.makedirs("s3://data/fs-test/figures")  # a store has no folders: nothing to make, no error
     assert fs.write_whole("s3://data/fs-test/figures/a.bin", b"abc") == "s3://data/fs-test/figures/a.bin"
     with fs.open_whole("s3://data/fs-test/b.bin") as file:

@@ -6,11 +6,14 @@ import random
 import warnings
 from collections import Counter
 
+import pytest
 import train  # demo/train.py: the demo's own model code
 
 import tfrecord_builder as tb
 
 from conftest import ROOT, import_module, write_spec
+
+pytestmark = pytest.mark.slow  # each test trains a model
 
 
 def test_wine_trains_to_90_percent_from_the_generated_input_fn(tf, tmp_path):

@@ -31,6 +31,7 @@ def test_notebook_is_committed_without_outputs(name):
                        "clear them before committing (jupyter nbconvert --clear-output --inplace)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_top_to_bottom(name):
     notebook = read(name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,7 @@ def _examples(batches, label=None):
     return sorted(out, key=lambda example: example["id"])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(datasets())

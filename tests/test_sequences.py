@@ -311,6 +311,7 @@ def check_records(tf, info, context, sequence, rows):
     assert sorted(seen) == list(range(len(rows)))
 
 
+@pytest.mark.slow
 @settings(max_examples=20, **QUIET)
 @given(sequence_datasets())
 def test_every_sequence_value_round_trips_exactly(tf, tmp_path_factory, drawn):
@@ -351,6 +352,7 @@ def _example_step(dtype, shape, seed):
     return [_example_step(dtype, shape[1:], seed * 7 + k) for k in range(shape[0])]
 
 
+@pytest.mark.slow
 def test_every_dtype_and_step_shape_with_empty_and_one_step_sequences(tf, tmp_path):
     """Every dtype x per-step shape in one spec; records of 0, 1 and 3 steps; default and declared pads."""
     sequence = {}
@@ -673,6 +675,7 @@ def test_with_free_lengths_the_length_and_mask_follow_the_label(tf, tmp_path):
 
 
 # ---- a masked recurrent network trains from input_fn ------------------------------------------------------------
+@pytest.mark.slow
 def test_masked_gru_learns_japanese_vowels_from_input_fn(tmp_path):
     import train
 

@@ -18,6 +18,8 @@ import pytest
 from conftest import ROOT, write_spec
 from tfrecord_builder.version import __version__
 
+pytestmark = pytest.mark.slow  # a wheel built, and installed into an environment of its own
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -23,24 +22,11 @@ import pytest
 from PIL import Image
 
 from conftest import ROOT, write_spec
+from support.engines import (BEAM_PYTHON, SMALL_TASKS, big_table, parts_spec as _parts_spec, run_beam as _beam,
+                             run_in as _cli, sequence_sources, shapes_spec, table as _table, tabular as _tabular)
+from support.reading import assert_same_files as _same, files_of as _files
 
-BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
-SMALL_TASKS = {"TFRECORD_BUILDER_TASK_BYTES": "20000"}  # many read tasks from small files
-
-
-def _cli(python: Path | str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-m", "tfrecord_builder", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=ROOT, timeout=600)
-
-
-def _beam(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    if not BEAM_PYTHON.exists():
-        pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it (or set TFRECORD_BUILDER_BEAM_PYTHON)")
-    return _cli(BEAM_PYTHON, *args, "--runner", "beam", env=env)
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+pytestmark = pytest.mark.beam
 
 
 def _both(spec: Path, tmp_path: Path, env: dict[str, str] | None = None,
@@ -55,31 +41,6 @@ def _both(spec: Path, tmp_path: Path, env: dict[str, str] | None = None,
     assert beam.returncode == 0, beam.stderr
     assert beam.stderr == local.stderr  # the same warnings: Beam's own log lines are held back
     return local_files, _files(out)
-
-
-def _same(local: dict[str, bytes], beam: dict[str, bytes]) -> None:
-    assert sorted(local) == sorted(beam)
-    for name in local:
-        assert local[name] == beam[name], f"{name} differs"
-
-
-def _table(rows: int, bad: tuple[int, ...] = ()) -> str:
-    generator = random.Random(7)
-    lines = ["id,x,y,name,label"]
-    for row in range(rows):
-        y = "oops" if row in bad else str(generator.randint(-5, 5))
-        lines.append(f"{row},{generator.random() * 100:.6f},{y},{generator.choice('abcde') * 3}{row % 37},"
-                     f"{generator.choice(['cat', 'dog', 'bird'])}")
-    lines += lines[1:40]  # rows repeated: equal keys, the same split
-    return "\n".join(lines) + "\n"
-
-
-def _tabular(**output) -> dict:
-    return {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
-            "features": {"x": {"dtype": "float32"}, "y": {"dtype": "int64"}, "name": {"dtype": "string"},
-                         "label": {"type": "class_label", "names": ["cat", "dog", "bird"]}},
-            "splits": {"train": 0.7, "validation": 0.1, "test": 0.2}, "on_error": "skip",
-            "output": {"shards": 3, **output}}
 
 
 @pytest.mark.parametrize("output, records", [({}, "files"), ({"shuffle": False}, "files"),
@@ -189,46 +150,11 @@ def test_split_membership_and_kept_splits_are_the_same_bytes_on_beam(tmp_path):
         assert np.isin(before, after).all()  # every known row where it was
 
 
-def sequence_sources() -> tuple[dict[str, dict], dict[str, str]]:
-    """Two specs of the same 400 sequences, from JSON lines and from a long table (rows shuffled),
-    and their files."""
-    generator = random.Random(3)
-    lines, rows = [], ["id,t,value,label"]
-    for group in range(400):
-        steps = [[round(generator.random(), 4), round(generator.random(), 4)] for _ in range(generator.randint(1, 9))]
-        lines.append(json.dumps({"id": group, "frames": steps, "label": group % 3}))
-        rows += [f"g{group},{t},{step[0]},{group % 3}" for t, step in enumerate(steps)]
-    generator.shuffle(body := rows[1:])
-    jsonl = {"name": "seq", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "seq.jsonl"},
-             "context": {"id": {"dtype": "int64"}, "label": {"dtype": "int64"}},
-             "sequence": {"frames": {"dtype": "float32", "shape": [2]}}, "output": {"shards": 2}}
-    long = {"name": "long", "format": "sequence_example",
-            "source": {"builder": "csv", "path": "long.csv", "group_by": "id", "order_by": "t"},
-            "context": {"id": {"dtype": "string"}, "label": {"dtype": "int64"}},
-            "sequence": {"value": {"dtype": "float32"}}, "output": {"shards": 2}}
-    files = {"seq.jsonl": "\n".join(lines) + "\n", "long.csv": "\n".join([rows[0], *body]) + "\n"}
-    return {"seq": jsonl, "long": long}, files
-
-
 def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes(tmp_path):
     specs, files = sequence_sources()
     for name, spec in specs.items():
         path = write_spec(tmp_path / name, spec, files)
         _same(*_both(path, tmp_path / name, SMALL_TASKS))
-
-
-def shapes_spec(tmp_path: Path) -> Path:
-    """60 PNGs of random pixels in three class folders, and a spec resizing them."""
-    generator = np.random.default_rng(5)
-    for index in range(60):
-        folder = tmp_path / "images" / ["circle", "square", "star"][index % 3]
-        folder.mkdir(parents=True, exist_ok=True)
-        pixels = generator.integers(0, 255, (24 + index % 5, 20, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(folder / f"{index:03d}.png")
-    return write_spec(tmp_path, {"name": "shapes", "source": {"builder": "image_folder", "path": "images"},
-                                 "features": {"image": {"type": "image", "shape": [16, 16, 3], "resize": "stretch"},
-                                              "label": {"type": "class_label"}},
-                                 "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
 
 
 def test_an_image_folder_builds_the_same_bytes(tmp_path):
@@ -256,39 +182,6 @@ def test_jpegs_re_encoded_to_turn_them_upright_are_the_same_notice_on_both_runne
     assert said[0].stderr == said[1].stderr == (
         "warning: feature `image`: 8 JPEG files turned upright by the EXIF orientation, so re-encoded at quality 90 "
         "(a second lossy pass) instead of stored byte for byte\n")
-
-
-PARTS_BUILDER = '''
-import os
-import tfrecord_builder as tb
-
-
-class Parts(tb.Builder):
-    """Records in parts of its own; each part notes the process that read it."""
-
-    def tasks(self, split):
-        if os.path.exists(os.path.join(os.path.dirname(self.path), "vanish")):
-            os.remove(__file__)  # once loaded: Beam's workers get its text with the job
-        return [(start, start + 50) for start in range(0, 400, 50)]
-
-    def generate_task(self, split, task):
-        with open(os.path.join(os.path.dirname(self.path), "readers.txt"), "a") as file:
-            file.write(f"{os.getpid()}\\n")
-        for number in range(*task):
-            yield f"n{number % KEYS}", {"x": number, "y": [number] * (number % 4)}
-
-    def generate(self, split):
-        for task in self.tasks(split):
-            yield from self.generate_task(split, task)
-'''
-
-
-def _parts_spec(tmp_path: Path, keys: int, **output) -> Path:
-    code = PARTS_BUILDER.replace("KEYS", str(keys))
-    return write_spec(tmp_path, {"name": "parts", "source": {"builder": "parts.py:Parts", "path": "anchor"},
-                                 "features": {"x": {"dtype": "int64"}, "y": {"dtype": "int64", "shape": [None]}},
-                                 "splits": {"train": 0.5, "test": 0.5}, "output": {"shards": 2, **output}},
-                      {"parts.py": code, "anchor": ""})
 
 
 def test_a_custom_builder_runs_its_parts_in_beam_worker_processes_from_the_code_sent(tmp_path):
@@ -410,16 +303,6 @@ def test_without_beam_the_message_names_the_extra(tmp_path):
     options = _cli(sys.executable, "build", str(spec), "--pipeline-options", "--runner=DirectRunner")
     assert (options.returncode, options.stderr) == (2, "error: --pipeline-options are Beam's: give them with "
                                                        "--runner beam\n")
-
-
-def big_table(folder: Path, rows: int = 60000) -> Path:
-    """A spec of `rows` rows of a CSV in 24 shards: long enough a build to be killed mid-write."""
-    generator = random.Random(11)
-    lines = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(rows)]
-    spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
-            "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
-            "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 24}}
-    return write_spec(folder, spec, {"rows.csv": "\n".join(lines) + "\n"})
 
 
 def test_a_killed_beam_job_resumes_keeping_its_finished_shards(tmp_path):

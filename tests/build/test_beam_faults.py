@@ -1,5 +1,5 @@
 """Faults on Beam's DirectRunner (multi-processing, 2 workers, the Beam environment of
-test_beam.py): a bundle that fails, a worker process killed, each step run twice. Nothing is lost,
+tests/support/engines.py): a bundle that fails, a worker process killed, each step run twice. Nothing is lost,
 nothing doubled: the local runner's bytes in the end, no shard file twice or half, nothing
 published that looks finished in between.
 
@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, write_spec
-from test_beam import BEAM_PYTHON, SMALL_TASKS, _beam, _cli, _files, _same, big_table
+from support.engines import BEAM_PYTHON, SMALL_TASKS, big_table, run_beam as _beam, run_in as _cli
+from support.reading import assert_same_files as _same, files_of as _files
 
 from tfrecord_builder.atomic import is_temporary
 from tfrecord_builder.build.plan import read_tasks
@@ -79,6 +80,7 @@ def _unfinished(out: Path, name: str) -> None:
     assert not list(out.rglob("dataset_info.json"))
 
 
+@pytest.mark.beam
 def test_a_bundle_failing_on_its_first_attempt_fails_the_job_and_resume_gives_the_local_bytes(tmp_path):
     """The DirectRunner doesn't retry the bundle (the module's docstring): the job fails with Beam's
     error (its workers' log replayed, as for any failure of Beam's), publishes nothing, and
@@ -121,6 +123,7 @@ def _worker_processes(job: int) -> list[int]:
     return found
 
 
+@pytest.mark.beam
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the workers in /proc")
 def test_a_killed_worker_process_fails_the_job_in_one_line_and_resume_gives_the_local_bytes(tmp_path):
     """SIGKILL to one of the DirectRunner's two worker processes while shards are written. Beam
@@ -189,7 +192,7 @@ def test_each_beam_step_run_twice_or_racing_writes_the_same_bytes_once(tmp_path)
                 parts.setdefault(shard, []).append(part)
         return layout, parts
 
-    (layout, parts), (again, twice) = steps(), steps()
+    (layout, parts), (_, twice) = steps(), steps()
     assert sorted(parts) == sorted(twice) == [0, 1, 2]
     for shard in parts:
         assert [part.records.data.tobytes() for part in parts[shard]] == [part.records.data.tobytes()

@@ -4,7 +4,6 @@ build/run.py, byte for byte the local runner's: one of the local runner's stages
 distributed steps that Beam and Spark run (build/runners/steps.py), here in plain Python."""
 from __future__ import annotations
 
-import inspect
 import os
 import random
 import shutil
@@ -30,8 +29,9 @@ from tfrecord_builder.spec.load import load_spec
 from tfrecord_builder.write.manifest import Manifest
 
 from conftest import ROOT, write_spec
+from support.engines import BEAM_PYTHON, assert_chosen_runner
+from support.reading import files_of as _files
 
-BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
 SPEC = {"name": "wine", "source": {"builder": "csv", "path": "d.csv", "key": "id"}, "on_error": "skip",
         "features": {"x": {"dtype": "float32"}, "y": {"type": "class_label", "names": ["a", "b"]}},
         "splits": {"train": 0.75, "test": 0.25}, "label": "y", "output": {"shards": 2}}
@@ -114,25 +114,12 @@ def _grouped(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, list]]:
     return items
 
 
-def _parameters(function) -> list[str]:
-    return list(inspect.signature(function).parameters)
-
-
-def assert_chosen_runner(name: str, cls: type, flags: tuple[bool, bool, bool]) -> None:
-    """The table's runner `name` is a `cls`, meets the contract (its methods' parameters too) and
-    has these (takes_options, checkpoints, shards_to_bucket)."""
-    chosen = runners.chosen_runner(name)
-    assert isinstance(chosen, cls) and isinstance(chosen, Runner)
-    assert (chosen.name, chosen.takes_options, chosen.checkpoints, chosen.shards_to_bucket) == (name, *flags)
-    for method in ("check", "run"):
-        assert _parameters(getattr(cls, method)) == _parameters(getattr(Runner, method))
-
-
 def test_the_local_runner_is_a_runner_and_the_table_chooses_it():
     assert_chosen_runner("local", LocalRunner, (False, True, False))
     assert runners.runner_names() == ("local", "beam", "spark")
 
 
+@pytest.mark.beam
 def test_the_beam_runner_is_a_runner_and_the_table_chooses_it():
     """In Beam's own environment (tests/build/test_beam.py), where apache_beam imports."""
     if not BEAM_PYTHON.exists():
@@ -169,10 +156,6 @@ def test_the_table_refuses_a_runner_it_lacks_and_one_whose_engine_is_missing(mon
     assert str(raised.value) == "--runner nowhere needs No Such Engine: install tfrecord-builder's `nowhere` extra " \
                                 "(pip install '.[nowhere]' in a checkout; see docs/install.md)"
     assert not (tmp_path / "out").exists()
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 def test_a_runner_added_to_the_table_builds_the_local_runners_dataset(monkeypatch, tmp_path):

@@ -22,12 +22,13 @@ from PIL import Image
 import tfrecord_builder as tb
 
 from conftest import ROOT
-from test_model_garden import CATEGORIES, PHOTOS, _coco, documented_spec
+from support.object_detection_api import CATEGORIES, PHOTOS, coco_files as _coco, documented_spec
 
 DATUMARO_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_DATUMARO_PYTHON",
                                       ROOT / ".venv-datumaro" / "bin" / "python"))
-pytestmark = pytest.mark.skipif(not DATUMARO_PYTHON.exists(), reason=f"{DATUMARO_PYTHON}: no Datumaro environment; "
-                                "`make test` makes it (or set TFRECORD_BUILDER_DATUMARO_PYTHON)")
+pytestmark = [pytest.mark.extra_env,
+              pytest.mark.skipif(not DATUMARO_PYTHON.exists(), reason=f"{DATUMARO_PYTHON}: no Datumaro environment; "
+                                 "`make test` makes it (or set TFRECORD_BUILDER_DATUMARO_PYTHON)")]
 
 IMPORT = """
 import json, sys

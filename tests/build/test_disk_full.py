@@ -1,7 +1,7 @@
 """A build whose disk fills up: one line on stderr and exit status 1, nothing that looks finished,
 and `--resume` completes it, byte for byte, once there is room.
 
-The output is a small tmpfs mounted for the test (tests/small_disk.py: skipped where mounting is
+The output is a small tmpfs mounted for the test (tests/support/small_disk.py: skipped where mounting is
 refused), filled with a ballast file to leave only so much space; the build fails; the ballast
 goes; the build resumes.
 """
@@ -20,9 +20,11 @@ import pytest
 from tfrecord_builder.atomic import is_temporary
 
 from conftest import ROOT, write_spec
-from small_disk import fill, small_disk  # noqa: F401 (a fixture): 32 MiB, room for the whole build
+from support.engines import BEAM_PYTHON
+from support.reading import files_of as _files
+from support.small_disk import fill  # and the fixture small_disk: 32 MiB, room for the whole build
 
-BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
+pytestmark = pytest.mark.slow  # builds run twice, on a disk filled up in between
 # the workers write the runs and the shards, as in a large build (else the build's process does
 # it all for this small source)
 WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
@@ -55,10 +57,6 @@ def _build(runner: str, spec: Path, out: Path, *extra: str, setup: str = "") -> 
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
 
 
-def _files(folder: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
 def _recorded(staging: Path) -> list[str]:
     """The shards the staging folder's manifest lists as finished (`write/manifest.py`): the local
     runner's lines, a Beam job's files."""
@@ -77,7 +75,8 @@ WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sor
 
 
 @pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),
-                                                  ("beam", 3 * MiB, "beam-runs"), ("beam", 16 * MiB, "shards")],
+                                                  pytest.param("beam", 3 * MiB, "beam-runs", marks=pytest.mark.beam),
+                                                  pytest.param("beam", 16 * MiB, "shards", marks=pytest.mark.beam)],
                          ids=["local-runs", "local-shards", "beam-runs", "beam-shards"])
 def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, small_disk, runner, leave, phase):
     """Full while the records are encoded (into sorted runs, or Beam's files between steps), or

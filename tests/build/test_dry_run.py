@@ -11,7 +11,7 @@ import pytest
 import tfrecord_builder as tb
 from tfrecord_builder.build.dry_run import dry_run
 
-from cli.helpers import assert_ok, run_cli, show
+from support.cli import assert_ok, run_cli, show
 from conftest import ROOT, write_spec
 
 
@@ -55,6 +55,7 @@ def test_a_sample_predicts_image_and_sequence_builds(tmp_path):
         _compare(plan, tb.build(str(ROOT / "specs" / f"{name}.yaml"), output=str(tmp_path)))
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_plan_and_writes_nothing(tmp_path):
     spec = write_spec(tmp_path, {
         "name": "t", "source": {"builder": "csv", "path": "t.csv"},
@@ -71,6 +72,7 @@ def test_the_command_prints_the_plan_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_spec_that_builds_but_reads_back_wrong_exits_1(tmp_path):
     """One class in every record (the wrong column for the label), a feature the source never
     gives (a misspelt key, hidden by its default) and a value that never changes."""

@@ -22,21 +22,19 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, write_spec
-from object_store import gcs, gcs_server, gs_objects, objects as _objects, s3  # noqa: F401 (fixtures)
-from test_beam import BEAM_PYTHON, SMALL_TASKS, _files, _tabular, _table
+from support.engines import BEAM_PYTHON, SMALL_TASKS, run_in as _cli, table as _table, tabular as _tabular
+from support.object_store import gs_objects, objects as _objects
+from support.reading import files_of as _files
 
 LOCK_STALE = "TFRECORD_BUILDER_LOCK_STALE_SECONDS"  # shortened here, to take a killed build's lock over
 SINCE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
-
-
-def _cli(python, *args, env=None):
-    return subprocess.run([str(python), "-m", "tfrecord_builder", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})}, timeout=600)
+pytestmark = pytest.mark.server
 
 
 STORES = {"s3": _objects, "gs": gs_objects}
 
 
+@pytest.mark.beam
 @pytest.mark.parametrize("scheme", ["s3", "gs"])
 def test_both_runners_write_the_local_bytes_into_a_bucket(request, scheme, tmp_path):
     request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
@@ -103,6 +101,7 @@ def test_a_store_we_cannot_write_is_one_line_before_any_work(s3, gcs, tmp_path, 
     assert (done.returncode, done.stderr) == (2, message)
 
 
+@pytest.mark.beam
 @pytest.mark.parametrize("scheme", ["s3", "gs"])
 def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wrote_there(request, scheme, tmp_path):
     """Beam's workers write shards straight into the bucket's staging prefix (a remote runner's
@@ -153,6 +152,7 @@ def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wro
     assert sorted(objects("killed/rows")) == sorted(f"1.0.0/{name}" for name in on_disk)  # no staging, no lock
 
 
+@pytest.mark.beam
 def test_dataflow_is_refused_a_local_output_or_source_before_it_starts(s3, tmp_path):
     spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(50)})
     options = ["--pipeline-options", "--runner=DataflowRunner --project=p --region=r --temp_location=gs://t/tmp"]

@@ -1,5 +1,5 @@
 """`build --runner spark`: the same dataset as the local runner, byte for byte, as a Spark job on a
-standalone cluster of separate processes (tests/spark_cluster.py: a master and two workers, whose
+standalone cluster of separate processes (tests/support/spark_cluster.py: a master and two workers, whose
 executors are JVMs of their own with their own Python workers), one session shared by every test of
 the file, with speculative execution on; faults (an executor killed, a task run twice, the driver
 killed) change no byte."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,15 +19,16 @@ import tfrecord_builder as tb
 from tfrecord_builder.errors import DiskFullError
 
 from conftest import write_spec
-from object_store import GATE, objects, s3  # noqa: F401 (a fixture)
-from small_disk import fill, small_disk  # noqa: F401 (a fixture)
-from spark_cluster import executors, spark_master  # noqa: F401 (a fixture)
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_beam import (SMALL_TASKS, big_table, _files, _parts_spec, _same, _table, _tabular, sequence_sources,  # noqa: E402
-                       shapes_spec)
+from support.cli import assert_error, run_cli
+from support.engines import (SMALL_TASKS, assert_chosen_runner, big_table, parts_spec as _parts_spec, sequence_sources,
+                             shapes_spec, table as _table, tabular as _tabular)
+from support.object_store import GATE, objects
+from support.reading import assert_same_files as _same, files_of as _files
+from support.small_disk import fill
+from support.spark_cluster import executors
 
 pyspark = pytest.importorskip("pyspark")
+pytestmark = [pytest.mark.spark, pytest.mark.server]
 
 
 @pytest.fixture(scope="module")
@@ -198,16 +200,12 @@ def test_bad_data_stops_a_spark_build_with_the_local_error(spark, tmp_path):
 
 
 def test_the_spark_runner_is_a_runner_and_the_table_chooses_it():
-    from test_contract import assert_chosen_runner
     from tfrecord_builder.build.runners.spark import SparkRunner
 
     assert_chosen_runner("spark", SparkRunner, (True, False, True))
 
 
 def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-    from helpers import assert_error, run_cli
-
     write_spec(tmp_path, _tabular(), {"rows.csv": _table(20)})
     result = run_cli("build", "spec.yaml", "--output", "out", "--runner", "spark", "--spark-conf", "spark.master",
                      cwd=tmp_path)
@@ -223,10 +221,8 @@ def test_spark_options_that_arent_key_value_are_one_line_and_exit_2(tmp_path):
 NO_UI = {"PYSPARK_SUBMIT_ARGS": "--conf spark.ui.enabled=false pyspark-shell"}
 
 
-def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> "subprocess.CompletedProcess[str]":
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m tfrecord_builder ARGS` in a process of its own (a driver with its own session)."""
-    import subprocess
-
     return subprocess.run([sys.executable, "-m", "tfrecord_builder", *args], cwd=cwd, capture_output=True, text=True,
                           env={**os.environ, **NO_UI, **(env or {})}, timeout=600, stdin=subprocess.DEVNULL)
 

@@ -18,7 +18,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError
 
 from conftest import write_spec
-from test_annotations import COCO_SOURCE, write_coco, write_voc, write_yolo  # (tests/builders, on the path)
+from support.annotated_photos import COCO_SOURCE, write_coco, write_voc, write_yolo
 
 BOXES = {"coco": ("xywh", "pixels"), "voc": ("xyxy", "pixels"), "yolo": ("cxcywh", "fraction")}
 

@@ -16,7 +16,7 @@ import pytest
 import tfrecord_builder as tb
 
 from conftest import write_spec
-from test_annotations import COCO_SOURCE, NAMES, PHOTOS, write_coco, write_voc, write_yolo
+from support.annotated_photos import COCO_SOURCE, PHOTOS, write_coco, write_voc, write_yolo
 
 BOXES = {"coco": ("xywh", "pixels"), "voc": ("xyxy", "pixels"), "yolo": ("cxcywh", "fraction")}
 ATTRIBUTES = {"coco": ["iscrowd", "category_id"], "voc": ["difficult", "truncated"], "yolo": ["class_id"]}

@@ -91,6 +91,7 @@ def _installed(site):
     return site
 
 
+@pytest.mark.slow
 def test_an_installed_package_offers_its_type_by_name(tmp_path):
     site = _installed(tmp_path / "site")
     rows = "".join(json.dumps({"id": index, "boxes": [[0.1, 0.2, 0.3, 0.4]] * index}) + "\n" for index in range(5))

@@ -22,7 +22,8 @@ from PIL import Image
 
 import tfrecord_builder as tb
 
-from conftest import batches_as_numpy, import_module, write_spec
+from conftest import import_module, write_spec
+from support import reading
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
@@ -50,19 +51,10 @@ def examples(batches, label=None):
 
 
 def read_both(info, split="train", batch_size=8):
-    """Per-example dicts from the generated module's input_fn and tb.input_fn (unshuffled), checked equal."""
-    module = import_module(Path(info.path) / f"{info.name}_input.py")
-    label = info.spec.label
-    read = {}
-    for name, dataset in (("module", module.input_fn(split, batch_size=batch_size, shuffle=False)),
-                          ("library", tb.input_fn(info.path, split, batch_size=batch_size, shuffle=False))):
-        read[name] = examples(batches_as_numpy(dataset), label)
-    assert len(read["module"]) == len(read["library"]) == info.splits[split].num_examples
-    for ours, theirs in zip(read["module"], read["library"]):
-        assert ours.keys() == theirs.keys()
-        for key in ours:
-            np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
-    return read["module"]
+    """Per-example dicts from the generated module's input_fn, checked equal to tb.input_fn's (unshuffled)."""
+    read = examples(reading.read_both(info, split, batch_size), info.spec.label)
+    assert len(read) == info.splits[split].num_examples
+    return read
 
 
 def keyed(rows, key):

@@ -15,7 +15,7 @@ from tfrecord_builder.errors import DataError, SpecError
 from tfrecord_builder.tools.verify import verify
 from tfrecord_builder.write.info import read_info
 
-from cli.helpers import run_cli, show
+from support.cli import run_cli, show
 from conftest import batches_as_numpy, write_spec
 
 ROWS = [

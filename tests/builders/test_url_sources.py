@@ -17,9 +17,9 @@ import pytest
 from PIL import Image
 
 from conftest import ROOT, write_spec
-from object_store import s3  # noqa: F401 (a fixture)
+from support.engines import BEAM_PYTHON
 
-BEAM_PYTHON = Path(os.environ.get("TFRECORD_BUILDER_BEAM_PYTHON", ROOT / ".venv-beam" / "bin" / "python"))
+pytestmark = pytest.mark.server
 
 
 def _put(prefix: str, files: dict[str, bytes]) -> None:
@@ -133,6 +133,7 @@ def test_a_missing_source_object_is_a_spec_error_at_its_path(s3, tmp_path):
     assert "source.path: s3://data/nowhere/rows.csv not found" in done.stderr and not (tmp_path / "out").exists()
 
 
+@pytest.mark.beam
 def test_beam_workers_read_a_csv_from_the_bucket(s3, tmp_path):
     spec = {**TABLE, "source": {"builder": "csv", "path": "rows.csv"}}
     _same_from_both(tmp_path, spec, {"rows.csv": _rows(3000)}, "beam", "rows.csv",

@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 
 import pytest
 
-from .helpers import (Expected, LineOf, assert_error, assert_no_dataset_info, assert_ok, files_outside, run_cli,
-                      show, write_files)
+from support.cli import (Expected, LineOf, assert_error, assert_no_dataset_info, assert_ok, files_outside,
+                         run_cli, show, write_files)
 
 SPEC = "myspec.yaml"
 CSV = "rows.csv"

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .helpers import (CONSOLE_SCRIPT, SHARD_NAME, assert_error, assert_ok, count_records, run_cli, sha256,
-                      show, snapshot, write_files)
+from support.cli import (CONSOLE_SCRIPT, SHARD_NAME, assert_error, assert_ok, count_records, run_cli,
+                         sha256, show, snapshot, write_files)
 
 REPO = Path(__file__).resolve().parents[2]
 WINE_SPEC = REPO / "specs" / "wine.yaml"

@@ -16,9 +16,8 @@ from PIL import Image
 import tfrecord_builder as tb
 from tfrecord_builder.write.info import read_info
 
-from coco_masks import NUM_CATEGORIES, OBJECT_CATEGORIES, build_coco_masks
-
-from .helpers import assert_ok, run_cli, show
+from support.cli import assert_ok, run_cli, show
+from support.coco_masks import NUM_CATEGORIES, OBJECT_CATEGORIES, build_coco_masks
 
 pytest.importorskip("pycocotools")
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from tfrecord_builder.codec.arrays import parse_arrays
 
-from codec.test_example import encode, tables
+from support.wire import encode, tables
 
 # keys of one byte to over 127 (a two-byte length: the parser reads the entry whole), some not ASCII
 KEYS = st.one_of(st.text(min_size=1, max_size=12), st.text(alphabet="ké", min_size=100, max_size=140))

@@ -16,9 +16,7 @@ from tfrecord_builder.codec.example_reader import parse_record
 from tfrecord_builder.codec.wire import varint
 from tfrecord_builder.errors import DatasetError
 
-from codec.test_example import encode, reference, tables
-from codec.test_sequence_example import _feature as tf_feature
-from codec.test_sequence_example import records as sequence_records
+from support.wire import encode, reference, sequence_records, tables, tf_feature
 
 WHERE = "train.tfrecord-00000-of-00001: record 7"
 

@@ -11,51 +11,9 @@ from tfrecord_builder.codec.wire import varint, varints
 from tfrecord_builder.codec.example import examples, feature_column, features_entries
 from tfrecord_builder.features.values import Values
 
-INT64 = st.integers(-(2**63), 2**63 - 1)
-FLOAT32 = st.floats(width=32, allow_nan=False)
-BYTES = st.binary(max_size=40)
-KINDS = {"int64": INT64, "float": FLOAT32, "bytes": BYTES}
-
+from support.wire import FLOAT32, INT64, encode, reference, tables
 
 LONG = {"int64": INT64, "float": FLOAT32, "bytes": st.binary(min_size=100, max_size=400)}
-
-
-@st.composite
-def tables(draw, max_values=5, kinds=KINDS, keys=st.text(min_size=1, max_size=12)):
-    """A batch of records: per key, a list kind and each row's list of values."""
-    num_rows = draw(st.integers(1, 6))
-    keys = draw(st.lists(keys, min_size=1, max_size=5, unique=True))
-    table = {}
-    for key in keys:
-        kind = draw(st.sampled_from(sorted(kinds)))
-        rows = [draw(st.lists(kinds[kind], max_size=max_values)) for _ in range(num_rows)]
-        table[key] = (kind, rows)
-    return num_rows, table
-
-
-def encode(table):
-    columns = {}
-    for key, (kind, rows) in table.items():
-        flat = [value for row in rows for value in row]
-        if kind == "float":
-            flat = np.array(flat, dtype=np.float32)
-        elif kind == "int64":
-            flat = np.array(flat, dtype=np.int64)
-        columns[key] = Values(kind, flat, np.array([len(row) for row in rows], np.int64))
-    return examples(features_entries(columns)).rows()
-
-
-def reference(tf, table, row):
-    feature = {}
-    for key, (kind, rows) in table.items():
-        if kind == "float":
-            feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=rows[row]))
-        elif kind == "int64":
-            feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=rows[row]))
-        else:
-            feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=rows[row]))
-    example = tf.train.Example(features=tf.train.Features(feature=feature))
-    return example.SerializeToString(deterministic=True)
 
 
 @settings(max_examples=200, deadline=None)

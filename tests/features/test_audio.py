@@ -17,10 +17,9 @@ from tfrecord_builder.errors import DataError
 from tfrecord_builder.features.audio import AudioFeature
 from tfrecord_builder.read import numpy_decoding
 
-from conftest import batches_as_numpy, import_module, write_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from helpers import assert_error, run_cli  # noqa: E402
+from conftest import import_module, write_spec
+from support.reading import read_all
+from support.cli import assert_error, run_cli
 
 soundfile = pytest.importorskip("soundfile")
 
@@ -39,19 +38,6 @@ def build(folder: Path, audio: dict, rows: str, **spec_keys) -> tb.DatasetInfo:
             "features": {"audio": {"type": "audio", "source": "path", **audio}, "name": {"dtype": "string"}},
             **spec_keys}
     return tb.build(write_spec(folder, spec, {"table.csv": rows}), output=folder / "out")
-
-
-def read_all(info, batch_size=1):
-    """Each batch through the generated module (checked equal to tb.input_fn's), and tb.read's records."""
-    module = import_module(Path(info.path) / f"{info.name}_input.py")
-    ours = batches_as_numpy(module.input_fn("train", batch_size=batch_size, shuffle=False))
-    library = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=batch_size, shuffle=False))
-    for one, other in zip(ours, library, strict=True):
-        assert one.keys() == other.keys()
-        for key in one:
-            assert one[key].dtype == other[key].dtype
-            np.testing.assert_array_equal(one[key], other[key])
-    return ours, list(tb.read(info.path, "train"))
 
 
 def test_wav_and_flac_round_trip_bit_for_bit_everywhere(tf, tmp_path):
@@ -194,6 +180,7 @@ def test_a_truncated_file_fails_the_build_in_one_line_or_is_skipped(tmp_path):
     assert info.skipped == 3 and info.splits["train"].num_examples == 1
 
 
+@pytest.mark.slow
 def test_the_demos_spoken_digits_train_a_classifier_from_the_generated_module(tf, tmp_path):
     """`make demo`'s audio: espeak-ng's digits, built by specs/spoken_digits.yaml, learnt by the
     demo's spectrogram CNN from the generated module, tested on two voices it never heard (the demo

@@ -3,7 +3,6 @@ its first sample kept; checked sample for sample against soundfile's read of the
 through the generated module, `tb.read` and TFDS."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +14,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.features.audio import AudioWindow
 
 from conftest import batches_as_numpy, import_module, write_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from helpers import run_cli  # noqa: E402
+from support.cli import run_cli
 
 soundfile = pytest.importorskip("soundfile")
 

@@ -13,7 +13,6 @@ from PIL import Image
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError, SpecError
-from tfrecord_builder.features import notices
 
 from conftest import batches_as_numpy, import_module, write_spec
 

@@ -15,7 +15,8 @@ from PIL import Image, ImageOps
 
 import tfrecord_builder as tb
 
-from conftest import batches_as_numpy, import_module, write_spec
+from conftest import batches_as_numpy, write_spec
+from support.reading import assert_same_batches, both_paths
 
 PSNR_BAR = 30.0  # dB: JPEG quality 90 on a smooth image is well above it (typically ~40 dB)
 
@@ -26,27 +27,13 @@ def build(folder: Path, spec: dict, **kwargs) -> tb.DatasetInfo:
     return tb.build(write_spec(folder, spec), output=folder / "out", **kwargs)
 
 
-def both_paths(info, split="train", batch_size=4):
-    """{"module": dataset, "library": dataset}, unshuffled, from the generated module and tb.input_fn."""
-    module = import_module(Path(info.path) / f"{info.name}_input.py")
-    return {
-        "module": module.input_fn(split, batch_size=batch_size, shuffle=False),
-        "library": tb.input_fn(info.path, split, batch_size=batch_size, shuffle=False),
-    }
-
-
 def read_both(info, split="train", batch_size=4):
     """The batches (NumPy) of both reading paths, checked to be identical; returns (element_spec, batches)."""
     datasets = both_paths(info, split, batch_size)
     specs = {name: dataset.element_spec for name, dataset in datasets.items()}
     assert specs["module"] == specs["library"]
     read = {name: batches_as_numpy(dataset) for name, dataset in datasets.items()}
-    assert len(read["module"]) == len(read["library"])
-    for ours, theirs in zip(read["module"], read["library"]):
-        assert ours.keys() == theirs.keys()
-        for key in ours:
-            assert ours[key].dtype == theirs[key].dtype, key
-            np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
+    assert_same_batches(read["module"], read["library"])
     return specs["module"], read["module"]
 
 

@@ -19,9 +19,10 @@ from PIL import Image
 from skimage import data as photos
 
 import tfrecord_builder as tb
-from tfrecord_builder.errors import DataError, SpecError
+from tfrecord_builder.errors import DataError
 
-from conftest import batches_as_numpy, import_module, write_spec
+from conftest import write_spec
+from support.reading import read_both
 
 ASTRONAUT = photos.astronaut()  # 512 x 512 x 3
 
@@ -52,23 +53,11 @@ def build_clips(folder: Path, clips: dict[str, list[str]], frame_spec: dict, **e
     return tb.build(write_spec(folder, spec, {"clips.jsonl": data}), output=folder / "out")
 
 
-def read_both(info, batch_size):
-    """The batches of the generated module's input_fn and tb.input_fn, checked identical."""
-    module = import_module(Path(info.path) / f"{info.name}_input.py")
-    ours = batches_as_numpy(module.input_fn("train", batch_size=batch_size, shuffle=False))
-    library = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=batch_size, shuffle=False))
-    assert len(ours) == len(library)
-    for one, other in zip(ours, library):
-        for key in one:
-            np.testing.assert_array_equal(one[key], other[key], err_msg=key)
-    return ours
-
-
 def check_clips(info, expected: dict[str, list[np.ndarray]], batch_size: int) -> None:
     """Every frame read back exactly, padded with zeros past its clip's length, through all three
     readers (in the build's record order, whatever it is)."""
     seen = []
-    for batch in read_both(info, batch_size):
+    for batch in read_both(info, batch_size=batch_size):
         chunk = [name.decode() for name in batch["clip"].tolist()]
         seen.extend(chunk)
         lengths = [len(expected[name]) for name in chunk]
@@ -132,7 +121,7 @@ def test_a_fixed_shape_resizes_frames_of_mixed_sizes(tmp_path):
     record, = tb.read(info.path, "train")
     wanted = [np.asarray(Image.open(tmp_path / path).resize((16, 12), Image.BILINEAR)) for path in paths]
     np.testing.assert_array_equal(record["frames"], np.stack(wanted))
-    batch, = read_both(info, 1)
+    batch, = read_both(info, batch_size=1)
     assert batch["frames"].shape == (1, 3, 12, 16, 3)
     np.testing.assert_array_equal(batch["frames"][0], record["frames"])
 
@@ -201,7 +190,7 @@ def test_raw_frames_and_the_reading_options_apply_per_step(tmp_path, frame_spec,
     clips = {"a": [frame(i) for i in range(3)], "b": [frame(1, (20, 16))]}
     paths = {name: write_frames(tmp_path, name, frames) for name, frames in clips.items()}
     info = build_clips(tmp_path, paths, frame_spec, input={"mask_feature": "mask", **options})
-    batch, = read_both(info, 2)
+    batch, = read_both(info, batch_size=2)
     assert batch["frames"].shape == (2, 3, *shape, 3) and batch["frames"].dtype == dtype
     records = {record["clip"].decode(): record["frames"] for record in tb.read(info.path, "train")}
     for row, name in enumerate(batch["clip"].tolist()):

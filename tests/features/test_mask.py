@@ -19,7 +19,8 @@ from tfrecord_builder.features.mask import mask_indices
 from tfrecord_builder.media.images import BadImage
 from tfrecord_builder.read import numpy_decoding
 
-from conftest import batches_as_numpy, import_module, write_spec
+from conftest import write_spec
+from support.reading import read_all
 
 CLASSES = 6
 PALETTE = [0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 0, 255, 0, 255]  # black, red, green, blue, ...
@@ -28,7 +29,7 @@ PALETTE = [0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 0, 255, 0, 255]  
 @pytest.fixture(scope="module")
 def coins():
     """(the coins photo, uint8 [303, 384]; its segmentation: each coin's region label mod CLASSES)."""
-    skimage = pytest.importorskip("skimage")
+    pytest.importorskip("skimage")
     from skimage import data, filters, measure
 
     photo = data.coins()
@@ -49,18 +50,6 @@ def build(folder: Path, features: dict, rows: str, input_: dict | None = None) -
     if input_:
         spec["input"] = input_
     return tb.build(write_spec(folder, spec, {"table.csv": rows}), output=folder / "out")
-
-
-def read_all(info, batch_size=1):
-    """Each record's features through the generated module (checked equal to tb.input_fn's) and tb.read."""
-    module = import_module(Path(info.path) / f"{info.name}_input.py")
-    ours = batches_as_numpy(module.input_fn("train", batch_size=batch_size, shuffle=False))
-    library = batches_as_numpy(tb.input_fn(info.path, "train", batch_size=batch_size, shuffle=False))
-    for one, other in zip(ours, library, strict=True):
-        for key in one:
-            assert one[key].dtype == other[key].dtype
-            np.testing.assert_array_equal(one[key], other[key])
-    return ours, list(tb.read(info.path, "train"))
 
 
 def test_a_real_segmentation_round_trips_pixel_for_pixel_everywhere(tf, tmp_path, coins):

@@ -258,6 +258,7 @@ def test_the_bundled_clips_build_as_pyav_decodes_them_with_their_labels_and_figu
         assert MOTIONS[labels[row]] == table[clip.decode()]["motion"]
 
 
+@pytest.mark.slow
 def test_the_demos_clips_train_a_classifier_from_the_generated_module(tf, tmp_path):
     """`make demo`'s video: specs/clips.yaml built, its four camera moves learnt by the demo's 3-D
     CNN from the generated module (the 16 test clips of two photographs never seen in training; the

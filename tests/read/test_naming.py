@@ -26,6 +26,7 @@ from tfrecord_builder.write.naming import index_name, shard_name
 from tfrecord_builder.tools.verify import verify
 
 from conftest import import_module, write_spec
+from support.reading import files_of as _files
 
 ROWS = "id,word,v\n" + "".join(f"{row},w{row % 7},{row * 0.25}\n" for row in range(60))
 SPEC = {"name": "named", "source": {"builder": "csv", "path": "rows.csv"}, "splits": {"train": 0.75, "test": 0.25},
@@ -36,11 +37,6 @@ SPEC = {"name": "named", "source": {"builder": "csv", "path": "rows.csv"}, "spli
 def _build(folder: Path, **output) -> tb.DatasetInfo:
     spec = write_spec(folder, {**SPEC, "output": {**SPEC["output"], **output}}, {"rows.csv": ROWS})
     return tb.build(spec, output=folder / "out")
-
-
-def _files(folder: str) -> dict[str, bytes]:
-    return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(Path(folder).rglob("*"))
-            if path.is_file()}
 
 
 def test_shard_and_index_names_of_each_naming():
@@ -158,7 +154,7 @@ def test_inspect_verify_report_and_diff_follow_a_suffix_named_dataset(tmp_path):
     assert one.returncode == 0 and one.stdout.startswith(f"{shard}: {count} records (Examples)"), one.stdout + one.stderr
     checked = _cli("verify", suffix.path)
     assert checked.returncode == 0 and checked.stdout.strip().endswith(
-        f"ok: 6 shards, 60 records, checksums and every record match the spec"), checked.stdout + checked.stderr
+        "ok: 6 shards, 60 records, checksums and every record match the spec"), checked.stdout + checked.stderr
     pytest.importorskip("matplotlib")
     page = tmp_path / "report.html"
     made = _cli("report", suffix.path, "-o", str(page))

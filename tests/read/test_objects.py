@@ -82,6 +82,7 @@ def test_tb_read_gives_each_records_own_objects_whatever_input_says(tf, tmp_path
                for record in records)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout, targets", [("tfds", FORMATS), ("object_detection", ["xyxy", "rel_center_xywh"])])
 def test_detection_gives_kerashubs_boxes_in_each_format(tf, tmp_path, layout, targets):
     keras = pytest.importorskip("keras")
@@ -169,6 +170,7 @@ def test_padded_objects_without_a_bbox_feature_need_count_feature_null(tmp_path)
     assert tb.load_spec(path).reading()["objects"] == {"count_feature": None, "count_of": None}
 
 
+@pytest.mark.slow
 def test_a_kerashub_detector_learns_from_the_generated_input_fn(tf, tmp_path):
     """specs/coins.yaml (`input.detection`) into a small KerasHub RetinaNet's model.fit: the loss falls."""
     pytest.importorskip("keras_hub")

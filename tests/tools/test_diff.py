@@ -24,8 +24,8 @@ from tfrecord_builder.tools.diff import Thresholds, diff
 from tfrecord_builder.tools.diff.drift import feature_drift
 
 from conftest import write_spec
-from cli.helpers import assert_error, run_cli, show
-from versions import NUM_ROWS, weather_csv
+from support.cli import assert_error, run_cli, show
+from support.versions import NUM_ROWS, weather_csv
 
 SPLITS = ("train", "test")
 

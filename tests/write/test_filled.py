@@ -15,7 +15,7 @@ from tfrecord_builder.read.report import report, report_data
 from tfrecord_builder.write.info import read_info
 from tfrecord_builder.write.stats import FeatureStatistics
 
-from cli.helpers import assert_ok, run_cli
+from support.cli import assert_ok, run_cli
 from conftest import write_spec
 
 ROWS, GAPS = 322, 59

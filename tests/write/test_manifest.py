@@ -10,7 +10,7 @@ import pytest
 
 from tfrecord_builder.write.manifest import MANIFEST_FILE, Manifest, recorded_shards
 
-from small_disk import fill, small_disk  # noqa: F401 (a fixture)
+from support.small_disk import fill
 
 SHARD = {"file": "rows-train.tfrecord-00000-of-00001", "num_examples": 3, "num_bytes": 120, "sha256": "0" * 64}
 

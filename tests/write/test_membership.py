@@ -17,12 +17,11 @@ from hypothesis import strategies as st
 import tfrecord_builder as tb
 from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.build import encoding
-from tfrecord_builder.write.info import read_info
 from tfrecord_builder.write.membership import KeptSplits
 
 from conftest import write_spec
-from cli.helpers import assert_error, assert_ok, run_cli
-from versions import NUM_ROWS, weather_csv
+from support.cli import assert_error, assert_ok, run_cli
+from support.versions import NUM_ROWS, weather_csv
 
 FEATURES = {"station_date": {"dtype": "string"}, "temperature": {"dtype": "float32"}, "wind": {"dtype": "float32"},
             "weather": {"type": "class_label", "names": ["calm", "chilly", "rain", "snow", "sun"]}}
@@ -108,6 +107,7 @@ def test_keep_splits_keeps_every_known_key_in_its_split_and_splits_new_ones_by_h
     assert tb.diff(old.path, plain.path).membership.moved != {}
 
 
+@pytest.mark.slow
 def test_keep_splits_on_the_command_line_reports_what_it_kept(tmp_path):
     old = tb.build(write_spec(tmp_path, _spec(), FILES, name="old.yaml"), output=tmp_path / "out", workers=1)
     write_spec(tmp_path, _spec("1.1.0", "fahrenheit.csv", splits={"train": 0.8, "test": 0.2}), name="new.yaml")
@@ -128,6 +128,7 @@ def test_keep_splits_on_the_command_line_reports_what_it_kept(tmp_path):
                              "any value changed has a new one\n")
 
 
+@pytest.mark.slow
 def test_keep_splits_refuses_what_it_cant_keep(tmp_path):
     old = tb.build(write_spec(tmp_path, _spec(), FILES, name="old.yaml"), output=tmp_path / "out", workers=1)
     write_spec(tmp_path, _spec("1.1.0", splits={"train": 0.8, "validation": 0.2}), name="renamed.yaml")

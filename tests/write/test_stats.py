@@ -145,7 +145,7 @@ def test_is_text_refuses_control_characters_and_utf8_cut_between_values():
 
 def test_a_coco_build_keeps_no_vocabulary_of_its_masks(tmp_path):
     pytest.importorskip("pycocotools")
-    from coco_masks import build_coco_masks
+    from support.coco_masks import build_coco_masks
 
     import tfrecord_builder as tb
 

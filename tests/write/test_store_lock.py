@@ -13,10 +13,12 @@ from datetime import timedelta
 
 import pytest
 
-from object_store import objects, s3  # noqa: F401 (a fixture)
+from support.object_store import objects
 from tfrecord_builder import fs
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.write import publish
+
+pytestmark = pytest.mark.server
 
 
 def _lock(prefix: str) -> dict:

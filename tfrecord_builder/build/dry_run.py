@@ -209,7 +209,7 @@ def _rows(value: Any) -> int:
 def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) -> list[str]:
     """Features whose sample (`total` records) says the spec reads the wrong thing: one class
     only, always missing, one value only."""
-    findings = []
+    findings: list[str] = []
     if not total:
         return findings
     merged = SplitStatistics(spec.features)  # the sample of every split as one
@@ -224,7 +224,7 @@ def _suspicious(spec: Spec, statistics: dict[str, SplitStatistics], total: int) 
                             f"{filled}: is `source: {feature.source_name}` the column meant?" if feature.columns is None
                             else f"{filled}: a value is missing in one of its columns in every record")
         elif stats.counted.kind == "classes":
-            present = np.flatnonzero(stats.classes) if stats.classes is not None else []
+            present: np.ndarray | list[int] = np.flatnonzero(stats.classes) if stats.classes is not None else []
             if len(present) == 1 and total > 1 and len(names := feature.classes or []) > 1:  # (one class only)
                 label = names[present[0]] if present[0] < len(names) else str(present[0])
                 findings.append(f"feature `{name}`: one class ({label!r}) {where}; expected several "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import time
 from collections import deque
 from dataclasses import dataclass, field

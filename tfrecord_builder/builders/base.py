@@ -7,7 +7,7 @@ tabular builders can hand over whole columns at once; the default groups `genera
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class Batch:
     """
 
     keys: Sequence[Any]
-    columns: dict[str, Sequence[Any]]
+    columns: Mapping[str, Sequence[Any]]
     origin: Callable[[int], str]
     content_keys: bool = False
     source: str = ""  # the file (or builder) the rows come from, for messages

@@ -187,7 +187,8 @@ def _images(folder: str) -> Iterator[tuple[str, int]]:
 
 def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, int]]:
     """`_images` below `root` (`prefix` its path below the top); `chain` the real paths above."""
-    folders, files = [], []
+    folders: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
     try:
         with os.scandir(root) as entries:
             for entry in entries:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -71,7 +71,7 @@ class _Groups:
     are; its values become Python values when its record is made."""
 
     places: dict[str, list[int]]  # group -> its rows in file order, each `part << 32 | row`
-    parts: list[tuple[dict[str, Any], Any]] = field(default_factory=list)  # each batch's columns and origin
+    parts: list[tuple[Mapping[str, Any], Any]] = field(default_factory=list)  # each batch's columns and origin
     order_by: str | None = None
     source: str = ""
     language: Language = "python"

@@ -6,6 +6,8 @@ from typing import Sequence
 
 from ..sizes import size_text as size  # (the name the commands use)
 
+__all__ = ["positive_int", "size", "table"]
+
 
 def positive_int(text: str) -> int:
     """An argparse type: a positive integer (`--workers N`)."""

@@ -183,7 +183,7 @@ def _file(path: str, show: int) -> None:
     compression = _compression(path)
     keys: dict[str, tuple[str, int, int]] = {}
     count = 0
-    shown = []
+    shown: list[dict[str, Any]] = []
     kinds = {"Example": 0, "SequenceExample": 0}
     with open_records(path, compression) as stream:
         for index, record in enumerate(read_records(stream, fs.basename(path))):

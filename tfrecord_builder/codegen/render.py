@@ -74,7 +74,7 @@ def _laid_out(value: Any, indent: int, before: int = 0) -> str:
         items = [f"{inner}{key!r}: {_laid_out(item, indent + 4, len(repr(key)) + 2)}" for key, item in value.items()]
     else:
         items = [f"{inner}{_laid_out(item, indent + 4)}" for item in value]
-    opening, closing = {dict: "{}", list: "[]", tuple: "()"}[type(value)]
+    opening, closing = {dict: ("{", "}"), list: ("[", "]"), tuple: ("(", ")")}[type(value)]
     return opening + "\n" + ",\n".join(items) + ",\n" + " " * indent + closing
 
 

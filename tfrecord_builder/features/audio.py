@@ -285,7 +285,7 @@ class AudioFeature(Feature):
     def reading(self, options: Any) -> dict[str, Any]:
         """Its description, with `companions`: the length and mask features decoded beside it."""
         companions: dict[str, Any] = {}
-        parse = {self.length_key: ("fixed", "int64", [])}
+        parse: dict[str, ParseSpec] = {self.length_key: ("fixed", "int64", [])}
         if self.length_name is not None:
             companions[self.length_name] = {"parse": parse, "decode": [("cast", {"dtype": "int32"})]}
         if self.mask_feature is not None:

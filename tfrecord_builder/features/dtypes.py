@@ -96,7 +96,7 @@ class DType:
             return self._ints(array, items)
         return self._floats(array, items, allow_nan)
 
-    def _floats(self, array: np.ndarray, items: Sequence[Any], allow_nan: bool) -> np.ndarray:
+    def _floats(self, array: np.ndarray, items: Sequence[Any] | np.ndarray, allow_nan: bool) -> np.ndarray:
         if array.dtype.kind in "fiu":
             values = array.astype(np.float64)
         elif array.dtype.kind in "US":
@@ -118,7 +118,7 @@ class DType:
             raise Invalid(index, "", items[index], f" is out of range for {self.name}{stored_as}")
         return stored.astype(np.float32)
 
-    def _ints(self, array: np.ndarray, items: Sequence[Any]) -> np.ndarray:
+    def _ints(self, array: np.ndarray, items: Sequence[Any] | np.ndarray) -> np.ndarray:
         kind = array.dtype.kind
         try:
             if kind in "iu":
@@ -149,7 +149,7 @@ class DType:
         except (ValueError, OverflowError):
             raise self._first_bad(items, self._parse_int) from None
 
-    def _bools(self, array: np.ndarray, items: Sequence[Any]) -> np.ndarray:
+    def _bools(self, array: np.ndarray, items: Sequence[Any] | np.ndarray) -> np.ndarray:
         if array.dtype.kind == "b":
             return array.astype(np.int64)
         return np.array([self._element(_parse_bool, item, index) for index, item in enumerate(items)], np.int64)
@@ -171,7 +171,7 @@ class DType:
             raise ValueError
         return value
 
-    def _first_bad(self, items: Sequence[Any], parse: Any) -> Invalid:
+    def _first_bad(self, items: Sequence[Any] | np.ndarray, parse: Any) -> Invalid:
         for index, item in enumerate(items):
             try:
                 parse(item)

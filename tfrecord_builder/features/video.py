@@ -90,7 +90,9 @@ class VideoFeature(ImageFeature):
         stored: list[bytes] = []
         shapes: list[tuple[int, int, int]] = []
         lengths = np.zeros(len(values), dtype=np.int64)
-        durations, rates, sizes = [], [], []
+        durations: list[float] = []
+        rates: list[float] = []
+        sizes: list[int] = []
         for row, value in enumerate(values):
             if value is None:
                 raise self.fail(origin, row, "missing video")

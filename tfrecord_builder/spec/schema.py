@@ -12,7 +12,7 @@ SCHEMA_ID = "https://github.com/tfrecord-builder/tfrecord-builder/spec.schema.js
 
 def spec_schema() -> dict[str, Any]:
     """The schema; `schema/spec.schema.json` in the repository is this, committed."""
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "tfrecord-builder spec"}
+    schema: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "tfrecord-builder spec"}
     schema.update(json_schema(Spec))
     schema["$defs"] = {"feature": json_schema(Feature), "split_source": json_schema(SplitSource)}
     return schema

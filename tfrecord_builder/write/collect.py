@@ -143,7 +143,7 @@ class SplitRecords:
         if self._records:
             self._spill()
         original = set(self.runs)
-        replaced = []
+        replaced: list[str] = []
         while len(self.runs) > MAX_RUNS:
             groups = _combined_groups(len(self.runs), MAX_RUNS)
             jobs = [(self.runs[start:stop], self._spill_dir or os.path.dirname(self.runs[0]), self.name, self._shuffle)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +14,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.media.audio import BadAudio, files
 
 from conftest import write_spec
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cli"))
-from helpers import assert_error, run_cli  # noqa: E402
+from support.cli import assert_error, run_cli
 
 soundfile = pytest.importorskip("soundfile")
 

@@ -92,6 +92,7 @@ def test_a_16_bit_png_that_fits_is_stored_byte_for_byte(tf, tmp_path):
 
 
 # ---- random pixels, PNG and TIFF sources -------------------------------------------------------------
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(height=st.integers(1, 9), width=st.integers(1, 9), channels=st.sampled_from([1, 3, 4]),
        form=st.sampled_from(["PNG", "TIFF"]), seed=st.integers(0, 2**16))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import io
-import re
 import wave
 from collections import Counter
 from pathlib import Path
@@ -23,13 +22,13 @@ from tfrecord_builder.read.report.binary import decoded, described, shown
 from tfrecord_builder.read.report.data import Contents, mask_colours, span
 from tfrecord_builder.write.info import read_info
 
-from coco_masks import NUM_CATEGORIES, OBJECT_CATEGORIES, build_coco_masks
 from conftest import write_spec
+from support.coco_masks import NUM_CATEGORIES, OBJECT_CATEGORIES, build_coco_masks
+
+from .browser import CONTROL
 
 pytest.importorskip("pycocotools")
 
-# what HTML has no place for: C0 controls but tab, line feed and carriage return; DEL; C1
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 IMAGES, PER_IMAGE = 6, 3
 
 

@@ -3,7 +3,6 @@ drawn where the page lays it out, in the splits' colours, and the console stays 
 checks are shown to work on pages made to fail them."""
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
@@ -13,39 +12,13 @@ from PIL import Image
 from tfrecord_builder.read.report import report
 from tfrecord_builder.read.report.style import CLASS_COLOURS, SPLIT_COLOURS
 
-from .browser import WINDOW, dump_dom, screenshot
+from .browser import (CONTROL, PROBE, WINDOW, body_attribute as _body_attribute, dump_dom, pixels_near as _pixels_near,
+                      screenshot)
 
+pytestmark = pytest.mark.browser
 
-# appended to a copy of the page: where each figure is laid out, once loaded (the same layout as
-# the screenshot's: same window, same scale)
-PROBE = """<script>
-window.addEventListener("load", function () {
-  var boxes = Array.prototype.map.call(document.images, function (image) {
-    var box = image.getBoundingClientRect();
-    return [image.getAttribute("data-file"), Math.round(box.left + window.scrollX), Math.round(box.top + window.scrollY),
-            Math.round(box.width), Math.round(box.height)].join(",");
-  });
-  document.body.setAttribute("data-probe", boxes.join(";"));
-});
-</script>
-"""
 NETWORK_REFERENCE = re.compile(r"""(?:\b(?:src|href|action|poster|srcset)\s*=\s*["']?\s*|url\(\s*["']?\s*)"""
                                r"""(?:https?:)?//""", re.IGNORECASE)
-
-
-def _body_attribute(dom: str, name: str) -> str:
-    found = re.search(rf'<body[^>]*\s{name}="([^"]*)"', dom)
-    assert found, f"no {name} on <body> after the load event:\n{dom[:2000]}"
-    return html.unescape(found.group(1))
-
-
-def _rgb(colour: str) -> np.ndarray:
-    return np.array([int(colour[index:index + 2], 16) for index in (1, 3, 5)], dtype=np.int16)
-
-
-def _pixels_near(pixels: np.ndarray, colour: str, tolerance: int = 40) -> int:
-    """Pixels within `tolerance` (per channel) of a colour (bars are drawn at 85% opacity on white)."""
-    return int((np.abs(pixels.astype(np.int16) - _rgb(colour)).max(axis=2) <= tolerance).sum())
 
 
 @pytest.mark.parametrize("name", ["digits", "wine"])
@@ -154,9 +127,7 @@ def test_binary_values_and_sparse_classes_in_the_browser(tmp_path):
     has no control character (Chromium would draw each), every figure decodes, the masks'
     thumbnails are laid out as a figure, the class bars are the 5 present, and the console is silent."""
     pytest.importorskip("pycocotools")
-    from coco_masks import build_coco_masks
-
-    from .test_binary import CONTROL
+    from support.coco_masks import build_coco_masks
 
     info = build_coco_masks(tmp_path / "source", images=6, per_image=3)
     page = tmp_path / "coco.html"

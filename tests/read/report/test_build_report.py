@@ -3,7 +3,7 @@ just wrote (before the dataset is whole), showing the dataset's own folder, not 
 without matplotlib it refuses before anything is made."""
 from __future__ import annotations
 
-from cli.helpers import assert_ok, run_cli, show
+from support.cli import assert_ok, run_cli, show
 from conftest import write_spec
 
 SPEC = {"name": "r", "source": {"builder": "csv", "path": "r.csv"}, "splits": {"train": 0.5, "test": 0.5},

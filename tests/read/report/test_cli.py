@@ -8,7 +8,7 @@ import sys
 
 from PIL import Image
 
-from cli.helpers import assert_error, assert_ok, run_cli
+from support.cli import assert_error, assert_ok, run_cli
 
 WINE_FIGURES = {f"{name}-values.png" for name in (
     "alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols", "flavanoids",
@@ -58,7 +58,7 @@ def test_report_on_a_folder_that_is_not_a_dataset_is_a_usage_error(datasets, tmp
     (tmp_path / "empty").mkdir()
     result = run_cli("report", "empty", cwd=tmp_path)
     line = assert_error(result, 2)
-    assert line == (f"error: empty: not a finished dataset (no dataset_info.json); build it, or finish it with "
+    assert line == ("error: empty: not a finished dataset (no dataset_info.json); build it, or finish it with "
                     "--resume")
     result = run_cli("report", "nowhere", cwd=tmp_path)
     assert assert_error(result, 2) == "error: nowhere: no such dataset folder"

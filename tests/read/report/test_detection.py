@@ -177,9 +177,10 @@ def test_the_objects_section_counts_objects_sizes_ratios_and_classes(dataset):
         assert f'data-file="{stem}.png"' in page
 
 
+@pytest.mark.browser
 def test_in_a_browser_the_boxes_show_on_the_grid_and_the_console_is_silent(dataset, tmp_path):
-    from .browser import dump_dom, screenshot
-    from .test_browser import PROBE, _body_attribute, _pixels_near
+    from .browser import (PROBE, body_attribute as _body_attribute, dump_dom, pixels_near as _pixels_near,
+                          screenshot)
 
     page = tmp_path / "detection.html"
     tb.report(dataset, page)

@@ -58,6 +58,7 @@ def _shown(value):
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:.4g}"
 
 
+@pytest.mark.slow
 def test_two_thousand_features_draw_the_label_first_and_summarise_the_rest(tmp_path):
     info = _wide(tmp_path, gathered=False)
     rendered = render(info, progress=False)

@@ -2,7 +2,7 @@
 "Tensorflow CSV" (a folder a split: train/, valid/, test/), CVAT's darknet "YOLO 1.1", a
 labelme2coco `annotations.json` beside an images folder.
 
-The photos and their objects are test_annotations.py's (scikit-image's astronaut, chelsea, coffee
+The photos and their objects are photos.py's (scikit-image's astronaut, chelsea, coffee
 and camera, with boxes placed on them); `expected` gives each photo's boxes as the build must
 store them, [ymin, xmin, ymax, xmax] fractions computed in float64 from what was written.
 """
@@ -17,7 +17,7 @@ import yaml
 
 import tfrecord_builder as tb
 
-from .test_annotations import CATEGORIES, PHOTOS, expected_fractions, save_photos
+from .photos import CATEGORIES, PHOTOS, expected_fractions, save_photos
 
 SPLITS = {"train": ["astronaut.jpg", "camera.jpg"], "valid": ["chelsea.jpg"], "test": ["coffee.jpg"]}
 NAMES = sorted(CATEGORIES.values())  # Roboflow numbers the classes in name order: cat, cup, person, rocket

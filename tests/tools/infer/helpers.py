@@ -12,7 +12,7 @@ import yaml
 from PIL import Image
 
 import tfrecord_builder as tb
-from cli.helpers import assert_ok, run_cli, show
+from support.cli import assert_ok, run_cli, show
 
 
 def write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> Path:

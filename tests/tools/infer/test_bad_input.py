@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from cli.helpers import run_cli, show, write_files
+from support.cli import run_cli, show, write_files
 
 
 def _png() -> bytes:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
-from cli.helpers import assert_ok, run_cli, show
+from support.cli import assert_ok, run_cli, show
 
 from .helpers import (all_records, by_key, comment, infer_validate_build, pixels, write_image,
                       write_jsonl)

@@ -18,7 +18,7 @@ from tfrecord_builder.errors import DataError
 from .exports import (NAMES, SPLITS, assert_records, darknet, expected, infer_build, roboflow_coco,
                       roboflow_voc, roboflow_yolo)
 from .helpers import comment
-from .test_annotations import CATEGORIES, PHOTOS, coco_document, save_photos
+from .photos import CATEGORIES, PHOTOS, coco_document, save_photos
 
 
 def assert_dry_run_passes(spec: Path) -> None:

@@ -8,7 +8,7 @@ import yaml
 import tfrecord_builder as tb
 from tfrecord_builder.tools.infer import infer
 
-from versions import NUM_ROWS, weather_csv
+from support.versions import NUM_ROWS, weather_csv
 from .helpers import comment
 
 

@@ -94,6 +94,7 @@ def decoded(path: Path) -> list[np.ndarray]:
         return [frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)]
 
 
+@pytest.mark.slow
 def test_a_column_of_clips_makes_a_sequence_example_spec_with_a_frame_a_step(tmp_path):
     """Pans across scikit-image's photographs, 48x64, 8 to 11 frames at 10 or 12 a second."""
     folder = tmp_path / "clips"
@@ -124,6 +125,7 @@ def test_a_column_of_clips_makes_a_sequence_example_spec_with_a_frame_a_step(tmp
 
 
 # ---- audio -------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_column_of_recordings_is_audio_at_the_rate_most_files_have(tmp_path):
     soundfile = pytest.importorskip("soundfile")
     folder = tmp_path / "sounds"

@@ -15,7 +15,7 @@ import dataclasses
 import io
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from PIL import Image
@@ -439,7 +439,7 @@ def _grid_size(mosaic: np.ndarray, grid: ImageGrid) -> tuple[float, float]:
 
 
 def _grid_drawer(mosaic: np.ndarray, centres: list[float], grid: ImageGrid,
-                 marks: list[tuple[int, int, int, int, int | None, str]] = ()) -> Callable[[Any], None]:
+                 marks: Sequence[tuple[int, int, int, int, int | None, str]] = ()) -> Callable[[Any], None]:
     def drawn(figure: Any) -> None:
         width, height = figure.get_size_inches()
         image_width, image_height = mosaic.shape[1] / 96, mosaic.shape[0] / 96
