@@ -4,12 +4,10 @@ build/run.py, byte for byte the local runner's: one of the local runner's stages
 distributed steps that Beam and Spark run (build/runners/steps.py), here in plain Python."""
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, Iterable
 
 import pytest

@@ -21,10 +21,9 @@ from tfrecord_builder.media.images import BadImage, pillow
 from tfrecord_builder.media.video import BadVideo, Clip
 
 from conftest import write_spec
-from object_store import s3  # noqa: F401 (a fixture)
 
 PREFIX = "media"
-pytestmark = pytest.mark.usefixtures("s3")  # the server, and the variables that point clients at it
+pytestmark = [pytest.mark.server, pytest.mark.usefixtures("s3")]  # the server, and the variables that point clients at it
 
 
 def _mp4(frames: list[np.ndarray], rate: int = 10) -> bytes:
