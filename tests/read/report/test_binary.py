@@ -19,7 +19,9 @@ from PIL import Image
 import tfrecord_builder as tb
 from tfrecord_builder.read.report import report, report_data
 from tfrecord_builder.read.report.binary import decoded, described, shown
-from tfrecord_builder.read.report.data import Contents, mask_colours, span
+from tfrecord_builder.read.report.data import Contents
+from tfrecord_builder.read.report.thumbnails import mask_colours
+from tfrecord_builder.read.report.wording import span
 from tfrecord_builder.write.info import read_info
 
 from conftest import write_spec

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import tfrecord_builder as tb
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.read.report import report, report_data
-from tfrecord_builder.read.report.data import number
+from tfrecord_builder.read.report.wording import number
 from tfrecord_builder.read.report.sample import quotas
 from tfrecord_builder.write.info import read_info
 

@@ -1,8 +1,9 @@
 """A built dataset as one self-contained HTML page: `report`, `write_report`, `Report`.
 
 data.py computes what the page shows (exact counts from the build's statistics, distributions
-from a sample of records read with NumPy), figures.py draws it with matplotlib (the `report`
-extra), page.py lays it out. Nothing here imports TensorFlow.
+from a sample of records read with NumPy; sample.py reads the sample, thumbnails.py makes its
+images' thumbnails, wording.py writes its numbers), figures.py draws it with matplotlib (the
+`report` extra), page.py lays it out. Nothing here imports TensorFlow.
 
 >>> report("build/wine/1.0.0", "wine-report.html")
 'wine-report.html'

@@ -26,13 +26,13 @@ import yaml
 from ... import fs
 from ...errors import UsageError
 from ...features import Feature
-from ...media.images import deep
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
 from ...write.stats import MAX_VOCABULARY_VALUE
 from ...progress import Progress
-from .sample import MAX_IMAGE_CLASSES, STRIP_FRAMES, THUMBNAILS_PER_CLASS, Annotation, Collected, SampleReader
-from .style import CLASS_COLOURS, rgb
+from .sample import THUMBNAILS_PER_CLASS, Collected, SampleReader
+from .thumbnails import MASK_VALUES, ImageGrid, image_grid, is_mask, shown_image
+from .wording import count, number, share, span
 
 DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
 # features drawn on the page (their cards: statistics, histograms); a wide table's others, and each
@@ -85,18 +85,6 @@ def class_balance(names: list[str], counts: dict[str, list[int]]) -> ClassBalanc
     totals = [sum(split_counts[index] for split_counts in counts.values()) for index in range(len(names))]
     present = [index for index, total in enumerate(totals) if total]
     return ClassBalance(names, counts, sorted(present, key=lambda index: (-totals[index], index))[:MAX_CLASSES_SHOWN])
-
-
-@dataclass
-class ImageGrid:
-    """Thumbnails of one split: rows of (label, uint8 HxWxC images)."""
-
-    split: str
-    rows: list[tuple[str, list[np.ndarray]]]
-    note: str  # how the images were chosen
-    # per row, per image: the boxes and masks drawn over it (None: nothing); empty when none has any
-    annotations: list[list[Annotation | None]] = field(default_factory=list)
-    shown: str = ""  # how the values are shown when not as stored (16-bit images), a sentence
 
 
 @dataclass
@@ -364,7 +352,7 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
     if kind == "binary":
         _binary(data, seen)
     if kind == "image":
-        data.images = [_image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
+        data.images = [image_grid(split, part.thumbnails.get(name, {}), part.annotations.get(name, {}), reader,
                                    feature.card.mask, feature.sequence)
                        for split, part in collected.items()]
         data.images = [grid for grid in data.images if grid.rows]
@@ -381,39 +369,18 @@ def _binary(data: FeatureData, seen: dict[str, Any]) -> None:
             kinds = sorted(found.kinds.items(), key=lambda item: (-item[1], item[0]))
             data.contents.append(Contents(split, kinds, found.described, found.values))
         if found.images:
-            images = [_shown_image(pixels) for pixels in found.images]
+            images = [shown_image(pixels) for pixels in found.images]
             grid = ImageGrid(split, [("", images[start:start + THUMBNAILS_PER_CLASS])
                                      for start in range(0, len(images), THUMBNAILS_PER_CLASS)],
                              f"the first {len(images)} values that are images, decoded")
             shown = []
-            if any(_is_mask(pixels) for pixels in found.images):
+            if any(is_mask(pixels) for pixels in found.images):
                 shown.append("Images of one channel whose values are all under "
                              f"{MASK_VALUES} (masks) are shown in class colours, 0 black.")
             if any(pixels.dtype == np.uint16 for pixels in found.images):
                 shown.append("16-bit images are shown from their own lowest (black) to highest value (white).")
             grid.shown = " ".join(shown)
             data.images.append(grid)
-
-
-MASK_VALUES = 32  # a one-channel image whose values are all below: a mask's classes, drawn in their colours
-
-
-def _is_mask(pixels: np.ndarray) -> bool:
-    return (pixels.ndim == 2 or pixels.shape[2] == 1) and pixels.size > 0 and int(pixels.max()) < MASK_VALUES
-
-
-def _shown_image(pixels: np.ndarray) -> np.ndarray:
-    """A decoded value as a thumbnail's RGB: a mask in class colours, 16 bits scaled to its range, grey as RGB."""
-    if _is_mask(pixels):
-        return mask_colours(pixels.reshape(pixels.shape[0], pixels.shape[1]))
-    if pixels.dtype == np.uint16:
-        pixels = shown_16bit(pixels)
-    pixels = np.asarray(pixels, np.uint8)
-    if pixels.ndim == 2:
-        pixels = pixels[:, :, None]
-    if pixels.shape[2] in (1, 2):  # grey (with alpha): grey
-        pixels = np.repeat(pixels[:, :, :1], 3, axis=2)
-    return pixels[:, :, :3]
 
 
 def _audio(data: FeatureData, name: str, feature: Any, collected: dict[str, Collected], reader: SampleReader) -> None:
@@ -478,12 +445,12 @@ def _without_filled(counts: dict[str, list[int]], feature: Feature, edges: np.nd
         return
     per_record = feature.inner_size
     where = int(np.histogram([min(max(float(default), edges[0]), edges[-1])], bins=edges)[0].argmax())
-    for split, count in filled.items():
+    for split, filled_records in filled.items():
         examples = info.splits[split].num_examples
         if split not in counts or not examples:
             continue
-        share = min(1.0, collected[split].records / examples)
-        counts[split][where] -= min(counts[split][where], round(count * per_record * share))
+        read_share = min(1.0, collected[split].records / examples)
+        counts[split][where] -= min(counts[split][where], round(filled_records * per_record * read_share))
 
 
 def _is_whole(edges: np.ndarray) -> bool:
@@ -510,62 +477,6 @@ def _class_balance(feature: Feature, stats: dict[str, dict[str, Any]]) -> ClassB
     names = [str(name) for name in feature.class_names] if feature.class_names else \
         list(next(iter(given.values())))
     return class_balance(names, {split: [int(classes.get(name, 0)) for name in names] for split, classes in given.items()})
-
-
-def _image_grid(split: str, thumbnails: dict[Any, list[np.ndarray]], annotations: dict[Any, list[Annotation | None]],
-                reader: SampleReader, mask: bool = False, strips: bool = False) -> ImageGrid:
-    """A split's thumbnails in rows (per class of the group, or 8 a row), with what is drawn over
-    them; a mask's class indices shown in the class colours. `strips`: each thumbnail is a clip's
-    frames (sample.strip), drawn as a row of its own."""
-    if strips:
-        names = reader.group_names or []
-        rows = [("" if key is None else names[key] if key < len(names) else str(key), list(frames))
-                for key in sorted(thumbnails, key=lambda key: -1 if key is None else key)
-                for frames in thumbnails[key]]
-        count = sum(len(clips) for clips in thumbnails.values())
-        per = f" (the first of each class of {reader.group})" if reader.group is not None else ""
-        return ImageGrid(split, rows, f"{count} clips{per}, one a row: up to {STRIP_FRAMES} frames each, evenly "
-                                      "spaced from its first to its last")
-    if mask:
-        thumbnails = {key: [mask_colours(image) for image in images] for key, images in thumbnails.items()}
-    deep_images = any(np.asarray(image).dtype == np.uint16 for images in thumbnails.values() for image in images)
-    if deep_images:
-        thumbnails = {key: [shown_16bit(image) for image in images] for key, images in thumbnails.items()}
-    if reader.group is None:
-        images = thumbnails.get(None, [])
-        drawn = annotations.get(None, [None] * len(images))
-        rows = [("", images[start:start + THUMBNAILS_PER_CLASS])
-                for start in range(0, len(images), THUMBNAILS_PER_CLASS)]
-        over = [drawn[start:start + THUMBNAILS_PER_CLASS] for start in range(0, len(images), THUMBNAILS_PER_CLASS)]
-        grid = ImageGrid(split, rows, f"the first {len(images)} images")
-    else:
-        names = reader.group_names or []
-        rows = [(names[index] if index < len(names) else str(index), thumbnails[index])
-                for index in sorted(thumbnails)]
-        over = [annotations.get(index, [None] * len(thumbnails[index])) for index in sorted(thumbnails)]
-        more = len(names) > MAX_IMAGE_CLASSES
-        note = (f"the first {THUMBNAILS_PER_CLASS} per class of {reader.group}"
-                + (f", the first {MAX_IMAGE_CLASSES} of {len(names)} classes" if more else ""))
-        grid = ImageGrid(split, rows, note)
-    if deep_images:  # said on the page: these are not the stored values
-        grid.shown = "16-bit values: each image is shown from its own lowest (black) to highest value (white)."
-    if any(item is not None for row in over for item in row):
-        grid.annotations = over
-    return grid
-
-
-def shown_16bit(image: np.ndarray) -> np.ndarray:
-    """A uint16 image as uint8 to look at: its own lowest to highest value onto 0-255 (a 12-bit
-    scan's values / 257 would be near black), by the rule `scale_16bit: min_max` stores with."""
-    pixels = np.asarray(image)
-    return deep.eight_bits(pixels, "min_max", int(pixels.min()), int(pixels.max()))
-
-
-def mask_colours(mask: np.ndarray) -> np.ndarray:
-    """A mask's class indices as RGB: class 0 black, the others in their class colours."""
-    palette = np.array([(0, 0, 0)] + [rgb(CLASS_COLOURS[index % len(CLASS_COLOURS)]) for index in range(1, 256)],
-                       np.uint8)
-    return palette[np.asarray(mask, np.uint8).reshape(mask.shape[0], mask.shape[1])]
 
 
 # ---- objects (bbox features) ------------------------------------------------------------------
@@ -689,41 +600,6 @@ def _extreme(balance: ClassBalance, split: str, which: Any) -> str | None:
         return None
     index = which((item for item in range(len(counts)) if counts[item]), key=lambda item: counts[item])
     return f"{balance.names[index]} ({share(counts[index], total)})"
-
-
-def count(value: Any) -> str | None:
-    """A count with thousands separators."""
-    return None if value is None else f"{int(value):,}"
-
-
-def number(value: Any) -> str | None:
-    """A statistic of a feature's values (min, max, mean, std), written as a value is: without the
-    thousands separators of counts (a year is 2007 beside a mean of 2008, never 2,007), a whole
-    number in full, another to 4 significant digits but to the unit from 1000 on (a mean of
-    123456.7 is 123457, not 1.235e+05); beyond 10^15, or NaN and infinities, as `.4g` has them."""
-    if value is None:
-        return None
-    value = float(value)
-    if not math.isfinite(value) or abs(value) >= 1e15:
-        return f"{value:.4g}"
-    return f"{value:.0f}" if value.is_integer() or abs(value) >= 1000 else f"{value:.4g}"
-
-
-def share(part: int, total: int) -> str:
-    return f"{100 * part / total:.1f}%" if total else "-"
-
-
-def span(moments: Any) -> str | None:
-    """`min-max, mean m ± std` of lengths or sizes (`min`, `max`, `mean`, optional `std`)."""
-    if not isinstance(moments, dict) or moments.get("min") is None:
-        return None
-    low, high = moments["min"], moments.get("max", moments["min"])
-    text = f"{low:,}" if low == high else f"{low:,}–{high:,}"
-    if low != high and moments.get("mean") is not None:
-        text += f", mean {moments['mean']:.1f}"
-        if moments.get("std") is not None:
-            text += f" ± {moments['std']:.1f}"
-    return text
 
 
 def _skipped_entries(info: DatasetInfo) -> list[dict[str, Any]]:

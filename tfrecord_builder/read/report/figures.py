@@ -22,7 +22,8 @@ from PIL import Image
 
 from ...errors import UsageError
 from ...progress import Progress
-from .data import AudioClip, ClassBalance, Histogram, ImageGrid, ObjectsData, ReportData
+from .data import AudioClip, ClassBalance, Histogram, ObjectsData, ReportData
+from .thumbnails import ImageGrid
 from .sample import Annotation
 from .style import INK, MUTED, RULE, class_colour, rgb, split_colours
 

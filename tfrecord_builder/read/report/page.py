@@ -19,7 +19,8 @@ import numpy as np
 
 from ...sizes import size_text
 from ...version import __version__
-from .data import AudioClip, ClassBalance, FeatureData, ObjectsData, ReportData, share
+from .data import AudioClip, ClassBalance, FeatureData, ObjectsData, ReportData
+from .wording import share
 from .figures import Plot, waveform_stem
 from .style import INK, MUTED, RULE, split_colours
 
