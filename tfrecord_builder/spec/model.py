@@ -19,6 +19,7 @@ from ..features import Feature
 from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
+from .reading import reading_of
 from .fields import At, Section, convert, describe, meta, spec_fields
 
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
@@ -515,47 +516,13 @@ class Spec(Section):
 
     def reading(self) -> dict[str, Any]:
         """How the dataset is read, as literals only: what read/tfdata.py's functions follow
-        in `tb.input_fn` and, held as READING, in the generated module.
+        in `tb.input_fn` and, held as READING, in the generated module (spec/reading.py).
 
         >>> reading = tb.load_spec("specs/wine.yaml").reading()
         >>> reading["compression"], reading["label"], reading["features"]["cultivar"]
         (None, 'cultivar', {'sequence': False, 'parse': {'cultivar': ('fixed', 'int64', [])}, 'decode': []})
         """
-        options = self.input
-        reading: dict[str, Any] = {
-            "format": self.format, "compression": self.output.reader_compression, "label": self.label,
-            "batch_size": options.batch_size, "shuffle_buffer": options.shuffle_buffer,
-        }
-        if self.is_sequence:
-            length = self.length_source
-            assert length is not None  # a SequenceExample spec has sequence features
-            reading.update({
-                "length_key": length.record_key, "length_is_ragged": length.is_variable,
-                "max_length": options.max_length, "bucket_boundaries": options.bucket_boundaries,
-                "length_feature": options.length_feature, "mask_feature": options.mask_feature,
-            })
-        else:
-            reading.update({"objects": self._objects_reading(), "detection": self._detection_reading()})
-        reading["features"] = {name: feature.reading(options) for name, feature in self.features.items()}
-        return reading
-
-    def _objects_reading(self) -> dict[str, Any] | None:
-        """`input.objects: padded` as READING holds it: the count's name and the feature it counts."""
-        if self.input.objects == "ragged":
-            return None
-        boxes = [name for name, feature in self.features.items() if feature.holds_boxes]
-        count = self.input.count_feature
-        return {"count_feature": count, "count_of": boxes[0] if count is not None else None}
-
-    def _detection_reading(self) -> dict[str, Any] | None:
-        """`input.detection` as READING holds it: the features of the images, boxes and labels, and the
-        boxes' format (checked by `_check_objects`)."""
-        detection = self.input.detection
-        if detection is None:
-            return None
-        boxes = detection.boxes or next(name for name, feature in self.features.items() if feature.holds_boxes)
-        return {"images": self.features[boxes].image_name, "boxes": boxes, "labels": detection.labels or self.label,
-                "format": detection.bounding_box_format}
+        return reading_of(self)
 
     @property
     def fraction_splits(self) -> bool:
