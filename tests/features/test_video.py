@@ -26,6 +26,7 @@ from tfrecord_builder.errors import DataError, SpecError
 from tfrecord_builder.media.video import natural_key
 
 from conftest import ROOT, batches_as_numpy, import_module, write_spec
+from support.clips import write_clip
 
 PHOTOS = {"astronaut": photos.astronaut(), "coffee": photos.coffee(), "chelsea": photos.chelsea()}
 MOTIONS = ["pan_left", "pan_right", "zoom_in", "zoom_out"]
@@ -48,19 +49,6 @@ def zoom(photo: str, count: int, size: tuple[int, int] = (48, 64)) -> list[np.nd
         left, top = (pixels.width - width) // 2, (pixels.height - height) // 2
         frames.append(np.asarray(pixels.crop((left, top, left + width, top + height)).resize((size[1], size[0]))))
     return frames
-
-
-def write_clip(path: Path, frames: list[np.ndarray], rate: int = 10, codec: str = "mpeg4",
-               options: dict | None = None) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), "w", options=options or {}) as out:
-        stream = out.add_stream(codec, rate=rate)
-        stream.height, stream.width = frames[0].shape[:2]
-        stream.pix_fmt = "yuv420p"
-        for pixels in frames:
-            out.mux(stream.encode(av.VideoFrame.from_ndarray(pixels, format="rgb24")))
-        out.mux(stream.encode())
-    return path
 
 
 def pyav_frames(path: Path) -> list[np.ndarray]:

@@ -21,21 +21,10 @@ from tfrecord_builder.media.images import BadImage, pillow
 from tfrecord_builder.media.video import BadVideo, Clip
 
 from conftest import write_spec
+from support.clips import mp4_bytes
 
 PREFIX = "media"
 pytestmark = [pytest.mark.server, pytest.mark.usefixtures("s3")]  # the server, and the variables that point clients at it
-
-
-def _mp4(frames: list[np.ndarray], rate: int = 10) -> bytes:
-    buffer = io.BytesIO()
-    with av.open(buffer, "w", format="mp4") as out:
-        stream = out.add_stream("mpeg4", rate=rate)
-        stream.height, stream.width = frames[0].shape[:2]
-        stream.pix_fmt = "yuv420p"
-        for pixels in frames:
-            out.mux(stream.encode(av.VideoFrame.from_ndarray(pixels, format="rgb24")))
-        out.mux(stream.encode())
-    return buffer.getvalue()
 
 
 def _wav(samples: np.ndarray, rate: int) -> bytes:
@@ -56,7 +45,7 @@ def _files() -> dict[str, bytes]:
     coffee, cat = photos.coffee(), photos.chelsea()
     pan = [coffee[100:148, 8 * i:8 * i + 64].copy() for i in range(6)]
     rng = np.random.default_rng(7)
-    found = {"clips/pan.mp4": _mp4(pan)}
+    found = {"clips/pan.mp4": mp4_bytes(pan)}
     found.update({f"clips/frames/frame_{i}.png": _encoded(cat[50 + 4 * i:98 + 4 * i, 100:164], "PNG")
                   for i in range(1, 11)})  # frame_2 comes before frame_10
     for row in range(2):

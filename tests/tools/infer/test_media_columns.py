@@ -16,6 +16,8 @@ from PIL import Image
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError
 
+from support.clips import write_clip
+
 from .helpers import comment, infer_validate_build
 
 skimage_data = pytest.importorskip("skimage.data")
@@ -77,17 +79,6 @@ def test_a_mask_of_another_size_than_its_image_is_one_line(tmp_path):
 
 
 # ---- video -------------------------------------------------------------------------------------------
-def write_clip(path: Path, frames: list[np.ndarray], rate: int) -> None:
-    av = pytest.importorskip("av")
-    with av.open(str(path), "w") as out:
-        stream = out.add_stream("mpeg4", rate=rate)
-        stream.height, stream.width = frames[0].shape[:2]
-        stream.pix_fmt = "yuv420p"
-        for pixels in frames:
-            out.mux(stream.encode(av.VideoFrame.from_ndarray(pixels, format="rgb24")))
-        out.mux(stream.encode())
-
-
 def decoded(path: Path) -> list[np.ndarray]:
     av = pytest.importorskip("av")
     with av.open(str(path)) as container:
