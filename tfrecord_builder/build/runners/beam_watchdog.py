@@ -53,12 +53,22 @@ def watched_workers(job: Callable[[], None]) -> None:
         if died:  # the job's thread waits on for the dead worker: stop the others, so the process can end
             _stop_workers()
     finally:
-        threading.excepthook = previous
+        threading.excepthook = _without_channel_errors(previous) if died else previous
     if died:
         raise TFRecordBuilderError(f"a Beam worker process {_how_it_ended(died[0])} while the job ran; the "
                                    "DirectRunner doesn't retry: build again with --resume to keep the shards it finished")
     if failed:
         raise failed[0]
+
+
+def _without_channel_errors(hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`hook`, but silent on the gRPC errors Beam's data-channel threads raise once the job they
+    served is abandoned: after a worker's death the job fails in one line, and those threads, which
+    Beam leaves running, would print a traceback after it, whenever the dead channels time out."""
+    def reported(args: Any) -> None:
+        if not type(args.exc_value).__module__.startswith("grpc"):
+            hook(args)
+    return reported
 
 
 def _how_it_ended(reported: str) -> str:
