@@ -61,11 +61,14 @@ def watched_workers(job: Callable[[], None]) -> None:
         raise failed[0]
 
 
-def _without_channel_errors(hook: Callable[[Any], None]) -> Callable[[Any], None]:
+Hook = Callable[[threading.ExceptHookArgs], Any]  # threading.excepthook's type
+
+
+def _without_channel_errors(hook: Hook) -> Hook:
     """`hook`, but silent on the gRPC errors Beam's data-channel threads raise once the job they
     served is abandoned: after a worker's death the job fails in one line, and those threads, which
     Beam leaves running, would print a traceback after it, whenever the dead channels time out."""
-    def reported(args: Any) -> None:
+    def reported(args: threading.ExceptHookArgs) -> None:
         if not type(args.exc_value).__module__.startswith("grpc"):
             hook(args)
     return reported
