@@ -33,6 +33,7 @@ BUILTIN = {
     "yolo": "tfrecord_builder.builders.yolo:YoloBuilder",
     "labelme": "tfrecord_builder.builders.labelme:LabelmeBuilder",
     "segmentation": "tfrecord_builder.builders.segmentation:SegmentationBuilder",
+    "conll": "tfrecord_builder.builders.conll:ConllBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

@@ -173,9 +173,11 @@ class Builder:
     # `source:` keys besides `path` it reads (`images`, `names_file`: a spec giving one to another
     # builder is refused, naming those that read it), whether `path` is a folder (else a file),
     # and whether the source may define class names itself (`class_names`: where it never does, a
-    # class_label needs its names in the spec). A custom builder takes `options:` instead.
+    # class_label needs its names in the spec), and whether `path` may be a glob pattern of files
+    # (`ud/*.conllu`). A custom builder takes `options:` instead.
     SOURCE_KEYS: ClassVar[frozenset[str]] = frozenset()
     READS_FOLDER: ClassVar[bool] = False
+    READS_PATTERN: ClassVar[bool] = False
     DEFINES_CLASSES: ClassVar[bool] = True
 
     @classmethod

@@ -61,6 +61,11 @@ class SourceSpec(Section):
                               "folder's `JPEGImages` or `images` sibling)", None)
     names_file: str | None = meta("yolo: the class names, classes.txt (one a line) or data.yaml (`names`); "
                                   "voc, labelme: one a line instead of the sorted names found", None)
+    columns: list[str] | None = meta("conll: the names of a file's columns, in order (CoNLL-2003: required, e.g. "
+                                     "[word, pos, chunk, ner]; CoNLL-U: default id, form, lemma, upos, xpos, feats, "
+                                     "head, deprel, deps, misc)", None)
+    format: Literal["conll2003", "conllu"] | None = meta("conll: the files' format (default: conllu for a .conllu "
+                                                          "file, else conll2003)", None)
     options: dict[str, Any] = meta("options passed to a custom builder", {})
 
     def check(self, at: At) -> None:
@@ -68,12 +73,15 @@ class SourceSpec(Section):
         if problem:
             raise (at / "builder").error(problem)
         _check_place(self.path, at / "path")
-        for key in ("images", "names_file"):  # read by some built-in builders, each saying which (SOURCE_KEYS)
+        # read by some built-in builders, each saying which (SOURCE_KEYS)
+        for key in ("images", "names_file", "columns", "format"):
             if getattr(self, key) is not None and key not in source_keys(self.builder):
                 names = sorted(name for name in BUILTIN if key in source_keys(name))
-                raise (at / key).error(f"`{key}` is read by the {', '.join(names[:-1])} and {names[-1]} builders, "
-                                       f"not by {self.builder}")
-            _check_place(getattr(self, key), at / key)
+                readers = f"the {', '.join(names[:-1])} and {names[-1]} builders" if len(names) > 1 else \
+                    f"the {names[0]} builder"
+                raise (at / key).error(f"`{key}` is read by {readers}, not by {self.builder}")
+            if key in ("images", "names_file"):
+                _check_place(getattr(self, key), at / key)
         try:
             codecs.lookup(self.encoding)
         except LookupError:
