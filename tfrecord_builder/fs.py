@@ -8,6 +8,7 @@ written last, is the commit: a folder without it is no dataset (every reader ref
 from __future__ import annotations
 
 import functools
+import glob
 import io
 import logging
 import os
@@ -152,6 +153,15 @@ def exists(path: str) -> bool:
         return os.path.exists(path)
     fs, inner = _fs(path)
     return fs.exists(inner)
+
+
+def pattern_files(path: str) -> list[str] | None:
+    """The files a glob pattern (`ud/**/*.conllu`, `**` any folders deep) matches, sorted; None
+    where `path` is no pattern (it names one file) or is a URL (a store's objects are named, not
+    matched)."""
+    if is_url(path) or not glob.has_magic(path):
+        return None
+    return sorted(match for match in glob.glob(path, recursive=True) if os.path.isfile(match))
 
 
 @_in_store

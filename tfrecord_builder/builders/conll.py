@@ -20,7 +20,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError
@@ -51,7 +51,7 @@ class ConllBuilder(Builder):
     SOURCE_KEYS = frozenset({"columns", "format"})
     READS_PATTERN = True
     DEFINES_CLASSES = False  # a class_label of tags lists its names
-    OPTIONS: dict[str, str] = {}
+    OPTIONS: ClassVar[dict[str, str] | None] = {}  # (it takes none)
 
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)
@@ -73,11 +73,11 @@ class ConllBuilder(Builder):
         (a single file: its name), the same on every machine."""
         if self.path is None:
             raise DataError("ConllBuilder: the source needs a `path`")
-        if fs.is_url(self.path) or not glob.has_magic(self.path):
+        found = fs.pattern_files(self.path)
+        if found is None:
             return [(self.path, fs.basename(self.path))]
         fixed = self.path.replace(os.sep, "/").split("/")
         base = "/".join(fixed[: next(index for index, part in enumerate(fixed) if glob.has_magic(part))]) or "."
-        found = sorted(match for match in glob.glob(self.path, recursive=True) if os.path.isfile(match))
         if not found:
             raise DataError(f"{self.path}: the pattern matches no file")
         return [(match, os.path.relpath(match, base).replace(os.sep, "/")) for match in found]
@@ -246,7 +246,7 @@ def windows(path: str, label: str, layout: Layout) -> list[ConllPart] | None:
     the cuts reads the file once."""
     task = task_bytes()
     try:
-        if fs.is_url(path) or fs.size(path) <= task or compression(path) is not None:
+        if fs.size(path) <= task or compression(path) is not None:
             return None
         parts: list[ConllPart] = []
         with fs.open_file(path) as file:

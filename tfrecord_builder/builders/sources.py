@@ -6,7 +6,6 @@ so none of them needs the others.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import os
 
 from .. import fs
@@ -31,8 +30,9 @@ def check_sources(spec: Spec) -> None:
         if path is None:
             raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
         resolved = spec.resolve(path)
-        if cls.READS_PATTERN and not fs.is_url(resolved) and glob.has_magic(resolved):
-            if not any(os.path.isfile(match) for match in glob.iglob(resolved, recursive=True)):
+        matches = fs.pattern_files(resolved) if getattr(cls, "READS_PATTERN", False) else None
+        if matches is not None:
+            if not matches:
                 raise spec.error(key_path, f"{resolved}: the pattern matches no file")
             continue
         if not fs.exists(resolved):
