@@ -1,21 +1,20 @@
 """`builder: conll`: CoNLL-2003 and CoNLL-U files, one record per sentence.
 
-The data are an excerpt of CoNLL-2003's English files (two documents, `-DOCSTART-` lines) and a
-CoNLL-U excerpt in the layout of UD English EWT (comments, a multiword token, an empty node,
-features, enhanced dependencies). No CoNLL corpus ships in a package this machine can install
-(nltk's and spaCy's corpora are downloads, the `conllu` package's tests hold strings), so they
-are written here; every value read back is compared with an independent reading: the `conllu`
-package's parser for CoNLL-U, and a plain split of the text for CoNLL-2003.
+The data are tests/support/conll.py's excerpts; every value read back is compared with an
+independent reading: the `conllu` package's parser for CoNLL-U, and a plain split of the text
+for CoNLL-2003.
 """
 from __future__ import annotations
 
 import gzip
 import shutil
+import tracemalloc
 
-import conllu
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.builders.base import parsed_batch
+from tfrecord_builder.builders import conll
 from tfrecord_builder.builders.conll import ConllBuilder, count_sentences, sentence_runs
 from tfrecord_builder.builders.conll_format import Layout, sentences
 from tfrecord_builder.errors import DataError, SpecError
@@ -23,129 +22,8 @@ from tfrecord_builder.features.notices import Notices
 from tfrecord_builder.spec.load import load_spec
 
 from conftest import write_spec
+from support.conll import CONLL2003, CONLLU, CONLLU_FIELDS, NER, conll2003_sentences, conllu_reference
 from support.reading import files_of
-
-CONLL2003 = """\
--DOCSTART- -X- -X- O
-
-EU NNP B-NP B-ORG
-rejects VBZ B-VP O
-German JJ B-NP B-MISC
-call NN I-NP O
-to TO B-VP O
-boycott VB I-VP O
-British JJ B-NP B-MISC
-lamb NN I-NP O
-. . O O
-
-Peter NNP B-NP B-PER
-Blackburn NNP I-NP I-PER
-
-BRUSSELS NNP B-NP B-LOC
-1996-08-22 CD I-NP O
-
-The DT B-NP O
-European NNP I-NP B-ORG
-Commission NNP I-NP I-ORG
-said VBD B-VP O
-on IN B-PP O
-Thursday NNP B-NP O
-it PRP B-NP O
-disagreed VBD B-VP O
-with IN B-PP O
-German JJ B-NP B-MISC
-advice NN I-NP O
-to TO B-PP O
-consumers NNS B-NP O
-to TO B-VP O
-shun VB I-VP O
-British JJ B-NP B-MISC
-lamb NN I-NP O
-. . O O
-
--DOCSTART- -X- -X- O
-
-SOCCER NN B-NP O
-- : O O
-JAPAN NNP B-NP B-LOC
-GET VB B-VP O
-LUCKY NNP B-NP O
-WIN NNP I-NP O
-, , O O
-CHINA NNP B-NP B-PER
-IN IN B-PP O
-SURPRISE DT B-NP O
-DEFEAT NN I-NP O
-. . O O
-
-Nadim NNP B-NP B-PER
-Ladki NNP I-NP I-PER
-
-"""
-NER = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
-
-CONLLU = """\
-# newdoc id = weblog-blogspot.com_nominations_20041117172713_ENG_20041117_172713
-# sent_id = weblog-blogspot.com_nominations_20041117172713_ENG_20041117_172713-0001
-# newpar id = weblog-blogspot.com_nominations_20041117172713_ENG_20041117_172713-p0001
-# text = From the AP comes this story :
-1\tFrom\tfrom\tADP\tIN\t_\t3\tcase\t3:case\t_
-2\tthe\tthe\tDET\tDT\tDefinite=Def|PronType=Art\t3\tdet\t3:det\t_
-3\tAP\tAP\tPROPN\tNNP\tNumber=Sing\t4\tobl\t4:obl:from\t_
-4\tcomes\tcome\tVERB\tVBZ\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t0\troot\t0:root\t_
-5\tthis\tthis\tDET\tDT\tNumber=Sing|PronType=Dem\t6\tdet\t6:det\t_
-6\tstory\tstory\tNOUN\tNN\tNumber=Sing\t4\tnsubj\t4:nsubj\t_
-7\t:\t:\tPUNCT\t:\t_\t4\tpunct\t4:punct\t_
-
-# sent_id = weblog-blogspot.com_nominations_20041117172713_ENG_20041117_172713-0002
-# text = I cannot go, but you can.
-1\tI\tI\tPRON\tPRP\tCase=Nom|Number=Sing|Person=1|PronType=Prs\t4\tnsubj\t4:nsubj\t_
-2-3\tcannot\t_\t_\t_\t_\t_\t_\t_\t_
-2\tcan\tcan\tAUX\tMD\tVerbForm=Fin\t4\taux\t4:aux\t_
-3\tnot\tnot\tPART\tRB\t_\t4\tadvmod\t4:advmod\t_
-4\tgo\tgo\tVERB\tVB\tVerbForm=Inf\t0\troot\t0:root\tSpaceAfter=No
-5\t,\t,\tPUNCT\t,\t_\t8\tpunct\t8:punct\t_
-6\tbut\tbut\tCCONJ\tCC\t_\t8\tcc\t8:cc\t_
-7\tyou\tyou\tPRON\tPRP\tCase=Nom|Person=2|PronType=Prs\t8\tnsubj\t8:nsubj|8.1:nsubj\t_
-8\tcan\tcan\tAUX\tMD\tVerbForm=Fin\t4\tconj\t4:conj:but\tSpaceAfter=No
-8.1\tgo\tgo\tVERB\tVB\tVerbForm=Inf\t_\t_\t4:conj:but\tCopyOf=4
-9\t.\t.\tPUNCT\t.\t_\t4\tpunct\t4:punct\t_
-
-# sent_id = reviews-091704-0003
-# text = Café au lait in Zürich – très bon!
-1\tCafé\tcafé\tNOUN\tNN\tNumber=Sing\t0\troot\t0:root\t_
-2\tau\tau\tX\tFW\tForeign=Yes\t3\tgoeswith\t3:goeswith\t_
-3\tlait\tlait\tX\tFW\tForeign=Yes\t1\tcompound\t1:compound\t_
-4\tin\tin\tADP\tIN\t_\t5\tcase\t5:case\t_
-5\tZürich\tZürich\tPROPN\tNNP\tNumber=Sing\t1\tnmod\t1:nmod:in\t_
-6\t–\t–\tPUNCT\t:\t_\t1\tpunct\t1:punct\t_
-7\ttrès\ttrès\tX\tFW\tForeign=Yes\t8\tadvmod\t8:advmod\t_
-8\tbon\tbon\tX\tFW\tForeign=Yes\t1\tappos\t1:appos\tSpaceAfter=No
-9\t!\t!\tPUNCT\t.\t_\t1\tpunct\t1:punct\t_
-
-"""
-CONLLU_FIELDS = ["id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc"]
-
-
-def conll2003_sentences(text: str) -> list[list[list[str]]]:
-    """CoNLL-2003 read the plain way: blank-line separated blocks of token lines, each a list
-    of its columns, without the `-DOCSTART-` lines."""
-    blocks = [[line.split() for line in block.splitlines() if not line.startswith("-DOCSTART-")]
-              for block in text.split("\n\n")]
-    return [block for block in blocks if block]
-
-
-def conllu_reference(text: str) -> list[dict]:
-    """Each sentence as the `conllu` package parses it: the words only (integer IDs), every
-    column as written (its own parsers for FEATS, DEPS and MISC turned off), HEAD an integer."""
-    raw = {name: (lambda line, index: line[index]) for name in ("feats", "deps", "misc")}
-    parsed = conllu.parse(text, field_parsers=raw)
-    found = []
-    for sentence in parsed:
-        words = [token for token in sentence if isinstance(token["id"], int)]
-        record = {name: [word[name] for word in words] for name in CONLLU_FIELDS}
-        found.append({**record, "sent_id": sentence.metadata["sent_id"], "text": sentence.metadata["text"]})
-    return found
 
 
 def ner_spec(path: str = "eng.train", **source) -> dict:
@@ -353,3 +231,28 @@ def test_the_spec_errors(tmp_path):
     spec = ud_spec("ud/*.conllu")
     with pytest.raises(SpecError, match=r"ud/\*\.conllu: the pattern matches no file"):
         tb.build(write_spec(tmp_path, spec), output=tmp_path / "out")
+
+
+def _peak_bytes_reading(tmp_path, copies: int) -> int:
+    """The most memory Python held while every sentence of a file of `copies` excerpts was cut
+    into batches and parsed, as a build does (traced allocations)."""
+    folder = tmp_path / str(copies)
+    spec = load_spec(write_spec(folder, ner_spec(), {"eng.train": CONLL2003 * copies}))
+    builder = ConllBuilder(spec, str(folder / "eng.train"))
+    tracemalloc.start()
+    try:
+        count = sum(len(parsed_batch(batch, Notices())) for part in builder.tasks(None)
+                    for batch in builder.encoding_batches(None, ["word", "ner"], 256, part))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 6 * copies
+    return peak
+
+
+def test_memory_stays_flat_in_the_file_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(conll, "READ_BYTES", 64 * 1024)  # blocks smaller than both files, as in a large build
+    small = _peak_bytes_reading(tmp_path, 300)  # 240 KB
+    large = _peak_bytes_reading(tmp_path, 3000)  # 2.4 MB
+    assert large < 1.5 * small + 512 * 1024
+    assert large < len(CONLL2003) * 3000 / 2

@@ -9,6 +9,7 @@ package uses stays beside its tests (tests/tools/infer/helpers.py, tests/read/re
 - annotated_photos.py: scikit-image's photos with boxes, written as COCO, VOC and YOLO
 - cli.py: the real CLI in a subprocess, and its one-line errors checked
 - clips.py: video clips written with PyAV, to a file or as an MP4's bytes
+- conll.py: CoNLL-2003 and CoNLL-U excerpts, and their independent readings (conllu's parser)
 - coco_masks.py: a COCO dataset with instance masks and 80 sparse categories
 - engines.py: the same build on the local runner and on Beam or Spark, compared byte for byte
 - object_detection_api.py: docs/detection.md's spec for the Object Detection API, and its photos

@@ -1,6 +1,7 @@
 """`infer`: a commented spec from raw data, which validates and builds as it is written.
 
     sources.py      reads a sample of a table (CSV, JSONL, Parquet) or lists a folder's images
+    conll.py        recognises CoNLL files (CoNLL-2003 columns, CoNLL-U): a record per sentence
     layouts.py      recognises annotated images as tools export them: COCO, Pascal VOC, labelme,
                     segmentation masks (yolo_layouts.py: YOLO, darknet), in split folders too (parts.py)
     annotations.py  the plan of annotated images with boxes: boxes, classes, per-object fields
@@ -35,6 +36,7 @@ from ...spec.yaml_source import load_yaml
 from ...write.info import write_file
 from .annotations import annotation_plan
 from .box_tables import box_table_plan
+from .conll import conll_plan
 from .folders import folder_plan
 from .layouts import recognise
 from .masks import segmentation_plan
@@ -126,6 +128,9 @@ def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool 
             raise UsageError(f"{data}: a folder of images has no rows to group; --group-by, --order-by and "
                              "--sequence read tables")
         return folder_plan(data)
+    conll = conll_plan(data) if group_by is None and not sequence else None
+    if conll is not None:
+        return conll
     kind = table_kind(data)
     if sequence and (group_by is not None or kind != "jsonl"):
         raise UsageError(f"{data}: --sequence reads a JSONL file's list fields as steps; a long table takes "

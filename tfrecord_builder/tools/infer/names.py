@@ -16,7 +16,7 @@ from typing import Iterable
 from ...builders.opened import plain_name
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_EXTENSIONS = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+_EXTENSIONS = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq", ".conll", ".conllu")
 
 
 def identifier(text: str, fallback: str = "column") -> str:
