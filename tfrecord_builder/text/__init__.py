@@ -17,7 +17,8 @@ Built on Hugging Face `tokenizers` and Google's `sentencepiece` (the `text` extr
 from .bert import words
 from .errors import BadText, BadTokenizer
 from .inputs import Inputs, Template, Window, pair_lengths, window
+from .learn import LEARNED_KINDS, Learned, learn
 from .tokenizer import Special, Specials, Tokenizer, WordPieces, load
 
-__all__ = ["BadText", "BadTokenizer", "Inputs", "Special", "Specials", "Template", "Tokenizer", "Window",
-           "WordPieces", "load", "pair_lengths", "window", "words"]
+__all__ = ["LEARNED_KINDS", "BadText", "BadTokenizer", "Inputs", "Learned", "Special", "Specials", "Template", "Tokenizer", "Window",
+           "WordPieces", "learn", "load", "pair_lengths", "window", "words"]
