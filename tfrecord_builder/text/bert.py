@@ -13,10 +13,11 @@ The rules, in the original's order:
 4. split on whitespace and around every punctuation character (ASCII's symbols, and Unicode's P
    categories): "don't." -> don ' t .
 
-Hugging Face's own `BertNormalizer(clean_text=True)` differs from the original in one place: it
-also drops unassigned (Cn) and private-use (Co) characters, which the original keeps (and
-WordPiece then maps to the unknown token). Step 1 is therefore written out as two regular
-expressions, and step 3 as the original orders it (lower-case first, then strip accents);
+Hugging Face's own `BertNormalizer` differs from the original in four places: its clean-up also
+drops unassigned (Cn) and private-use (Co) characters, which the original keeps (and WordPiece
+then maps to the unknown token); its accent stripping also drops spacing marks (Mc: Devanagari's
+vowel signs); it strips accents before lower-casing; and its lower-casing has no final sigma.
+Steps 1 and 3 are therefore written out as regular expressions in the original's order;
 tests/text/test_wordpiece.py compares every id with the original code's.
 
 `words(text)` is this pre-tokenization alone: the words a learned vocabulary is counted over
@@ -30,6 +31,9 @@ from tokenizers import Regex, normalizers, pre_tokenizers
 # original's _clean_text drops (`[... && [^...]]` is Oniguruma's class intersection)
 _DROPPED = Regex(r"[\x00\x{FFFD}[\p{Cc}\p{Cf}&&[^\t\n\r]]]")
 _SPACES = Regex(r"[\t\n\r\p{Zs}]")
+# the original's accents: the non-spacing marks (Mn) after NFD; Hugging Face's StripAccents drops
+# the spacing marks (Mc: the vowel signs of Devanagari, Bengali, Tamil, ...) too
+_MARKS = Regex(r"\p{Mn}")
 # Python's str.lower, which the original calls, makes a capital sigma at the end of a word the final
 # form (Unicode's Final_Sigma rule); Rust's per-character lower-casing doesn't
 _FINAL_SIGMA = Regex(r"(?<=\p{Cased}\p{Case_Ignorable}*)\x{03A3}(?!\p{Case_Ignorable}*\p{Cased})")
@@ -41,7 +45,7 @@ def normalizer(lowercase: bool) -> normalizers.Normalizer:
              normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True, strip_accents=False,
                                         lowercase=False)]
     if lowercase:
-        steps += [normalizers.Replace(_FINAL_SIGMA, "\u03c2"), normalizers.Lowercase(), normalizers.NFD(), normalizers.StripAccents()]
+        steps += [normalizers.Replace(_FINAL_SIGMA, "\u03c2"), normalizers.Lowercase(), normalizers.NFD(), normalizers.Replace(_MARKS, "")]
     return normalizers.Sequence(steps)
 
 
