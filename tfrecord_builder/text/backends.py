@@ -69,8 +69,8 @@ def wordpiece(data: bytes, name: str, lowercase: bool) -> tokenizers.Tokenizer:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise BadTokenizer(f"{name}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
+        number = data[:error.start].count(b"\n") + 1
+        raise BadTokenizer(f"{name}, line {number}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
                            "expected a vocabulary of one token a line") from None
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
@@ -138,8 +138,8 @@ def hf_specials(model: tokenizers.Tokenizer, described: dict[str, Any], template
     first = template.before[0][0] if template.before else None
     last = template.after[-1][0] if template.after else None
     return Specials(pad=pad, unk=unk, mask=named(MASK_NAMES),
-                    cls=None if first is None else Special(model.id_to_token(first), first),
-                    sep=None if last is None else Special(model.id_to_token(last), last))
+                    cls=None if first is None else Special(model.id_to_token(first) or "", first),
+                    sep=None if last is None else Special(model.id_to_token(last) or "", last))
 
 
 def hf_template(model: tokenizers.Tokenizer) -> Template:

@@ -184,7 +184,7 @@ def _texts(texts: Sequence[str | bytes]) -> list[str]:
     """The batch as str, bytes read as UTF-8, or BadText naming the first that isn't text."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("expected a sequence of texts, received one text: wrap it in a list")
-    batch = list(texts)
+    batch: list[Any] = list(texts)
     for index, text in enumerate(batch):
         if isinstance(text, str):
             continue
