@@ -12,6 +12,10 @@ BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
 TFM_VENV := .venv-tfm
 TFM_STAMP := $(TFM_VENV)/.installed-stamp
 TFM ?= tf-models-official==2.20.0
+# KerasHub beside Model Garden's tensorflow-text: tests/text compare our token ids with its WordPiece and
+# SentencePiece tokenizers as they run with tensorflow-text. Without its deps, as in .venv: its pin of
+# kagglesdk (0.1.28) would downgrade the one Model Garden's kaggle needs (>= 0.1.38)
+TFM_KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1'
 # Datumaro in an environment of its own: tests/read/test_datumaro.py imports our detection records
 # there with its tf_detection_api importer, which needs TensorFlow (Datumaro doesn't declare it);
 # Datumaro pins NumPy, pandas and pyarrow ranges of its own. About 70 s on a fresh machine
@@ -51,6 +55,8 @@ $(BEAM_STAMP): setup.cfg pyproject.toml
 $(TFM_STAMP): Makefile
 	test -x $(TFM_VENV)/bin/python || $(PYTHON) -m venv $(TFM_VENV)
 	$(TFM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(TFM)
+	$(TFM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps $(KERAS_HUB)
+	$(TFM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(TFM_KERAS_HUB_DEPS)
 	touch $(TFM_STAMP)
 
 $(DATUMARO_STAMP): Makefile
