@@ -22,7 +22,7 @@ from tfrecord_builder.features.notices import Notices
 from tfrecord_builder.spec.load import load_spec
 
 from conftest import write_spec
-from support.conll import CONLL2003, CONLLU, CONLLU_FIELDS, NER, conll2003_sentences, conllu_reference
+from support.conll import CONLL2003, CONLLU, CONLLU_FIELDS, NER, conll2003_sentences, conllu_reference, without_syntax
 from support.reading import files_of
 
 
@@ -189,7 +189,25 @@ def test_an_id_that_does_not_follow(tmp_path):
     text = CONLLU.replace("4\tcomes\tcome\tVERB\tVBZ\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t0",
                           "4\tcomes\tcome\tVERB\tVBZ\tMood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin\t_")
     assert _error(tmp_path, ud_spec("x.conllu"), {"x.conllu": text}) == (
-        "x.conllu, line 8: head '_': expected the ID of the word's head (0 for the root)")
+        "x.conllu, line 8: head '_': expected the ID of the word's head (0 for the root), or `_` for every word of "
+        "a sentence without syntax")
+
+
+def test_a_conllu_file_without_syntax_reads_its_words_and_tags_and_refuses_a_head_feature(tmp_path):
+    """Tagged-only CoNLL-U (every HEAD `_`, as POS and NER tools write it) is read: its words and
+    tags as any file's; an int64 `head` feature of it is refused, never filled in."""
+    text = without_syntax(CONLLU)
+    spec = ud_spec("x.conllu")
+    del spec["features"]["head"]
+    info = tb.build(write_spec(tmp_path, spec, {"x.conllu": text}), output=tmp_path / "out", workers=1)
+    records = list(tb.read(info.path, "train"))
+    expected = conllu_reference(CONLLU)
+    assert [_text(record["form"]) for record in records] == [sentence["form"] for sentence in expected]
+    assert [_text(record["upos"]) for record in records] == [sentence["upos"] for sentence in expected]
+    assert [_text(record["deprel"]) for record in records] == [["_"] * len(sentence["form"]) for sentence in expected]
+    message = _error(tmp_path / "with_head", ud_spec("x.conllu"), {"x.conllu": text})
+    assert message == ('x.conllu, line 1: feature `head`: element 0: expected an integer in [-9223372036854775808, '
+                       '9223372036854775807] (int64), received "_"')
 
 
 def test_a_file_that_is_not_utf8_and_an_empty_file(tmp_path):

@@ -133,3 +133,14 @@ def conllu_reference(text: str) -> list[dict]:
         record = {name: [word[name] for word in words] for name in CONLLU_FIELDS}
         found.append({**record, "sent_id": sentence.metadata["sent_id"], "text": sentence.metadata["text"]})
     return found
+
+
+def without_syntax(text: str) -> str:
+    """CoNLL-U as taggers write it: every word's HEAD, DEPREL and DEPS `_`."""
+    lines = []
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 10 and fields[0].isdigit():
+            fields[6] = fields[7] = fields[8] = "_"
+        lines.append("\t".join(fields))
+    return "\n".join(lines) + "\n"

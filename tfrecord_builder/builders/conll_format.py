@@ -156,6 +156,7 @@ def _conll2003(lines: list[str], name: str, start: int, columns: tuple[str, ...]
 def _conllu(lines: list[str], name: str, start: int, columns: tuple[str, ...], notices: Notices) -> dict[str, Any]:
     values: list[list[Any]] = [[] for _ in columns]
     comments: dict[str, str | None] = dict.fromkeys(CONLLU_COMMENTS)
+    without_heads: bool | None = None
     for offset, line in enumerate(lines):
         where = f"{name}, line {start + offset}"
         if line.startswith("#"):
@@ -178,11 +179,14 @@ def _conllu(lines: list[str], name: str, start: int, columns: tuple[str, ...], n
         if not _WORD_ID.fullmatch(word) or int(word) != expected:
             raise DataError(f"{where}: {columns[0]} {word!r}: expected {expected} (a sentence's words are "
                             "numbered 1, 2, 3, ...; 3-4 a multiword token, 5.1 an empty node)")
-        if not _HEAD.fullmatch(fields[6]):
+        unheaded = fields[6] == "_"  # a sentence without syntax (tags only) leaves every head out
+        if (not unheaded and not _HEAD.fullmatch(fields[6])) or (values[0] and unheaded != without_heads):
             raise DataError(f"{where}: {columns[6]} {fields[6]!r}: expected the ID of the word's head "
-                            "(0 for the root)")
+                            "(0 for the root), or `_` for every word of a sentence without syntax")
+        without_heads = unheaded
         fields_read: list[Any] = list(fields)
-        fields_read[0], fields_read[6] = int(word), int(fields[6])
+        # `_` stays as written: an int64 `head` feature refuses it, naming the sentence
+        fields_read[0], fields_read[6] = int(word), "_" if unheaded else int(fields[6])
         for column, field in zip(values, fields_read):
             column.append(field)
     return {**dict(zip(columns, values)), **comments}

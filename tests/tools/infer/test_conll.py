@@ -9,7 +9,7 @@ import yaml
 from tfrecord_builder.errors import UsageError
 from tfrecord_builder.tools.infer import infer
 
-from support.conll import CONLL2003, CONLLU, conll2003_sentences, conllu_reference
+from support.conll import CONLL2003, CONLLU, conll2003_sentences, conllu_reference, without_syntax
 from .helpers import all_records, comment, infer_validate_build
 
 
@@ -54,6 +54,16 @@ def test_a_conllu_file_becomes_its_words_tags_and_heads(tmp_path):
         assert [upos[index] for index in record["upos"]] == sentence["upos"]
         assert record["head"].tolist() == sentence["head"]
         assert record["text"].decode() == sentence["text"]
+
+
+def test_a_conllu_file_without_syntax_becomes_its_words_and_tags(tmp_path):
+    (tmp_path / "tagged.conllu").write_text(without_syntax(CONLLU), encoding="utf-8")
+    _, spec, records = infer_validate_build(tmp_path, "tagged.conllu")
+    assert list(spec["features"]) == ["words", "lemma", "upos", "xpos", "sent_id", "text"]
+    upos = spec["features"]["upos"]["names"]
+    built = {record["sent_id"].decode(): record for record in all_records(records)}
+    for sentence in conllu_reference(CONLLU):
+        assert [upos[index] for index in built[sentence["sent_id"]]["upos"]] == sentence["upos"]
 
 
 def test_conllu_in_a_txt_file_says_its_format(tmp_path):

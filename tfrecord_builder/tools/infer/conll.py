@@ -138,9 +138,10 @@ def _plan(path: str, layout: Layout, values: dict[str, list[Any]], found: dict[s
         plan.features.append(Declaration("lemma", {"dtype": "string", "shape": [None]}, [], "lemma"))
         for column in ("upos", "xpos"):
             plan.features.append(_tags(column, values[column], sample))
-        plan.features.append(Declaration("head", {"dtype": "int64", "shape": [None]},
-                                         ["each word's head: its ID, 0 for the root"], "head"))
-        plan.features.append(_tags("deprel", values["deprel"], sample))
+        if all(isinstance(head, int) for head in values["head"]):  # else tags only: no syntax to keep
+            plan.features.append(Declaration("head", {"dtype": "int64", "shape": [None]},
+                                             ["each word's head: its ID, 0 for the root"], "head"))
+            plan.features.append(_tags("deprel", values["deprel"], sample))
         for key in ("sent_id", "text"):
             if found["with"][key] == found["sentences"]:
                 plan.features.append(Declaration(key, {"dtype": "string"}, [f"the `# {key} = ...` comment"], key))
