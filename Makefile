@@ -14,8 +14,9 @@ TFM_STAMP := $(TFM_VENV)/.installed-stamp
 TFM ?= tf-models-official==2.20.0
 # KerasHub beside Model Garden's tensorflow-text: tests/text compare our token ids with its WordPiece and
 # SentencePiece tokenizers as they run with tensorflow-text. Without its deps, as in .venv: its pin of
-# kagglesdk (0.1.28) would downgrade the one Model Garden's kaggle needs (>= 0.1.38)
-TFM_KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1'
+# kagglesdk (0.1.28) would downgrade the one Model Garden's kaggle needs (>= 0.1.38). keras_hub imports
+# tokenizers, which Model Garden doesn't bring
+TFM_KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' tokenizers==0.23.3
 # Datumaro in an environment of its own: tests/read/test_datumaro.py imports our detection records
 # there with its tf_detection_api importer, which needs TensorFlow (Datumaro doesn't declare it);
 # Datumaro pins NumPy, pandas and pyarrow ranges of its own. About 70 s on a fresh machine

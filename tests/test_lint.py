@@ -47,3 +47,13 @@ def test_no_test_module_imports_another_or_edits_sys_path():
                 found.append(f"{name}:{node.lineno}: edits sys.path")
     assert not found, "move what is shared into tests/support/:\n" + "\n".join(found)
 
+
+def test_test_modules_outside_packages_have_names_of_their_own():
+    """pytest imports a test module of a folder without `__init__.py` by its file name alone, so
+    two such files of one name can't run in one process: the second is an "import file mismatch"
+    error, or, in a run of other files, passes unnoticed until they meet."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if not (path.parent / "__init__.py").exists():
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
