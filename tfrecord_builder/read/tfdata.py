@@ -26,7 +26,7 @@ import tensorflow as tf
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
                 "stacked_boxes", "padded_boxes", "padded_audio", "length_mask", "step_images",
-                "stacked_points", "point_rows", "padded_points")
+                "stacked_points", "point_rows", "padded_points", "padded_ids")
 
 
 def parse_spec(kind, dtype, shape):
@@ -336,6 +336,12 @@ def resized_masks(encoded, shapes, size):
 def scaled_images(images):
     """uint8 (or uint16) pixels as float32 in [0, 1]: divided by 255 (or 65535)."""
     return tf.cast(images, tf.float32) / float(images.dtype.max)
+
+
+def padded_ids(values, pad):
+    """A VarLenFeature's sparse batch of token ids as a dense [batch, longest] one, padded with the
+    tokenizer's `pad` id: the token ids of a `text` feature."""
+    return tf.sparse.to_dense(values, default_value=tf.cast(pad, values.dtype))
 
 
 def padded_audio(encoded, lengths, encoding, channels, dtype):
