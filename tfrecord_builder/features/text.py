@@ -190,6 +190,10 @@ class TextFeature(Feature):
         """Per step: one id a step."""
 
     @property
+    def holds_text(self) -> bool:
+        return not self.sequence
+
+    @property
     def is_pair(self) -> bool:
         return isinstance(self.source, list)
 
@@ -378,7 +382,7 @@ class TextFeature(Feature):
         kind = self.recorded.kind if self.recorded is not None else "text"
         return f"text {kind} int64 [{'steps' if self.sequence else 'null'}] (ids{', a pair' if self.is_pair else ''})"
 
-    def texts(self, ids: Sequence[int]) -> str:
+    def text_of(self, ids: Sequence[int]) -> str:
         """The text of stored ids, special ids left out (what `tb.read(decode_text=True)` gives)."""
         return self.tokenizer_object.decode([int(number) for number in ids])
 

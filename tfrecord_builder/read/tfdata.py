@@ -508,6 +508,9 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
     # plain graph code: nothing for autograph to convert
     dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
                           num_parallel_calls=tf.data.AUTOTUNE)
+    if reading.get("text") is not None:  # (a key of datasets with a text feature read for KerasHub only)
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+            lambda features: keras_hub_text(features, reading["text"], reading["label"])))
     if reading["format"] == "example" and reading["detection"] is not None:
         dataset = dataset.map(tf.autograph.experimental.do_not_convert(
             lambda features: detection_pair(features, reading["detection"])))
@@ -515,6 +518,18 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
         dataset = dataset.map(tf.autograph.experimental.do_not_convert(
             lambda features: split_label(features, reading["label"])))
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def keras_hub_text(features, text, label):
+    """`input.text: keras_hub`: the batch as KerasHub's text models take it with
+    `preprocessor=None`, exactly `token_ids`, `padding_mask` and `segment_ids` (zeros for one
+    text), and the label."""
+    ids = features[text["ids"]]
+    inputs = {"token_ids": ids, "padding_mask": features[text["mask"]],
+              "segment_ids": tf.zeros_like(ids) if text["segments"] is None else features[text["segments"]]}
+    if label is not None:
+        inputs[label] = features[label]
+    return inputs
 
 
 def split_label(features, label):
