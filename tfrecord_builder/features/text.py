@@ -168,8 +168,9 @@ class TextFeature(Feature):
             raise (at / "tokenizer").error(
                 f"{path}: sha256 {found.fingerprint[:12]}..., expected {self.recorded.sha256[:12]}... (`recorded:`): "
                 "not the file the dataset was built with")
-        recorded = RecordedTokenizer(kind=found.kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
-                                     pad_id=found.specials.pad.id)  # type: ignore[arg-type]
+        kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
+        recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
+                                     pad_id=found.specials.pad.id)
         return dataclasses.replace(self, recorded=recorded, held=HeldTokenizer(found))
 
     def check(self, at: At) -> None:
@@ -204,8 +205,14 @@ class TextFeature(Feature):
         return self.source if self.source is not None else self.name
 
     @property
+    def source_names(self) -> list[str]:
+        """Both columns of a pair: what the source must offer and the build reads."""
+        return list(self.source) if isinstance(self.source, list) else [self.source_name]
+
+    @property
     def linked_columns(self) -> list[str]:
-        """A pair's second column, read beside the first."""
+        """A pair's second column, which makes the batch hand `encode` its columns gathered
+        (the first two of them: its `source_names`, then this one again)."""
         return [self.source[1]] if isinstance(self.source, list) else []
 
     @property
@@ -322,12 +329,9 @@ class TextFeature(Feature):
         return None
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
-        """The texts' lengths in ids (special ids included): a measure of the texts."""
-        if self.sequence:
-            ids = encoded[self.record_key]
-            assert ids.steps is not None
-            return Values("int64", ids.steps, np.ones(len(ids.steps), dtype=np.int64))
-        return encoded[self.length_key]
+        """The texts' lengths in ids (special ids included): a measure of the texts. Per step, the
+        ids themselves, whose steps a record's length (and a bucketed input_fn) counts."""
+        return encoded[self.record_key] if self.sequence else encoded[self.length_key]
 
     @property
     def counted(self) -> Counted:
