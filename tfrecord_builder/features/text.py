@@ -156,6 +156,9 @@ class TextFeature(Feature):
     def normalised(self, at: At) -> "TextFeature":
         """With its tokenizer read (and recorded); a dataset's saved spec whose file is gone keeps
         what it recorded, which is all reading needs."""
+        if self.lowercase is not None and self.tokenizer.endswith((".json", ".model")):
+            raise (at / "lowercase").error("applies to a vocab.txt only; a SentencePiece model or a tokenizer.json "
+                                           "normalizes text its own way")
         folder = os.path.dirname(os.path.abspath(at.document.file)) if at.document is not None else os.getcwd()
         path = fs.resolve(self.tokenizer, folder)
         try:
@@ -181,14 +184,14 @@ class TextFeature(Feature):
             if self.max_length < added + 1:
                 raise (at / "max_length").error(
                     f"{self.max_length} leaves no room for text: the template adds {added} special ids")
-        if self.is_pair and self.sequence:
-            raise (at / "source").error("a pair of texts has segment ids beside its ids: declare it under "
-                                        "`context:` or `features:`, not per step")
         if self.columns is not None:
             raise (at / "columns").error("a text reads one column, or a pair: give `source: [a, b]`")
 
     def check_sequence(self, at: At) -> None:
-        """Per step: one id a step."""
+        """Per step: one id a step; not a pair, whose segment ids would be a second list of steps."""
+        if self.is_pair:
+            raise (at / "source").error("a pair of texts has segment ids beside its ids: declare it under "
+                                        "`context:` or `features:`, not per step")
 
     @property
     def holds_text(self) -> bool:
@@ -300,7 +303,7 @@ class TextFeature(Feature):
             for row, ids in enumerate(encoded):
                 if len(ids) < self.min_length:
                     which = " (the second of the pair)" if number else ""
-                    raise self.fail(context.origin, row, f"{'empty text' if not ids else f'{len(ids)} tokens'}{which}; "
+                    raise self.fail(context.origin, row, f"{_tokens(len(ids))}{which}; "
                                                          f"expected at least {self.min_length} (min_length)")
 
     def _cut(self, texts: list[list[list[int]]]) -> tuple[list[list[int]], list[list[int]], int]:
@@ -395,3 +398,7 @@ class TextFeature(Feature):
 
 
 register("text")(TextFeature)
+
+
+def _tokens(count: int) -> str:
+    return "empty text" if not count else f"{count} token{'' if count == 1 else 's'}"
