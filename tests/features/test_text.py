@@ -69,8 +69,10 @@ def test_vocab_txt_ids_are_the_tokenizers_with_each_cut_counted_once(tmp_path, v
     assert said == [f"feature `text`: {cut} texts cut to max_length: 64 (truncation: right)"]
     lengths = [len(ids) for ids in expected.ids]
     figures = info.statistics["train"]["text"]
-    assert (figures["min"], figures["max"], figures["num_values"]) == (min(lengths), max(lengths), len(TEXTS))
-    assert figures["mean"] == pytest.approx(np.mean(lengths))
+    assert (figures["length"]["min"], figures["length"]["max"]) == (min(lengths), max(lengths))
+    assert figures["length"]["mean"] == pytest.approx(np.mean(lengths)) and figures["num_values"] == sum(lengths)
+    every = [number for ids in expected.ids for number in ids]
+    assert (figures["min"], figures["max"]) == (min(every), max(every))
     recorded = info.spec.features["text"].recorded
     assert (recorded.kind, recorded.sha256, recorded.pad_id) == ("wordpiece", tokenizer.fingerprint, 0)
     saved = json.loads((Path(info.path) / "tfrecord_builder.json").read_text())["spec"]["features"]["text"]
@@ -249,3 +251,23 @@ def test_keras_hub_inputs_train_a_bert_classifier(tmp_path, vocab, tf):
     _, accuracy = model.evaluate(tb.input_fn(info.path, "test"), verbose=0)
     print(f"loss {history.history['loss'][0]:.3f} -> {history.history['loss'][-1]:.3f}, held-out accuracy {accuracy:.3f}")
     assert accuracy > 0.9
+
+
+def test_workers_and_verify_see_the_same_dataset(tmp_path, vocab):
+    """Two worker processes (the tokenizer sent as its file's bytes, read once in each) write the
+    same bytes as one; `verify` reads every record back against the spec."""
+    from support.cli import assert_ok, run_cli
+    from support.reading import assert_same_files, files_of
+    lines = TEXTS * 3
+    path = write_spec(tmp_path, {"name": "texts", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+                                 "features": {"id": {"dtype": "int64"},
+                                              "text": {"type": "text", "tokenizer": str(vocab), "max_length": 32,
+                                                       "source": ["text", "other"]}},
+                                 "output": {"dir": "out", "shards": 2}},
+                      {"rows.jsonl": _rows(lines, lines[::-1])})
+    one = files_of(tb.build(path, overwrite=True, workers=1).path)
+    info = tb.build(path, overwrite=True, workers=2)
+    assert_same_files(one, files_of(info.path))
+    result = run_cli("verify", info.path, cwd=tmp_path)
+    assert_ok(result)
+    assert f"{len(lines)} records, checksums and every record match the spec" in result.stdout

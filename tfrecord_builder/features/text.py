@@ -40,7 +40,7 @@ from ..errors import SpecError, UsageError
 from ..spec.fields import At, Section, describe, meta
 from . import tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
-from .described import Card, Counted
+from .described import Card
 from .gathered import GatheredColumns
 from .values import Values
 
@@ -194,6 +194,11 @@ class TextFeature(Feature):
                                         "`context:` or `features:`, not per step")
 
     @property
+    def is_variable(self) -> bool:
+        """A record's ids are as many as its text's (per step: one id a step)."""
+        return not self.sequence
+
+    @property
     def holds_text(self) -> bool:
         return not self.sequence
 
@@ -332,18 +337,16 @@ class TextFeature(Feature):
         return None
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
-        """The texts' lengths in ids (special ids included): a measure of the texts. Per step, the
-        ids themselves, whose steps a record's length (and a bucketed input_fn) counts."""
-        return encoded[self.record_key] if self.sequence else encoded[self.length_key]
-
-    @property
-    def counted(self) -> Counted:
-        return Counted(measured=True)
+        """The ids: their figures (the smallest and largest id used), and the lengths of a variable
+        number of values, each text's number of ids (special ids included); per step, the steps a
+        record's length (and a bucketed input_fn) counts."""
+        return encoded[self.record_key]
 
     @property
     def card(self) -> Card:
-        """Its lengths in ids, as a histogram."""
-        return Card("number", whole=True)
+        """Its statistics' figures (the lengths in ids), and the histogram of its records' lengths
+        that the report draws of every feature of a variable number of values."""
+        return Card()
 
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
