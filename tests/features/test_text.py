@@ -65,8 +65,10 @@ def test_vocab_txt_ids_are_the_tokenizers_with_each_cut_counted_once(tmp_path, v
         assert records[number]["text_mask"].tolist() == [True] * len(ids)
     cut = sum(len(ids) > 62 for ids in tokenizer.encode(TEXTS))
     assert 0 < cut == expected.truncated
-    said = [line for line in info.warnings if "cut to max_length" in line]
-    assert said == [f"feature `text`: {cut} texts cut to max_length: 64 (truncation: right)"]
+    unknown = sum(tokenizer.specials.unk.id in ids for ids in tokenizer.encode(TEXTS))
+    assert 0 < unknown and sorted(info.warnings) == [
+        f"feature `text`: {cut} texts cut to max_length: 64 (truncation: right)",
+        f"feature `text`: {unknown} text{'s' if unknown > 1 else ''} with unknown tokens ([UNK])"]
     lengths = [len(ids) for ids in expected.ids]
     figures = info.statistics["train"]["text"]
     assert (figures["length"]["min"], figures["length"]["max"]) == (min(lengths), max(lengths))
@@ -271,3 +273,18 @@ def test_workers_and_verify_see_the_same_dataset(tmp_path, vocab):
     result = run_cli("verify", info.path, cwd=tmp_path)
     assert_ok(result)
     assert f"{len(lines)} records, checksums and every record match the spec" in result.stdout
+
+
+def test_tb_read_is_input_fn_record_by_record(tmp_path, vocab, tf):
+    """NumPy decoding (tb.read, no TensorFlow) gives what input_fn(batch_size=1) gives, without the
+    batch dimension: a record's own ids, its mask and segment ids, unpadded."""
+    info = _build(tmp_path, {"source": ["text", "other"], "tokenizer": str(vocab), "max_length": 40},
+                  TEXTS[:25], TEXTS[25:50])
+    batches = read_both(info, batch_size=1)
+    records = list(tb.read(info.path, "train"))
+    assert len(batches) == len(records) == 25
+    for batch, record in zip(batches, records):
+        assert batch.keys() == record.keys()
+        for key, value in record.items():
+            np.testing.assert_array_equal(batch[key][0], value, err_msg=key)
+            assert batch[key][0].dtype == np.asarray(value).dtype, key
