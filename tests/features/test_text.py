@@ -79,7 +79,10 @@ def test_vocab_txt_ids_are_the_tokenizers_with_each_cut_counted_once(tmp_path, v
     assert (recorded.kind, recorded.sha256, recorded.pad_id) == ("wordpiece", tokenizer.fingerprint, 0)
     saved = json.loads((Path(info.path) / "tfrecord_builder.json").read_text())["spec"]["features"]["text"]
     assert saved["recorded"] == {"kind": "wordpiece", "sha256": tokenizer.fingerprint,
-                                 "vocab_size": tokenizer.vocab_size, "pad_id": 0}
+                                 "vocab_size": tokenizer.vocab_size, "pad_id": 0, "unk_id": 1}
+    unknown_ids = sum(ids.count(1) for ids in expected.ids)
+    assert figures["tallies"] == {"unknown_tokens": {"values": unknown_ids,
+                                                     "records": sum(1 in ids for ids in expected.ids)}}
 
 
 def test_vocab_txt_ids_equal_keras_hubs_wordpiece_tokenizer(tmp_path, vocab):

@@ -81,7 +81,7 @@ def test_keras_hub_needs_one_text_feature_and_a_pair_is_not_per_step(tmp_path):
 
 
 def test_a_recorded_sha256_pins_the_file(tmp_path):
-    recorded = {"kind": "wordpiece", "sha256": "0" * 64, "vocab_size": 13, "pad_id": 0}
+    recorded = {"kind": "wordpiece", "sha256": "0" * 64, "vocab_size": 13, "pad_id": 0, "unk_id": 1}
     path = write_spec(tmp_path, _spec({"recorded": recorded}), {"vocab.txt": VOCAB})
     with pytest.raises(tb.SpecError, match=r"features\.review\.tokenizer: .*vocab\.txt: sha256 [0-9a-f]{12}\.\.\., "
                                            r"expected 000000000000\.\.\. \(`recorded:`\): not the file the dataset "

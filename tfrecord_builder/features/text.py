@@ -40,7 +40,7 @@ from ..errors import SpecError, UsageError
 from ..spec.fields import At, Section, describe, meta
 from . import tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
-from .described import Card
+from .described import Card, Counted
 from .gathered import GatheredColumns
 from .values import Values
 
@@ -67,6 +67,7 @@ class RecordedTokenizer(Section):
     sha256: str = meta("the sha256 of the file's bytes (hex)")
     vocab_size: int = meta("how many ids the tokenizer has")
     pad_id: int = meta("the id of its padding token, what reading pads the ids with")
+    unk_id: int = meta("the id of its unknown token, which the statistics count")
 
 
 # tokenizers read in this process, by (sha256, name, lowercase): a worker reads each file once
@@ -148,7 +149,7 @@ class TextFeature(Feature):
     min_length: int | None = meta("a text of fewer tokens than this (an empty one, for 1) is an error naming "
                                   "its row (skipped under on_error: skip)", None)
     recorded: RecordedTokenizer | None = meta(
-        "the tokenizer file's kind, sha256, size and padding id: filled in when the spec is loaded and kept in "
+        "the tokenizer file's kind, sha256, size, padding and unknown ids: filled in when the spec is loaded and kept in "
         "the dataset's saved spec; given in a spec, a file whose sha256 differs is refused", None)
     held: HeldTokenizer | None = dataclasses.field(default=None, compare=False, repr=False,
                                                    metadata={"internal": True})
@@ -173,7 +174,7 @@ class TextFeature(Feature):
                 "not the file the dataset was built with")
         kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
         recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
-                                     pad_id=found.specials.pad.id)
+                                     pad_id=found.specials.pad.id, unk_id=found.specials.unk.id)
         return dataclasses.replace(self, recorded=recorded, held=HeldTokenizer(found))
 
     def check(self, at: At) -> None:
@@ -341,6 +342,14 @@ class TextFeature(Feature):
         number of values, each text's number of ids (special ids included); per step, the steps a
         record's length (and a bucketed input_fn) counts."""
         return encoded[self.record_key]
+
+    @property
+    def counted(self) -> Counted:
+        """Its ids, and of them the unknown token's (`tallies.unknown_tokens`: how many, in how
+        many records)."""
+        if self.recorded is None:
+            return Counted()
+        return Counted(tallied=(("unknown_tokens", self.recorded.unk_id),))
 
     @property
     def card(self) -> Card:
