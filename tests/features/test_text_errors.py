@@ -80,6 +80,19 @@ def test_keras_hub_needs_one_text_feature_and_a_pair_is_not_per_step(tmp_path):
         tb.load_spec(path)
 
 
+def test_its_length_and_mask_names_are_its_own(tmp_path):
+    spec = _spec({})
+    spec["features"]["review_length"] = {"dtype": "int64"}
+    with pytest.raises(tb.SpecError, match=re.escape("features.review: stores `review_length` beside its ids, "
+                                                     "already feature `review_length`'s record key; rename one")):
+        tb.load_spec(write_spec(tmp_path, spec, {"vocab.txt": VOCAB}))
+    spec = _spec({})
+    spec["features"]["review_mask"] = {"dtype": "int64"}
+    with pytest.raises(tb.SpecError, match=re.escape("features.review: yields `review_mask` beside it, already a "
+                                                     "feature's name; rename one")):
+        tb.load_spec(write_spec(tmp_path, spec, {"vocab.txt": VOCAB}))
+
+
 def test_a_recorded_sha256_pins_the_file(tmp_path):
     recorded = {"kind": "wordpiece", "sha256": "0" * 64, "vocab_size": 13, "pad_id": 0, "unk_id": 1}
     path = write_spec(tmp_path, _spec({"recorded": recorded}), {"vocab.txt": VOCAB})

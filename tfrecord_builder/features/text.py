@@ -406,6 +406,12 @@ class TextFeature(Feature):
         return self.tokenizer_object.decode([int(number) for number in ids])
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
+        """Refuses another feature stored under its length's or segment ids' record key."""
+        own = [self.length_key] + ([self.segments_key] if self.is_pair else []) if not self.sequence else []
+        for name, other in features.items():
+            if other.record_key in own:
+                raise at.error(f"stores `{other.record_key}` beside its ids, already feature `{name}`'s record key; "
+                               "rename one (or give it another `key:`)")
         return self
 
 
