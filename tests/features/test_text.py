@@ -291,3 +291,15 @@ def test_tb_read_is_input_fn_record_by_record(tmp_path, vocab, tf):
         for key, value in record.items():
             np.testing.assert_array_equal(batch[key][0], value, err_msg=key)
             assert batch[key][0].dtype == np.asarray(value).dtype, key
+
+
+def test_keras_hub_inputs_of_a_pair_are_the_padded_reading_renamed(tmp_path, vocab, tf):
+    first, second = TEXTS[:20], TEXTS[20:40]
+    feature = {"source": ["text", "other"], "tokenizer": str(vocab), "max_length": 40}
+    padded = _build(tmp_path / "padded", feature, first, second)
+    keras = _build(tmp_path / "keras", feature, first, second, input={"text": "keras_hub"})
+    for ours, theirs in zip(read_both(padded, batch_size=6), read_both(keras, batch_size=6)):
+        assert sorted(theirs) == ["padding_mask", "segment_ids", "token_ids"]
+        np.testing.assert_array_equal(theirs["token_ids"], ours["text"])
+        np.testing.assert_array_equal(theirs["padding_mask"], ours["text_mask"])
+        np.testing.assert_array_equal(theirs["segment_ids"], ours["text_segment_ids"])
