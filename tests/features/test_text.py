@@ -303,3 +303,20 @@ def test_keras_hub_inputs_of_a_pair_are_the_padded_reading_renamed(tmp_path, voc
         np.testing.assert_array_equal(theirs["token_ids"], ours["text"])
         np.testing.assert_array_equal(theirs["padding_mask"], ours["text_mask"])
         np.testing.assert_array_equal(theirs["segment_ids"], ours["text_segment_ids"])
+
+
+@pytest.mark.spark
+def test_spark_writes_the_local_bytes(tmp_path, vocab):
+    """The tokenizer travels to Spark's Python workers as its file's bytes: the same dataset."""
+    pytest.importorskip("pyspark")
+    import shutil
+    from support.reading import assert_same_files, files_of
+    path = write_spec(tmp_path, {"name": "texts", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+                                 "features": {"id": {"dtype": "int64"},
+                                              "text": {"type": "text", "tokenizer": str(vocab), "max_length": 32,
+                                                       "source": ["text", "other"]}},
+                                 "output": {"shards": 2}},
+                      {"rows.jsonl": _rows(TEXTS, TEXTS[::-1])})
+    local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
+    shutil.rmtree(tmp_path / "out")
+    assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path))
