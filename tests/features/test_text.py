@@ -320,3 +320,11 @@ def test_spark_writes_the_local_bytes(tmp_path, vocab):
     local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
     shutil.rmtree(tmp_path / "out")
     assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path))
+
+
+def test_the_report_draws_the_lengths_in_ids(tmp_path, vocab):
+    pytest.importorskip("matplotlib")
+    info = _build(tmp_path, {"tokenizer": str(vocab), "max_length": 64}, TEXTS[:80])
+    tb.load(info.path).report(tmp_path / "report.html", png=tmp_path / "png")
+    assert (tmp_path / "png" / "text-lengths.png").stat().st_size > 0
+    assert "text wordpiece int64 [null] (ids)" in (tmp_path / "report.html").read_text(encoding="utf-8")
