@@ -95,11 +95,11 @@ def test_its_length_and_mask_names_are_its_own(tmp_path):
 
 def test_a_recorded_sha256_pins_the_file(tmp_path):
     recorded = {"kind": "wordpiece", "sha256": "0" * 64, "vocab_size": 13, "pad_id": 0, "unk_id": 1}
-    path = write_spec(tmp_path, _spec({"recorded": recorded}), {"vocab.txt": VOCAB})
-    with pytest.raises(tb.SpecError, match=r"features\.review\.tokenizer: .*vocab\.txt: sha256 [0-9a-f]{12}\.\.\., "
-                                           r"expected 000000000000\.\.\. \(`recorded:`\): not the file the dataset "
-                                           "was built with"):
-        tb.load_spec(path)
+    write_spec(tmp_path, _spec({"recorded": recorded}), {"vocab.txt": VOCAB, "rows.jsonl": _rows("the movie")})
+    assert_error(run_cli("build", "spec.yaml", cwd=tmp_path), 2, [re.compile(
+        r"^error: feature `review`: tokenizer .*vocab\.txt: sha256 [0-9a-f]{12}\.\.\., expected 000000000000\.\.\. "
+        r"\(`recorded:`\): not the file the dataset was built with; put that file back to build or decode text$")])
+    assert not (tmp_path / "out" / "texts" / "1.0.0").exists()  # nothing written
 
 
 DATA_CASES = {

@@ -153,10 +153,13 @@ class TextFeature(Feature):
         "the dataset's saved spec; given in a spec, a file whose sha256 differs is refused", None)
     held: HeldTokenizer | None = dataclasses.field(default=None, compare=False, repr=False,
                                                    metadata={"internal": True})
+    # why the tokenizer isn't held where it recorded one: its file gone or changed (None: held)
+    unusable: str | None = dataclasses.field(default=None, compare=False, repr=False, metadata={"internal": True})
 
     def normalised(self, at: At) -> "TextFeature":
-        """With its tokenizer read (and recorded); a dataset's saved spec whose file is gone keeps
-        what it recorded, which is all reading needs."""
+        """With its tokenizer read (and recorded). Where it recorded one already (a dataset's saved
+        spec) and the file is gone or changed, it keeps what it recorded, all that reading needs,
+        and says why wherever the file itself is needed (a build, decoding text)."""
         if self.lowercase is not None and self.tokenizer.endswith((".json", ".model")):
             raise (at / "lowercase").error("applies to a vocab.txt only; a SentencePiece model or a tokenizer.json "
                                            "normalizes text its own way")
@@ -166,12 +169,13 @@ class TextFeature(Feature):
             found = load_tokenizer(path, self.lowercase, at / "tokenizer")
         except SpecError:
             if self.recorded is not None and not fs.exists(path):
-                return self  # reading a dataset without its tokenizer file: the recorded padding id does
+                return dataclasses.replace(self, unusable=f"{path}: file not found (the dataset recorded sha256 "
+                                                          f"{self.recorded.sha256[:12]}...)")
             raise
         if self.recorded is not None and self.recorded.sha256 != found.fingerprint:
-            raise (at / "tokenizer").error(
-                f"{path}: sha256 {found.fingerprint[:12]}..., expected {self.recorded.sha256[:12]}... (`recorded:`): "
-                "not the file the dataset was built with")
+            return dataclasses.replace(self, unusable=f"{path}: sha256 {found.fingerprint[:12]}..., expected "
+                                                      f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
+                                                      "the dataset was built with")
         kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
         recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
                                      pad_id=found.specials.pad.id, unk_id=found.specials.unk.id)
@@ -228,9 +232,8 @@ class TextFeature(Feature):
     def tokenizer_object(self) -> "Tokenizer":
         """The tokenizer (read when the spec was loaded)."""
         if self.held is None:
-            assert self.recorded is not None
-            raise SpecError(f"feature `{self.name}`: tokenizer {self.tokenizer}: file not found (the dataset "
-                            f"recorded sha256 {self.recorded.sha256[:12]}...); put it back to build or decode text")
+            raise SpecError(f"feature `{self.name}`: tokenizer {self.unusable}; put that file back to build or "
+                            "decode text")
         return self.held.tokenizer
 
     @property
