@@ -56,7 +56,7 @@ READING = {
 DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
                 "stacked_boxes", "padded_boxes", "padded_audio", "length_mask", "step_images",
-                "stacked_points", "point_rows", "padded_points")
+                "stacked_points", "point_rows", "padded_points", "padded_ids")
 
 
 def parse_spec(kind, dtype, shape):
@@ -368,6 +368,12 @@ def scaled_images(images):
     return tf.cast(images, tf.float32) / float(images.dtype.max)
 
 
+def padded_ids(values, pad):
+    """A VarLenFeature's sparse batch of token ids as a dense [batch, longest] one, padded with the
+    tokenizer's `pad` id: the token ids of a `text` feature."""
+    return tf.sparse.to_dense(values, default_value=tf.cast(pad, values.dtype))
+
+
 def padded_audio(encoded, lengths, encoding, channels, dtype):
     """A batch of waveforms (little-endian int16 or float32 samples, interleaved) as
     [batch, samples] (one channel) or [batch, samples, channels], zero-padded to the longest: one
@@ -532,6 +538,9 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
     # plain graph code: nothing for autograph to convert
     dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
                           num_parallel_calls=tf.data.AUTOTUNE)
+    if reading.get("text") is not None:  # (a key of datasets with a text feature read for KerasHub only)
+        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+            lambda features: keras_hub_text(features, reading["text"], reading["label"])))
     if reading["format"] == "example" and reading["detection"] is not None:
         dataset = dataset.map(tf.autograph.experimental.do_not_convert(
             lambda features: detection_pair(features, reading["detection"])))
@@ -539,6 +548,18 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
         dataset = dataset.map(tf.autograph.experimental.do_not_convert(
             lambda features: split_label(features, reading["label"])))
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def keras_hub_text(features, text, label):
+    """`input.text: keras_hub`: the batch as KerasHub's text models take it with
+    `preprocessor=None`, exactly `token_ids`, `padding_mask` and `segment_ids` (zeros for one
+    text), and the label."""
+    ids = features[text["ids"]]
+    inputs = {"token_ids": ids, "padding_mask": features[text["mask"]],
+              "segment_ids": tf.zeros_like(ids) if text["segments"] is None else features[text["segments"]]}
+    if label is not None:
+        inputs[label] = features[label]
+    return inputs
 
 
 def split_label(features, label):

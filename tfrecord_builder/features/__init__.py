@@ -8,7 +8,9 @@ from .image import ImageFeature
 from .keypoints import KeypointsFeature
 from .mask import MaskFeature
 from .tensor import TensorFeature
+from .text import TextFeature
 from .video import VideoFeature
 
 __all__ = ["FEATURE_TYPES", "EncodeContext", "Feature", "register", "TensorFeature", "ClassLabelFeature", "ImageFeature",
-           "MaskFeature", "BBoxFeature", "KeypointsFeature", "AudioFeature", "VideoFeature"]
+           "MaskFeature", "BBoxFeature", "KeypointsFeature", "AudioFeature", "VideoFeature",
+           "TextFeature"]

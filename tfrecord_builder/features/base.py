@@ -271,6 +271,16 @@ class Feature(Section):
         return False
 
     @property
+    def holds_text(self) -> bool:
+        """Whether its values are a text's token ids, with a padding mask (and a pair's segment ids)
+        as its first companions: what `input.text: keras_hub` reads. False by default."""
+        return False
+
+    def text_of(self, ids: Sequence[int]) -> str:
+        """The text a record's ids say (a `holds_text` feature's; `tb.read(decode_text=True)`)."""
+        raise NotImplementedError(f"feature `{self.name}` holds no text")
+
+    @property
     def holds_classes(self) -> bool:
         """Whether its values are indices of classes (a class_label): what `stratify:` may name."""
         return False

@@ -25,13 +25,15 @@ class Counted:
     `columns`: the source columns gathered into the feature, each counted on its own too (min,
     max, mean, missing cells); None: none. `measured`: the values are a measure of the feature's
     (an audio clip's length in samples), so one value throughout is no sign of a wrong column
-    (`build --dry-run`'s findings).
+    (`build --dry-run`'s findings). `tallied`: (name, value) pairs, each the count of values equal
+    to `value` and of records holding one, under `tallies` by name (a text's unknown token).
     """
 
     kind: CountedKind = "values"
     columns: list[str] | None = None
     channels: int = 0
     measured: bool = False
+    tallied: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -100,16 +100,27 @@ class Dataset:
     def _reader(self) -> RecordReader:
         return RecordReader(self.info)
 
-    def read(self, split: str = "train") -> Iterator[dict[str, Any]]:
+    def read(self, split: str = "train", decode_text: bool = False) -> Iterator[dict[str, Any]]:
         """The split's records in the order written, each a dict of NumPy values, decoded as
         `input_fn` decodes them (without TensorFlow): what `input_fn(split, batch_size=1,
-        shuffle=False)` yields for each, without the batch dimension.
+        shuffle=False)` yields for each, without the batch dimension. `decode_text=True` adds each
+        text feature's text back, `NAME_text`, by its tokenizer (special tokens left out).
 
         >>> record = next(load("build/wine/1.0.0").read("test"))
         >>> record["cultivar"], record["alcohol"].dtype
         (np.int64(1), dtype('float32'))
         """
-        return self._reader.records(split)
+        records = self._reader.records(split)
+        return self._with_texts(records) if decode_text else records
+
+    def _with_texts(self, records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        texts = {name: feature for name, feature in self.features.items() if feature.holds_text}
+        if not texts:
+            raise UsageError(f"{self.path}: decode_text: the dataset has no text feature")
+        for record in records:
+            for name, feature in texts.items():
+                record[f"{name}_text"] = feature.text_of(record[name])
+            yield record
 
     def record(self, split: str, index: int) -> dict[str, Any]:
         """Record `index` of the split (in `read`'s order), read through its shard's index file.
@@ -230,14 +241,15 @@ def _fs_size(path: str) -> int | None:
     return fs.size(path) if fs.exists(path) else None
 
 
-def read(path: str | os.PathLike, split: str = "train") -> Iterator[dict[str, Any]]:
+def read(path: str | os.PathLike, split: str = "train", decode_text: bool = False) -> Iterator[dict[str, Any]]:
     """The records of a built dataset's split as dicts of NumPy values, without TensorFlow
-    (`Dataset.read`); the dataset may be in any store fsspec reaches.
+    (`Dataset.read`; `decode_text=True`: each text feature's text back too, as `NAME_text`); the
+    dataset may be in any store fsspec reaches.
 
     >>> [record["cultivar"] for record in read("build/wine/1.0.0", "test")][:3]
     [np.int64(1), np.int64(0), np.int64(1)]
     """
-    return Dataset(read_info(os.fspath(path))).read(split)
+    return Dataset(read_info(os.fspath(path))).read(split, decode_text)
 
 
 def input_fn(path: str | os.PathLike, split: str = "train", batch_size: int | None = None,

@@ -196,6 +196,11 @@ def padded_audio(encoded: bytes, lengths: Any, encoding: str, channels: int, dty
     return samples
 
 
+def padded_ids(values: np.ndarray, pad: int) -> np.ndarray:
+    """A record's token ids: its own length, no pad."""
+    return values
+
+
 def length_mask(lengths: Any) -> np.ndarray:
     """A record's length as a mask of its own width (all true)."""
     return np.ones(int(lengths), dtype=bool)
@@ -324,5 +329,5 @@ DECODE_STEPS: dict[str, Callable[..., Any]] = {
     "resized_images": resized_images, "scaled_images": scaled_images, "resized_masks": resized_masks,
     "stacked_boxes": stacked_boxes, "padded_boxes": padded_boxes, "padded_audio": padded_audio,
     "length_mask": length_mask, "step_images": step_images, "stacked_points": stacked_points,
-    "point_rows": point_rows, "padded_points": padded_points,
+    "point_rows": point_rows, "padded_points": padded_points, "padded_ids": padded_ids,
 }

@@ -251,6 +251,9 @@ class InputSpec(Section):
                                      "num_objects")
     detection: DetectionInput | None = meta(
         "batches of (images, {boxes, labels}) for KerasHub's object detectors", None)
+    text: Literal["padded", "keras_hub"] | None = meta(
+        "a text feature's ids: padded (the default: NAME, NAME_mask, NAME_segment_ids) or keras_hub (exactly "
+        "token_ids, padding_mask, segment_ids and the label, as KerasHub's text models take them)", None)
 
     def check(self, at: At) -> None:
         if self.max_length is not None and self.max_length < 1:
@@ -374,6 +377,17 @@ class Spec(Section):
             raise (at / "label").error(f"expected the name of a feature ({', '.join(self.features)}), "
                                        f"received {self.label!r}")
         self._check_objects(at / "input")
+        self._check_text(at / "input" / "text")
+
+    def _check_text(self, at: At) -> None:
+        """`input.text: keras_hub` reads the one text feature of an Example spec."""
+        if self.input.text != "keras_hub":
+            return
+        texts = [name for name, feature in self.features.items() if feature.holds_text]
+        if self.is_sequence or len(texts) != 1:
+            found = "none" if not texts else ", ".join(f"`{name}`" for name in texts)
+            raise at.error(f"keras_hub gives one text feature of a format: example spec as token_ids, padding_mask "
+                           f"and segment_ids; the spec has {found}")
 
     def _check_objects(self, at: At) -> None:
         """`input.objects: padded` counts the boxes of the spec's one bbox feature; `input.detection`

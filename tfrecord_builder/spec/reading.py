@@ -28,7 +28,17 @@ def reading_of(spec: Spec) -> dict[str, Any]:
     else:
         reading.update({"objects": _objects_reading(spec), "detection": _detection_reading(spec)})
     reading["features"] = {name: feature.reading(options) for name, feature in spec.features.items()}
+    if options.text == "keras_hub":
+        reading["text"] = _text_reading(spec)
     return reading
+
+
+def _text_reading(spec: Spec) -> dict[str, Any]:
+    """`input.text: keras_hub` as READING holds it: the names of the text's ids, padding mask and
+    segment ids (None for one text), read off its companions (checked by `Spec._check_text`)."""
+    name, feature = next((name, feature) for name, feature in spec.features.items() if feature.holds_text)
+    names = feature.companion_names
+    return {"ids": name, "mask": names[0], "segments": names[1] if len(names) > 1 else None}
 
 
 def _objects_reading(spec: Spec) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ values, then marked as a lower bound), while every value is text (`is_text`) of 
 `MAX_VOCABULARY_VALUE` bytes; from the first that isn't (an instance mask's PNG, an essay),
 none, so memory stays bounded: the values' sizes in bytes instead (`value_bytes`: min, max,
 mean, std), and `binary` when some value isn't text. Variable-length features: min/max/mean of the lengths.
+Values a feature tallies (`Counted.tallied`: a text's unknown token): how many, in how many records.
 Class labels: examples per class. Images: height and width. (What a feature's values are counted
 as is its type's to say: `Feature.statistics_values` and `Feature.counted`.) Sequence features: min/max/mean of
 the steps per record, and how many records have each number of steps (`steps.counts`, up to
@@ -28,7 +29,7 @@ import numpy as np
 
 from ..features import Feature
 from ..features.described import Counted
-from ..features.values import Values
+from ..features.values import Values, any_per_group
 
 MAX_VOCABULARY = 100_000
 # bytes: a longer value (or one that isn't text) ends the feature's vocabulary. Such values are
@@ -70,6 +71,8 @@ class FeatureStatistics:
         self.per_column = _PerColumn(len(columns)) if columns is not None else None
         # records by number of steps; None past MAX_STEP_COUNTS numbers, or restored from an older checkpoint
         self.step_counts: Counter[int] | None = Counter()
+        # Counted.tallied: by name, [values equal to its value, records holding one]
+        self.tallies = {name: [0, 0] for name, _ in feature.counted.tallied}
 
     @property
     def counted(self) -> Counted:
@@ -93,6 +96,8 @@ class FeatureStatistics:
         if feature.is_variable:
             inner = feature.inner_size
             self.lengths.add(values.counts // inner)
+        if self.tallies and values.kind != "bytes":
+            self._tally(values)
         if counted == "classes":
             # counted by index: `first_id: 1` stores index + 1
             indices = np.asarray(values.values, np.int64) - feature.first_class_id
@@ -102,6 +107,16 @@ class FeatureStatistics:
             self._add_bytes(values.values)
         else:
             self._add_numbers(np.asarray(values.values, dtype=np.float64))
+
+    def _tally(self, values: Values) -> None:
+        numbers = np.asarray(values.values)
+        for name, value in self.counted.tallied:
+            hits = numbers == value
+            records = any_per_group(hits, values.counts)  # per row (per step, for a sequence)
+            if values.steps is not None:
+                records = any_per_group(records, values.steps)
+            self.tallies[name][0] += int(hits.sum())
+            self.tallies[name][1] += int(records.sum())
 
     def _add_bytes(self, values: list[bytes] | np.ndarray) -> None:
         sizes = np.fromiter(map(len, values), np.int64, len(values))
@@ -178,6 +193,9 @@ class FeatureStatistics:
             self._count_steps(other.step_counts)
         for mine, theirs in zip(self.image_sizes, other.image_sizes):
             mine.merge(theirs)
+        for name, (found, records) in other.tallies.items():
+            self.tallies[name][0] += found
+            self.tallies[name][1] += records
 
     def _count_steps(self, counts: Counter[int]) -> None:
         assert self.step_counts is not None
@@ -197,6 +215,7 @@ class FeatureStatistics:
             "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
             "per_column": None if self.per_column is None else self.per_column.state(),
             "step_counts": None if self.step_counts is None else sorted(self.step_counts.items()),
+            "tallies": self.tallies,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -217,6 +236,9 @@ class FeatureStatistics:
         self.steps.restore(state["steps"])
         if self.per_column is not None and state.get("per_column") is not None:
             self.per_column.restore(state["per_column"])
+        for name, counts in state.get("tallies", {}).items():
+            if name in self.tallies:
+                self.tallies[name] = list(counts)
         saved = state.get("step_counts")  # (none in a checkpoint of an earlier version: then unknown)
         self.step_counts = None if saved is None else Counter({steps: count for steps, count in saved})
 
@@ -262,6 +284,9 @@ class FeatureStatistics:
                            std=float(np.sqrt(self.m2 / self.num_values)))
             if self.non_finite:
                 out["num_non_finite"] = self.non_finite
+        if self.tallies:
+            out["tallies"] = {name: {"values": found, "records": records}
+                              for name, (found, records) in self.tallies.items()}
         if self.lengths.count:
             out["length"] = self.lengths.to_dict()
         if self.steps.count:
