@@ -322,7 +322,13 @@ def test_spark_writes_the_local_bytes(tmp_path, vocab):
                       {"rows.jsonl": _rows(TEXTS, TEXTS[::-1])})
     local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
     shutil.rmtree(tmp_path / "out")
-    assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path))
+    from pyspark.sql import SparkSession
+    try:
+        assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path))
+    finally:  # the local session this build started goes with it: a later build in this process names its own master
+        session = SparkSession.getActiveSession()
+        if session is not None:
+            session.stop()
 
 
 def test_the_report_draws_the_lengths_in_ids(tmp_path, vocab):
