@@ -2,8 +2,8 @@
 back through others. The folders are the architecture:
 
     the core: errors  <- atomic  <- fs, processes, progress, registry, sizes, version, _tf, tfds_refusal
-    <- media (images: Pillow, libjpeg-turbo; audio: libsndfile, FFmpeg; video: PyAV), text (the tokenizers:
-       Hugging Face tokenizers, SentencePiece)  <- spec.fields (declared fields)
+    <- media (images: Pillow, libjpeg-turbo; audio: libsndfile, FFmpeg; video: PyAV)  <- text (the
+       tokenizers: Hugging Face tokenizers, SentencePiece; files opened by media.source)  <- spec.fields (declared fields)
     <- features (the feature types)
     <- spec (the model, loading)  <- codec (the wire format)  <- write (the on-disk layout)
     <- read/: tfdata (the reading functions generated modules copy), numpy_decoding  <- records, torch_dataset
@@ -35,7 +35,8 @@ LAYERS = [
     {"atomic"},  # files written whole or not at all (fs writes through it)
     {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
     {"build", "read", "tools"},  # the folders' own docstrings: they import nothing
-    {"media", "text"},  # media files opened one way and decoded: images, audio, video; text's tokenizers
+    {"media"},  # media files opened one way (media.source) and decoded: images, audio, video
+    {"text"},  # the tokenizers, their files opened as media files are
     {"spec.fields"},
     {"features"},
     {"spec"},

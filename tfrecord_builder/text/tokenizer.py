@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import sentencepiece
 import tokenizers
 
-from .. import fs
+from ..media.source import read_whole
 from . import backends
 from .backends import Special, Specials, WordPieces
 from .errors import BadText, BadTokenizer
@@ -36,15 +36,7 @@ def load(path: str, lowercase: bool | None = None) -> Tokenizer:
 
     Raises BadTokenizer for a file missing, empty or malformed, or without padding or unknown token.
     """
-    try:
-        with fs.open_file(path) as file:
-            data = file.read()
-    except FileNotFoundError:
-        raise BadTokenizer(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise BadTokenizer(f"{path}: is a folder, not a tokenizer file") from None
-    except OSError as error:
-        raise BadTokenizer(f"{path}: can't read the file ({error.strerror or error})") from None
+    data = read_whole(path, "a tokenizer file", lambda why: BadTokenizer(f"{path}: {why}"))
     return Tokenizer.from_bytes(data, path, lowercase)
 
 
