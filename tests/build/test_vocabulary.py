@@ -249,7 +249,7 @@ def test_spark_learns_the_local_vocabulary_and_writes_the_local_bytes(tmp_path, 
         session = SparkSession.getActiveSession()
         if session is not None:
             session.stop()
-    assert {"reviews/1.0.0/review.tokenizer.json", "reviews/1.0.0/pair.vocab.txt"} <= set(local)
+    assert {"review.tokenizer.json", "pair.vocab.txt"} <= set(local)
     assert_same_files(local, spark)
 
 

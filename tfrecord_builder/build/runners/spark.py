@@ -80,7 +80,7 @@ class SparkRunner:
         """The learned vocabularies' pass as a Spark job: each task's counts (`Steps.count_words`),
         after a stratified build's first pass, summed on the driver."""
         built_on = session(job.options, job.workers)
-        check_visible(built_on.sparkContext, job.spec, job)
+        check_visible(built_on.sparkContext, job.spec, job, sources_only=True)  # the pass writes nothing
         steps = Steps.of(job)
         try:
             indexed = built_on.sparkContext.parallelize(list(enumerate(job.tasks)), max(1, len(job.tasks)))

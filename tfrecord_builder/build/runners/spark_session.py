@@ -111,11 +111,12 @@ def session(options: RunnerOptions, workers: int) -> SparkSession:
         return builder.getOrCreate()
 
 
-def check_visible(context: Any, spec: Spec, job: RunJob) -> None:
+def check_visible(context: Any, spec: Spec, job: RunJob, sources_only: bool = False) -> None:
     """Raises UsageError where some executor doesn't see what it must: the sources (read there),
-    and the staging folder where the shards go to one (not a bucket). On a cluster of other
-    machines, a path of the driver's is neither. Looked for: the sources, the staging folder's marker."""
-    marker = os.path.join(job.staging, MARKER_FILE) if job.shards == job.staging else None
+    and the staging folder where the shards go to one (not a bucket; `sources_only`: a pass that
+    writes nothing, before the folder is made). On a cluster of other machines, a path of the
+    driver's is neither. Looked for: the sources, the staging folder's marker."""
+    marker = os.path.join(job.staging, MARKER_FILE) if job.shards == job.staging and not sources_only else None
     probes = max(2, context.defaultParallelism)
     unseen = set(context.parallelize(range(probes), probes).map(lambda _: _unseen(spec, marker))
                  .filter(lambda found: found is not None).collect())
