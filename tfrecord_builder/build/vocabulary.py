@@ -30,6 +30,7 @@ import numpy as np
 from ..atomic import AtomicFile
 from ..builders.base import Batch, Builder, PendingBatch, parsed_batch
 from ..errors import DataError
+from ..features import Feature
 from ..features.text import TextFeature, learns
 from ..spec.model import Spec
 from ..write.keys import assign_splits, hash_keys, member_hashes
@@ -54,7 +55,7 @@ def train_split(spec: Spec) -> str:
     return "train" if "train" in spec.splits else next(iter(spec.splits))
 
 
-def _other_features(spec: Spec) -> dict:
+def _other_features(spec: Spec) -> dict[str, Feature]:
     return {name: feature for name, feature in spec.features.items() if not learns(feature)}
 
 
@@ -74,7 +75,8 @@ def count_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch, 
     hashes = hash_keys(batch.keys, spec.output.seed)
     if spec.on_error == "skip" or (split is None and spec.stratify is not None):
         # the rows a build keeps (skipped for another feature's value: no record), with the label's classes
-        others = _other_features(spec) if spec.on_error == "skip" else {spec.stratify: spec.features[spec.stratify]}
+        others = (_other_features(spec) if spec.on_error == "skip" or spec.stratify is None
+                  else {spec.stratify: spec.features[spec.stratify]})
         if others:
             _, encoded, good, _ = _encoded(spec, others, batch, framed=False)
             if encoded is None:

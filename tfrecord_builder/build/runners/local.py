@@ -84,7 +84,7 @@ def counted_words(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, 
     source order, in `workers` processes), summed by feature."""
     strata = first_pass(spec, tasks, builders, workers, progress)
     sizes = [builder.num_records(split) for split, builder in builders.items()]
-    total = sum(sizes) if None not in sizes else None
+    total = None if None in sizes else sum(size or 0 for size in sizes)
     counts: WordCounts = {}
     read = 0
     batches = ((split, batch) for _, split, batch in _batches(spec, tasks, builders))

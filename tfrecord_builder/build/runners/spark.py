@@ -25,7 +25,7 @@ import dataclasses
 import threading
 import uuid
 import warnings
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the build uses no pandas of Spark's
     warnings.simplefilter("ignore", FutureWarning)
@@ -155,13 +155,13 @@ def _tagged(outputs: Any, tag: str) -> Any:
     return outputs.filter(lambda item: item[0] == tag).map(lambda item: item[1])
 
 
-def _classify(steps: Steps, part: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+def _classify(steps: Steps, part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
     builders = steps.builders()  # a custom builder's code runs here, on the executor
     for _, task in part:
         yield steps.classify(builders, task)
 
 
-def _count(steps: Steps, stratified: Any, part: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+def _count(steps: Steps, stratified: Any, part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
     builders = steps.builders()
     for _, task in part:
         yield steps.count_words(builders, task, stratified)
