@@ -29,7 +29,6 @@ from ..builders.sources import check_fields, check_sources, source_builders, wit
 from ..errors import UsageError
 from .._tf import tensorflow
 from .encoding import classify_for_build, encode_for_build
-from ..features.text import TextFeature
 from .plan import read_tasks, strata_of, task_batches
 from .runners.local import counted_words
 from .vocabulary import learned_features, learned_spec, train_split
@@ -177,11 +176,8 @@ def _learned(spec: Spec, tasks: list, builders: dict) -> tuple[Spec, list[str]]:
     spec, files = learned_spec(spec, counted_words(spec, tasks, builders, 1, None))
     said = []
     for file in files:
-        feature = spec.features[file.feature]
-        recorded = feature.recorded if isinstance(feature, TextFeature) else None
-        assert recorded is not None
         said.append(f"feature `{file.feature}`: vocabulary learned from the {train_split(spec)} split's texts, "
-                    f"{recorded.vocab_size:,} tokens (sha256 {recorded.sha256[:12]}...), as the build learns it; "
+                    f"{file.vocab_size:,} tokens (sha256 {file.sha256[:12]}...), as the build learns it; "
                     f"it writes it beside the shards as {file.name}")
     return spec, said
 

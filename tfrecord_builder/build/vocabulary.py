@@ -160,6 +160,11 @@ class LearnedFile:
     feature: str
     name: str  # its file name there: FEATURE.vocab.txt or FEATURE.tokenizer.json
     data: bytes
+    vocab_size: int = 0  # how many ids its tokenizer has
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
 
 
 def learned_spec(spec: Spec, counts: Mapping[str, collections.Counter]) -> tuple[Spec, list[LearnedFile]]:
@@ -191,7 +196,7 @@ def learned_spec(spec: Spec, counts: Mapping[str, collections.Counter]) -> tuple
                             f"{sha256[:12]}..., not the {feature.recorded.sha256[:12]}... its `recorded:` pins: the "
                             "train split's texts changed")
         features[name] = feature.with_learned(learned, file)
-        files.append(LearnedFile(name, file, learned.data))
+        files.append(LearnedFile(name, file, learned.data, learned.tokenizer.vocab_size))
     return dataclasses.replace(spec, features=features), files
 
 
