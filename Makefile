@@ -48,9 +48,9 @@ $(STAMP): setup.cfg pyproject.toml
 	flock /tmp/tfrecord-builder-matplotlib.lock $(PY) -c 'import matplotlib.font_manager'
 	touch $(STAMP)
 
-$(BEAM_STAMP): setup.cfg pyproject.toml
+$(BEAM_STAMP): setup.cfg pyproject.toml Makefile
 	test -x $(BEAM_VENV)/bin/python || $(PYTHON) -m venv $(BEAM_VENV)
-	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3,gcs]'
+	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3,gcs,text]'
 	touch $(BEAM_STAMP)
 
 $(TFM_STAMP): Makefile

@@ -10,7 +10,7 @@ back through others. The folders are the architecture:
        <- report (a dataset's page)  <- dataset (tb.read)
     / codegen (the module's text and its file)
     <- builders (the sources)
-    <- build/: encode_batch  <- encoding  <- plan  <- metadata  <- runners/ (the contract and the engines)
+    <- build/: encode_batch  <- encoding  <- plan  <- vocabulary  <- metadata  <- runners/ (the contract and the engines)
        <- run (tb.build), dry_run
     <- tools/: verify / infer / diff  <- generate
     <- cli
@@ -50,6 +50,7 @@ LAYERS = [
     {"build.encode_batch"},  # a batch's rows into records
     {"build.encoding"},  # batches encoded in worker processes
     {"build.plan"},  # read tasks, statistics
+    {"build.vocabulary"},  # a learned vocabulary: the train split's words counted, the tokenizer learned
     {"build.metadata"},  # a dataset's files besides its shards, written at the end of a build
     {"build.runners"},  # the engines that run the plan: this machine's processes, Apache Beam
     {"build.run", "build.dry_run"},

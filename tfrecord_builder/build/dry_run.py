@@ -30,6 +30,8 @@ from ..errors import UsageError
 from .._tf import tensorflow
 from .encoding import classify_for_build, encode_for_build
 from .plan import read_tasks, strata_of, task_batches
+from .runners.local import counted_words
+from .vocabulary import learned_features, learned_spec, train_split
 from ..spec.load import load_spec
 from ..spec.model import Spec
 from ..write.collect import SPILL_BYTES
@@ -107,6 +109,8 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
     check_fields(spec, builders)
     spec = with_source_columns(with_source_classes(spec, builders), builders)
     by_split = dict(builders)
+    learned = _learned(spec, read_tasks(builders), by_split)  # a vocabulary learned from the train split, as built
+    spec = learned[0]
     names = list(spec.splits)
     counts = dict.fromkeys(names, 0)
     sampled: dict[str, list[bytes]] = {name: [] for name in names}
@@ -158,10 +162,24 @@ def dry_run(spec: Spec | str | os.PathLike, sample: int = DEFAULT_SAMPLE, worker
     # the build's own peak is this one's so far (TensorFlow, imported below to read back, is not the build's)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     plans = {name: _split_plan(spec, name, counts[name], sampled[name]) for name in names}
-    findings = _read_back(spec, sampled) + _suspicious(spec, statistics, sum(covered.values()))
+    findings = learned[1] + _read_back(spec, sampled) + _suspicious(spec, statistics, sum(covered.values()))
     held = sum(min(plan.num_bytes, SPILL_BYTES) for plan in plans.values())  # records held before they spill
     return DryRun(spec, sample, plans, read_seconds, encoding / max(encoded_rows, 1), workers or os.cpu_count() or 1,
                   peak + held, skipped, findings)
+
+
+def _learned(spec: Spec, tasks: list, builders: dict) -> tuple[Spec, list[str]]:
+    """The spec with its vocabularies learned from every record of the train split the source
+    holds (the build's pass, in this process), and a finding that says so."""
+    if not learned_features(spec):
+        return spec, []
+    spec, files = learned_spec(spec, counted_words(spec, tasks, builders, 1, None))
+    said = []
+    for file in files:
+        said.append(f"feature `{file.feature}`: vocabulary learned from the {train_split(spec)} split's texts, "
+                    f"{file.vocab_size:,} tokens (sha256 {file.sha256[:12]}...), as the build learns it; "
+                    f"it writes it beside the shards as {file.name}")
+    return spec, said
 
 
 def _split_plan(spec: Spec, name: str, count: int, framed: list[bytes]) -> SplitPlan:

@@ -21,6 +21,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature
 from ..features.notices import Notices, added
+from ..features.text import learned_from_data
 from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
@@ -289,7 +290,10 @@ def classify_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatc
     if not len(batch):
         return BatchClasses(np.zeros(0, np.int64), hashes, read)
     whole = every_feature and spec.on_error == "skip"
-    features = spec.features if whole else {spec.stratify: spec.features[spec.stratify]}
+    # a learned vocabulary's text left out: the vocabulary pass needs the strata before it is learned,
+    # and both passes divide the classes alike (a record skipped for that text alone still counts)
+    features = ({name: feature for name, feature in spec.features.items() if not learned_from_data(feature)}
+                if whole else {spec.stratify: spec.features[spec.stratify]})
     batch, encoded, good, _ = _encoded(spec, features, batch, framed=False)
     if encoded is None:
         return BatchClasses(np.zeros(0, np.int64), hashes[:0], read)

@@ -26,6 +26,8 @@ from .. import atomic, fs
 from .runners import chosen_runner, runner_names
 from .runners.contract import Runner, RunJob, RunnerOptions
 from .plan import read_tasks
+from .runners.local import counted_words
+from .vocabulary import LearnedFile, learned_features, learned_spec, write_learned
 from ..spec.load import load_spec, spec_from_dict
 from ..spec.model import Spec
 from ..version import __version__
@@ -163,7 +165,12 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     # the rest of the dataset is put together here and uploaded once the shards are done
     remote = url_staging(folder) if fs.is_url(folder) else None
     shards_at = remote if remote is not None and runner.shards_to_bucket else staging
+    learned: list[LearnedFile] = []
+    if learned_features(spec):  # a vocabulary learned from the train split first: the spec the build runs holds it
+        spec, learned = _learned_vocabularies(spec, tasks, builders, staging, shards_at, workers, progress, runner,
+                                              options, keep)
     # kept splits decide where records go: a resumed build keeps what a build keeping the same made
+    # (a learned vocabulary's sha256 is in the spec: shards of another vocabulary aren't kept)
     build_id = fingerprint({**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}, __version__)
     kept = finished_shards(shards_at, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner.checkpoints else None
@@ -174,6 +181,7 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     os.makedirs(staging, exist_ok=True)
     atomic.remove_temporaries(staging)  # files a killed build was writing, in any of its folders
     open(os.path.join(staging, MARKER_FILE), "w").close()
+    write_learned(staging, learned)  # beside the shards, before dataset_info.json (a resumed build's kept)
     try:
         job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id=build_id, kept=kept,
                      restored=restored, workers=workers, progress=progress, keep=keep, options=options)
@@ -214,6 +222,19 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
         if copy:
             write_module(source, os.fspath(copy), spec.name)
     return info
+
+
+def _learned_vocabularies(spec: Spec, tasks: list, builders: list[tuple[str | None, Builder]], staging: str,
+                          shards_at: str, workers: int, progress: Progress | None, runner: Runner,
+                          options: RunnerOptions, keep: KeptSplits | None) -> tuple[Spec, list[LearnedFile]]:
+    """The spec with its vocabularies learned from the train split (build/vocabulary.py), by the
+    runner's engine where it runs the pass (`count_words`), else by this machine's processes."""
+    job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id="vocabulary", kept={},
+                 restored=None, workers=workers, progress=progress, keep=keep, options=options)
+    engine = getattr(runner, "count_words", None)
+    counts = engine(job) if engine is not None else counted_words(spec, tasks, dict(builders), workers, progress,
+                                                                  keep)
+    return learned_spec(spec, counts)
 
 
 def kept_splits(spec: Spec, old: str | os.PathLike | DatasetInfo) -> KeptSplits:

@@ -68,6 +68,34 @@ class RecordedTokenizer(Section):
     vocab_size: int = meta("how many ids the tokenizer has")
     pad_id: int = meta("the id of its padding token, what reading pads the ids with")
     unk_id: int = meta("the id of its unknown token, which the statistics count")
+    file: str | None = meta("a learned vocabulary's file, in the dataset's folder beside the shards "
+                            "(`vocabulary:`)", None)
+
+
+LearnedKind = Literal["wordpiece", "bpe", "unigram", "word"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Vocabulary(Section):
+    """A vocabulary the build learns from the train split's texts (`vocabulary:`, instead of a
+    `tokenizer:` file): build/vocabulary.py counts the words, `text.learn` makes the tokenizer."""
+
+    kind: LearnedKind = meta("wordpiece (BERT's sub-word pieces, a vocab.txt), bpe (byte-pair merges), unigram "
+                             "(SentencePiece's unigram pieces; both a tokenizer.json) or word (whole words, a "
+                             "vocab.txt)")
+    size: int = meta("about this many tokens, the five special ones ([PAD] [UNK] [CLS] [SEP] [MASK]) included")
+    min_count: int = meta("words seen fewer times than this in the train split take no part", 1)
+
+    def check(self, at: At) -> None:
+        if self.size <= len(LEARNED_SPECIALS):
+            raise (at / "size").error(f"{self.size}: expected more than the {len(LEARNED_SPECIALS)} special tokens "
+                                      f"({' '.join(LEARNED_SPECIALS)})")
+        if self.min_count < 1:
+            raise (at / "min_count").error(f"expected a count, 1 or more, received {self.min_count}")
+
+
+# what every learned vocabulary starts with (text/learn.py's SPECIALS), and its template's ids a text
+LEARNED_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 # tokenizers read in this process, by (sha256, name, lowercase): a worker reads each file once
@@ -136,8 +164,11 @@ class TextFeature(Feature):
         "(text_a, text_b: a question and a passage), stored with segment ids", None, convert=_source,
         schema={"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 2,
                                                 "maxItems": 2}]})
-    tokenizer: str = meta("the tokenizer file, relative to the spec: a BERT vocab.txt (WordPiece), a "
-                          "SentencePiece .model or a Hugging Face tokenizer.json")
+    tokenizer: str | None = meta("the tokenizer file, relative to the spec: a BERT vocab.txt (WordPiece), a "
+                                 "SentencePiece .model or a Hugging Face tokenizer.json (or `vocabulary:`)", None)
+    vocabulary: Vocabulary | None = meta(
+        "a vocabulary learned from the train split's texts by the build and written beside the shards, instead of "
+        "a `tokenizer:` file: {kind: wordpiece | bpe | unigram | word, size: N, min_count: k}", None)
     lowercase: bool | None = meta("a vocab.txt only: true (uncased BERT, the default) or false (cased)", None)
     max_length: int | None = meta("at most this many ids a record, special ids included (each text cut is "
                                   "counted in a notice of the build)", None)
@@ -160,6 +191,13 @@ class TextFeature(Feature):
         """With its tokenizer read (and recorded). Where it recorded one already (a dataset's saved
         spec) and the file is gone or changed, it keeps what it recorded, all that reading needs,
         and says why wherever the file itself is needed (a build, decoding text)."""
+        if (self.tokenizer is None) == (self.vocabulary is None):
+            raise at.error("expected a tokenizer file (`tokenizer: vocab.txt`) or a vocabulary to learn "
+                           "(`vocabulary: {kind: wordpiece, size: 8000}`): exactly one of the two")
+        if self.vocabulary is not None:  # learned by the build; a dataset's saved spec finds it in its folder
+            return dataclasses.replace(self, unusable=None if self.recorded is None else
+                                       f"{self.recorded.file}: a learned vocabulary, read from the dataset's folder")
+        assert self.tokenizer is not None
         if self.lowercase is not None and self.tokenizer.endswith((".json", ".model")):
             raise (at / "lowercase").error("applies to a vocab.txt only; a SentencePiece model or a tokenizer.json "
                                            "normalizes text its own way")
@@ -186,6 +224,8 @@ class TextFeature(Feature):
             raise (at / "min_length").error(f"expected a number of tokens, 0 or more, received {self.min_length}")
         if self.max_length is not None:
             added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens and self.held else 0
+            if self.special_tokens and self.vocabulary is not None:  # BERT's template: [CLS] a [SEP] (b [SEP])
+                added = 3 if self.is_pair else 2
             if self.max_length < added + 1:
                 raise (at / "max_length").error(
                     f"{self.max_length} leaves no room for text: the template adds {added} special ids")
@@ -230,7 +270,10 @@ class TextFeature(Feature):
 
     @property
     def tokenizer_object(self) -> "Tokenizer":
-        """The tokenizer (read when the spec was loaded)."""
+        """The tokenizer (read when the spec was loaded, or learned by the build)."""
+        if self.held is None and self.vocabulary is not None and self.unusable is None:
+            raise SpecError(f"feature `{self.name}`: its vocabulary is learned by the build (`vocabulary:`), not "
+                            "there yet")
         if self.held is None:
             raise SpecError(f"feature `{self.name}`: tokenizer {self.unusable}; put that file back to build or "
                             "decode text")
@@ -322,6 +365,35 @@ class TextFeature(Feature):
         from ..text.inputs import assemble
         result = assemble(Template(), texts[0], texts[1] if self.is_pair else None, self.max_length, self.truncation)
         return result.ids, result.segments, result.truncated
+
+    def with_learned(self, learned: Any, file: str) -> "TextFeature":
+        """With the tokenizer a build learned (`text.Learned`), whose file is `file` in the dataset's
+        folder, recorded as a tokenizer file is."""
+        found: "Tokenizer" = _held(learned.data, file, learned.tokenizer.lowercase, learned.tokenizer.fingerprint
+                                   ).tokenizer
+        kind: Any = found.kind
+        recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
+                                     pad_id=found.specials.pad.id, unk_id=found.specials.unk.id, file=file)
+        return dataclasses.replace(self, recorded=recorded, held=HeldTokenizer(found), unusable=None)
+
+    def learned_in(self, folder: str) -> "TextFeature":
+        """A dataset's learned vocabulary read from its `folder` (as recorded), or, its file gone or
+        changed, what it recorded and why (as for a tokenizer file)."""
+        if self.vocabulary is None or self.recorded is None or self.recorded.file is None:
+            return self
+        path = fs.join(folder, self.recorded.file)
+        if not fs.exists(path):
+            return dataclasses.replace(self, unusable=f"{path}: file not found (the dataset recorded sha256 "
+                                                      f"{self.recorded.sha256[:12]}...)")
+        with fs.open_file(path, "rb") as file:
+            data = file.read()
+        sha256 = hashlib.sha256(data).hexdigest()
+        if sha256 != self.recorded.sha256:
+            return dataclasses.replace(self, unusable=f"{path}: sha256 {sha256[:12]}..., expected "
+                                                      f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
+                                                      "the dataset was built with")
+        lowercase = (True if self.lowercase is None else self.lowercase) if self.recorded.kind == "wordpiece" else None
+        return dataclasses.replace(self, held=_held(data, self.recorded.file, lowercase, sha256), unusable=None)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         kind, ids = stored.get(self.record_key, ("", []))
@@ -419,6 +491,22 @@ class TextFeature(Feature):
 
 
 register("text")(TextFeature)
+
+
+def learned_files_in(features: Mapping[str, Feature], folder: str) -> dict[str, Feature]:
+    """A dataset's features with their learned vocabularies read from its `folder`."""
+    return {name: feature.learned_in(folder) if isinstance(feature, TextFeature) else feature
+            for name, feature in features.items()}
+
+
+def learns(feature: Feature) -> bool:
+    """Whether `feature` is a text whose vocabulary the build learns and hasn't yet."""
+    return learned_from_data(feature) and getattr(feature, "held", None) is None
+
+
+def learned_from_data(feature: Feature) -> bool:
+    """Whether `feature` is a text whose vocabulary a build learns (`vocabulary:`), learned yet or not."""
+    return isinstance(feature, TextFeature) and feature.vocabulary is not None
 
 
 def _tokens(count: int) -> str:

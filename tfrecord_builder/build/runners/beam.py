@@ -53,6 +53,7 @@ from ..plan import ReadTask
 from .beam_watchdog import watched_workers, worker_os_error
 from .contract import RunJob, RunnerOptions, RunResult
 from .distributed import BuildSummary, Layout, layout_of, strata_from
+from ..vocabulary import WordCounts, words_from
 from .steps import (DISTINCT, KEYS, OWN_KEYS, PARTS, PROBLEMS, RECORDS, SUMMARY, Carrier, Steps, counted_keys,
                     own_key_problems)
 
@@ -132,6 +133,51 @@ class BeamRunner:
         if steps.carrier.folder is not None:
             shutil.rmtree(steps.carrier.folder)
         return result
+
+
+    def count_words(self, job: RunJob) -> WordCounts:
+        """The learned vocabularies' pass as a pipeline of its own (`_count_plan`), before the
+        build's: its counts, summed in the pipeline, are left in `job.shards` for this process."""
+        options = _options(job.options, job.workers)
+        local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
+                                                             "SwitchingDirectRunner", "PrismRunner")
+        if not fs.is_url(job.shards):
+            os.makedirs(job.shards, exist_ok=True)
+        steps = Steps.of(job)
+        try:
+            pipeline = beam.Pipeline(options=options)
+        except ValueError as error:
+            raise UsageError(f"{job.options.named}: {error}") from None
+        _count_plan(pipeline, steps, job.tasks)
+        held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
+                else contextlib.nullcontext())
+        with held:
+            if local:
+                watched_workers(lambda: _watch(pipeline.run(), job.progress))
+            else:
+                _watch(pipeline.run(), job.progress)
+        try:
+            return words_from(_load(job.shards, "words"))
+        finally:
+            fs.remove(fs.join(job.shards, "beam-words.pickle"))
+
+
+def _count_plan(pipeline: beam.Pipeline, steps: Steps, tasks: list[ReadTask]) -> None:
+    """Create(read tasks) -> Reshuffle -> each task's words (after the strata, as `_plan`) -> all -> saved."""
+    strata = []
+    if steps.spec.stratify is not None:
+        strata.append(beam.pvalue.AsSingleton(pipeline
+                                              | "ClassTasks" >> beam.Create(tasks)
+                                              | "ClassSpread" >> beam.Reshuffle()
+                                              | "Classify" >> beam.ParDo(_ClassifyTask(steps))
+                                              | "AllClasses" >> beam.combiners.ToList()
+                                              | "Strata" >> beam.Map(strata_from, steps.spec)))
+    (pipeline
+     | "WordTasks" >> beam.Create(tasks)
+     | "WordSpread" >> beam.Reshuffle()
+     | "Count" >> beam.ParDo(_CountTask(steps), *strata)
+     | "AllWords" >> beam.combiners.ToList()
+     | "SaveWords" >> beam.Map(_save, steps.shards, "words"))
 
 
 def _carrier(local: bool, folder: str) -> Carrier:
@@ -284,6 +330,20 @@ class _ClassifyTask(beam.DoFn):
 
     def process(self, task: ReadTask) -> Iterator[Any]:
         yield self.steps.classify(self.builders, task)
+
+
+class _CountTask(beam.DoFn):
+    """A learned vocabulary's pass over one task (`Steps.count_words`)."""
+
+    def __init__(self, steps: Steps):
+        self.steps = steps
+        self.builders: dict[str | None, Builder] = {}
+
+    def setup(self) -> None:
+        self.builders = self.steps.builders()
+
+    def process(self, task: ReadTask, stratified: tuple | None = None) -> Iterator[Any]:
+        yield self.steps.count_words(self.builders, task, stratified)
 
 
 def _layout(summaries: list, steps: Steps) -> Layout:

@@ -125,6 +125,11 @@ class Runner(Protocol):
     def run(self, job: RunJob) -> RunResult:
         """Runs the plan: encodes every task's records and writes the shards into `job.shards`."""
 
+    # Optional: `count_words(job) -> vocabulary.WordCounts`, a learned vocabulary's pass
+    # (build/vocabulary.py: the words of the train split's texts, by feature, each task's counted by
+    # `Steps.count_words` or its stage, and summed), run on the engine before `run`; a runner
+    # without it has the pass run by this machine's processes (the local runner's).
+
 
 def check_not_empty(spec: Spec, counts: dict[str, int], skipped: list[dict[str, str]]) -> None:
     """Raises DataError when no split has a record: the source has none, or every one was skipped."""

@@ -36,6 +36,7 @@ from ...write.strata import Strata
 from ...write.shards import write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
 from ..plan import ReadTask, StatisticsTree, strata_of, task_batches
+from ..vocabulary import WordCounts, count_for_build, summed_into
 
 
 class LocalRunner:
@@ -68,6 +69,32 @@ class LocalRunner:
         members = {name: encoded.split_members(name) for name in spec.splits}
         return RunResult(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices,
                          members, encoded.state.kept)
+
+
+    def count_words(self, job: RunJob) -> WordCounts:
+        """The learned vocabularies' pass in `job.workers` processes, batch by batch, after a
+        stratified build's first pass."""
+        with collector_paused():
+            return counted_words(job.spec, job.tasks, job.builders, job.workers, job.progress, job.keep)
+
+
+def counted_words(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+                progress: Progress | None, keep: KeptSplits | None = None) -> WordCounts:
+    """The words of the train split's texts (`vocabulary.count_for_build`, batch by batch in
+    source order, in `workers` processes), summed by feature."""
+    strata = first_pass(spec, tasks, builders, workers, progress)
+    sizes = [builder.num_records(split) for split, builder in builders.items()]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    counts: WordCounts = {}
+    read = 0
+    batches = ((split, batch) for _, split, batch in _batches(spec, tasks, builders))
+    stage = functools.partial(count_for_build, strata=strata, keep=keep)
+    for part, records in encode_batches(spec, batches, workers, stage=stage):
+        summed_into(counts, part)
+        read += records
+        if progress:
+            progress("counting words", read, total)
+    return counts
 
 
 class StaleCheckpoint(Exception):

@@ -25,7 +25,7 @@ import dataclasses
 import threading
 import uuid
 import warnings
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the build uses no pandas of Spark's
     warnings.simplefilter("ignore", FutureWarning)
@@ -43,6 +43,7 @@ from .distributed import layout_of, strata_from
 from .spark_attempts import every_attempt_ended, job_group
 from .spark_session import (APP_NAME, LOG, SparkJobError, check_master, check_visible, conf, ours, session,
                             spark_reason)
+from ..vocabulary import WordCounts, words_from
 from .steps import DISTINCT, KEYS, OWN_KEYS, PARTS, PROBLEMS, RECORDS, SUMMARY, Steps, counted_keys, own_key_problems
 
 PROGRESS_SECONDS = 0.5  # how often the progress shown is brought up to date
@@ -73,6 +74,24 @@ class SparkRunner:
         except PythonException as error:  # raised in a Python worker: ours (one line), or a bug's
             raise ours(error) from None
         except Py4JJavaError as error:  # our errors came back as values: this one is Spark's
+            raise SparkJobError(f"the Spark job failed: {spark_reason(error)}{LOG.where()}") from None
+
+    def count_words(self, job: RunJob) -> WordCounts:
+        """The learned vocabularies' pass as a Spark job: each task's counts (`Steps.count_words`),
+        after a stratified build's first pass, summed on the driver."""
+        built_on = session(job.options, job.workers)
+        check_visible(built_on.sparkContext, job.spec, job, sources_only=True)  # the pass writes nothing
+        steps = Steps.of(job)
+        try:
+            indexed = built_on.sparkContext.parallelize(list(enumerate(job.tasks)), max(1, len(job.tasks)))
+            stratified = None
+            if steps.spec.stratify is not None:
+                stratified = strata_from(indexed.mapPartitions(lambda part: _classify(steps, part)).collect(),
+                                         steps.spec)
+            return words_from(indexed.mapPartitions(lambda part: _count(steps, stratified, part)).collect())
+        except PythonException as error:
+            raise ours(error) from None
+        except Py4JJavaError as error:
             raise SparkJobError(f"the Spark job failed: {spark_reason(error)}{LOG.where()}") from None
 
     def _run(self, built_on: SparkSession, job: RunJob) -> RunResult:
@@ -136,10 +155,16 @@ def _tagged(outputs: Any, tag: str) -> Any:
     return outputs.filter(lambda item: item[0] == tag).map(lambda item: item[1])
 
 
-def _classify(steps: Steps, part: Iterator[tuple[int, Any]]) -> Iterator[Any]:
+def _classify(steps: Steps, part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
     builders = steps.builders()  # a custom builder's code runs here, on the executor
     for _, task in part:
         yield steps.classify(builders, task)
+
+
+def _count(steps: Steps, stratified: Any, part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
+    builders = steps.builders()
+    for _, task in part:
+        yield steps.count_words(builders, task, stratified)
 
 
 def _encode(steps: Steps, stratified: Any, read: Accumulator, part: Iterator[tuple[int, Any]]

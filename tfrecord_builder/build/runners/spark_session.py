@@ -90,13 +90,19 @@ LOG = _Log()
 
 def session(options: RunnerOptions, workers: int) -> SparkSession:
     """The calling program's active session, else a new one (on `local[workers]` unless the
-    options name a master), whose JVM logs into `LOG` rather than over the build's lines."""
+    options name a master), whose JVM logs into `LOG` rather than over the build's lines. An
+    active session on another master than the options name is refused (UsageError): a process has
+    one session, and a build can't have the master it asks for."""
     active = SparkSession.getActiveSession()
     if active is not None:
         if type(active).__module__.startswith("pyspark.sql.connect"):
             raise UsageError("the active Spark session is a Spark Connect one (Databricks serverless or a shared "
                              "access mode cluster, `spark.remote`), which has no RDD API; the Spark runner needs a "
                              "classic session: a dedicated (single user) cluster, or `spark-submit`")
+        master, running = conf(options).get("spark.master"), active.sparkContext.master
+        if master is not None and master != running:  # getOrCreate would build on the active one, in silence
+            raise UsageError(f"{options.named}: spark.master={master}: a Spark session is already active on "
+                             f"{running}; stop it, or leave out spark.master to build on it")
         return active
     given = {"spark.ui.showConsoleProgress": "false", **conf(options)}
     # the executors' Python: this one (with the package and its dependencies) unless told otherwise
@@ -111,11 +117,12 @@ def session(options: RunnerOptions, workers: int) -> SparkSession:
         return builder.getOrCreate()
 
 
-def check_visible(context: Any, spec: Spec, job: RunJob) -> None:
+def check_visible(context: Any, spec: Spec, job: RunJob, sources_only: bool = False) -> None:
     """Raises UsageError where some executor doesn't see what it must: the sources (read there),
-    and the staging folder where the shards go to one (not a bucket). On a cluster of other
-    machines, a path of the driver's is neither. Looked for: the sources, the staging folder's marker."""
-    marker = os.path.join(job.staging, MARKER_FILE) if job.shards == job.staging else None
+    and the staging folder where the shards go to one (not a bucket; `sources_only`: a pass that
+    writes nothing, before the folder is made). On a cluster of other machines, a path of the
+    driver's is neither. Looked for: the sources, the staging folder's marker."""
+    marker = os.path.join(job.staging, MARKER_FILE) if job.shards == job.staging and not sources_only else None
     probes = max(2, context.defaultParallelism)
     unseen = set(context.parallelize(range(probes), probes).map(lambda _: _unseen(spec, marker))
                  .filter(lambda found: found is not None).collect())

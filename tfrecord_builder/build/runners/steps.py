@@ -4,6 +4,8 @@ runs each step where it likes, as often as it likes (each gives the same values)
 the groupings the tags name:
 
     Steps.classify(task) per task -> every one -> strata_from   (a stratified build's first pass)
+    Steps.count_words(task) per task -> every one -> vocabulary.words_from   (a learned vocabulary's pass,
+                                   before the build: its result is the spec the steps below are given)
     Steps.encode(task) per task -> RECORDS:  grouped by (split, bucket) -> Steps.sort
                                    OWN_KEYS: grouped by range of hashes -> own_key_problems -> PROBLEMS
                                    SUMMARY:  every one -> layout_of -> the layout (every sort and write gets it)
@@ -35,6 +37,7 @@ from ...write.membership import KeptSplits
 from ...write.strata import Strata
 from ..encoding import BatchClasses
 from ..plan import ReadTask
+from ..vocabulary import TaskWords, count_task
 from .contract import RunJob, RunResult
 from .distributed import (BuildSummary, Layout, PlacedRecords, TaskSummary, by_bucket, classify_task, count_keys,
                           encode_task, joined, run_result, sort_bucket, unique_keys, write_placed_shard)
@@ -152,6 +155,15 @@ class Steps:
                  ) -> tuple[int, list[BatchClasses], str | None]:
         """A stratified build's first pass over one task (`classify_task`): every one to `strata_from`."""
         return classify_task(self.spec, builders[task.split], task)
+
+    def count_words(self, builders: dict[str | None, Builder], task: ReadTask,
+                    stratified: tuple[Strata, str | None] | None = None) -> TaskWords:
+        """A learned vocabulary's pass over one task (`vocabulary.count_task`: the words of its
+        train texts; `stratified` is `strata_from`'s): every one to `vocabulary.words_from`."""
+        strata, error = stratified if stratified is not None else (None, None)
+        if error is not None:  # the first pass stopped at bad data: the build's error
+            return task.index, {}, error
+        return count_task(self.spec, builders[task.split], task, strata, self.keep)
 
     def encode(self, builders: dict[str | None, Builder], task: ReadTask,
                stratified: tuple[Strata, str | None] | None = None,
