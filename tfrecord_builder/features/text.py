@@ -39,7 +39,7 @@ from .. import fs
 from ..errors import SpecError, UsageError
 from ..spec.fields import At, Section, describe, meta
 from . import tfds
-from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
+from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
 from .described import Card, Counted
 from .gathered import GatheredColumns
 from .values import Values
@@ -68,6 +68,11 @@ class RecordedTokenizer(Section):
     vocab_size: int = meta("how many ids the tokenizer has")
     pad_id: int = meta("the id of its padding token, what reading pads the ids with")
     unk_id: int = meta("the id of its unknown token, which the statistics count")
+    # what the masked-language-model view (input.mlm) needs: none in a dataset built before it
+    mask_id: int | None = meta("the id of its mask token ([MASK], <mask>), if it has one", None)
+    special_ids: list[int] | None = meta(
+        "the ids of its special tokens that are no text (padding, [CLS] and [SEP] or <s> and </s>, the mask "
+        "token; not the unknown token), which the masked-language-model view never masks", None)
 
 
 # tokenizers read in this process, by (sha256, name, lowercase): a worker reads each file once
@@ -177,8 +182,12 @@ class TextFeature(Feature):
                                                       f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
                                                       "the dataset was built with")
         kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
+        specials = found.specials
         recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
-                                     pad_id=found.specials.pad.id, unk_id=found.specials.unk.id)
+                                     pad_id=specials.pad.id, unk_id=specials.unk.id,
+                                     mask_id=specials.mask.id if specials.mask else None,
+                                     special_ids=sorted({special.id for special in specials
+                                                         if special is not None and special.id != specials.unk.id}))
         return dataclasses.replace(self, recorded=recorded, held=HeldTokenizer(found))
 
     def check(self, at: At) -> None:
@@ -407,6 +416,15 @@ class TextFeature(Feature):
     def text_of(self, ids: Sequence[int]) -> str:
         """The text of stored ids, special ids left out (what `tb.read(decode_text=True)` gives)."""
         return self.tokenizer_object.decode([int(number) for number in ids])
+
+    @property
+    def token_ids(self) -> TokenIds | None:
+        """Its tokenizer as the masked-language-model view and batches by length need it (as recorded)."""
+        if self.recorded is None:
+            return None
+        recorded = self.recorded
+        return TokenIds(self.length_key, recorded.vocab_size, recorded.mask_id, recorded.special_ids, self.tokenizer,
+                        self.unusable)
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
         """Refuses another feature stored under its length's or segment ids' record key."""
