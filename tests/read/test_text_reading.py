@@ -228,3 +228,21 @@ def test_texts_are_batched_by_length_each_batch_padded_to_its_own_longest(tmp_pa
             assert batch["text_mask"].sum(axis=1).tolist() == found
             seen += batch["id"].tolist()
         assert sorted(seen) == sorted(lengths)
+
+
+def test_a_recorded_tokenizer_without_special_ids_and_no_file_is_refused(tmp_path, vocab_bytes):
+    """A spec that pins its tokenizer by `recorded:` as datasets recorded it before the special
+    ids were (no mask_id, special_ids), with the file gone, can't be masked: it says so."""
+    import hashlib
+    recorded = {"kind": "wordpiece", "sha256": hashlib.sha256(vocab_bytes).hexdigest(), "vocab_size": 800,
+                "pad_id": 0, "unk_id": 1}
+    path = write_spec(tmp_path, {"name": "texts", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+                                 "features": {"text": {"type": "text", "tokenizer": "vocab.txt", "recorded": recorded}},
+                                 "input": {"mlm": {}}}, {"rows.jsonl": ""})
+    with pytest.raises(tb.SpecError, match=r"spec\.yaml, line \d+: input\.mlm: the dataset records no special ids of "
+                                           r"feature `text`'s tokenizer \(built before they were recorded\) and its "
+                                           r"file can't be read \(.*vocab\.txt: file not found \(the dataset recorded "
+                                           r"sha256 [0-9a-f]{12}\.\.\.\)\); put that file back$"):
+        tb.load_spec(path)
+    (tmp_path / "vocab.txt").write_bytes(vocab_bytes)  # the file back: its ids recorded again
+    assert tb.load_spec(path).reading()["mlm"]["special_ids"] == [0, 2, 3, 4]
