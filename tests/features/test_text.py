@@ -79,7 +79,8 @@ def test_vocab_txt_ids_are_the_tokenizers_with_each_cut_counted_once(tmp_path, v
     assert (recorded.kind, recorded.sha256, recorded.pad_id) == ("wordpiece", tokenizer.fingerprint, 0)
     saved = json.loads((Path(info.path) / "tfrecord_builder.json").read_text())["spec"]["features"]["text"]
     assert saved["recorded"] == {"kind": "wordpiece", "sha256": tokenizer.fingerprint,
-                                 "vocab_size": tokenizer.vocab_size, "pad_id": 0, "unk_id": 1}
+                                 "vocab_size": tokenizer.vocab_size, "pad_id": 0, "unk_id": 1, "mask_id": 4,
+                                 "special_ids": [0, 2, 3, 4]}  # [PAD] [CLS] [SEP] [MASK]: never masked
     unknown_ids = sum(ids.count(1) for ids in expected.ids)
     assert figures["tallies"] == {"unknown_tokens": {"values": unknown_ids,
                                                      "records": sum(1 in ids for ids in expected.ids)}}

@@ -529,11 +529,20 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
         # records of similar length share a batch: less padding
         bucketing = (tf.autograph.experimental.do_not_convert(lambda record: record_length(record, reading)),
                      reading["bucket_boundaries"], length_steps(statistics, reading))
+    elif reading.get("text_buckets") is not None:  # (a key of Example datasets batched by their text's length)
+        buckets = reading["text_buckets"]
+        bucketing = (tf.autograph.experimental.do_not_convert(lambda record: text_length(record, buckets["key"])),
+                     buckets["boundaries"], None)
     dataset = batched_records(files, counts, reading["compression"], batch_size, shuffle, reading["shuffle_buffer"],
                               repeat, bucketing)
     # plain graph code: nothing for autograph to convert
     dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
                           num_parallel_calls=tf.data.AUTOTUNE)
+    if reading.get("mlm") is not None:  # (a key of datasets read for masked-language-model pretraining only)
+        dataset = masked_batches(dataset, reading["mlm"])
+        if reading.get("text") is not None:
+            return dataset.map(tf.autograph.experimental.do_not_convert(
+                lambda features: keras_hub_masked_lm(features, reading["text"]))).prefetch(tf.data.AUTOTUNE)
     if reading.get("text") is not None:  # (a key of datasets with a text feature read for KerasHub only)
         dataset = dataset.map(tf.autograph.experimental.do_not_convert(
             lambda features: keras_hub_text(features, reading["text"], reading["label"])))
@@ -556,6 +565,80 @@ def keras_hub_text(features, text, label):
     if label is not None:
         inputs[label] = features[label]
     return inputs
+
+
+def masked_batches(dataset, mlm):
+    """`input.mlm`: each batch's text with tokens masked (`masked_lm`), its ids replaced by the
+    masked ones and BERT's `masked_lm_positions`, `masked_lm_ids` and `masked_lm_weights` beside
+    them. Each batch's masks are drawn from a key of its own: `tf.data.Dataset.random` of the
+    seed gives every batch one, and another sequence each time the dataset is iterated (each
+    epoch), the same sequence for the same seed (and TensorFlow's global seed, when a program
+    sets one, as it does the shuffle order)."""
+    keys = tf.data.Dataset.random(seed=mlm["seed"], rerandomize_each_iteration=True)
+
+    def masked(features, key):
+        features = dict(features)
+        ids, positions, targets, weights = masked_lm(features[mlm["ids"]], features[mlm["mask"]],
+                                                     tf.stack([tf.constant(mlm["seed"], tf.int64), key]), mlm)
+        features[mlm["ids"]] = ids
+        features.update(masked_lm_positions=positions, masked_lm_ids=targets, masked_lm_weights=weights)
+        return features
+
+    return tf.data.Dataset.zip(dataset, keys).map(tf.autograph.experimental.do_not_convert(masked),
+                                                  num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def masked_lm(ids, mask, seed, mlm):
+    """A batch of ids [batch, width] (`mask`: true on ids, false on padding) with tokens masked:
+    `(masked ids, positions, targets, weights)`, the last three [batch, max_predictions].
+
+    Each id that is neither padding nor one of `special_ids` is picked with probability `rate`
+    (at most `max_predictions` a text: the picked ones of the smallest draws, a uniform choice
+    among them); a picked id becomes the mask id with probability `mask_token_rate`, an id drawn
+    uniformly from the ids that are not special with probability `random_token_rate`, and stays
+    as it is otherwise. `positions` are the picked ids' places in ascending order, `targets` the
+    ids that were there, `weights` 1.0 for each; all three padded with 0 (0.0) to
+    `max_predictions`. Every draw is a stateless one of `seed` ([2] int64): the same seed, the
+    same masks."""
+    shape = tf.shape(ids)
+    width, most = shape[1], mlm["max_predictions"]
+    special = tf.constant(mlm["special_ids"], ids.dtype)
+    eligible = mask & tf.reduce_all(ids[:, :, tf.newaxis] != special, axis=-1)
+    picking, acting, drawing = tf.unstack(tf.random.experimental.stateless_split(seed, 3))
+    draws = tf.random.stateless_uniform(shape, picking)
+    picked = eligible & (draws < mlm["rate"])
+    order = tf.argsort(tf.where(picked, draws, 2.0), axis=1, stable=True)  # the picked, smallest draws first
+    chosen = picked & (tf.argsort(order, axis=1, stable=True) < most)
+    columns = tf.where(chosen, tf.range(width)[tf.newaxis, :], width)
+    positions = tf.sort(tf.concat([columns, tf.fill([shape[0], most], width)], axis=1), axis=1)[:, :most]
+    found = positions < width
+    positions = tf.where(found, positions, 0)
+    targets = tf.where(found, tf.gather(tf.pad(ids, [[0, 0], [0, 1]]), positions, batch_dims=1), 0)
+    action = tf.random.stateless_uniform(shape, acting)
+    others = mlm["vocab_size"] - len(mlm["special_ids"])
+    drawn = tf.random.stateless_uniform(shape, drawing, minval=0, maxval=others, dtype=tf.int64)
+    for number in sorted(mlm["special_ids"]):  # the drawn-th id that is not special
+        drawn += tf.cast(drawn >= number, tf.int64)
+    masked = tf.where(chosen & (action < mlm["mask_token_rate"]), tf.cast(mlm["mask_id"], ids.dtype),
+                      tf.where(chosen & (action < mlm["mask_token_rate"] + mlm["random_token_rate"]),
+                               tf.cast(drawn, ids.dtype), ids))
+    return masked, tf.cast(positions, ids.dtype), targets, tf.cast(found, tf.float32)
+
+
+def keras_hub_masked_lm(features, text):
+    """`input: {text: keras_hub, mlm: ...}`: `(inputs, mask_ids, mask_weights)`, what KerasHub's
+    MaskedLM models (`BertMaskedLM(backbone, preprocessor=None)`) fit on, as its
+    MaskedLMPreprocessor gives them: inputs `token_ids` (masked), `padding_mask`, `segment_ids`
+    and `mask_positions`."""
+    inputs = keras_hub_text(features, text, None)
+    inputs["mask_positions"] = features["masked_lm_positions"]
+    return inputs, features["masked_lm_ids"], features["masked_lm_weights"]
+
+
+def text_length(serialized, key):
+    """One serialised Example's text length, its number of ids under `key` (for bucketing by length)."""
+    parsed = tf.io.parse_single_example(serialized, {key: tf.io.FixedLenFeature([], tf.int64)})
+    return tf.cast(parsed[key], tf.int32)  # bucketing wants int32
 
 
 def split_label(features, label):

@@ -11,7 +11,7 @@ import dataclasses
 import importlib.metadata
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -72,6 +72,18 @@ def register(name: str) -> Callable[[type], type]:
         return cls
 
     return add
+
+
+class TokenIds(NamedTuple):
+    """What reading needs of a text's tokenizer beyond padding its ids (`Feature.token_ids`): the
+    masked-language-model view (`input.mlm`) and batches by length (`input.bucket_boundaries`)."""
+
+    length_key: str  # the record key of a record's number of ids
+    vocab_size: int
+    mask_id: int | None  # None: the tokenizer has no mask token
+    special_ids: list[int] | None  # the ids never masked; None: not recorded (a dataset built before)
+    tokenizer: str  # the tokenizer file, as the spec names it
+    unusable: str | None  # why the tokenizer file can't be read, where it can't
 
 
 class _TypeName:
@@ -279,6 +291,12 @@ class Feature(Section):
     def text_of(self, ids: Sequence[int]) -> str:
         """The text a record's ids say (a `holds_text` feature's; `tb.read(decode_text=True)`)."""
         raise NotImplementedError(f"feature `{self.name}` holds no text")
+
+    @property
+    def token_ids(self) -> TokenIds | None:
+        """A `holds_text` feature's tokenizer as reading needs it beyond padding its ids (the
+        masked-language-model view, batches by length); None by default."""
+        return None
 
     @property
     def holds_classes(self) -> bool:

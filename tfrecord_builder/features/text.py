@@ -39,7 +39,7 @@ from .. import fs
 from ..errors import SpecError, UsageError
 from ..spec.fields import At, Section, describe, meta
 from . import tfds
-from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
+from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
 from .described import Card, Counted
 from .gathered import GatheredColumns
 from .values import Values
@@ -68,6 +68,11 @@ class RecordedTokenizer(Section):
     vocab_size: int = meta("how many ids the tokenizer has")
     pad_id: int = meta("the id of its padding token, what reading pads the ids with")
     unk_id: int = meta("the id of its unknown token, which the statistics count")
+    # what the masked-language-model view (input.mlm) needs: none in a dataset built before it
+    mask_id: int | None = meta("the id of its mask token ([MASK], <mask>), if it has one", None)
+    special_ids: list[int] | None = meta(
+        "the ids of its special tokens that are no text (padding, [CLS] and [SEP] or <s> and </s>, the mask "
+        "token; not the unknown token), which the masked-language-model view never masks", None)
     file: str | None = meta("a learned vocabulary's file, in the dataset's folder beside the shards "
                             "(`vocabulary:`)", None)
 
@@ -214,10 +219,7 @@ class TextFeature(Feature):
             return dataclasses.replace(self, unusable=f"{path}: sha256 {found.fingerprint[:12]}..., expected "
                                                       f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
                                                       "the dataset was built with")
-        kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
-        recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
-                                     pad_id=found.specials.pad.id, unk_id=found.specials.unk.id)
-        return dataclasses.replace(self, recorded=recorded, held=HeldTokenizer(found))
+        return dataclasses.replace(self, recorded=_recorded(found), held=HeldTokenizer(found))
 
     def check(self, at: At) -> None:
         if self.min_length is not None and self.min_length < 0:
@@ -371,10 +373,7 @@ class TextFeature(Feature):
         folder, recorded as a tokenizer file is."""
         found: "Tokenizer" = _held(learned.data, file, learned.tokenizer.lowercase, learned.tokenizer.fingerprint
                                    ).tokenizer
-        kind: Any = found.kind
-        recorded = RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
-                                     pad_id=found.specials.pad.id, unk_id=found.specials.unk.id, file=file)
-        return dataclasses.replace(self, recorded=recorded, held=HeldTokenizer(found), unusable=None)
+        return dataclasses.replace(self, recorded=_recorded(found, file), held=HeldTokenizer(found), unusable=None)
 
     def learned_in(self, folder: str) -> "TextFeature":
         """A dataset's learned vocabulary read from its `folder` (as recorded), or, its file gone or
@@ -480,6 +479,15 @@ class TextFeature(Feature):
         """The text of stored ids, special ids left out (what `tb.read(decode_text=True)` gives)."""
         return self.tokenizer_object.decode([int(number) for number in ids])
 
+    @property
+    def token_ids(self) -> TokenIds | None:
+        """Its tokenizer as the masked-language-model view and batches by length need it (as recorded)."""
+        if self.recorded is None:
+            return None
+        recorded = self.recorded
+        return TokenIds(self.length_key, recorded.vocab_size, recorded.mask_id, recorded.special_ids, self.tokenizer,
+                        self.unusable)
+
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
         """Refuses another feature stored under its length's or segment ids' record key."""
         own = [self.length_key] + ([self.segments_key] if self.is_pair else []) if not self.sequence else []
@@ -507,6 +515,18 @@ def learns(feature: Feature) -> bool:
 def learned_from_data(feature: Feature) -> bool:
     """Whether `feature` is a text whose vocabulary a build learns (`vocabulary:`), learned yet or not."""
     return isinstance(feature, TextFeature) and feature.vocabulary is not None
+
+
+def _recorded(found: "Tokenizer", file: str | None = None) -> RecordedTokenizer:
+    """What a dataset records of the tokenizer it was built with (a learned one's `file` too)."""
+    kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
+    specials = found.specials
+    return RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
+                             pad_id=specials.pad.id, unk_id=specials.unk.id,
+                             mask_id=specials.mask.id if specials.mask else None,
+                             special_ids=sorted({special.id for special in specials
+                                                 if special is not None and special.id != specials.unk.id}),
+                             file=file)
 
 
 def _tokens(count: int) -> str:

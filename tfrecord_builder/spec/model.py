@@ -20,6 +20,7 @@ from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
 from .reading import reading_of
+from .text_reading import MaskedLMInput, check_text_reading
 from .fields import At, Section, convert, describe, meta, spec_fields
 
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
@@ -240,7 +241,8 @@ class InputSpec(Section):
 
     max_length: int | None = meta("sequences: keep at most this many steps per record", None)
     bucket_boundaries: list[int] | None = meta(
-        "sequences: batch records of similar length together (tf.data bucket_by_sequence_length)", None)
+        "sequences, or the text of a format: example spec: batch records of similar length together (tf.data "
+        "bucket_by_sequence_length), each batch padded to its own longest", None)
     length_feature: str | None = meta("sequences: the name input_fn gives each record's number of steps",
                                       "sequence_length")
     mask_feature: str | None = meta("sequences: also yield a boolean [batch, steps] mask under this name", None)
@@ -254,6 +256,9 @@ class InputSpec(Section):
     text: Literal["padded", "keras_hub"] | None = meta(
         "a text feature's ids: padded (the default: NAME, NAME_mask, NAME_segment_ids) or keras_hub (exactly "
         "token_ids, padding_mask, segment_ids and the label, as KerasHub's text models take them)", None)
+    mlm: MaskedLMInput | None = meta(
+        "the text's tokens masked at read time for masked-language-model pretraining (keras_hub: the inputs, "
+        "targets and weights of KerasHub's MaskedLM models; padded: BERT's masked_lm_* keys beside the ids)", None)
 
     def check(self, at: At) -> None:
         if self.max_length is not None and self.max_length < 1:
@@ -378,6 +383,7 @@ class Spec(Section):
                                        f"received {self.label!r}")
         self._check_objects(at / "input")
         self._check_text(at / "input" / "text")
+        check_text_reading(self, at / "input")
 
     def _check_text(self, at: At) -> None:
         """`input.text: keras_hub` reads the one text feature of an Example spec."""

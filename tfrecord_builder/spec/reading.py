@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .text_reading import mlm_reading, text_buckets_reading
+
 if TYPE_CHECKING:
     from .model import Spec
 
@@ -30,6 +32,12 @@ def reading_of(spec: Spec) -> dict[str, Any]:
     reading["features"] = {name: feature.reading(options) for name, feature in spec.features.items()}
     if options.text == "keras_hub":
         reading["text"] = _text_reading(spec)
+    # (keys of their own, only where asked: other datasets' READING stays as it was)
+    mlm, buckets = mlm_reading(spec), text_buckets_reading(spec)
+    if mlm is not None:
+        reading["mlm"] = mlm
+    if buckets is not None:
+        reading["text_buckets"] = buckets
     return reading
 
 
