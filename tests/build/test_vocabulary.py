@@ -89,7 +89,8 @@ def test_the_same_data_give_the_same_file_byte_for_byte_recorded_in_the_dataset(
     saved = json.loads((Path(one.path) / "tfrecord_builder.json").read_text())["spec"]["features"]["review"]
     assert saved["vocabulary"] == {"kind": "wordpiece", "size": 80, "min_count": 2}
     assert saved["recorded"] == {"kind": "wordpiece", "sha256": hashlib.sha256(data).hexdigest(), "vocab_size": 80,
-                                 "pad_id": 0, "unk_id": 1, "file": "review.vocab.txt"}
+                                 "pad_id": 0, "unk_id": 1, "mask_id": 4, "special_ids": [0, 2, 3, 4],
+                                 "file": "review.vocab.txt"}
     # reading finds it in the dataset's folder: decoded text, and the generated module's padding id
     texts = [record["review_text"] for record in tb.read(one.path, "train", decode_text=True)]
     assert len(texts) == one.splits["train"].num_examples and all(texts)

@@ -82,7 +82,7 @@ class TokenIds(NamedTuple):
     vocab_size: int
     mask_id: int | None  # None: the tokenizer has no mask token
     special_ids: list[int] | None  # the ids never masked; None: not recorded (a dataset built before)
-    tokenizer: str  # the tokenizer file, as the spec names it
+    tokenizer: str  # the tokenizer file, as the spec names it (a learned one: its file beside the shards)
     unusable: str | None  # why the tokenizer file can't be read, where it can't
 
 

@@ -485,7 +485,8 @@ class TextFeature(Feature):
         if self.recorded is None:
             return None
         recorded = self.recorded
-        return TokenIds(self.length_key, recorded.vocab_size, recorded.mask_id, recorded.special_ids, self.tokenizer,
+        named = self.tokenizer or recorded.file or "(learned by the build)"
+        return TokenIds(self.length_key, recorded.vocab_size, recorded.mask_id, recorded.special_ids, named,
                         self.unusable)
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
