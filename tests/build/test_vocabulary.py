@@ -212,6 +212,26 @@ def test_a_text_takes_a_tokenizer_or_a_vocabulary_exactly(tmp_path, given):
                                       "of the two")
 
 
+def test_a_learned_vocabulary_masks_for_the_mlm_view_and_has_no_module_before_its_build(tmp_path):
+    path = write_spec(tmp_path, _spec({"kind": "wordpiece", "size": 80}, input={"text": "keras_hub",
+                                                                                "mlm": {"rate": 0.3, "seed": 5}}),
+                      {"reviews.jsonl": _jsonl(_reviews())})
+    with pytest.raises(SpecError, match=r"^feature `review`: its vocabulary is learned by the build \(`vocabulary:`\), "
+                                        r"so its ids are known only then; .*`tfrecord-builder generate` needs a "
+                                        r"`tokenizer:` file\)$"):
+        tb.generate_module(path)
+    info = tb.build(path, overwrite=True)
+    saved = json.loads((Path(info.path) / "tfrecord_builder.json").read_text())["spec"]["features"]["review"]
+    assert (saved["recorded"]["mask_id"], saved["recorded"]["special_ids"]) == (4, [0, 2, 3, 4])   # [MASK]; [PAD] [CLS] [SEP] [MASK]
+    stored = [record["review"].tolist() for record in tb.read(info.path, "train")]
+    x, y, weights = next(iter(tb.input_fn(info.path, "train", batch_size=len(stored), shuffle=False)))
+    positions, picked = x["mask_positions"].numpy(), weights.numpy() > 0
+    assert picked.any()
+    for row, ids in enumerate(stored):   # the targets are the stored ids at the picked positions, never a special one
+        assert [ids[at] for at in positions[row][picked[row]]] == y.numpy()[row][picked[row]].tolist()
+        assert not {ids[at] for at in positions[row][picked[row]]} & {0, 2, 3, 4}
+
+
 def test_a_train_split_without_text_says_what_is_missing(tmp_path):
     rows = [{**row, "review": None} for row in _reviews(30)]
     path = write_spec(tmp_path, _spec({"kind": "word", "size": 50}), {"reviews.jsonl": _jsonl(rows)})

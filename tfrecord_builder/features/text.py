@@ -283,8 +283,17 @@ class TextFeature(Feature):
 
     @property
     def pad_id(self) -> int:
-        assert self.recorded is not None
-        return self.recorded.pad_id
+        return self.recorded_tokenizer.pad_id
+
+    @property
+    def recorded_tokenizer(self) -> RecordedTokenizer:
+        """What the dataset records of its tokenizer; a vocabulary the build learns has none before
+        the build, so nothing that reads its ids (the generated module) can be written before it."""
+        if self.recorded is None:
+            raise SpecError(f"feature `{self.name}`: its vocabulary is learned by the build (`vocabulary:`), so its "
+                            "ids are known only then; the build writes the generated module into the dataset's "
+                            "folder (`tfrecord-builder generate` needs a `tokenizer:` file)")
+        return self.recorded
 
     @property
     def length_key(self) -> str:

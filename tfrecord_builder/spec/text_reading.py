@@ -53,6 +53,8 @@ def _texts(spec: Spec) -> list[str]:
 
 def _ids(spec: Spec, name: str) -> TokenIds:
     found = spec.features[name].token_ids
+    if found is None:  # a vocabulary the build learns, not learned yet: reading its ids raises a SpecError saying so
+        spec.features[name].pad_id
     assert found is not None  # (a text feature, its tokenizer read or recorded)
     return found
 
@@ -73,7 +75,13 @@ def check_text_reading(spec: Spec, at: At) -> None:
     if spec.is_sequence or len(texts) != 1:
         found = "none" if not texts else ", ".join(f"`{name}`" for name in texts)
         raise at.error(f"masks the one text feature of a format: example spec; the spec has {found}")
-    recorded = _ids(spec, texts[0])
+    if options.text != "keras_hub":
+        taken = [key for key in MASKED_LM_KEYS if key in spec.features]
+        if taken:
+            raise at.error(f"adds `{taken[0]}` beside the ids, already a feature's name; rename it")
+    recorded = spec.features[texts[0]].token_ids
+    if recorded is None:  # a vocabulary the build learns: it always has [MASK] and its special ids are recorded
+        return
     if recorded.special_ids is None:  # a dataset built before they were recorded, its tokenizer file gone
         raise at.error(f"the dataset records no special ids of feature `{texts[0]}`'s tokenizer (built before they "
                        f"were recorded) and its file can't be read ({recorded.unusable}); put that file back")
@@ -82,10 +90,6 @@ def check_text_reading(spec: Spec, at: At) -> None:
                        "expected one to mask tokens with")
     if recorded.vocab_size <= len(recorded.special_ids):
         raise at.error(f"feature `{texts[0]}`'s tokenizer has no token but its special ones to pick at random")
-    if options.text != "keras_hub":
-        taken = [key for key in MASKED_LM_KEYS if key in spec.features]
-        if taken:
-            raise at.error(f"adds `{taken[0]}` beside the ids, already a feature's name; rename it")
 
 
 def mlm_reading(spec: Spec) -> dict[str, Any] | None:
