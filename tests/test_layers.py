@@ -48,6 +48,7 @@ LAYERS = [
     {"read.dataset", "codegen"},  # side by side: neither imports the other
     {"builders"},
     {"build.encode_batch"},  # a batch's rows into records
+    {"build.packing"},  # a batch's records packed (the spec's pack:)
     {"build.encoding"},  # batches encoded in worker processes
     {"build.plan"},  # read tasks, statistics
     {"build.metadata"},  # a dataset's files besides its shards, written at the end of a build
