@@ -587,8 +587,8 @@ def packed_spec(spec: Spec, at: At) -> Spec:
     features: dict[str, Feature] = {}
     for name, feature in spec.features.items():
         if not isinstance(feature, TextFeature):
-            raise (at / "pack").error(f"packs text features only; `{name}` ({feature.describe()}) would need one value "
-                                      "per packed example: leave it out, or leave pack: out")
+            raise (at / "features" / name).error("is not a text, and pack: packs text features only (it would need "
+                                                 "one value per packed example); leave it out, or leave pack: out")
         if feature.window is not None:
             raise (at / "features" / name / "window").error("a window is a record of its own; pack: packs short "
                                                              "texts (leave one of them out)")
