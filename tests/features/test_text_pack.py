@@ -169,7 +169,7 @@ def test_an_empty_text_without_special_tokens_is_left_out_counted(tmp_path, voca
     ({"text": {"type": "text", "tokenizer": "VOCAB"}}, {"pack": {"length": 0}},
      "pack.length: expected a positive number of ids, received 0"),
     ({"text": {"type": "text", "tokenizer": "VOCAB"}}, {"pack": {"length": 2}},
-     "pack.length: 2 leaves no room for text: `text`'s template adds 2 special ids"),
+     "features.text: pack.length: 2 leaves no room for text: the template adds 2 special ids"),
     ({"text": {"type": "text", "tokenizer": "VOCAB"},
       "other": {"type": "text", "tokenizer": "VOCAB", "key": "text_packed_positions"}}, {},
      "features.other: `text_packed_positions` is where packing stores `text`'s ids' layout"),

@@ -31,7 +31,9 @@ def packed(features: Mapping[str, Feature], length: int, batch: Batch, encoded: 
     """The batch's packed records, split by split in split order: the batch of their keys (each
     its first example's), their encoding, key hashes, membership hashes and split of each."""
     from ..text.pack import packs
-    chosen, firsts_of, split_of = [], [], []
+    chosen: list[np.ndarray] = []
+    firsts_of: list[np.ndarray] = []
+    split_of: list[np.ndarray] = []
     for index in range(splits):
         rows = np.flatnonzero(assignment == index)
         lengths = [encoded.values[name][feature.record_key].counts[rows] for name, feature in features.items()]
@@ -51,7 +53,7 @@ def packed(features: Mapping[str, Feature], length: int, batch: Batch, encoded: 
     values = {}
     for name, feature in features.items():
         taken = {key: item.repeated(rows) for key, item in encoded.values[name].items()}  # (in this order)
-        values[name] = feature.packed_values(taken, firsts)  # type: ignore[attr-defined]
+        values[name] = feature.packed_values(taken, firsts)
     leaders = rows[firsts]  # each pack's first example, as a row of the batch
     by_key = {key: item for by_feature in values.values() for key, item in by_feature.items()}
     records = examples(features_entries(by_key), True)

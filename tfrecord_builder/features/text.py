@@ -367,6 +367,22 @@ class TextFeature(Feature):
                 np.array(rows, dtype=np.int64))
 
     # ---- packing: the spec's `pack:` (features/text_pack.py) --------------------------------------
+    def packed_to(self, length: int, at: At) -> "TextFeature":
+        """Packed into records of `length` ids: cut to `length` where it gives no max_length (counted
+        as any cut is); not beside a window."""
+        if self.sequence:
+            raise at.error("is per step; pack: packs the texts of a format: example spec")
+        if self.window is not None:
+            raise (at / "window").error("a window is a record of its own; pack: packs short texts (leave one of "
+                                        "them out)")
+        if self.max_length is not None and self.max_length > length:
+            raise (at / "max_length").error(f"{self.max_length} is more than pack.length: {length}; a text must fit "
+                                            "a pack")
+        added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens and self.held else 0
+        if self.max_length is None and length < added + 1:
+            raise at.error(f"pack.length: {length} leaves no room for text: the template adds {added} special ids")
+        return dataclasses.replace(self, max_length=self.max_length or length, packed=length)
+
     def packed_values(self, encoded: dict[str, Values], firsts: np.ndarray) -> dict[str, Values]:
         """Its values of a split's examples packed into the windows that start at `firsts`."""
         return self.pack_layout.values(encoded, firsts)
@@ -489,7 +505,9 @@ class TextFeature(Feature):
 
     def describe(self) -> str:
         kind = self.recorded.kind if self.recorded is not None else "text"
-        return f"text {kind} int64 [{'steps' if self.sequence else 'null'}] (ids{', a pair' if self.is_pair else ''})"
+        shape = "steps" if self.sequence else "null" if self.packed is None else str(self.packed)
+        cut = f", windows of {self.window.tokens}" if self.window is not None else ", packed" if self.packed else ""
+        return f"text {kind} int64 [{shape}] (ids{', a pair' if self.is_pair else ''}{cut})"
 
     def text_of(self, ids: Sequence[int]) -> str:
         """The text of stored ids, special ids left out (what `tb.read(decode_text=True)` gives)."""

@@ -64,14 +64,14 @@ class PackedText:
         windows that start at the examples `firsts`."""
         from ..text.pack import laid_out
         ids = encoded[self.record_key]
-        laid = laid_out(ids.values, ids.counts, firsts, self.length, self.pad_id)
+        laid = laid_out(np.asarray(ids.values), ids.counts, firsts, self.length, self.pad_id)
         windows = len(firsts)
         full = np.full(windows, self.length, dtype=np.int64)
         packed = {self.record_key: Values("int64", laid.ids.reshape(-1), full)}
         if self.pair:
             segments = encoded[f"{self.record_key}_segment_ids"]
             packed[f"{self.record_key}_segment_ids"] = Values(
-                "int64", laid_out(segments.values, segments.counts, firsts, self.length, 0).ids.reshape(-1), full)
+                "int64", laid_out(np.asarray(segments.values), segments.counts, firsts, self.length, 0).ids.reshape(-1), full)
         packed[f"{self.record_key}_packed_segment_ids"] = Values("int64", laid.segments.reshape(-1), full)
         packed[f"{self.record_key}_packed_positions"] = Values("int64", laid.positions.reshape(-1), full)
         packed[f"{self.record_key}_length"] = Values("int64", laid.lengths, np.ones(windows, dtype=np.int64))

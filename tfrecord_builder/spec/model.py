@@ -581,29 +581,12 @@ class Spec(Section):
 def packed_spec(spec: Spec, at: At) -> Spec:
     """`pack:`: every feature a text (per record, no window), each marked packed and cut to the
     pack's length where it gives no max_length (counted as any cut is)."""
-    from ..features.text import TextFeature
     assert spec.pack is not None
-    length = spec.pack.length
-    features: dict[str, Feature] = {}
-    for name, feature in spec.features.items():
-        if not isinstance(feature, TextFeature):
-            raise (at / "features" / name).error("is not a text, and pack: packs text features only (it would need "
-                                                 "one value per packed example); leave it out, or leave pack: out")
-        if feature.window is not None:
-            raise (at / "features" / name / "window").error("a window is a record of its own; pack: packs short "
-                                                             "texts (leave one of them out)")
-        if feature.max_length is not None and feature.max_length > length:
-            raise (at / "features" / name / "max_length").error(
-                f"{feature.max_length} is more than pack.length: {length}; a text must fit a pack")
-        added = feature.tokenizer_object.template.added(feature.is_pair) if feature.special_tokens and feature.held \
-            else 0
-        if feature.max_length is None and length < added + 1:
-            raise (at / "pack" / "length").error(f"{length} leaves no room for text: `{name}`'s template adds {added} "
-                                                 "special ids")
-        features[name] = dataclasses.replace(feature, max_length=feature.max_length or length, packed=length)
+    features = {name: feature.packed_to(spec.pack.length, at / "features" / name)
+                for name, feature in spec.features.items()}
     keys = {feature.record_key: name for name, feature in features.items()}
     for name, feature in features.items():
-        for key in feature.pack_layout.keys[1:]:  # type: ignore[attr-defined]
+        for key in feature.parsing():  # what a packed record holds beside its ids
             if key in keys and keys[key] != name:
                 raise (at / "features" / keys[key]).error(f"`{key}` is where packing stores `{name}`'s ids' layout; "
                                                           "rename one (or give it another `key:`)")
