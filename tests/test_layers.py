@@ -48,6 +48,7 @@ LAYERS = [
     {"read.dataset", "codegen"},  # side by side: neither imports the other
     {"builders"},
     {"build.encode_batch"},  # a batch's rows into records
+    {"build.packing"},  # a batch's records packed (the spec's pack:)
     {"build.encoding"},  # batches encoded in worker processes
     {"build.plan"},  # read tasks, statistics
     {"build.vocabulary"},  # a learned vocabulary: the train split's words counted, the tokenizer learned

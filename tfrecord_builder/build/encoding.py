@@ -31,6 +31,7 @@ from ..write.membership import KeptSplits
 from ..write.strata import Strata
 from ..write.stats import SplitStatistics
 from .encode_batch import BatchRecords, encode_batch, encode_good_rows
+from .packing import packed
 
 
 @dataclass
@@ -211,6 +212,12 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
             result.kept = int(found.sum())
     else:
         assignment = np.full(len(batch), names.index(split))
+    if spec.pack is not None:  # each split's examples packed into records of pack.length ids (build/packing.py)
+        noted = Notices()
+        batch, encoded, hashes, members, assignment = packed(spec.features, spec.pack.length, batch, encoded, hashes,
+                                                             members, assignment, len(names), noted)
+        records = encoded.records
+        added(result.notices, noted.counts)
     for index, name in enumerate(names):
         rows = np.flatnonzero(assignment == index)
         if not len(rows):

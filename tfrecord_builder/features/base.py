@@ -340,6 +340,18 @@ class Feature(Section):
         windows (features/audio.py)."""
         return None
 
+    def packed_to(self, length: int, at: At) -> "Feature":
+        """This feature under the spec's `pack: {length: N}` (short examples side by side in
+        records of N ids): refused, as a value per record can't hold one per packed example; a
+        text feature packs (features/text.py)."""
+        raise at.error("is not a text, and pack: packs text features only (it would need one value per packed "
+                       "example); leave it out, or leave pack: out")
+
+    def packed_values(self, encoded: dict[str, Values], firsts: np.ndarray) -> dict[str, Values]:
+        """Its values of a split's examples (in order) packed into the records that start at the
+        examples `firsts` (build/packing.py): for the features `packed_to` keeps."""
+        raise NotImplementedError
+
     def fail(self, origin: Origin, row: int, problem: str) -> DataError:
         """The one-line error for a bad value in row `row` (its `problem` alone, too)."""
         return DataError(f"{origin(row)}: feature `{self.name}`: {problem}", problem=problem)

@@ -42,6 +42,8 @@ from . import tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
 from .described import Card, Counted
 from .gathered import GatheredColumns
+from .text_pack import PackedText
+from .text_window import FIRST, TextWindow, check_window, window_values, windows_of
 from .values import Values
 
 if TYPE_CHECKING:
@@ -191,6 +193,11 @@ class TextFeature(Feature):
                                                    metadata={"internal": True})
     # why the tokenizer isn't held where it recorded one: its file gone or changed (None: held)
     unusable: str | None = dataclasses.field(default=None, compare=False, repr=False, metadata={"internal": True})
+    # ---- windows and packing (features/text_window.py, features/text_pack.py) ----
+    window: TextWindow | None = meta("cut a long text into windows of ids, one record each, with its offset "
+                                     "(`{tokens: 512, stride: 128}`: tokens counts special ids too)", None)
+    # the spec's `pack: {length: N}`, set by the spec: its records are packs of N ids (None: not packed)
+    packed: int | None = dataclasses.field(default=None, compare=False, repr=False, metadata={"internal": True})
 
     def normalised(self, at: At) -> "TextFeature":
         """With its tokenizer read (and recorded). Where it recorded one already (a dataset's saved
@@ -233,17 +240,26 @@ class TextFeature(Feature):
                     f"{self.max_length} leaves no room for text: the template adds {added} special ids")
         if self.columns is not None:
             raise (at / "columns").error("a text reads one column, or a pair: give `source: [a, b]`")
+        if self.window is not None:
+            if self.max_length is not None:
+                raise (at / "max_length").error("a window's `tokens` is each record's length: leave max_length out "
+                                                "beside window:")
+            added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens and self.held else 0
+            check_window(self.window, added, self.is_pair, at / "window")
 
     def check_sequence(self, at: At) -> None:
         """Per step: one id a step; not a pair, whose segment ids would be a second list of steps."""
         if self.is_pair:
             raise (at / "source").error("a pair of texts has segment ids beside its ids: declare it under "
                                         "`context:` or `features:`, not per step")
+        if self.window is not None:
+            raise (at / "window").error("cuts a text into records: declare it under `context:` or `features:`, "
+                                        "not per step")
 
     @property
     def is_variable(self) -> bool:
-        """A record's ids are as many as its text's (per step: one id a step)."""
-        return not self.sequence
+        """A record's ids are as many as its text's (per step: one id a step; packed: `pack.length`)."""
+        return not self.sequence and self.packed is None
 
     @property
     def holds_text(self) -> bool:
@@ -315,7 +331,20 @@ class TextFeature(Feature):
     def companion_names(self) -> list[str]:
         if self.sequence:
             return []
-        return [self.mask_name] + ([self.segments_name] if self.is_pair else [])
+        return [self.mask_name] + ([self.segments_name] if self.is_pair else []) + \
+            ([f"{self.name}_offset", f"{self.name}_window"] if self.window is not None else []) + \
+            (self.pack_layout.names if self.packed is not None else [])
+
+    @property
+    def window_keys(self) -> list[str]:
+        """What a window's record holds beside its ids: its offset and number."""
+        return [f"{self.record_key}_offset", f"{self.record_key}_window"] if self.window is not None else []
+
+    @property
+    def pack_layout(self) -> PackedText:
+        """How its packed records are laid out (spec's `pack:`)."""
+        assert self.packed is not None
+        return PackedText(self.name, self.record_key, self.packed, self.pad_id, self.is_pair)
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
@@ -339,6 +368,8 @@ class TextFeature(Feature):
             if any(unknown in text[row] for text in texts):
                 context.notices.note(f"feature `{self.name}`: {{count}} text{{s}} with unknown tokens "
                                      f"({tokenizer.specials.unk.token})")
+        if self.window is not None:  # the text's ids whole: fan_out cuts them into windows
+            return self._whole(texts)
         if self.special_tokens:
             placed = tokenizer.assemble(texts[0], texts[1] if self.is_pair else None, self.max_length, self.truncation)
             ids, segments, truncated = placed.ids, placed.segments, placed.truncated
@@ -358,6 +389,57 @@ class TextFeature(Feature):
             encoded[self.segments_key] = Values("int64", np.fromiter(
                 (number for row in segments for number in row), dtype=np.int64, count=len(flat)), lengths)
         return encoded
+
+    # ---- windows: a text as several records (features/text_window.py) ------------------------------
+    def _whole(self, texts: list[list[list[int]]]) -> dict[str, Values]:
+        """The ids `fan_out` cuts: the text's (a pair's second text's), and a pair's first texts."""
+        cut = texts[-1]
+        lengths = np.array([len(ids) for ids in cut], dtype=np.int64)
+        whole = {self.record_key: Values("int64", np.array([i for ids in cut for i in ids], dtype=np.int64), lengths)}
+        if self.is_pair:
+            firsts = np.array([len(ids) for ids in texts[0]], dtype=np.int64)
+            whole[FIRST] = Values("int64", np.array([i for ids in texts[0] for i in ids], dtype=np.int64), firsts)
+        return whole
+
+    @property
+    def fans_out(self) -> bool:
+        return self.window is not None
+
+    def fan_out(self, encoded: dict[str, Values], context: EncodeContext
+                ) -> tuple[dict[str, Values], np.ndarray] | None:
+        """Each text cut into `window:`s, in order: each window's ids in the template, its length,
+        a pair's segment ids, its offset (`KEY_offset`: its first id's index in the text's ids) and
+        its number in the text (`KEY_window`), and the text's row."""
+        if self.window is None:
+            return None
+        texts = _rows(encoded[self.record_key])
+        firsts = _rows(encoded[FIRST]) if FIRST in encoded else None
+        ids, segments, offsets, indices, rows = windows_of(
+            self.tokenizer_object, self.window, texts, firsts, self.special_tokens,
+            lambda row, problem: self.fail(context.origin, row, problem))
+        return (window_values(self.record_key, self.is_pair, ids, segments, offsets, indices),
+                np.array(rows, dtype=np.int64))
+
+    # ---- packing: the spec's `pack:` (features/text_pack.py) --------------------------------------
+    def packed_to(self, length: int, at: At) -> "TextFeature":
+        """Packed into records of `length` ids: cut to `length` where it gives no max_length (counted
+        as any cut is); not beside a window."""
+        if self.sequence:
+            raise at.error("is per step; pack: packs the texts of a format: example spec")
+        if self.window is not None:
+            raise (at / "window").error("a window is a record of its own; pack: packs short texts (leave one of "
+                                        "them out)")
+        if self.max_length is not None and self.max_length > length:
+            raise (at / "max_length").error(f"{self.max_length} is more than pack.length: {length}; a text must fit "
+                                            "a pack")
+        added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens and self.held else 0
+        if self.max_length is None and length < added + 1:
+            raise at.error(f"pack.length: {length} leaves no room for text: the template adds {added} special ids")
+        return dataclasses.replace(self, max_length=self.max_length or length, packed=length)
+
+    def packed_values(self, encoded: dict[str, Values], firsts: np.ndarray) -> dict[str, Values]:
+        """Its values of a split's examples packed into the windows that start at `firsts`."""
+        return self.pack_layout.values(encoded, firsts)
 
     def _check_lengths(self, texts: list[list[list[int]]], context: EncodeContext) -> None:
         if self.min_length is None:
@@ -409,6 +491,12 @@ class TextFeature(Feature):
             return f"expected token ids (int64) under {self.record_key!r}"
         if self.sequence:
             return None
+        for key in self.window_keys:
+            kind, value = stored.get(key, ("", []))
+            if kind != "int64" or len(value) != 1:
+                return f"expected one int64 under {key!r}"
+        if self.packed is not None:
+            return self.pack_layout.check_stored(stored, self.recorded.vocab_size if self.recorded else None)
         kind, length = stored.get(self.length_key, ("", []))
         if kind != "int64" or len(length) != 1 or length[0] != len(ids):
             return f"expected the number of ids ({len(ids)}) under {self.length_key!r}"
@@ -423,7 +511,9 @@ class TextFeature(Feature):
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """The ids: their figures (the smallest and largest id used), and the lengths of a variable
         number of values, each text's number of ids (special ids included); per step, the steps a
-        record's length (and a bucketed input_fn) counts."""
+        record's length (and a bucketed input_fn) counts; packed, the ids before the padding."""
+        if self.packed is not None:
+            return self.pack_layout.statistics_values(encoded)
         return encoded[self.record_key]
 
     @property
@@ -444,27 +534,37 @@ class TextFeature(Feature):
     def parsing(self) -> dict[str, ParseSpec]:
         if self.sequence:
             return {self.record_key: ("fixed_steps", "int64", [])}
+        if self.packed is not None:
+            return self.pack_layout.parsing()
         parsed: dict[str, ParseSpec] = {self.record_key: ("var", "int64", [None]),
                                         self.length_key: ("fixed", "int64", [])}
         if self.is_pair:
             parsed[self.segments_key] = ("var", "int64", [None])
+        parsed.update((key, ("fixed", "int64", [])) for key in self.window_keys)
         return parsed
 
     def decoding(self, options: Any) -> list[DecodeStep]:
         if self.sequence:
             return [("pad_steps", {"length": {"lengths": self.record_key}, "pad": self.pad_id})]
+        if self.packed is not None:
+            return []  # stored padded to pack.length
         return [("padded_ids", {"pad": self.pad_id})]
 
     def reading(self, options: Any) -> dict[str, Any]:
-        """Its description, with `companions`: the padding mask and a pair's segment ids."""
+        """Its description, with `companions`: the padding mask and a pair's segment ids (a
+        window's offset and number; a pack's segments and positions)."""
         described = super().reading(options)
         if self.sequence:
             return described
+        if self.packed is not None:
+            return {**described, "companions": self.pack_layout.companions()}
         companions: dict[str, Any] = {
             self.mask_name: {"parse": {self.length_key: ("fixed", "int64", [])}, "decode": [("length_mask", {})]}}
         if self.is_pair:
             companions[self.segments_name] = {"parse": {self.segments_key: ("var", "int64", [None])},
                                               "decode": [("padded_ids", {"pad": 0})]}
+        for key, name in zip(self.window_keys, (f"{self.name}_offset", f"{self.name}_window")):
+            companions[name] = {"parse": {key: ("fixed", "int64", [])}, "decode": []}
         return {**described, "companions": companions}
 
     def tfds_features(self, options: Any) -> dict[str, dict[str, Any]]:
@@ -472,9 +572,12 @@ class TextFeature(Feature):
         ids = tfds.sequence(tfds.tensor([], "int64"))
         if self.sequence:
             return {self.record_key: ids}
+        if self.packed is not None:
+            return {key: tfds.parsed_tensor(*parsed) for key, parsed in self.pack_layout.parsing().items()}
         entries = {self.record_key: ids, self.length_key: tfds.tensor([], "int64")}
         if self.is_pair:
             entries[self.segments_key] = tfds.sequence(tfds.tensor([], "int64"))
+        entries.update((key, tfds.tensor([], "int64")) for key in self.window_keys)
         return entries
 
     def tfds_feature(self, options: Any) -> dict[str, Any]:
@@ -482,7 +585,9 @@ class TextFeature(Feature):
 
     def describe(self) -> str:
         kind = self.recorded.kind if self.recorded is not None else "text"
-        return f"text {kind} int64 [{'steps' if self.sequence else 'null'}] (ids{', a pair' if self.is_pair else ''})"
+        shape = "steps" if self.sequence else "null" if self.packed is None else str(self.packed)
+        cut = f", windows of {self.window.tokens}" if self.window is not None else ", packed" if self.packed else ""
+        return f"text {kind} int64 [{shape}] (ids{', a pair' if self.is_pair else ''}{cut})"
 
     def text_of(self, ids: Sequence[int]) -> str:
         """The text of stored ids, special ids left out (what `tb.read(decode_text=True)` gives)."""
@@ -500,7 +605,8 @@ class TextFeature(Feature):
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
         """Refuses another feature stored under its length's or segment ids' record key."""
-        own = [self.length_key] + ([self.segments_key] if self.is_pair else []) if not self.sequence else []
+        own = [self.length_key] + ([self.segments_key] if self.is_pair else []) + self.window_keys \
+            if not self.sequence else []
         for name, other in features.items():
             if other.record_key in own:
                 raise at.error(f"stores `{other.record_key}` beside its ids, already feature `{name}`'s record key; "
@@ -537,6 +643,13 @@ def _recorded(found: "Tokenizer", file: str | None = None) -> RecordedTokenizer:
                              special_ids=sorted({special.id for special in specials
                                                  if special is not None and special.id != specials.unk.id}),
                              file=file)
+
+
+def _rows(values: Values) -> list[list[int]]:
+    """Each row's ids of an int64 list."""
+    ends = np.cumsum(values.counts).tolist()
+    flat = np.asarray(values.values).tolist()
+    return [flat[end - count:end] for end, count in zip(ends, values.counts.tolist())]
 
 
 def _tokens(count: int) -> str:

@@ -280,6 +280,18 @@ class InputSpec(Section):
 
 
 @dataclass(frozen=True, kw_only=True)
+class PackSpec(Section):
+    """`pack: {length: N}`: short texts packed into records of N ids (features/text_pack.py)."""
+
+    length: int = meta("the ids of a packed record: each split's examples of a batch are packed side by side, in "
+                       "source order, with segment and position ids")
+
+    def check(self, at: At) -> None:
+        if self.length < 1:
+            raise (at / "length").error(f"expected a positive number of ids, received {self.length}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Spec(Section):
     """A dataset spec: what the records hold, where the raw data is, how it is split and written.
 
@@ -316,6 +328,8 @@ class Spec(Section):
     output: OutputSpec = meta("where and how shards are written", OutputSpec())
     input: InputSpec = meta("defaults of the generated input_fn", InputSpec())
     on_error: Literal["fail", "skip"] = meta("stop at the first bad record, or skip and list it", "fail")
+    pack: PackSpec | None = meta("pack short texts into records of `length` ids with segment and position ids, as "
+                                 "T5 does (text features only)", None)
     file: str = meta("the spec file this was loaded from", "", internal=True)
     document: Any = dataclasses.field(default=None, compare=False, repr=False, metadata={"internal": True})
 
@@ -487,9 +501,11 @@ class Spec(Section):
                                            "an example spec lists `features`")
             if not self.features:
                 raise at.error("missing required key `features` (the record's features, by name)")
-            return self
+            return packed_spec(self, at) if self.pack is not None else self
         if self.features:
             raise (at / "features").error("a sequence_example spec lists `context` and `sequence`, not `features`")
+        if self.pack is not None:
+            raise (at / "pack").error("packs the texts of a format: example spec (records of fixed windows of ids)")
         if not self.sequence:
             raise at.error("missing required key `sequence` (the per-step features of a sequence_example)")
         for name in self.sequence:
@@ -566,6 +582,24 @@ class Spec(Section):
             plain.pop("sequence")
             plain.pop("sequence_lengths")
         return plain
+
+
+def packed_spec(spec: Spec, at: At) -> Spec:
+    """`pack:`: every feature a text (per record, no window), each marked packed and cut to the
+    pack's length where it gives no max_length (counted as any cut is)."""
+    assert spec.pack is not None
+    features = {name: feature.packed_to(spec.pack.length, at / "features" / name)
+                for name, feature in spec.features.items()}
+    keys = {feature.record_key: name for name, feature in features.items()}
+    for name, feature in features.items():
+        for key in feature.parsing():  # what a packed record holds beside its ids
+            if key in keys and keys[key] != name:
+                raise (at / "features" / keys[key]).error(f"`{key}` is where packing stores `{name}`'s ids' layout; "
+                                                          "rename one (or give it another `key:`)")
+    if spec.input.text == "keras_hub":
+        raise (at / "input" / "text").error("KerasHub's text models take no packed segment ids (their attention would "
+                                            "cross packed examples); read the padded layout or leave pack: out")
+    return dataclasses.replace(spec, features=features)
 
 
 def _check_place(path: str | None, at: At) -> None:

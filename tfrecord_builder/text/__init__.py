@@ -8,6 +8,8 @@
 - `Tokenizer.inputs` / `assemble` (inputs.py): a text or a pair in the tokenizer's template with
   segment ids, cut to `max_length` by BERT's rule, each cut counted; `window` cuts a long text
   into overlapping windows as BERT's SQuAD code does.
+- `pack.packs` / `pack.laid_out` (pack.py): short examples packed into fixed windows of ids with
+  T5's segment ids and positions, greedily in order.
 - `learn(counts, kind, size)` (learn.py): a vocabulary learned from word counts, deterministically,
   over the words `words(text)` (bert.py) gives.
 - `BadTokenizer`, `BadText` (errors.py): a file or a text that can't be used, in words for a user.
