@@ -21,7 +21,6 @@ from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature
 from ..features.notices import Notices, added
-from ..features.text import learned_from_data
 from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
@@ -299,7 +298,7 @@ def classify_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatc
     whole = every_feature and spec.on_error == "skip"
     # a learned vocabulary's text left out: the vocabulary pass needs the strata before it is learned,
     # and both passes divide the classes alike (a record skipped for that text alone still counts)
-    features = ({name: feature for name, feature in spec.features.items() if not learned_from_data(feature)}
+    features = ({name: feature for name, feature in spec.features.items() if not feature.learns_from_data}
                 if whole else {spec.stratify: spec.features[spec.stratify]})
     batch, encoded, good, _ = _encoded(spec, features, batch, framed=False)
     if encoded is None:

@@ -31,7 +31,7 @@ from ..atomic import AtomicFile
 from ..builders.base import Batch, Builder, PendingBatch, parsed_batch
 from ..errors import DataError
 from ..features import Feature
-from ..features.text import TextFeature, learns
+from ..features.text import TextFeature
 from ..spec.model import Spec
 from ..write.keys import assign_splits, hash_keys, member_hashes
 from ..write.membership import KeptSplits
@@ -47,7 +47,7 @@ TaskWords = tuple[int, WordCounts, "str | None"]
 
 def learned_features(spec: Spec) -> dict[str, TextFeature]:
     """The spec's texts whose vocabulary the build learns (and hasn't yet)."""
-    return {name: feature for name, feature in spec.features.items() if learns(feature)}  # type: ignore[misc]
+    return {name: feature for name, feature in spec.features.items() if feature.to_learn}  # type: ignore[misc]
 
 
 def train_split(spec: Spec) -> str:
@@ -56,7 +56,7 @@ def train_split(spec: Spec) -> str:
 
 
 def _other_features(spec: Spec) -> dict[str, Feature]:
-    return {name: feature for name, feature in spec.features.items() if not learns(feature)}
+    return {name: feature for name, feature in spec.features.items() if not feature.to_learn}
 
 
 def count_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch, strata: Strata | None = None,

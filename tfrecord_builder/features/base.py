@@ -340,6 +340,22 @@ class Feature(Section):
         windows (features/audio.py)."""
         return None
 
+    @property
+    def learns_from_data(self) -> bool:
+        """Whether a build learns part of this feature from the train split's values before it
+        encodes any (a text's `vocabulary:`, build/vocabulary.py), learned yet or not."""
+        return False
+
+    @property
+    def to_learn(self) -> bool:
+        """Whether it `learns_from_data` and hasn't yet (a spec as written, not a build's)."""
+        return False
+
+    def learned_in(self, folder: str) -> "Feature":
+        """This feature with what its build learned read back from the dataset's `folder` (a
+        learned vocabulary's file); itself when it learns nothing."""
+        return self
+
     def packed_to(self, length: int, at: At) -> "Feature":
         """This feature under the spec's `pack: {length: N}` (short examples side by side in
         records of N ids): refused, as a value per record can't hold one per packed example; a

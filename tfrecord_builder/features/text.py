@@ -466,6 +466,14 @@ class TextFeature(Feature):
                                    ).tokenizer
         return dataclasses.replace(self, recorded=_recorded(found, file), held=HeldTokenizer(found), unusable=None)
 
+    @property
+    def learns_from_data(self) -> bool:
+        return self.vocabulary is not None
+
+    @property
+    def to_learn(self) -> bool:
+        return self.vocabulary is not None and self.held is None
+
     def learned_in(self, folder: str) -> "TextFeature":
         """A dataset's learned vocabulary read from its `folder` (as recorded), or, its file gone or
         changed, what it recorded and why (as for a tokenizer file)."""
@@ -615,22 +623,6 @@ class TextFeature(Feature):
 
 
 register("text")(TextFeature)
-
-
-def learned_files_in(features: Mapping[str, Feature], folder: str) -> dict[str, Feature]:
-    """A dataset's features with their learned vocabularies read from its `folder`."""
-    return {name: feature.learned_in(folder) if isinstance(feature, TextFeature) else feature
-            for name, feature in features.items()}
-
-
-def learns(feature: Feature) -> bool:
-    """Whether `feature` is a text whose vocabulary the build learns and hasn't yet."""
-    return learned_from_data(feature) and getattr(feature, "held", None) is None
-
-
-def learned_from_data(feature: Feature) -> bool:
-    """Whether `feature` is a text whose vocabulary a build learns (`vocabulary:`), learned yet or not."""
-    return isinstance(feature, TextFeature) and feature.vocabulary is not None
 
 
 def _recorded(found: "Tokenizer", file: str | None = None) -> RecordedTokenizer:

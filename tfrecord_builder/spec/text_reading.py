@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SpecError
 from ..features.base import TokenIds
 from .fields import At, Section, meta
 
@@ -52,10 +53,11 @@ def _texts(spec: Spec) -> list[str]:
 
 
 def _ids(spec: Spec, name: str) -> TokenIds:
-    found = spec.features[name].token_ids
-    if found is None:  # a vocabulary the build learns, not learned yet: reading its ids raises a SpecError saying so
-        spec.features[name].pad_id
-    assert found is not None  # (a text feature, its tokenizer read or recorded)
+    feature = spec.features[name]
+    found = feature.token_ids
+    if found is None:  # a vocabulary the build learns, not learned yet: what reads its ids can't be written
+        raise SpecError(f"input: feature `{name}`: its vocabulary is learned by the build (`vocabulary:`), so its ids "
+                        "are known only then; the build writes the generated module into the dataset's folder")
     return found
 
 

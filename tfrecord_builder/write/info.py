@@ -15,7 +15,6 @@ from typing import Any
 
 from ..errors import DatasetError, UsageError
 from .. import atomic, fs
-from ..features.text import learned_files_in, learned_from_data
 from ..spec.model import Spec
 from ..spec.load import spec_from_dict
 from .naming import INFO_FILE, METADATA_FILE
@@ -133,8 +132,9 @@ def info_from_json(text: bytes, folder: str, name: str = METADATA_FILE) -> Datas
                            "Datasets folder? open it with tfds.builder_from_directory)")
     try:
         spec = spec_from_dict(data["spec"], data.get("spec_file") or info_path)
-        if any(learned_from_data(feature) for feature in spec.features.values()):  # their files are here
-            spec = dataclasses.replace(spec, features=learned_files_in(spec.features, folder))
+        if any(feature.learns_from_data for feature in spec.features.values()):  # their files are here
+            spec = dataclasses.replace(spec, features={name: feature.learned_in(folder)
+                                                       for name, feature in spec.features.items()})
         splits = {
             name: SplitInfo(name, split["num_examples"], split["num_bytes"], split["shards"])
             for name, split in data["splits"].items()
