@@ -18,7 +18,6 @@ import json
 import sysconfig
 from pathlib import Path
 
-import numpy as np
 import pytest
 import sentencepiece
 import tokenizers
