@@ -342,3 +342,21 @@ def test_spec_errors_name_the_key(tmp_path, tokenizer_files):
         "first | all}, received")
     assert error(lambda features: features["tags"].update(align={"pieces": "last"})).startswith(
         "features.tags.align.pieces: expected one of")
+
+
+@pytest.mark.parametrize("layout", [None, "model_garden"])
+def test_workers_and_verify_see_the_same_dataset(tmp_path, tokenizer_files, layout):
+    """Two worker processes (the aligned text sent along with the labels) write the bytes of one;
+    `verify` reads every record back against the spec (labels from -1, as long as the ids)."""
+    from support.cli import assert_ok, run_cli
+    from support.reading import assert_same_files, files_of
+    options = {"max_length": 24, **({"layout": layout} if layout else {})}
+    spec = _conll_spec("vocab.txt", tokenizer_files["vocab.txt"], False, NER, **options)
+    spec["output"]["shards"] = 2
+    path = write_spec(tmp_path, spec, {"eng.train": CONLL2003 * 40})
+    one = files_of(tb.build(path, overwrite=True, workers=1).path)
+    info = tb.build(path, overwrite=True, workers=2)
+    assert_same_files(one, files_of(info.path))
+    result = run_cli("verify", info.path, cwd=tmp_path)
+    assert_ok(result)
+    assert "240 records, checksums and every record match the spec" in result.stdout

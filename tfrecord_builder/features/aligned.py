@@ -13,9 +13,10 @@ are, on the same side: a record's labels are always as many as its ids.
 A word the tokenizer gives no piece (an empty word, or one of control characters only) has no
 place for its label: its label is left out, and counted in a notice of the build.
 
-The labels of the text's words are read again from its column (`linked_columns`) and split into
-pieces once more by the same tokenizer: each feature encodes a batch on its own, so a record's
-ids and labels come from one rule whichever feature is encoded (or retried) first.
+The labels' feature reads the text's words again from its column (`linked_columns`) and has the
+text feature split them by the same rule: each feature encodes a batch on its own, so a record's
+ids and labels come from one rule whichever feature is encoded (or retried) first. The split of
+the batch's words is kept from one to the other (`split_once`), so it is done once.
 """
 from __future__ import annotations
 
@@ -141,7 +142,27 @@ def labelled(encoded: Values) -> Values:
     return Values("int64", values[kept], counts)
 
 
-# ---- what the text feature calls (TextFeature.on_pieces) ---------------------------------------
+# ---- what the text feature calls (TextFeature.encode, on_pieces) -------------------------------
+# The sentences last split into pieces in this process, and their pieces: a text's ids and its
+# aligned labels split the same batch one after the other (in whichever order the features are
+# encoded), and splitting is most of the cost of either. Keyed by the sentences' words and the
+# tokenizer object, so only the same words by the same tokenizer ever find it.
+_LAST_SPLIT: list[tuple[Any, tuple, Any]] = []
+
+
+def split_once(tokenizer: Any, sentences: list[Any]) -> Any:
+    """`tokenizer.encode_words(sentences)`, or its pieces of the same sentences just before."""
+    key = tuple(tuple(sentence) if type(sentence) in (list, tuple) else None for sentence in sentences)
+    if None in key:  # (not lists of words: encode_words says what is wrong)
+        return tokenizer.encode_words(sentences)
+    last = _LAST_SPLIT[0] if _LAST_SPLIT else None
+    if last is not None and last[0] is tokenizer and last[1] == key:
+        return last[2]
+    pieces = tokenizer.encode_words(sentences)
+    _LAST_SPLIT[:] = [(tokenizer, key, pieces)]
+    return pieces
+
+
 def spread(words_of_pieces: Sequence[Sequence[int]], values: Sequence[Sequence[int]], every_piece: bool,
            fill: int) -> tuple[list[list[int]], int]:
     """Each sentence's values (one a word) on its pieces (`words_of_pieces[i][p]`: the word piece p

@@ -292,7 +292,7 @@ class TextFeature(Feature):
                 if value is None:
                     raise self.fail(context.origin, row, f"missing text{' (the second of the pair)' if number else ''}")
             try:
-                texts.append([pieces.ids for pieces in tokenizer.encode_words(column)] if self.words
+                texts.append([pieces.ids for pieces in aligned.split_once(tokenizer, column)] if self.words
                              else tokenizer.encode(column))
             except BadText as error:
                 raise self.fail(context.origin, error.index, str(error)) from None
@@ -471,7 +471,7 @@ class TextFeature(Feature):
         if None in sentences:
             raise self.fail(context.origin, sentences.index(None), "missing text")
         try:
-            pieces = tokenizer.encode_words(sentences)
+            pieces = aligned.split_once(tokenizer, sentences)
         except BadText as error:
             raise self.fail(context.origin, error.index, str(error)) from None
         spread, unplaced = aligned.spread([piece.words for piece in pieces], values, every_piece, fill)
