@@ -360,3 +360,79 @@ def test_workers_and_verify_see_the_same_dataset(tmp_path, tokenizer_files, layo
     result = run_cli("verify", info.path, cwd=tmp_path)
     assert_ok(result)
     assert "240 records, checksums and every record match the spec" in result.stdout
+
+
+def test_model_garden_layout_is_fixed_length_and_reads_in_every_path(tmp_path, tokenizer_files, tf):
+    """`layout: model_garden`: exactly input_ids, input_mask, segment_ids and the aligned label_ids,
+    max_length values each; input_fn, the generated module, tb.read and TFDS read it as ever."""
+    tfds = pytest.importorskip("tensorflow_datasets")
+    rows = "".join(json.dumps(row) + "\n" for row in ROWS)
+    path = write_spec(tmp_path, {
+        "name": "garden", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+        "features": {"input_ids": {"type": "text", "source": "words", "words": True, "max_length": 12,
+                                   "tokenizer": str(tokenizer_files["vocab.txt"]), "layout": "model_garden"},
+                     "label_ids": {"type": "class_label", "shape": [None], "source": "tags", "names": ["O", "PER", "LOC"],
+                                   "align": "words"}},
+        "output": {"dir": "out"}}, {"rows.jsonl": rows})
+    info = tb.build(path, overwrite=True)
+    plain = Plain("vocab.txt", tokenizer_files["vocab.txt"])
+    expected = {}
+    for row in ROWS:
+        ids, labels = plain.aligned(row["words"], [["O", "PER", "LOC"].index(tag) for tag in row["tags"]],
+                                    max_length=12)
+        expected[tuple(ids)] = (ids + [0] * (12 - len(ids)), labels + [-1] * (12 - len(labels)), len(ids))
+    (shard,) = Path(info.path).glob("garden-train.tfrecord-*")
+    stored = [{key: list(value.int64_list.value) for key, value in tf.train.Example.FromString(
+        record.numpy()).features.feature.items()} for record in tf.data.TFRecordDataset(str(shard))]
+    records = list(tb.read(info.path, "train"))
+    assert len(stored) == len(records) == 3
+    for raw, record in zip(stored, records):
+        length = sum(raw["input_mask"])
+        ids, labels, _ = expected[tuple(raw["input_ids"][:length])]
+        assert raw == {"input_ids": ids, "input_mask": [1] * length + [0] * (12 - length), "segment_ids": [0] * 12,
+                       "label_ids": labels}
+        assert record["input_ids"].tolist() == ids and record["label_ids"].tolist() == labels
+        assert record["input_ids_mask"].tolist() == [True] * length + [False] * (12 - length)
+    (batch,) = read_both(info, batch_size=3)
+    assert batch["input_ids"].shape == batch["label_ids"].shape == batch["input_ids_mask"].shape == (3, 12)
+    assert [row.tolist() for row in batch["label_ids"]] == [record["label_ids"].tolist() for record in records]
+    lengths = sorted(length for _, _, length in expected.values())
+    figures = info.statistics["train"]["input_ids"]["length"]
+    assert (figures["min"], figures["max"]) == (lengths[0], lengths[-1])  # the ids', not the padded width
+    builder = tfds.builder_from_directory(info.path)
+    for example in tfds.as_numpy(builder.as_dataset(split="train")):
+        ids, labels, length = expected[tuple(example["input_ids"][:int(example["input_mask"].sum())].tolist())]
+        assert example["input_ids"].tolist() == ids and example["label_ids"].tolist() == labels
+
+
+def test_model_garden_layout_spec_errors(tmp_path, tokenizer_files):
+    def error(features: dict) -> str:
+        path = write_spec(tmp_path, {"name": "garden", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+                                     "features": features}, {"rows.jsonl": ""})
+        with pytest.raises(tb.SpecError) as raised:
+            tb.load_spec(path)
+        return str(raised.value).split(": ", 1)[1]
+
+    text_feature = {"type": "text", "source": "a", "tokenizer": str(tokenizer_files["vocab.txt"]),
+                    "layout": "model_garden"}
+    assert error({"input_ids": text_feature}) == (
+        "features.input_ids.layout: Model Garden's records are all max_length ids long: give `max_length`")
+    assert error({"input_ids": {**text_feature, "max_length": 8},
+                  "other": {**text_feature, "source": "b", "max_length": 8}}) == (
+        "features.input_ids.layout: feature `other` stores Model Garden's input_mask, segment_ids too: one text a "
+        "spec takes that layout")
+    assert error({"input_ids": {**text_feature, "max_length": 8}, "input_mask": {"dtype": "int64"}}) == (
+        "features.input_ids: stores `input_mask` beside its ids, already feature `input_mask`'s record key; rename "
+        "one (or give it another `key:`)")
+
+
+def test_aligned_labels_are_not_per_step(tmp_path, tokenizer_files):
+    path = write_spec(tmp_path, {
+        "name": "steps", "format": "sequence_example", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+        "context": {"tokens": {"type": "text", "source": "words", "words": True,
+                               "tokenizer": str(tokenizer_files["vocab.txt"])}},
+        "sequence": {"tags": {"type": "class_label", "names": ["O", "PER"], "align": "words", "shape": [None]}}},
+        {"rows.jsonl": ""})
+    with pytest.raises(tb.SpecError, match=r"sequence\.tags\.align: aligned labels are a list beside their text's ids: "
+                                           r"declare them under `context:` or `features:`, not per step$"):
+        tb.load_spec(path)

@@ -115,6 +115,12 @@ class ClassLabelFeature(TensorFeature):
     def holds_classes(self) -> bool:
         return True
 
+    def check_sequence(self, at: At) -> None:
+        if self.align is not None:
+            raise (at / "align").error("aligned labels are a list beside their text's ids: declare them under "
+                                       "`context:` or `features:`, not per step")
+        super().check_sequence(at)
+
     def check_stratify(self, at: At) -> None:
         if self.shape or self.sequence:
             raise at.error(f"expected a class_label of one class per record (shape []), received `{self.name}` "

@@ -457,7 +457,7 @@ class TextFeature(Feature):
     # ---- word values on the pieces (a class_label's `align: words`, features/aligned.py) ----------
     @property
     def splits_words(self) -> bool:
-        return self.words and not self.is_pair
+        return self.words and not self.is_pair and not self.sequence
 
     def on_pieces(self, sentences: Sequence[Any], values: Sequence[Sequence[int]], context: EncodeContext,
                   every_piece: bool, fill: int) -> tuple[list[list[int]], int]:
