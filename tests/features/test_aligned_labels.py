@@ -399,6 +399,9 @@ def test_model_garden_layout_is_fixed_length_and_reads_in_every_path(tmp_path, t
     lengths = sorted(length for _, _, length in expected.values())
     figures = info.statistics["train"]["input_ids"]["length"]
     assert (figures["min"], figures["max"]) == (lengths[0], lengths[-1])  # the ids', not the padded width
+    assert info.spec.features["label_ids"].describe() == \
+        "class_label (3 classes) int64 [12] (on the pieces of `input_ids`, -1 ignored)"
+    assert info.spec.features["input_ids"].describe() == "text wordpiece int64 [12] (ids, Model Garden's layout)"
     builder = tfds.builder_from_directory(info.path)
     for example in tfds.as_numpy(builder.as_dataset(split="train")):
         ids, labels, length = expected[tuple(example["input_ids"][:int(example["input_mask"].sum())].tolist())]

@@ -260,6 +260,9 @@ class ClassLabelFeature(TensorFeature):
         return wrong
 
     def describe(self) -> str:
+        if self.align is not None:
+            return (f"class_label ({self.num_labels} classes) int64 [{self.padded_to or 'null'}] (on the pieces of "
+                    f"`{self.align.words}`, -1 ignored)")
         return f"class_label ({self.num_labels} classes) {super().describe().split(' ', 1)[1]}"
 
     # ---- `align: words` (features/aligned.py) ------------------------------------------------------

@@ -433,6 +433,8 @@ class TextFeature(Feature):
 
     def describe(self) -> str:
         kind = self.recorded.kind if self.recorded is not None else "text"
+        if self.layout == model_garden.LAYOUT:
+            return f"text {kind} int64 [{self.max_length}] (ids{', a pair' if self.is_pair else ''}, Model Garden's layout)"
         return f"text {kind} int64 [{'steps' if self.sequence else 'null'}] (ids{', a pair' if self.is_pair else ''})"
 
     def text_of(self, ids: Sequence[int]) -> str:
