@@ -123,18 +123,19 @@ class Plain:
             self.before, self.after = [own.token_to_id("[CLS]")], [own.token_to_id("[SEP]")]
 
     def aligned(self, words: list[str], labels: list[int], every: bool = False, max_length: int | None = None,
-                side: str = "right") -> tuple[list[int], list[int]]:
+                side: str = "right", specials: bool = True) -> tuple[list[int], list[int]]:
         ids, placed = [], []
         for word, label in zip(words, labels):
             pieces = self.pieces(word)
             ids += pieces
             placed += [label if every or index == 0 else -1 for index in range(len(pieces))]
+        before, after = (self.before, self.after) if specials else ([], [])
         if max_length is not None:
-            room = max_length - len(self.before) - len(self.after)
+            room = max_length - len(before) - len(after)
             keep = slice(0, room) if side == "right" else slice(max(len(ids) - room, 0), None)
             ids, placed = ids[keep], placed[keep]
-        ends = [-1] * len(self.before), [-1] * len(self.after)
-        return self.before + ids + self.after, ends[0] + placed + ends[1]
+        ends = [-1] * len(before), [-1] * len(after)
+        return before + ids + after, ends[0] + placed + ends[1]
 
 
 def _conll2003() -> tuple[str, list[list[str]], list[list[str]]]:
@@ -180,7 +181,7 @@ def test_labels_are_the_words_labels_on_their_pieces(tmp_path, tokenizer_files, 
     name = "data.conllu" if corpus == "turkish" else "eng.train"
     cases = [({}, False), ({"max_length": 12}, False), ({"max_length": 12, "truncation": "left"}, False),
              ({"align": {"pieces": "all"}}, True), ({"align": {"words": "tokens", "pieces": "all"}, "max_length": 9},
-                                                    True)]
+                                                    True), ({"special_tokens": False, "max_length": 10}, False)]
     for number, (options, every) in enumerate(cases):
         path = write_spec(tmp_path / str(number), _conll_spec(kind, tokenizer_files[kind], corpus == "turkish", names,
                                                               **options), {name: data})
@@ -190,7 +191,8 @@ def test_labels_are_the_words_labels_on_their_pieces(tmp_path, tokenizer_files, 
         split = 0
         for record, sentence, labels in zip(records, words, tags):
             ids, placed = plain.aligned(sentence, [names.index(tag) for tag in labels], every,
-                                        options.get("max_length"), options.get("truncation", "right"))
+                                        options.get("max_length"), options.get("truncation", "right"),
+                                        options.get("special_tokens", True))
             assert record["tokens"].tolist() == ids, (options, sentence)
             assert record["tags"].tolist() == placed, (options, sentence)
             assert len(record["tags"]) == len(record["tokens"])
