@@ -292,6 +292,28 @@ class Feature(Section):
         """The text a record's ids say (a `holds_text` feature's; `tb.read(decode_text=True)`)."""
         raise NotImplementedError(f"feature `{self.name}` holds no text")
 
+    # --- values that follow another feature's pieces (a class_label's `align: words`) -----------
+    @property
+    def splits_words(self) -> bool:
+        """Whether it stores pieces of a column of words, one list of words a record (a text with
+        `words: true`), on which `on_pieces` places values given per word. False by default."""
+        return False
+
+    @property
+    def padded_length(self) -> int | None:
+        """The number of values every record stores, padded (a text's Model Garden layout): what
+        values placed `on_pieces` are padded to as well; None (the default): each its own."""
+        return None
+
+    def on_pieces(self, sentences: Sequence[Any], values: Sequence[Sequence[int]], context: EncodeContext,
+                  every_piece: bool, fill: int) -> tuple[list[list[int]], int]:
+        """Values given one a word (`values[i][w]`: word w of `sentences[i]`, a batch of its
+        column) placed as this feature stores the words' pieces, exactly as long: on each word's
+        first piece (on all of them with `every_piece`) and `fill` elsewhere (its other pieces,
+        special ids, padding); cut as the pieces are. With it, how many words had no piece (so no
+        place for their value). Only a feature that `splits_words` has it."""
+        raise NotImplementedError(f"feature `{self.name}` doesn't split words into pieces")
+
     @property
     def token_ids(self) -> TokenIds | None:
         """A `holds_text` feature's tokenizer as reading needs it beyond padding its ids (the

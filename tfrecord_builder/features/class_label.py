@@ -9,6 +9,9 @@ accepted (2.0 is the name "2"), since a stray 0 taken as an index would silently
 `image/object/class/label`, its label map's ids: 0 is its background); read back as stored.
 Only per-object labels (`shape: [null]`) take it: a scalar label's index feeds `stratify:` and
 the report's per-class samples.
+
+`align: words` (features/aligned.py): one label a word of a text feature's words, stored on
+the text's pieces, -1 where ignored.
 """
 from __future__ import annotations
 
@@ -17,19 +20,19 @@ import io
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .. import fs
 from ..errors import SpecError, UsageError
 from ..spec.fields import At, meta
-from . import tfds
-from .base import register
+from . import aligned, tfds
+from .base import DecodeStep, EncodeContext, Feature, ParseSpec, register
 from .described import Card, Counted
 from .dtypes import Invalid
 from .tensor import TensorFeature
-from .values import StoredColumn
+from .values import StoredColumn, Values
 
 
 
@@ -43,6 +46,14 @@ class ClassLabelFeature(TensorFeature):
     num_classes: int | None = meta("the number of classes, when the data gives indices and no names", None)
     first_id: int = meta("the id stored for the first class: 0 stores the index, 1 the index + 1 (the Object "
                          "Detection API's label ids; per-object labels, shape [null], only)", 0)
+    align: aligned.Align | None = meta(
+        "`words`: one label a word of a text feature's `words: true` column, stored on its pieces (the first "
+        "piece of each word; -1 on the others and on special ids); or {words: FEATURE, pieces: first | all}",
+        None, convert=aligned.align_option, schema=aligned.ALIGN_SCHEMA)
+    # the text feature the labels are aligned to (once linked), and the length it pads its ids to
+    aligned_to: Feature | None = dataclasses.field(default=None, compare=False, repr=False,
+                                                   metadata={"internal": True})
+    padded_to: int | None = meta("the aligned text's fixed length (its Model Garden layout)", None, internal=True)
 
     def normalised(self, at: At) -> "ClassLabelFeature":
         """The names as text, those of a `names_file` read in (the built dataset needs no file)."""
@@ -81,6 +92,8 @@ class ClassLabelFeature(TensorFeature):
         if self.first_id and self.shape != [None]:
             raise (at / "first_id").error("`first_id: 1` is for per-object labels (shape [null]), "
                                           f"not shape {self.shape}")
+        if self.align is not None:
+            aligned.check(self, at)
         if self.has_classes:
             super().check(at)  # checks a default against the classes
 
@@ -101,6 +114,12 @@ class ClassLabelFeature(TensorFeature):
     @property
     def holds_classes(self) -> bool:
         return True
+
+    def check_sequence(self, at: At) -> None:
+        if self.align is not None:
+            raise (at / "align").error("aligned labels are a list beside their text's ids: declare them under "
+                                       "`context:` or `features:`, not per step")
+        super().check_sequence(at)
 
     def check_stratify(self, at: At) -> None:
         if self.shape or self.sequence:
@@ -139,7 +158,7 @@ class ClassLabelFeature(TensorFeature):
 
     @property
     def classes_per_object(self) -> bool:
-        return self.shape == [None] and not self.sequence
+        return self.shape == [None] and not self.sequence and self.align is None
 
     @property
     def counted(self) -> Counted:
@@ -222,6 +241,10 @@ class ClassLabelFeature(TensorFeature):
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         problem = super().check_stored(stored)
         low, high = self.first_id, self.first_id + self.num_labels
+        if self.align is not None:
+            low = aligned.IGNORE
+            if problem is None and self.padded_to is not None and len(stored[self.record_key][1]) != self.padded_to:
+                return f"expected {self.padded_to} labels (the text's max_length), found {len(stored[self.record_key][1])}"
         if problem is None and not all(low <= value < high for value in stored[self.record_key][1]):
             return f"a class {'id' if self.first_id else 'index'} is outside [{low}, {high})"
         return problem
@@ -230,12 +253,56 @@ class ClassLabelFeature(TensorFeature):
         wrong = super().check_columns(columns)
         column = columns[self.record_key]
         if column.kind == "int64" and len(column.values):
-            low = self.first_id
+            low = aligned.IGNORE if self.align is not None else self.first_id
+            if self.padded_to is not None:
+                wrong |= column.counts != self.padded_to
             wrong |= column.rows_where((column.values < low) | (column.values >= low + self.num_labels))
         return wrong
 
     def describe(self) -> str:
+        if self.align is not None:
+            return (f"class_label ({self.num_labels} classes) int64 [{self.padded_to or 'null'}] (on the pieces of "
+                    f"`{self.align.words}`, -1 ignored)")
         return f"class_label ({self.num_labels} classes) {super().describe().split(' ', 1)[1]}"
+
+    # ---- `align: words` (features/aligned.py) ------------------------------------------------------
+    @property
+    def holds_objects(self) -> bool:
+        return self.align is None and super().holds_objects
+
+    @property
+    def ids_per_object(self) -> bool:
+        return self.align is None and super().ids_per_object
+
+    def linked(self, features: Mapping[str, Feature], at: At) -> "ClassLabelFeature":
+        """Aligned labels with the text feature whose pieces they go on."""
+        return self if self.align is None else aligned.linked(self, features, at)
+
+    @property
+    def linked_columns(self) -> list[str]:
+        """Aligned labels read their text's words too, to place each label on its word's pieces."""
+        return [self.aligned_to.source_name] if self.align is not None and self.aligned_to is not None else []
+
+    def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
+        if self.align is not None:
+            return aligned.encode(self, values, context)
+        return super().encode(values, context)
+
+    def statistics_values(self, encoded: dict[str, Values]) -> Values:
+        """Aligned labels: the labelled pieces' (not the ignored ones')."""
+        values = encoded[self.record_key]
+        return values if self.align is None else aligned.labelled(values)
+
+    def parsing(self) -> dict[str, ParseSpec]:
+        if self.padded_to is not None:  # as long as its text's ids, padded
+            return {self.record_key: ("fixed", "int64", [self.padded_to])}
+        return super().parsing()
+
+    def decoding(self, options: Any = None) -> list[DecodeStep]:
+        """Aligned labels: padded with -1 (ignored) to the batch's longest, as their text's ids are."""
+        if self.align is None:
+            return super().decoding(options)
+        return [] if self.padded_to is not None else [("padded_ids", {"pad": aligned.IGNORE})]
 
 
 register("class_label")(ClassLabelFeature)

@@ -23,6 +23,11 @@ gives `recorded:` refuses a file whose sha256 differs.
 Reading: `NAME` the ids padded with the tokenizer's padding id to the batch's longest, `NAME_mask`
 (bool, true on ids) and, for a pair, `NAME_segment_ids` (padded with 0); with `input: {text:
 keras_hub}` the features dict is exactly KerasHub's `token_ids`, `padding_mask`, `segment_ids`.
+
+`layout: model_garden` (features/model_garden.py) stores the ids padded to `max_length` beside
+`input_mask` and `segment_ids`, as TF Model Garden's loaders parse them. With `words: true` the
+feature places values given one a word on its pieces (`on_pieces`: a class_label's `align:
+words`, features/aligned.py).
 """
 from __future__ import annotations
 
@@ -38,7 +43,7 @@ import numpy as np
 from .. import fs
 from ..errors import SpecError, UsageError
 from ..spec.fields import At, Section, describe, meta
-from . import tfds
+from . import aligned, model_garden, tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
 from .described import Card, Counted
 from .gathered import GatheredColumns
@@ -191,6 +196,9 @@ class TextFeature(Feature):
         "the dataset's saved spec; given in a spec, a file whose sha256 differs is refused", None)
     held: HeldTokenizer | None = dataclasses.field(default=None, compare=False, repr=False,
                                                    metadata={"internal": True})
+    layout: Literal["model_garden"] | None = meta(
+        "model_garden: the ids padded to max_length, with input_mask and segment_ids beside them (int64, "
+        "max_length each), as TF Model Garden's sentence prediction and tagging loaders read them", None)
     # why the tokenizer isn't held where it recorded one: its file gone or changed (None: held)
     unusable: str | None = dataclasses.field(default=None, compare=False, repr=False, metadata={"internal": True})
     # ---- windows and packing (features/text_window.py, features/text_pack.py) ----
@@ -246,6 +254,11 @@ class TextFeature(Feature):
                                                 "beside window:")
             added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens and self.held else 0
             check_window(self.window, added, self.is_pair, at / "window")
+        if self.layout is not None and self.window is not None:
+            raise (at / "layout").error("Model Garden's records are max_length ids long, and a window's are "
+                                        "window.tokens long: leave one of layout: and window: out")
+        if self.layout == model_garden.LAYOUT and self.max_length is None:
+            raise (at / "layout").error("Model Garden's records are all max_length ids long: give `max_length`")
 
     def check_sequence(self, at: At) -> None:
         """Per step: one id a step; not a pair, whose segment ids would be a second list of steps."""
@@ -255,6 +268,9 @@ class TextFeature(Feature):
         if self.window is not None:
             raise (at / "window").error("cuts a text into records: declare it under `context:` or `features:`, "
                                         "not per step")
+        if self.layout is not None:
+            raise (at / "layout").error("Model Garden's layout stores a record's ids as one list: declare the text "
+                                        "under `context:` or `features:`")
 
     @property
     def is_variable(self) -> bool:
@@ -328,6 +344,10 @@ class TextFeature(Feature):
         return f"{self.name}_segment_ids"
 
     @property
+    def padded_length(self) -> int | None:
+        return self.max_length if self.layout == model_garden.LAYOUT else None
+
+    @property
     def companion_names(self) -> list[str]:
         if self.sequence:
             return []
@@ -358,7 +378,7 @@ class TextFeature(Feature):
                 if value is None:
                     raise self.fail(context.origin, row, f"missing text{' (the second of the pair)' if number else ''}")
             try:
-                texts.append([pieces.ids for pieces in tokenizer.encode_words(column)] if self.words
+                texts.append([pieces.ids for pieces in aligned.split_once(tokenizer, column)] if self.words
                              else tokenizer.encode(column))
             except BadText as error:
                 raise self.fail(context.origin, error.index, str(error)) from None
@@ -379,6 +399,8 @@ class TextFeature(Feature):
             for _ in range(truncated):
                 context.notices.note(f"feature `{self.name}`: {{count}} text{{s}} cut to max_length: "
                                      f"{self.max_length} (truncation: {self.truncation})")
+        if self.layout == model_garden.LAYOUT:
+            return model_garden.stored(self, ids, segments)
         lengths = np.array([len(row) for row in ids], dtype=np.int64)
         flat = np.fromiter((number for row in ids for number in row), dtype=np.int64, count=int(lengths.sum()))
         if self.sequence:  # one id a step
@@ -429,6 +451,9 @@ class TextFeature(Feature):
         if self.window is not None:
             raise (at / "window").error("a window is a record of its own; pack: packs short texts (leave one of "
                                         "them out)")
+        if self.layout is not None:
+            raise (at / "layout").error("Model Garden's layout is one text a record, max_length ids long; pack: "
+                                        "lays out its own records (leave one of them out)")
         if self.max_length is not None and self.max_length > length:
             raise (at / "max_length").error(f"{self.max_length} is more than pack.length: {length}; a text must fit "
                                             "a pack")
@@ -494,6 +519,8 @@ class TextFeature(Feature):
         return dataclasses.replace(self, held=_held(data, self.recorded.file, lowercase, sha256), unusable=None)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
+        if self.layout == model_garden.LAYOUT:
+            return model_garden.check_stored(self, stored)
         kind, ids = stored.get(self.record_key, ("", []))
         if kind != "int64":
             return f"expected token ids (int64) under {self.record_key!r}"
@@ -522,6 +549,8 @@ class TextFeature(Feature):
         record's length (and a bucketed input_fn) counts; packed, the ids before the padding."""
         if self.packed is not None:
             return self.pack_layout.statistics_values(encoded)
+        if self.layout == model_garden.LAYOUT:
+            return model_garden.unpadded(self, encoded)
         return encoded[self.record_key]
 
     @property
@@ -544,6 +573,8 @@ class TextFeature(Feature):
             return {self.record_key: ("fixed_steps", "int64", [])}
         if self.packed is not None:
             return self.pack_layout.parsing()
+        if self.layout == model_garden.LAYOUT:
+            return model_garden.parsing(self)
         parsed: dict[str, ParseSpec] = {self.record_key: ("var", "int64", [None]),
                                         self.length_key: ("fixed", "int64", [])}
         if self.is_pair:
@@ -556,6 +587,8 @@ class TextFeature(Feature):
             return [("pad_steps", {"length": {"lengths": self.record_key}, "pad": self.pad_id})]
         if self.packed is not None:
             return []  # stored padded to pack.length
+        if self.layout == model_garden.LAYOUT:
+            return []  # (stored padded)
         return [("padded_ids", {"pad": self.pad_id})]
 
     def reading(self, options: Any) -> dict[str, Any]:
@@ -566,6 +599,8 @@ class TextFeature(Feature):
             return described
         if self.packed is not None:
             return {**described, "companions": self.pack_layout.companions()}
+        if self.layout == model_garden.LAYOUT:
+            return {**described, "companions": model_garden.companions(self)}
         companions: dict[str, Any] = {
             self.mask_name: {"parse": {self.length_key: ("fixed", "int64", [])}, "decode": [("length_mask", {})]}}
         if self.is_pair:
@@ -582,6 +617,8 @@ class TextFeature(Feature):
             return {self.record_key: ids}
         if self.packed is not None:
             return {key: tfds.parsed_tensor(*parsed) for key, parsed in self.pack_layout.parsing().items()}
+        if self.layout == model_garden.LAYOUT:
+            return model_garden.tfds_features(self)
         entries = {self.record_key: ids, self.length_key: tfds.tensor([], "int64")}
         if self.is_pair:
             entries[self.segments_key] = tfds.sequence(tfds.tensor([], "int64"))
@@ -593,6 +630,8 @@ class TextFeature(Feature):
 
     def describe(self) -> str:
         kind = self.recorded.kind if self.recorded is not None else "text"
+        if self.layout == model_garden.LAYOUT:
+            return f"text {kind} int64 [{self.max_length}] (ids{', a pair' if self.is_pair else ''}, Model Garden's layout)"
         shape = "steps" if self.sequence else "null" if self.packed is None else str(self.packed)
         cut = f", windows of {self.window.tokens}" if self.window is not None else ", packed" if self.packed else ""
         return f"text {kind} int64 [{shape}] (ids{', a pair' if self.is_pair else ''}{cut})"
@@ -615,11 +654,42 @@ class TextFeature(Feature):
         """Refuses another feature stored under its length's or segment ids' record key."""
         own = [self.length_key] + ([self.segments_key] if self.is_pair else []) + self.window_keys \
             if not self.sequence else []
+        if self.layout == model_garden.LAYOUT:
+            own = list(model_garden.KEYS)
+            for name, other in features.items():
+                if other is not self and name != self.name and getattr(other, "layout", None) == model_garden.LAYOUT:
+                    raise (at / "layout").error(f"feature `{name}` stores Model Garden's {', '.join(own)} too: one text "
+                                                "a spec takes that layout")
         for name, other in features.items():
             if other.record_key in own:
                 raise at.error(f"stores `{other.record_key}` beside its ids, already feature `{name}`'s record key; "
                                "rename one (or give it another `key:`)")
         return self
+
+    # ---- word values on the pieces (a class_label's `align: words`, features/aligned.py) ----------
+    @property
+    def splits_words(self) -> bool:
+        return self.words and not self.is_pair and not self.sequence
+
+    def on_pieces(self, sentences: Sequence[Any], values: Sequence[Sequence[int]], context: EncodeContext,
+                  every_piece: bool, fill: int) -> tuple[list[list[int]], int]:
+        """Values given one a word placed on the pieces of the words as `encode` stores them:
+        each word split by the same tokenizer, put in the same template (`fill` on the special
+        ids), cut by the same `max_length` on the same side, padded as the ids are."""
+        from ..text import BadText, Template
+        from ..text.inputs import assemble
+        tokenizer = self.tokenizer_object
+        sentences = list(sentences)
+        if None in sentences:
+            raise self.fail(context.origin, sentences.index(None), "missing text")
+        try:
+            pieces = aligned.split_once(tokenizer, sentences)
+        except BadText as error:
+            raise self.fail(context.origin, error.index, str(error)) from None
+        spread, unplaced = aligned.spread([piece.words for piece in pieces], values, every_piece, fill)
+        template = aligned.filled(tokenizer.template, fill) if self.special_tokens else Template()
+        placed = assemble(template, spread, None, self.max_length, self.truncation).ids
+        return aligned.padded(placed, self.padded_length, fill), unplaced
 
 
 register("text")(TextFeature)
