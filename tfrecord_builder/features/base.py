@@ -280,6 +280,12 @@ class Feature(Section):
         """The text a record's ids say (a `holds_text` feature's; `tb.read(decode_text=True)`)."""
         raise NotImplementedError(f"feature `{self.name}` holds no text")
 
+    def tokens_of(self, ids: Sequence[int]) -> list[str]:
+        """Each of a record's ids as its token, the tokenizer's own spelling (`##s`, `▁the`): what
+        the report shows of a `holds_text` feature's most frequent ids and records. Raises
+        SpecError saying why where the tokenizer file is gone."""
+        raise NotImplementedError(f"feature `{self.name}` holds no text")
+
     @property
     def holds_classes(self) -> bool:
         """Whether its values are indices of classes (a class_label): what `stratify:` may name."""
