@@ -8,7 +8,6 @@ turn the proposal on and skip infer's own validation; the tests that validate an
 proposal run once both keys are known."""
 from __future__ import annotations
 
-import json
 import math
 import random
 import re

@@ -633,7 +633,8 @@ def _text_rows(add: Any, each: Any) -> None:
     """Token ids: how many, the tokens (special ids left out), unknown ones, texts cut to
     max_length, and the vocabulary's ids used (the build's exact counts)."""
     def tokens(item: dict[str, Any]) -> dict[str, Any]:
-        return item.get("tokens") if isinstance(item.get("tokens"), dict) else {}
+        found = item.get("tokens")
+        return found if isinstance(found, dict) else {}
 
     def marked(item: dict[str, Any]) -> dict[str, Any]:
         found = item.get("marked", {}).get("truncated")
