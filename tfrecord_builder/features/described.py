@@ -10,7 +10,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 CountedKind = Literal["values", "classes", "image_sizes"]
-CardKind = Literal["number", "string", "class_label", "image", "bbox", "audio", "other"]
+CardKind = Literal["number", "string", "class_label", "image", "bbox", "audio", "text", "other"]
+
+
+@dataclass(frozen=True)
+class CountedIds:
+    """Values that are ids of a vocabulary of `size` ids (a text's token ids), each id counted
+    exactly (summed over batches in any order), for the most frequent and how many are used.
+    `special`: the ids a template adds around every text ([CLS], [SEP]), left out of the tokens
+    counted and of the most frequent; `unknown`: the unknown token's id, whose share of the
+    tokens the statistics give (None: none)."""
+
+    size: int
+    special: tuple[int, ...] = ()
+    unknown: int | None = None
 
 
 @dataclass(frozen=True)
@@ -27,6 +40,9 @@ class Counted:
     (an audio clip's length in samples), so one value throughout is no sign of a wrong column
     (`build --dry-run`'s findings). `tallied`: (name, value) pairs, each the count of values equal
     to `value` and of records holding one, under `tallies` by name (a text's unknown token).
+    `marked`: names of the per-record counts its values note (`Values.marks`: a text's ids cut by
+    max_length), each summed under `marked` by name with the records holding one and their
+    share. `ids`: its values are a vocabulary's ids, counted each (`CountedIds`: under `tokens`).
     """
 
     kind: CountedKind = "values"
@@ -34,6 +50,8 @@ class Counted:
     channels: int = 0
     measured: bool = False
     tallied: tuple[tuple[str, int], ...] = ()
+    marked: tuple[str, ...] = ()
+    ids: CountedIds | None = None
 
 
 @dataclass(frozen=True)
@@ -45,8 +63,10 @@ class Card:
     `Feature.classes`), `image` (thumbnails; `size`: the images' fixed (height, width), or the
     record key of each one's stored [height, width, channels]; `mask`: each pixel a class index,
     drawn in the class colours), `bbox` (the Objects section: [ymin, xmin, ymax, xmax] fractions,
-    4 values a box), `audio` (durations and loudness, a clip per class: `sample_rate`) or `other`
-    (its statistics' figures). `over`: the image feature whose thumbnails it is drawn over (boxes,
+    4 values a box), `audio` (durations and loudness, a clip per class: `sample_rate`), `text`
+    (token ids: lengths, truncation and unknown tokens, the most frequent tokens, the vocabulary's
+    coverage, a few records as their tokens, by `Feature.tokens_of`) or `other` (its statistics'
+    figures). `over`: the image feature whose thumbnails it is drawn over (boxes,
     a mask). `column`: what one of its gathered columns holds, in the summary table (None: `describe()`).
     """
 

@@ -45,7 +45,7 @@ from ..errors import SpecError, UsageError
 from ..spec.fields import At, Section, describe, meta
 from . import aligned, model_garden, tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
-from .described import Card, Counted
+from .described import Card, Counted, CountedIds
 from .gathered import GatheredColumns
 from .text_pack import PackedText
 from .text_window import FIRST, TextWindow, check_window, window_values, windows_of
@@ -403,10 +403,13 @@ class TextFeature(Feature):
             return model_garden.stored(self, ids, segments)
         lengths = np.array([len(row) for row in ids], dtype=np.int64)
         flat = np.fromiter((number for row in ids for number in row), dtype=np.int64, count=int(lengths.sum()))
+        marks = self._marks(texts, lengths)
         if self.sequence:  # one id a step
-            return {self.record_key: Values("int64", flat, np.ones(len(flat), dtype=np.int64), steps=lengths)}
+            return {self.record_key: Values("int64", flat, np.ones(len(flat), dtype=np.int64), steps=lengths,
+                                            marks=marks)}
         ones = np.ones(len(ids), dtype=np.int64)
-        encoded = {self.record_key: Values("int64", flat, lengths), self.length_key: Values("int64", lengths, ones)}
+        encoded = {self.record_key: Values("int64", flat, lengths, marks=marks),
+                   self.length_key: Values("int64", lengths, ones)}
         if self.is_pair:
             encoded[self.segments_key] = Values("int64", np.fromiter(
                 (number for row in segments for number in row), dtype=np.int64, count=len(flat)), lengths)
@@ -465,6 +468,14 @@ class TextFeature(Feature):
     def packed_values(self, encoded: dict[str, Values], firsts: np.ndarray) -> dict[str, Values]:
         """Its values of a split's examples packed into the windows that start at `firsts`."""
         return self.pack_layout.values(encoded, firsts)
+    def _marks(self, texts: list[list[list[int]]], lengths: np.ndarray) -> dict[str, np.ndarray] | None:
+        """Per record, the ids max_length cut off (`truncated`, for the statistics): its texts' ids
+        and the template's, less those kept."""
+        if self.max_length is None:
+            return None
+        added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens else 0
+        whole = np.array([sum(len(text[row]) for text in texts) + added for row in range(len(lengths))], np.int64)
+        return {"truncated": whole - lengths}
 
     def _check_lengths(self, texts: list[list[list[int]]], context: EncodeContext) -> None:
         if self.min_length is None:
@@ -556,16 +567,27 @@ class TextFeature(Feature):
     @property
     def counted(self) -> Counted:
         """Its ids, and of them the unknown token's (`tallies.unknown_tokens`: how many, in how
-        many records)."""
+        many records); each id counted (`tokens`: the most frequent, the vocabulary's coverage,
+        the template's special ids left out) and, with max_length, the ids cut off each record
+        (`marked.truncated`)."""
         if self.recorded is None:
             return Counted()
-        return Counted(tallied=(("unknown_tokens", self.recorded.unk_id),))
+        special = sorted(set(self._special_ids())) if self.special_tokens and self.held is not None else []
+        return Counted(tallied=(("unknown_tokens", self.recorded.unk_id),),
+                       marked=("truncated",) if self.max_length is not None else (),
+                       ids=CountedIds(self.recorded.vocab_size, tuple(special), self.recorded.unk_id))
+
+    def _special_ids(self) -> list[int]:
+        template = self.tokenizer_object.template
+        parts = (template.before, template.after, template.pair_before, template.between, template.pair_after)
+        return [number for part in parts for number, _ in part]
 
     @property
     def card(self) -> Card:
-        """Its statistics' figures (the lengths in ids), and the histogram of its records' lengths
-        that the report draws of every feature of a variable number of values."""
-        return Card()
+        """The `text` card: its lengths in ids (the histogram the report draws of every feature of a
+        variable number of values), truncation and unknown tokens, the most frequent tokens, the
+        vocabulary's coverage and a few records as their tokens."""
+        return Card("text")
 
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
@@ -649,6 +671,10 @@ class TextFeature(Feature):
         named = self.tokenizer or recorded.file or "(learned by the build)"
         return TokenIds(self.length_key, recorded.vocab_size, recorded.mask_id, recorded.special_ids, named,
                         self.unusable)
+    def tokens_of(self, ids: Sequence[int]) -> list[str]:
+        """Each id's token as the tokenizer spells it (`[CLS]`, `##s`, `▁the`); SpecError where
+        its file is gone or changed."""
+        return self.tokenizer_object.tokens([int(number) for number in ids])
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
         """Refuses another feature stored under its length's or segment ids' record key."""

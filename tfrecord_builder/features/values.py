@@ -27,6 +27,9 @@ class Values:
     # which of the objects each record gave it the feature kept, where it may drop some (a bbox
     # feature's `min_size`): the per-object features drop the same ones (features/objects.py)
     kept_objects: "Kept | None" = None
+    # per record, counts a feature notes for the statistics alone, by name (`Counted.marked`: a
+    # text's ids cut by max_length); never stored. They follow the records they count.
+    marks: "dict[str, np.ndarray] | None" = None
 
     @property
     def num_rows(self) -> int:
@@ -49,7 +52,8 @@ class Values:
         kept = self.kept_objects
         if kept is not None:
             kept = Kept(kept.given[rows], kept.kept[np.repeat(chosen, kept.given)])
-        return Values(self.kind, picked, self.counts[step_chosen], steps, kept)
+        marks = None if self.marks is None else {name: counts[rows] for name, counts in self.marks.items()}
+        return Values(self.kind, picked, self.counts[step_chosen], steps, kept, marks)
 
     def repeated(self, records: np.ndarray) -> "Values":
         """The values of the records at `records` (ascending, a record as often as it is named):
@@ -61,7 +65,9 @@ class Values:
         chosen = _ranges(offsets_of(self.counts)[:-1][rows], self.counts[rows])
         flat = self.values
         picked = [flat[index] for index in chosen.tolist()] if isinstance(flat, list) else flat[chosen]
-        return Values(self.kind, picked, self.counts[rows], None if self.steps is None else self.steps[records])
+        marks = None if self.marks is None else {name: counts[records] for name, counts in self.marks.items()}
+        return Values(self.kind, picked, self.counts[rows], None if self.steps is None else self.steps[records],
+                      marks=marks)
 
 
 @dataclass

@@ -7,6 +7,13 @@ values, then marked as a lower bound), while every value is text (`is_text`) of 
 none, so memory stays bounded: the values' sizes in bytes instead (`value_bytes`: min, max,
 mean, std), and `binary` when some value isn't text. Variable-length features: min/max/mean of the lengths.
 Values a feature tallies (`Counted.tallied`: a text's unknown token): how many, in how many records.
+What a feature's values mark per record (`Counted.marked`, `Values.marks`: a text's ids cut by
+max_length): how many in all, in how many records, and those records' share (`marked`). Ids of a
+vocabulary (`Counted.ids`: a text's token ids): every id counted exactly, as sorted (id, count)
+pairs summed in any order, so the figures are the same however the batches are merged; written
+as the tokens (ids but the template's special ones), the unknown ones and their share, the ids
+used and their share of the vocabulary (`coverage`), and the `TOP_TOKENS` most frequent (ties by
+id), never the whole table (a 30,000-id vocabulary would be 30,000 numbers a split).
 Class labels: examples per class. Images: height and width. (What a feature's values are counted
 as is its type's to say: `Feature.statistics_values` and `Feature.counted`.) Sequence features: min/max/mean of
 the steps per record, and how many records have each number of steps (`steps.counts`, up to
@@ -28,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..features import Feature
-from ..features.described import Counted
+from ..features.described import Counted, CountedIds
 from ..features.values import Values, any_per_group
 
 MAX_VOCABULARY = 100_000
@@ -41,6 +48,7 @@ TOP_VALUES = 10
 # than tab, line feed and carriage return (a PNG's header has NUL, ^Z; no text has them)
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 MAX_STEP_COUNTS = 10_000  # different numbers of steps listed; beyond them, none are
+TOP_TOKENS = 20  # a vocabulary's ids listed, the most frequent first
 
 
 class FeatureStatistics:
@@ -73,6 +81,9 @@ class FeatureStatistics:
         self.step_counts: Counter[int] | None = Counter()
         # Counted.tallied: by name, [values equal to its value, records holding one]
         self.tallies = {name: [0, 0] for name, _ in feature.counted.tallied}
+        # Counted.marked: by name, [the marks' sum, records marked]
+        self.marked = {name: [0, 0] for name in feature.counted.marked}
+        self.ids = _IdCounts() if feature.counted.ids is not None else None
 
     @property
     def counted(self) -> Counted:
@@ -98,6 +109,12 @@ class FeatureStatistics:
             self.lengths.add(values.counts // inner)
         if self.tallies and values.kind != "bytes":
             self._tally(values)
+        for name, marks in (values.marks or {}).items():
+            if name in self.marked:
+                self.marked[name][0] += int(marks.sum())
+                self.marked[name][1] += int(np.count_nonzero(marks))
+        if self.ids is not None:
+            self.ids.add(np.asarray(values.values, np.int64))
         if counted == "classes":
             # counted by index: `first_id: 1` stores index + 1
             indices = np.asarray(values.values, np.int64) - feature.first_class_id
@@ -196,6 +213,11 @@ class FeatureStatistics:
         for name, (found, records) in other.tallies.items():
             self.tallies[name][0] += found
             self.tallies[name][1] += records
+        for name, (total, records) in other.marked.items():
+            self.marked[name][0] += total
+            self.marked[name][1] += records
+        if self.ids is not None and other.ids is not None:
+            self.ids.merge(other.ids)
 
     def _count_steps(self, counts: Counter[int]) -> None:
         assert self.step_counts is not None
@@ -215,7 +237,8 @@ class FeatureStatistics:
             "image_sizes": [moments.state() for moments in self.image_sizes], "steps": self.steps.state(),
             "per_column": None if self.per_column is None else self.per_column.state(),
             "step_counts": None if self.step_counts is None else sorted(self.step_counts.items()),
-            "tallies": self.tallies,
+            "tallies": self.tallies, "marked": self.marked,
+            "ids": None if self.ids is None else self.ids.state(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -239,6 +262,11 @@ class FeatureStatistics:
         for name, counts in state.get("tallies", {}).items():
             if name in self.tallies:
                 self.tallies[name] = list(counts)
+        for name, counts in state.get("marked", {}).items():
+            if name in self.marked:
+                self.marked[name] = list(counts)
+        if self.ids is not None and state.get("ids") is not None:
+            self.ids.restore(state["ids"])
         saved = state.get("step_counts")  # (none in a checkpoint of an earlier version: then unknown)
         self.step_counts = None if saved is None else Counter({steps: count for steps, count in saved})
 
@@ -287,6 +315,12 @@ class FeatureStatistics:
         if self.tallies:
             out["tallies"] = {name: {"values": found, "records": records}
                               for name, (found, records) in self.tallies.items()}
+        records = self.steps.count or self.lengths.count  # (a variable number of values, or steps)
+        if self.marked:
+            out["marked"] = {name: {"values": total, "records": marked, "rate": marked / records if records else 0.0}
+                             for name, (total, marked) in self.marked.items()}
+        if self.ids is not None and self.counted.ids is not None:
+            out["tokens"] = self.ids.to_dict(self.counted.ids)
         if self.lengths.count:
             out["length"] = self.lengths.to_dict()
         if self.steps.count:
@@ -362,6 +396,55 @@ class _PerColumn:
         seen = self.count > 0
         self.low = np.where(seen, np.array(state["low"], np.float64), np.inf)
         self.high = np.where(seen, np.array(state["high"], np.float64), -np.inf)
+
+
+class _IdCounts:
+    """Exact counts of a vocabulary's ids: the ids met (ascending) and each one's count, so what a
+    batch sends back from a worker holds only the ids it met (at most the vocabulary's size), and
+    sums of the same counts in any order are the same."""
+
+    def __init__(self) -> None:
+        self.ids = np.zeros(0, np.int64)
+        self.counts = np.zeros(0, np.int64)
+
+    def add(self, values: np.ndarray) -> None:
+        if len(values):
+            ids, counts = np.unique(values, return_counts=True)
+            self._add(ids, counts.astype(np.int64))
+
+    def merge(self, other: "_IdCounts") -> None:
+        self._add(other.ids, other.counts)
+
+    def _add(self, ids: np.ndarray, counts: np.ndarray) -> None:
+        if not len(self.ids):
+            self.ids, self.counts = ids.astype(np.int64), counts.astype(np.int64)
+            return
+        self.ids, where = np.unique(np.concatenate([self.ids, ids]), return_inverse=True)
+        summed = np.zeros(len(self.ids), np.int64)
+        np.add.at(summed, where, np.concatenate([self.counts, counts]))
+        self.counts = summed
+
+    def to_dict(self, described: CountedIds) -> dict[str, Any]:
+        """The tokens (ids but `described.special`), the unknown ones and their share, the ids used
+        of the vocabulary's `described.size` and the TOP_TOKENS most frequent tokens."""
+        text = ~np.isin(self.ids, np.asarray(described.special, np.int64))
+        tokens = int(self.counts[text].sum())
+        out: dict[str, Any] = {"count": tokens}
+        if described.unknown is not None:
+            unknown = int(self.counts[self.ids == described.unknown].sum())
+            out.update(unknown=unknown, unknown_rate=unknown / tokens if tokens else 0.0)
+        used = int(np.count_nonzero((self.ids >= 0) & (self.ids < described.size)))
+        out.update(vocab_size=described.size, ids_used=used, coverage=used / described.size if described.size else 0.0)
+        ids, counts = self.ids[text], self.counts[text]
+        order = np.lexsort((ids, -counts))[:TOP_TOKENS]  # by count, ties by id
+        out["top"] = [{"id": int(ids[index]), "count": int(counts[index])} for index in order.tolist()]
+        return out
+
+    def state(self) -> list[list[int]]:
+        return [self.ids.tolist(), self.counts.tolist()]
+
+    def restore(self, state: list[list[int]]) -> None:
+        self.ids, self.counts = np.array(state[0], np.int64), np.array(state[1], np.int64)
 
 
 class _Moments:

@@ -11,20 +11,26 @@ from tfrecord_builder.tools.infer import infer
 
 from support.conll import CONLL2003, CONLLU, conll2003_sentences, conllu_reference, without_syntax
 from .helpers import all_records, comment, infer_validate_build
+from tfrecord_builder.tools.infer import free_text
+
+# where specs learn vocabularies and align labels, the words are token ids (test_free_text.py)
+strings = pytest.mark.skipif(free_text.text_extra() and free_text.learned_vocabulary() and free_text.aligned_labels(),
+                             reason="the words become token ids here: tests/tools/infer/test_free_text.py")
 
 
 def _text(values) -> list[str]:
     return [value.decode("utf-8") for value in values]
 
 
+@strings
 @pytest.mark.parametrize("name", ["eng.train", "train.txt", "ner.conll"])
 def test_a_conll2003_file_becomes_words_and_tags_per_sentence(tmp_path, name):
     (tmp_path / name).write_text(CONLL2003, encoding="utf-8")
     text, spec, records = infer_validate_build(tmp_path, name)
     assert spec["source"] == {"builder": "conll", "path": name, "columns": ["word", "pos", "chunk", "ner"]}
     assert spec["features"]["words"] == {"dtype": "string", "shape": [None], "source": "word"}
-    assert comment(text, "words:") == ("the words, as a list of strings for now (`type: text` will turn them into "
-                                       "token ids with a vocabulary)")
+    assert comment(text, "words:") == ("the words, as a list of strings (`pip install 'tfrecord-builder[text]'` and "
+                                       "infer again for token ids: `type: text`)")
     assert spec["features"]["ner"] == {"type": "class_label", "shape": [None],
                                        "names": ["O", "B-LOC", "B-MISC", "B-ORG", "B-PER", "I-ORG", "I-PER"]}
     assert comment(text, "ner:") == "guessed: 7 distinct tags in 45 words"
@@ -37,6 +43,7 @@ def test_a_conll2003_file_becomes_words_and_tags_per_sentence(tmp_path, name):
                            for sentence in conll2003_sentences(CONLL2003))
 
 
+@strings
 def test_a_conllu_file_becomes_its_words_tags_and_heads(tmp_path):
     (tmp_path / "en_ewt-ud-train.conllu").write_text(CONLLU, encoding="utf-8")
     text, spec, records = infer_validate_build(tmp_path, "en_ewt-ud-train.conllu")
@@ -56,6 +63,7 @@ def test_a_conllu_file_becomes_its_words_tags_and_heads(tmp_path):
         assert record["text"].decode() == sentence["text"]
 
 
+@strings
 def test_a_conllu_file_without_syntax_becomes_its_words_and_tags(tmp_path):
     (tmp_path / "tagged.conllu").write_text(without_syntax(CONLLU), encoding="utf-8")
     _, spec, records = infer_validate_build(tmp_path, "tagged.conllu")

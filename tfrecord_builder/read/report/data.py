@@ -6,8 +6,12 @@ sample of records (sample.py): histograms of numbers over bins that span the bui
 and max, lengths and steps per record, a few images per class, what binary values are. Every key
 of the statistics is optional, as datasets of older versions lack some.
 
-How a feature is shown (its card: numbers, strings, classes, images, boxes, audio) is its type's
-to say (`Feature.card`, features/described.py), as are its classes (`Feature.classes`).
+How a feature is shown (its card: numbers, strings, classes, images, boxes, audio, text) is its
+type's to say (`Feature.card`, features/described.py), as are its classes (`Feature.classes`).
+
+Token ids (the `text` card) are shown as their tokenizer spells them (`Feature.tokens_of`): the
+build's most frequent tokens of each split and the first records read, `[CLS] good movie . [SEP]`;
+where the tokenizer file is gone, as ids, and the page says why.
 
 Bytes values that aren't text (the statistics' `binary`, or seen in the sample of a dataset
 whose statistics predate it) make a feature of the kind "binary": never shown as text, but as
@@ -24,7 +28,7 @@ import numpy as np
 import yaml
 
 from ... import fs
-from ...errors import UsageError
+from ...errors import SpecError, UsageError
 from ...features import Feature
 from ...write.info import DatasetInfo
 from ...write.naming import SKIPPED_FILE
@@ -32,7 +36,7 @@ from ...write.stats import MAX_VOCABULARY_VALUE
 from ...progress import Progress
 from .sample import THUMBNAILS_PER_CLASS, Collected, SampleReader
 from .thumbnails import MASK_VALUES, ImageGrid, image_grid, is_mask, shown_image
-from .wording import count, number, share, span
+from .wording import count, number, rate, share, span
 
 DEFAULT_SAMPLE = 10_000  # records per split read for the distributions
 # features drawn on the page (their cards: statistics, histograms); a wide table's others, and each
@@ -152,6 +156,7 @@ class FeatureData:
     missing: dict[str, int] = field(default_factory=dict)  # per split: values absent in the source
     filled: dict[str, int] = field(default_factory=dict)  # per split: of those, records the default filled
     non_finite: dict[str, int] = field(default_factory=dict)  # per split: NaN and ±inf
+    examples: dict[str, list[str]] = field(default_factory=dict)  # text: the first records read, as tokens
 
 
 @dataclass
@@ -358,6 +363,8 @@ def _feature(name: str, feature: Feature, info: DatasetInfo, statistics: dict[st
         data.images = [grid for grid in data.images if grid.rows]
     if kind == "audio":
         _audio(data, name, feature, collected, reader)
+    if kind == "text":
+        _text(data, feature, stats, collected)
     data.rows = _rows(kind, stats, data)
     return data
 
@@ -394,6 +401,34 @@ def _audio(data: FeatureData, name: str, feature: Any, collected: dict[str, Coll
         for key, samples in sorted(part.clips[name].items(), key=lambda item: (item[0] is None, item[0] or 0)):
             label = names[key] if key is not None and key < len(names) else "" if key is None else str(key)
             data.clips.append(AudioClip(split, label, samples, feature.card.sample_rate))
+
+
+def _text(data: FeatureData, feature: Feature, stats: dict[str, dict[str, Any]],
+          collected: dict[str, Collected]) -> None:
+    """Token ids: each split's most frequent tokens (the build's exact counts) and first records
+    read, as the tokenizer spells them; as ids where its file is gone (the note says why)."""
+    tops = {split: item["tokens"]["top"] for split, item in stats.items()
+            if isinstance(item.get("tokens"), dict) and item["tokens"].get("top")}
+    read = {split: part.examples.get(data.name, []) for split, part in collected.items()}
+    spelled = _spelling(feature, [top["id"] for found in tops.values() for top in found]
+                        + [int(number) for found in read.values() for ids in found for number in ids])
+    if isinstance(spelled, str):
+        data.note = f"Tokens shown as their ids (#id): {spelled}."
+        spelled = {}
+    data.top_values = {split: [(spelled.get(top["id"], f"#{top['id']}"), int(top["count"])) for top in found]
+                       for split, found in tops.items()}
+    data.num_values = {split: int(item["tokens"]["count"]) for split, item in stats.items() if split in tops}
+    data.examples = {split: [" ".join(spelled.get(int(number), f"#{int(number)}") for number in ids) for ids in found]
+                     for split, found in read.items() if found}
+
+
+def _spelling(feature: Feature, ids: list[int]) -> dict[int, str] | str:
+    """Each id's token (`Feature.tokens_of`), or why there are none (its tokenizer file gone)."""
+    distinct = sorted(set(ids))
+    try:
+        return dict(zip(distinct, feature.tokens_of(distinct)))
+    except SpecError as error:
+        return str(error)
 
 
 def _float_histogram(values: dict[str, list[float]], bins: int = 30) -> Histogram:
@@ -568,6 +603,8 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
         add("objects", each(lambda item: count(item["num_values"] // 4) if "num_values" in item else None))
         add("min (a fraction)", each(lambda item: number(item.get("min"))))
         add("max (a fraction)", each(lambda item: number(item.get("max"))))
+    elif kind == "text":
+        _text_rows(add, each)
     elif kind in ("string", "binary"):
         add("values", each(lambda item: count(item.get("num_values"))))
         if kind == "string":
@@ -585,10 +622,37 @@ def _rows(kind: str, stats: dict[str, dict[str, Any]], data: FeatureData) -> lis
         add("missing in the source", each(lambda item: count(item.get("num_missing", 0))))
     if any("num_filled" in item for item in stats.values()):
         add("filled (default, not counted above)", each(lambda item: count(item.get("num_filled", 0))))
-    add("objects per image" if kind == "bbox" else "length (values per step)" if data.per_step
-        else "length (values per record)", each(lambda item: span(item.get("length"))))
+    values = "ids" if kind == "text" else "values"
+    add("objects per image" if kind == "bbox" else f"length ({values} per step)" if data.per_step
+        else f"length ({values} per record)", each(lambda item: span(item.get("length"))))
     add("steps per sequence", each(lambda item: span(item.get("steps"))))
     return rows
+
+
+def _text_rows(add: Any, each: Any) -> None:
+    """Token ids: how many, the tokens (special ids left out), unknown ones, texts cut to
+    max_length, and the vocabulary's ids used (the build's exact counts)."""
+    def tokens(item: dict[str, Any]) -> dict[str, Any]:
+        found = item.get("tokens")
+        return found if isinstance(found, dict) else {}
+
+    def marked(item: dict[str, Any]) -> dict[str, Any]:
+        found = item.get("marked", {}).get("truncated")
+        return found if isinstance(found, dict) else {}
+
+    add("ids", each(lambda item: count(item.get("num_values"))))
+    add("tokens (special ids left out)", each(lambda item: count(tokens(item).get("count"))))
+    add("unknown tokens", each(lambda item: f"{tokens(item)['unknown']:,} ({rate(tokens(item)['unknown_rate'])})"
+                               if "unknown" in tokens(item) else None))
+    add("texts with unknown tokens", each(lambda item: count(item.get("tallies", {}).get("unknown_tokens", {})
+                                                             .get("records"))))
+    add("texts cut to max_length", each(lambda item: f"{marked(item)['records']:,} ({rate(marked(item)['rate'])})"
+                                        if marked(item) else None))
+    add("ids cut off", each(lambda item: count(marked(item).get("values"))))
+    add("vocabulary ids used", each(lambda item: f"{tokens(item)['ids_used']:,} of {tokens(item)['vocab_size']:,} "
+                                    f"({rate(tokens(item)['coverage'])})" if "ids_used" in tokens(item) else None))
+    add("tokens known (not unknown)", each(lambda item: rate(1 - tokens(item)["unknown_rate"])
+                                           if "unknown_rate" in tokens(item) else None))
 
 
 def _extreme(balance: ClassBalance, split: str, which: Any) -> str | None:

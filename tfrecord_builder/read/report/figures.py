@@ -124,8 +124,9 @@ def _jobs(data: ReportData) -> list[_Job]:
                              _histogram_drawer(feature.values, colours, "value", "% of values"), (WIDTH, HEIGHT)))
         if feature.lengths is not None:
             within = "step" if feature.per_step else "record"
-            jobs.append(_Job(f"{name}-lengths", name, f"{name}: values per {within}", sampled,
-                             _histogram_drawer(feature.lengths, colours, f"values in the {within}", f"% of {within}s"),
+            values = "ids" if feature.kind == "text" else "values"  # (token ids)
+            jobs.append(_Job(f"{name}-lengths", name, f"{name}: {values} per {within}", sampled,
+                             _histogram_drawer(feature.lengths, colours, f"{values} in the {within}", f"% of {within}s"),
                              (WIDTH, HEIGHT)))
         if feature.steps is not None:
             jobs.append(_Job(f"{name}-steps", name, f"{name}: steps per sequence", sampled,

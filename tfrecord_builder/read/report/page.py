@@ -25,7 +25,7 @@ from .figures import Plot, waveform_stem
 from .style import INK, MUTED, RULE, split_colours
 
 KIND_NAMES = {"number": "number", "string": "text", "binary": "binary", "class_label": "class label", "image": "image",
-              "bbox": "boxes", "audio": "audio", "other": "other"}
+              "bbox": "boxes", "audio": "audio", "text": "token ids", "other": "other"}
 SHARDS_OPEN = 16  # a split's shard table starts folded when it has more shards
 # control characters (C0 but tab, line feed, carriage return; DEL and C1): HTML has no place for them
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -232,6 +232,7 @@ def _feature(feature: FeatureData, plots: list[Plot], data: ReportData, colours:
     figures = "".join(_figure(plot) for plot in plots if plot.stem not in waveforms)
     extra = _clips(feature, waveforms, data)
     extra += _top_values(feature, data, colours) if feature.top_values else ""
+    extra += _examples(feature, data, colours) if feature.examples else ""
     extra += _contents(feature, data, colours) if feature.contents else ""
     extra += f'<p class="note">{escape(feature.note)}</p>' if feature.note else ""
     if feature.classes is not None:
@@ -323,9 +324,19 @@ def _top_values(feature: FeatureData, data: ReportData, colours: dict[str, str])
             f'<td class="bar"><span style="width:{100 * count / largest:.1f}%;background:{colours[split.name]}">'
             "</span></td>"
             f'<td class="n share">{share(count, total)}</td></tr>' for value, count in tops)
-        tables.append(f'<table class="tops"><caption>{_chip(split.name, colours)} the most frequent of {total:,} values'
+        what = "tokens" if feature.kind == "text" else "values"
+        tables.append(f'<table class="tops"><caption>{_chip(split.name, colours)} the most frequent of {total:,} {what}'
                       f"</caption><tbody>{rows}</tbody></table>")
     return f'<div class="top-values">{"".join(tables)}</div>'
+
+
+def _examples(feature: FeatureData, data: ReportData, colours: dict[str, str]) -> str:
+    """A text's first records read in each split, as their tokens (special ones included)."""
+    parts = "".join(f'<div class="examples"><div class="caption">{_chip(split, colours)} the first '
+                    f"{len(texts)} record{'s' if len(texts) != 1 else ''} read, as tokens</div>"
+                    + "".join(f'<p class="tokens"><code>{escape(text)}</code></p>' for text in texts) + "</div>"
+                    for split, texts in feature.examples.items())
+    return f'<div class="top-values">{parts}</div>'
 
 
 def _contents(feature: FeatureData, data: ReportData, colours: dict[str, str]) -> str:
@@ -505,6 +516,10 @@ code.declared {{ color: var(--muted); margin-left: auto; }}
 .badge.kind-image {{ background: #FDF0E4; color: #8A4B12; }}
 .badge.kind-bbox {{ background: #FBE9EE; color: #8A1F3D; }}
 .badge.kind-audio {{ background: #EDEBFA; color: #3D3590; }}
+.badge.kind-text {{ background: #E6F4F1; color: #1A6358; }}
+.examples {{ flex: 1 1 360px; min-width: 0; font-size: 13px; }}
+.examples .caption {{ color: var(--muted); font-size: 12.5px; padding-bottom: 6px; }}
+p.tokens {{ margin: 0 0 6px; overflow-wrap: anywhere; }}
 .clips {{ display: flex; flex-wrap: wrap; gap: 10px 18px; }}
 .clip {{ display: flex; flex-direction: column; gap: 4px; }}
 .clip figure {{ margin: 0; }}

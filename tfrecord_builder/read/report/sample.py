@@ -52,6 +52,7 @@ SILENCE_DB = -120.0  # the loudness a silent clip is counted at (its RMS is 0: -
 # binary values a split names by their header ("PNG 64×48"): Pillow takes ~10 µs an image, but
 # ~150 µs to find that other data is none
 MAX_DESCRIBED = 1000
+EXAMPLES_SHOWN = 3  # token ids (a text card): the first records of each split, shown as their tokens
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Collected:
     loudness: dict[str, list[float]] = field(default_factory=dict)  # audio -> each clip's RMS level, dBFS
     clips: dict[str, dict[Any, np.ndarray]] = field(default_factory=dict)  # audio -> group -> its first clip
     binary: dict[str, BinarySample] = field(default_factory=dict)  # bytes features -> their values that aren't text
+    examples: dict[str, list[np.ndarray]] = field(default_factory=dict)  # token ids -> the first records' ids
 
 
 @dataclass
@@ -177,6 +179,7 @@ class SampleReader:
         self.audio = [name for name, card in cards.items() if card.kind == "audio"]
         self.sample_rates = {name: cards[name].sample_rate for name in self.audio}
         self.texts = [name for name in texts or [] if name in spec.features]
+        self.token_ids = [name for name, card in cards.items() if card.kind == "text"]
         # values per record, or per step for a sequence feature with a variable number per step
         self.variable = [name for name, feature in spec.features.items()
                          if cards[name].kind != "image" and feature.is_variable]
@@ -220,7 +223,8 @@ class SampleReader:
                                               for name in self.boxes},
                               durations={name: [] for name in self.audio}, loudness={name: [] for name in self.audio},
                               clips={name: {} for name in self.audio},
-                              binary={name: BinarySample() for name in self.texts})
+                              binary={name: BinarySample() for name in self.texts},
+                              examples={name: [] for name in self.token_ids})
         phase = f"reading {split}"
         self._progress(phase, 0, total)
         pending: dict[str, list[np.ndarray]] = {name: [] for name in self.numbers}
@@ -250,6 +254,9 @@ class SampleReader:
                     self._listen(collected, name, record)
                 for name in self.texts:
                     _look(collected.binary[name], record[name])
+                for name in self.token_ids:
+                    if len(collected.examples[name]) < EXAMPLES_SHOWN:
+                        collected.examples[name].append(np.asarray(record[name]).reshape(-1))
                 collected.records += 1
                 if pending_size >= FLUSH_VALUES:
                     self._count(pending, collected)

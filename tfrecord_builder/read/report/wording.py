@@ -28,6 +28,19 @@ def share(part: int, total: int) -> str:
     return f"{100 * part / total:.1f}%" if total else "-"
 
 
+def rate(value: float) -> str:
+    """A share in percent, to one decimal, or two significant digits below 0.1% so a rare event
+    isn't shown as none (0.016%), and 0% or 100% only when exact."""
+    percent = 100 * float(value)
+    if percent == 0 or percent == 100:
+        return f"{percent:.0f}%"
+    if percent < 0.1:
+        return f"{percent:.2g}%"
+    if percent > 99.9:
+        return f"{min(percent, 99.99):.2f}%"
+    return f"{percent:.1f}%"
+
+
 def span(moments: Any) -> str | None:
     """`min-max, mean m ± std` of lengths or sizes (`min`, `max`, `mean`, optional `std`)."""
     if not isinstance(moments, dict) or moments.get("min") is None:

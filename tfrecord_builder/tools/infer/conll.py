@@ -7,6 +7,12 @@ ID first; CoNLL-2003 where every token line has the same number (2 or more) of c
 lines part at least two sentences. Anything else is left to the table kinds (and their message).
 The sample is read by the builder's own reader (builders/conll_format.py), so what infer proposes
 reads the same way, and a broken line is the build's message.
+
+The words become token ids (`type: text, words: true`) of a WordPiece vocabulary the build learns
+from the train split, sized as free text's is (free_text.py), and each tag column of few values a
+class label per word aligned to the words' pieces (`align: words`); where the text extra isn't
+installed (or this version learns no vocabularies or aligns no labels), a list of strings and
+class labels per word.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from ...builders.opened import open_source, plain_name
 from ...builders.lines import BOM
 from ...features.class_label import class_order
 from ...features.notices import Notices, said
+from . import free_text
 from .names import dataset_name
 from .plan import Declaration, Plan
 from .sources import BYTE_LIMIT, TABLE_KINDS
@@ -30,8 +37,8 @@ _LOOK_BYTES = 64 * 1024  # what is read to tell whether a file is CoNLL at all
 _FIELD = re.compile(rb"[^ \t\r\x0b\x0c]+")
 _CONLLU_ID = re.compile(rb"[1-9][0-9]*([-.][0-9]+)?\Z")
 _IOB = re.compile(r"O\Z|[BIES]-.")
-WORDS_NOTE = ("the words, as a list of strings for now (`type: text` will turn them into token ids with a "
-              "vocabulary)")
+WORDS_NOTE = ("the words, as a list of strings (`pip install 'tfrecord-builder[text]'` and infer again for token "
+              "ids: `type: text`)")
 
 
 def conll_plan(path: str) -> Plan | None:
@@ -91,7 +98,7 @@ def _sample(path: str, layout: Layout) -> tuple[dict[str, list[Any]], dict[str, 
     """Every column's values (flattened over words) and the sentences' comments, of the
     sentences read (all of them, up to BYTE_LIMIT bytes), and whether that was the whole file."""
     values: dict[str, list[Any]] = {name: [] for name in layout.fields()}
-    found: dict[str, Any] = {"sentences": 0, "with": Counter()}
+    found: dict[str, Any] = {"sentences": 0, "with": Counter(), "words": []}
     size, complete = 0, True
     name = os.path.basename(path)
     notices = Notices()
@@ -105,6 +112,7 @@ def _sample(path: str, layout: Layout) -> tuple[dict[str, list[Any]], dict[str, 
                     raise sentence.error  # (a sentence the build would refuse: its message)
                 assert sentence.record is not None
                 found["sentences"] += 1
+                found["words"].append(sentence.record[layout.columns[0]])
                 for column in layout.columns:
                     values[column].extend(sentence.record[column])
                 found["with"].update(key for key in ("sent_id", "text") if sentence.record.get(key) is not None)
@@ -124,24 +132,24 @@ def _plan(path: str, layout: Layout, values: dict[str, list[Any]], found: dict[s
         source["format"] = layout.format
     plan = Plan(dataset_name(path), source)
     sample = "" if complete else " (of the sentences read: a tag seen only later stops the build)"
+    tokens = free_text.text_extra() and free_text.learned_vocabulary() and free_text.aligned_labels()
     if layout.format == "conll2003":
         source["columns"] = list(layout.columns)
         plan.source_notes["columns"] = ("CoNLL-2003's columns" if len(layout.columns) == 4 else
                                         "guessed: name them as the corpus does")
-        plan.features.append(Declaration("words", {"dtype": "string", "shape": [None], "source": "word"},
-                                         [WORDS_NOTE], "word"))
+        plan.features.append(_words("word", found["words"], tokens))
         for column in layout.columns[1:]:
-            plan.features.append(_tags(column, values[column], sample))
+            plan.features.append(_tags(column, values[column], sample, tokens))
     else:
-        plan.features.append(Declaration("words", {"dtype": "string", "shape": [None], "source": "form"},
-                                         [WORDS_NOTE], "form"))
+        plan.features.append(_words("form", found["words"], tokens))
         plan.features.append(Declaration("lemma", {"dtype": "string", "shape": [None]}, [], "lemma"))
         for column in ("upos", "xpos"):
-            plan.features.append(_tags(column, values[column], sample))
+            plan.features.append(_tags(column, values[column], sample, tokens))
         if all(isinstance(head, int) for head in values["head"]):  # else tags only: no syntax to keep
             plan.features.append(Declaration("head", {"dtype": "int64", "shape": [None]},
-                                             ["each word's head: its ID, 0 for the root"], "head"))
-            plan.features.append(_tags("deprel", values["deprel"], sample))
+                                             ["each word's head: its ID, 0 for the root (one a word, not a piece)"],
+                                             "head"))
+            plan.features.append(_tags("deprel", values["deprel"], sample, tokens))
         for key in ("sent_id", "text"):
             if found["with"][key] == found["sentences"]:
                 plan.features.append(Declaration(key, {"dtype": "string"}, [f"the `# {key} = ...` comment"], key))
@@ -157,15 +165,29 @@ def _plan(path: str, layout: Layout, values: dict[str, list[Any]], found: dict[s
     return plan
 
 
-def _tags(column: str, values: list[Any], sample: str) -> Declaration:
-    """A column of tags: a class label per word where its values are few, else text."""
+def _words(column: str, sentences: list[list[str]], tokens: bool) -> Declaration:
+    """The words: token ids of a vocabulary learned in the build (`tokens`), else strings."""
+    if not tokens:
+        return Declaration("words", {"dtype": "string", "shape": [None], "source": column}, [WORDS_NOTE], column)
+    fields, note = free_text.text_fields([[word.lower() for word in words] for words in sentences])
+    return Declaration("words", {"type": "text", "source": column, "words": True, **fields},
+                       [f"guessed: the words as token ids of {note.replace('texts', 'sentences')}"], column)
+
+
+def _tags(column: str, values: list[Any], sample: str, tokens: bool = False) -> Declaration:
+    """A column of tags: a class label per word where its values are few (on the words' pieces,
+    `align: words`, where they are token ids), else text."""
     counts = Counter(values)
     if 2 <= len(counts) <= MAX_TAGS:
         names = class_order(counts)
         if "O" in counts:  # IOB tags: O, outside every entity, first (index 0)
             names = ["O"] + [name for name in names if name != "O"]
         note = f"guessed: {len(names)} distinct tags in {len(values):,} words{sample}"
-        return Declaration(column, {"type": "class_label", "shape": [None], "names": names}, [note], column)
+        fields: dict[str, Any] = {"type": "class_label", "shape": [None], "names": names}
+        if tokens:
+            fields["align"] = "words"
+            note += "; each word's tag on its first piece (-1 on the others, ignored)"
+        return Declaration(column, fields, [note], column)
     why = "one value" if len(counts) < 2 else f"{len(counts):,} distinct values (more than {MAX_TAGS})"
     return Declaration(column, {"dtype": "string", "shape": [None]}, [f"{why}: kept as text"], column)
 

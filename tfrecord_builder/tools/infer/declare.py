@@ -7,6 +7,8 @@
   when every file sampled is a palette PNG (class indices, as VOC's masks), or a grey PNG in a
   column named like masks (`mask`, `seg`, `trimap`).
 - **audio**, **video**: text naming audio or video files that all exist (media_files.py).
+- **text**: free text (many distinct values, long, spaced: free_text.py's thresholds) with none
+  missing, as token ids of a vocabulary the build learns from the train split.
 - anything else: the dtype and shape columns.py finds, with a default where values are missing.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ...features.class_label import class_order
 from ...features.shown import Language
 from . import columns
 from .columns import Guess, Profile
+from . import free_text
 from .image_files import image_guess, look, spread
 from .masks import checked_masks, values_note
 from .media_files import media_fields, media_kind
@@ -71,7 +74,7 @@ def declare(column: Column, counts: Profile, na_values: frozenset[str]) -> Decla
     if found.problem is not None:
         return _short(f"column {_named(column.name)}: left out: {found.problem}", column.file)
     declaration = _image(column, found, na_values) or _media(column, found, na_values) or \
-        _class_label(column, found) or _tensor(column, found)
+        _class_label(column, found) or _free_text(column, found) or _tensor(column, found)
     if column.feature != column.name:
         declaration.fields["source"] = column.name
     declaration.column = column.name
@@ -132,6 +135,30 @@ def _class_label(column: Column, found: Guess) -> Declaration | None:
     note = (f"guessed: {len(numbers)} distinct numbers in a label column, taken as class names; "
             f"a record holds the name's index ({numbers[0]} -> 0){sample}")
     return Declaration(column.feature, {"type": "class_label", "names": [str(number) for number in numbers]}, [note])
+
+
+def _free_text(column: Column, found: Guess) -> Declaration | None:
+    """Free text, none missing: token ids of a WordPiece vocabulary learned in the build (with the
+    text extra installed; else a comment saying so)."""
+    if found.dtype != "string" or found.shape or found.mixed or found.times or column.unit != "rows":
+        return None
+    free, measured = free_text.is_free_text(column.values, None if found.distinct is None else len(found.distinct))
+    if not free:
+        return None
+    if found.missing:
+        found.notes.append(f"free text ({measured}), but {_count(found.missing, column.unit)} without a value: "
+                           "`type: text` needs one in every row")
+        return None
+    if not free_text.text_extra():
+        found.notes.append(free_text.NO_EXTRA)
+        return None
+    if not free_text.learned_vocabulary():
+        found.notes.append(f"free text ({measured}): kept as text (this version learns no vocabulary in a build)")
+        return None
+    fields, note = free_text.text_fields([free_text.words_of(value) for value in column.values
+                                          if isinstance(value, str)])
+    return Declaration(column.feature, {"type": "text", **fields}, [f"guessed: free text ({measured}): token ids of "
+                                                                    f"{note}"])
 
 
 def _is_class_like(found: Guess) -> bool:
