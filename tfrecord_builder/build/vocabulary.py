@@ -197,7 +197,7 @@ def learned_spec(spec: Spec, counts: Mapping[str, collections.Counter]) -> tuple
                             "train split's texts changed")
         features[name] = feature.with_learned(learned, file)
         files.append(LearnedFile(name, file, learned.data, learned.tokenizer.vocab_size))
-    return dataclasses.replace(spec, features=features), files
+    return spec.with_features(features), files
 
 
 def write_learned(folder: str, files: Iterable[LearnedFile]) -> None:

@@ -22,6 +22,7 @@ from ..fs import place_problem, resolve
 from .reading import reading_of
 from .text_reading import MaskedLMInput, check_text_reading
 from .fields import At, Section, convert, describe, meta, spec_fields
+from .yaml_source import Document
 
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -529,6 +530,14 @@ class Spec(Section):
     def base_dir(self) -> str:
         """The folder relative paths in the spec resolve against."""
         return os.path.dirname(os.path.abspath(self.file)) if self.file else os.getcwd()
+
+    def with_features(self, features: dict[str, Feature]) -> "Spec":
+        """This spec with `features` in place of its own (a vocabulary the build learned), each
+        linked to the others again: a feature that holds another (labels aligned to a text's
+        pieces) holds the new one."""
+        at = self.at("features") or At(Document({}, self.file or "spec"), ("features",))
+        return dataclasses.replace(self, features={name: feature.linked(features, at / name)
+                                                   for name, feature in features.items()})
 
     def at(self, *path: str | int) -> At | None:
         """The place of a key path in the spec file, for errors found after loading."""

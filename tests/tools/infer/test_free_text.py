@@ -2,10 +2,7 @@
 strings, and proposes `type: text` with a WordPiece vocabulary the build learns and a max_length
 from the texts' lengths; a CoNLL file's words become token ids and its tags align to their pieces.
 
-The spec text is asserted here whatever the version. Where specs don't take `vocabulary:` yet
-(branch i40-vocab) or `align:` (i40-labels), infer keeps such columns as strings, so these tests
-turn the proposal on and skip infer's own validation; the tests that validate and build the
-proposal run once both keys are known."""
+The proposed spec's text is asserted, then validated and built."""
 from __future__ import annotations
 
 import math
@@ -15,16 +12,12 @@ import re
 import pytest
 import yaml
 
-from tfrecord_builder.tools import infer as infer_package
 from tfrecord_builder.tools.infer import free_text, infer
 
 from support.conll import CONLL2003, conll2003_sentences
 from .helpers import all_records, comment, infer_validate_build, line_of, write_jsonl
 
 pytest.importorskip("tokenizers")
-VOCABULARY = free_text.learned_vocabulary()
-KNOWN = VOCABULARY and free_text.aligned_labels()
-NOT_YET = "type: text's `vocabulary:` (branch i40-vocab) and class_label's `align:` (i40-labels) are not in this version"
 WORDS = ("the a movie film plot actor story scene good bad great boring slow funny long short dark quiet loud "
          "music ending start was is not very quite rather and but so because every").split()
 
@@ -40,15 +33,6 @@ def _reviews(count: int, seed: int = 7) -> list[dict]:
     return rows
 
 
-@pytest.fixture
-def proposed(monkeypatch):
-    """infer as it is once specs take `vocabulary:` and `align:` (validating then, as always)."""
-    if not KNOWN:
-        monkeypatch.setattr(free_text, "learned_vocabulary", lambda: True)
-        monkeypatch.setattr(free_text, "aligned_labels", lambda: True)
-        monkeypatch.setattr(infer_package, "_check", lambda text, spec_file: None)
-
-
 def _expected_fields(rows: list[dict]) -> tuple[int, int, int]:
     """The vocabulary size and max_length by the documented rule, and the 99th percentile of words."""
     texts = [free_text.words_of(row["review"]) for row in rows]
@@ -58,7 +42,7 @@ def _expected_fields(rows: list[dict]) -> tuple[int, int, int]:
     return max(1000, 1000 * math.ceil(distinct / 2000)), 8 * math.ceil((longest * 1.3 + 2) / 8), longest
 
 
-def test_free_text_becomes_token_ids_of_a_learned_vocabulary_and_categories_stay_labels(tmp_path, proposed):
+def test_free_text_becomes_token_ids_of_a_learned_vocabulary_and_categories_stay_labels(tmp_path):
     rows = _reviews(120)
     write_jsonl(tmp_path / "reviews.jsonl", rows)
     text = infer(tmp_path / "reviews.jsonl", tmp_path / "reviews.yaml")
@@ -77,8 +61,6 @@ def test_free_text_becomes_token_ids_of_a_learned_vocabulary_and_categories_stay
     assert spec["features"]["genre"] == {"type": "class_label", "names": ["comedy", "drama", "horror"]}
     assert spec["features"]["title"]["type"] == "class_label"  # few values: categories
     assert spec["features"]["code"] == {"dtype": "string"}  # distinct, but one word each: an id
-    if not VOCABULARY:
-        pytest.skip(f"the spec proposed is checked; validating and building it waits: {NOT_YET}")
     _, built, records = infer_validate_build(tmp_path, "reviews.jsonl", spec="built.yaml")
     assert built["features"]["review"] == spec["features"]["review"]
     assert sum(len(split) for split in records.values()) == 120
@@ -92,7 +74,7 @@ def test_free_text_becomes_token_ids_of_a_learned_vocabulary_and_categories_stay
     ([f"Name{index} Surname{index}" for index in range(40)], "two words each: names"),
     ([f"word{index}" for index in range(10)] * 4, "distinct but too few words"),
 ])
-def test_categories_paths_names_and_short_strings_are_not_free_text(tmp_path, proposed, column, why):
+def test_categories_paths_names_and_short_strings_are_not_free_text(tmp_path, column, why):
     write_jsonl(tmp_path / "rows.jsonl", [{"value": value} for value in column])
     spec = yaml.safe_load(infer(tmp_path / "rows.jsonl", tmp_path / "rows.yaml"))
     assert spec["features"]["value"].get("type") != "text", why
@@ -117,7 +99,7 @@ def test_a_large_vocabulary_and_long_texts_are_bounded():
     assert note.endswith("rounded up to a multiple of 8 (at most 512)")
 
 
-def test_free_text_with_missing_values_or_without_the_text_extra_stays_a_string(tmp_path, proposed, monkeypatch):
+def test_free_text_with_missing_values_or_without_the_text_extra_stays_a_string(tmp_path, monkeypatch):
     rows = _reviews(40)
     rows[3]["review"] = None
     write_jsonl(tmp_path / "gaps.jsonl", rows)
@@ -132,7 +114,7 @@ def test_free_text_with_missing_values_or_without_the_text_extra_stays_a_string(
     assert comment(text, "review:") == free_text.NO_EXTRA
 
 
-def test_conll_words_become_token_ids_and_tags_align_to_their_pieces(tmp_path, proposed):
+def test_conll_words_become_token_ids_and_tags_align_to_their_pieces(tmp_path):
     (tmp_path / "eng.train").write_text(CONLL2003, encoding="utf-8")
     text = infer(tmp_path / "eng.train", tmp_path / "ner.yaml")
     spec = yaml.safe_load(text)
@@ -145,8 +127,6 @@ def test_conll_words_become_token_ids_and_tags_align_to_their_pieces(tmp_path, p
         "O", "B-LOC", "B-MISC", "B-ORG", "B-PER", "I-ORG", "I-PER"], "align": "words"}
     assert comment(text, "ner:") == ("guessed: 7 distinct tags in 45 words; each word's tag on its first piece (-1 on "
                                      "the others, ignored)")
-    if not KNOWN:
-        pytest.skip(f"the spec proposed is checked; validating and building it waits: {NOT_YET}")
     _, built, records = infer_validate_build(tmp_path, "eng.train", spec="built.yaml")
     names = built["features"]["ner"]["names"]
     expected = sorted([token[3] for token in sentence] for sentence in sentences)

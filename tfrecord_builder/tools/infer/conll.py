@@ -112,7 +112,7 @@ def _sample(path: str, layout: Layout) -> tuple[dict[str, list[Any]], dict[str, 
                     raise sentence.error  # (a sentence the build would refuse: its message)
                 assert sentence.record is not None
                 found["sentences"] += 1
-                found["words"].append(sentence.record[layout.columns[0]])
+                found["words"].append(sentence.record[layout.columns[0] if layout.format == "conll2003" else "form"])
                 for column in layout.columns:
                     values[column].extend(sentence.record[column])
                 found["with"].update(key for key in ("sent_id", "text") if sentence.record.get(key) is not None)
@@ -132,7 +132,7 @@ def _plan(path: str, layout: Layout, values: dict[str, list[Any]], found: dict[s
         source["format"] = layout.format
     plan = Plan(dataset_name(path), source)
     sample = "" if complete else " (of the sentences read: a tag seen only later stops the build)"
-    tokens = free_text.text_extra() and free_text.learned_vocabulary() and free_text.aligned_labels()
+    tokens = free_text.text_extra()
     if layout.format == "conll2003":
         source["columns"] = list(layout.columns)
         plan.source_notes["columns"] = ("CoNLL-2003's columns" if len(layout.columns) == 4 else

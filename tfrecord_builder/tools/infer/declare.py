@@ -152,9 +152,6 @@ def _free_text(column: Column, found: Guess) -> Declaration | None:
     if not free_text.text_extra():
         found.notes.append(free_text.NO_EXTRA)
         return None
-    if not free_text.learned_vocabulary():
-        found.notes.append(f"free text ({measured}): kept as text (this version learns no vocabulary in a build)")
-        return None
     fields, note = free_text.text_fields([free_text.words_of(value) for value in column.values
                                           if isinstance(value, str)])
     return Declaration(column.feature, {"type": "text", **fields}, [f"guessed: free text ({measured}): token ids of "

@@ -47,24 +47,6 @@ def text_extra() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("tokenizers", "sentencepiece"))
 
 
-def learned_vocabulary() -> bool:
-    """Whether specs take `vocabulary:` on a text feature (a vocabulary learned in the build):
-    what infer proposes for free text, and only where the spec it writes validates."""
-    return _declares("text", "vocabulary")
-
-
-def aligned_labels() -> bool:
-    """Whether a class label takes `align: words` (labels per word on a text's pieces): what infer
-    proposes for a CoNLL file's tags beside its words as token ids."""
-    return _declares("class_label", "align")
-
-
-def _declares(type_name: str, key: str) -> bool:
-    from ...features.base import Feature
-    found = Feature.variants().get(type_name)
-    return found is not None and key in {field.name for field in dataclasses.fields(found)}
-
-
 def is_free_text(values: Sequence[Any], distinct: int | None) -> tuple[bool, str]:
     """Whether a column's text `values` (`distinct`: how many distinct, None for more than
     counted) are free text, and what was measured (for the comment). Missing values aren't
