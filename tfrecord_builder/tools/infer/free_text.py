@@ -20,7 +20,6 @@ the comment says how.
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import math
 import re
