@@ -27,8 +27,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import io
-import json
-import os
 import sys
 from pathlib import Path
 
