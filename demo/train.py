@@ -229,3 +229,91 @@ def fit_and_score(model: keras.Model, input_fn: Any, info: Any, epochs: int) -> 
     model.fit(input_fn("train"), validation_data=input_fn(evaluation), epochs=epochs, verbose=0)
     _, accuracy = model.evaluate(input_fn(evaluation), verbose=0)
     return float(accuracy)
+
+
+def _text_feature(spec: Any) -> tuple[str, Any]:
+    """The spec's first `type: text` feature (its name and the feature)."""
+    return next((name, feature) for name, feature in spec.features.items() if feature.type_name == "text")
+
+
+class MaskedMean(keras.layers.Layer):
+    """[batch, steps, width] to [batch, width]: the mean over each text's own tokens (padding left out)."""
+
+    def call(self, x, valid):
+        weights = keras.ops.expand_dims(keras.ops.cast(valid, x.dtype), -1)
+        return keras.ops.sum(x * weights, axis=1) / keras.ops.maximum(keras.ops.sum(weights, axis=1), 1.0)
+
+
+def text_classifier(vocab_size: int, num_classes: int, text: str, mask: str) -> keras.Model:
+    """Token ids -> embeddings, averaged over the text's tokens -> a hidden layer -> softmax: the
+    bag-of-pieces baseline (fastText's), which trains in seconds on a CPU."""
+    ids = keras.Input(shape=(None,), name=text, dtype="int64")
+    valid = keras.Input(shape=(None,), name=mask, dtype="bool")
+    x = keras.layers.Embedding(vocab_size, 64)(ids)
+    x = keras.layers.Dropout(0.3)(x)
+    x = MaskedMean()(x, valid)
+    x = keras.layers.Dense(64, activation="relu")(x)
+    x = keras.layers.Dropout(0.3)(x)
+    outputs = keras.layers.Dense(num_classes, activation="softmax")(x)
+    model = keras.Model({text: ids, mask: valid}, outputs)
+    model.compile(optimizer=keras.optimizers.Adam(0.002), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    return model
+
+
+def train_text(input_fn: Any, info: Any, epochs: int = 5, seed: int = 0) -> float:
+    """Trains the text classifier on the "train" split and returns the other split's accuracy."""
+    keras.utils.set_random_seed(seed)
+    spec = info.spec
+    name, text = _text_feature(spec)
+    model = text_classifier(text.recorded.vocab_size, spec.features[spec.label].num_labels, name, text.mask_name)
+    return fit_on_inputs(model, input_fn, info, (name, text.mask_name), epochs)
+
+
+def tagger(vocab_size: int, num_tags: int, text: str, mask: str) -> keras.Model:
+    """Word ids -> embeddings -> a bidirectional GRU that skips the padding -> a tag's softmax at
+    every step."""
+    ids = keras.Input(shape=(None,), name=text, dtype="int64")
+    valid = keras.Input(shape=(None,), name=mask, dtype="bool")
+    x = keras.layers.Embedding(vocab_size, 64)(ids)
+    x = keras.layers.Dropout(0.25)(x)
+    x = keras.layers.Bidirectional(keras.layers.GRU(64, return_sequences=True))(x, mask=valid)
+    outputs = keras.layers.Dense(num_tags, activation="softmax")(x)
+    model = keras.Model({text: ids, mask: valid}, outputs)
+    model.compile(optimizer=keras.optimizers.Adam(0.005), loss="sparse_categorical_crossentropy",
+                  weighted_metrics=["accuracy"])
+    return model
+
+
+def tagged_batches(input_fn: Any, split: str, text: str, mask: str) -> Any:
+    """The split's batches as (ids and mask, tags, weights): the tags padded with -1 to the ids'
+    length (a ragged class_label's rows are the ids' rows), and a weight of 1 on each tag that
+    counts: a real token whose tag isn't the ignore value (-1, on pieces that aren't a word's first)."""
+    import tensorflow as tf
+
+    def split_out(features, tags):
+        valid = features[mask]
+        if isinstance(tags, tf.RaggedTensor):
+            tags = tags.to_tensor(-1, shape=tf.shape(valid))
+        tags = tf.cast(tags, tf.int64)
+        counts = tf.logical_and(valid, tags >= 0)
+        return {text: features[text], mask: valid}, tf.maximum(tags, 0), tf.cast(counts, tf.float32)
+
+    return input_fn(split).map(split_out)
+
+
+def train_tagger(input_fn: Any, info: Any, epochs: int = 5, seed: int = 0) -> float:
+    """Trains the tagger on the "train" split and returns its accuracy on the other split's tags
+    (each word's, the padding and ignored pieces left out)."""
+    keras.utils.set_random_seed(seed)
+    spec = info.spec
+    name, text = _text_feature(spec)
+    model = tagger(text.recorded.vocab_size, spec.features[spec.label].num_labels, name, text.mask_name)
+    evaluation = next(split for split in info.splits if split != "train")
+    model.fit(tagged_batches(input_fn, "train", name, text.mask_name), epochs=epochs, verbose=0)
+    right = total = 0.0
+    for features, tags, counts in tagged_batches(input_fn, evaluation, name, text.mask_name):
+        predicted = np.argmax(model.predict_on_batch(features), axis=-1)
+        right += float(np.sum((predicted == tags.numpy()) * counts.numpy()))
+        total += float(np.sum(counts.numpy()))
+    return right / total

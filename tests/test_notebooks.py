@@ -9,7 +9,7 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-NOTEBOOKS = ["quickstart.ipynb", "images.ipynb", "sequences.ipynb", "detection.ipynb"]
+NOTEBOOKS = ["quickstart.ipynb", "images.ipynb", "sequences.ipynb", "detection.ipynb", "text.ipynb"]
 
 
 def read(name: str):
