@@ -34,28 +34,26 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from .. import fs
-from ..errors import SpecError, UsageError
-from ..spec.fields import At, Section, describe, meta
+from ..errors import SpecError
+from ..spec.fields import At, describe, meta
 from . import aligned, model_garden, tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
 from .described import Card, Counted, CountedIds
 from .gathered import GatheredColumns
 from .text_pack import PackedText
+from .text_tokenizer import (HeldTokenizer, RecordedTokenizer, Vocabulary, held_tokenizer, load_tokenizer,
+                             recorded_of)
 from .text_window import FIRST, TextWindow, check_window, window_values, windows_of
 from .values import Values
 
 if TYPE_CHECKING:
     from ..text import Tokenizer
-
-TokenizerKind = Literal["wordpiece", "sentencepiece", "tokenizer.json"]
-
 
 def _source(value: Any, at: At) -> str | list[str]:
     if isinstance(value, str):
@@ -64,107 +62,6 @@ def _source(value: Any, at: At) -> str | list[str]:
         return list(value)
     raise at.error(f"expected a column name, or a list of two (a pair of texts: [question, passage]), "
                    f"received {describe(value)}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecordedTokenizer(Section):
-    """What a build knows of its tokenizer file without reading it again."""
-
-    kind: TokenizerKind = meta("wordpiece (a BERT vocab.txt), sentencepiece (a .model) or tokenizer.json")
-    sha256: str = meta("the sha256 of the file's bytes (hex)")
-    vocab_size: int = meta("how many ids the tokenizer has")
-    pad_id: int = meta("the id of its padding token, what reading pads the ids with")
-    unk_id: int = meta("the id of its unknown token, which the statistics count")
-    # what the masked-language-model view (input.mlm) needs: none in a dataset built before it
-    mask_id: int | None = meta("the id of its mask token ([MASK], <mask>), if it has one", None)
-    special_ids: list[int] | None = meta(
-        "the ids of its special tokens that are no text (padding, [CLS] and [SEP] or <s> and </s>, the mask "
-        "token; not the unknown token), which the masked-language-model view never masks", None)
-    file: str | None = meta("a learned vocabulary's file, in the dataset's folder beside the shards "
-                            "(`vocabulary:`)", None)
-
-
-LearnedKind = Literal["wordpiece", "bpe", "unigram", "word"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Vocabulary(Section):
-    """A vocabulary the build learns from the train split's texts (`vocabulary:`, instead of a
-    `tokenizer:` file): build/vocabulary.py counts the words, `text.learn` makes the tokenizer."""
-
-    kind: LearnedKind = meta("wordpiece (BERT's sub-word pieces, a vocab.txt), bpe (byte-pair merges), unigram "
-                             "(SentencePiece's unigram pieces; both a tokenizer.json) or word (whole words, a "
-                             "vocab.txt)")
-    size: int = meta("about this many tokens, the five special ones ([PAD] [UNK] [CLS] [SEP] [MASK]) included")
-    min_count: int = meta("words seen fewer times than this in the train split take no part", 1)
-
-    def check(self, at: At) -> None:
-        if self.size <= len(LEARNED_SPECIALS):
-            raise (at / "size").error(f"{self.size}: expected more than the {len(LEARNED_SPECIALS)} special tokens "
-                                      f"({' '.join(LEARNED_SPECIALS)})")
-        if self.min_count < 1:
-            raise (at / "min_count").error(f"expected a count, 1 or more, received {self.min_count}")
-
-
-# what every learned vocabulary starts with (text/learn.py's SPECIALS), and its template's ids a text
-LEARNED_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-
-
-# tokenizers read in this process, by (sha256, name, lowercase): a worker reads each file once
-_LOADED: dict[tuple[str, str, bool | None], "Tokenizer"] = {}
-_LOADING = threading.Lock()
-
-
-def _held(data: bytes, name: str, lowercase: bool | None, sha256: str) -> "HeldTokenizer":
-    """The tokenizer of a file's bytes, read once a process (what a pickled HeldTokenizer becomes)."""
-    from ..text import Tokenizer
-    with _LOADING:
-        key = (sha256, name, lowercase)
-        if key not in _LOADED:
-            _LOADED[key] = Tokenizer.from_bytes(data, name, lowercase)
-        return HeldTokenizer(_LOADED[key])
-
-
-class HeldTokenizer:
-    """A feature's tokenizer: sent to worker processes as its file's bytes, read there once."""
-
-    def __init__(self, tokenizer: "Tokenizer"):
-        self.tokenizer = tokenizer
-
-    def __reduce__(self) -> tuple:
-        found = self.tokenizer
-        return _held, (found.data, found.name, found.lowercase, found.fingerprint)
-
-    def __repr__(self) -> str:
-        return repr(self.tokenizer)
-
-
-def load_tokenizer(path: str, lowercase: bool | None, at: At) -> "Tokenizer":
-    """The tokenizer file at `path`, or SpecError at `at` (the text extra missing, the file missing
-    or malformed, without padding or unknown tokens)."""
-    try:
-        from .. import text
-    except ImportError as error:
-        raise at.error(f"type: text needs the text extra ({error.name} is not installed): "
-                       "pip install 'tfrecord-builder[text]'") from None
-    try:
-        with fs.open_file(path) as file:
-            data = file.read()
-    except FileNotFoundError:
-        raise at.error(f"{path}: file not found; expected a BERT vocab.txt, a SentencePiece .model or a "
-                       "tokenizer.json") from None
-    except IsADirectoryError:
-        raise at.error(f"{path}: is a folder, not a tokenizer file") from None
-    except OSError as error:
-        raise at.error(f"{path}: can't read the file ({error.strerror or error})") from None
-    except UsageError as error:  # a URL no filesystem serves
-        raise at.error(str(error)) from None
-    try:
-        return _held(data, path, lowercase, hashlib.sha256(data).hexdigest()).tokenizer
-    except text.BadTokenizer as error:
-        raise at.error(str(error)) from None
-    except ValueError as error:  # lowercase given for a file that normalizes text its own way
-        raise at.error(str(error)) from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -234,7 +131,7 @@ class TextFeature(Feature):
             return dataclasses.replace(self, unusable=f"{path}: sha256 {found.fingerprint[:12]}..., expected "
                                                       f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
                                                       "the dataset was built with")
-        return dataclasses.replace(self, recorded=_recorded(found), held=HeldTokenizer(found))
+        return dataclasses.replace(self, recorded=recorded_of(found), held=HeldTokenizer(found))
 
     def check(self, at: At) -> None:
         if self.min_length is not None and self.min_length < 0:
@@ -498,9 +395,9 @@ class TextFeature(Feature):
     def with_learned(self, learned: Any, file: str) -> "TextFeature":
         """With the tokenizer a build learned (`text.Learned`), whose file is `file` in the dataset's
         folder, recorded as a tokenizer file is."""
-        found: "Tokenizer" = _held(learned.data, file, learned.tokenizer.lowercase, learned.tokenizer.fingerprint
+        found: "Tokenizer" = held_tokenizer(learned.data, file, learned.tokenizer.lowercase, learned.tokenizer.fingerprint
                                    ).tokenizer
-        return dataclasses.replace(self, recorded=_recorded(found, file), held=HeldTokenizer(found), unusable=None)
+        return dataclasses.replace(self, recorded=recorded_of(found, file), held=HeldTokenizer(found), unusable=None)
 
     @property
     def learns_from_data(self) -> bool:
@@ -527,7 +424,7 @@ class TextFeature(Feature):
                                                       f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
                                                       "the dataset was built with")
         lowercase = (True if self.lowercase is None else self.lowercase) if self.recorded.kind == "wordpiece" else None
-        return dataclasses.replace(self, held=_held(data, self.recorded.file, lowercase, sha256), unusable=None)
+        return dataclasses.replace(self, held=held_tokenizer(data, self.recorded.file, lowercase, sha256), unusable=None)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         if self.layout == model_garden.LAYOUT:
@@ -719,18 +616,6 @@ class TextFeature(Feature):
 
 
 register("text")(TextFeature)
-
-
-def _recorded(found: "Tokenizer", file: str | None = None) -> RecordedTokenizer:
-    """What a dataset records of the tokenizer it was built with (a learned one's `file` too)."""
-    kind: Any = found.kind  # (one of TokenizerKind: text.KINDS)
-    specials = found.specials
-    return RecordedTokenizer(kind=kind, sha256=found.fingerprint, vocab_size=found.vocab_size,
-                             pad_id=specials.pad.id, unk_id=specials.unk.id,
-                             mask_id=specials.mask.id if specials.mask else None,
-                             special_ids=sorted({special.id for special in specials
-                                                 if special is not None and special.id != specials.unk.id}),
-                             file=file)
 
 
 def _rows(values: Values) -> list[list[int]]:
