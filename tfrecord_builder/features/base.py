@@ -319,6 +319,7 @@ class Feature(Section):
         """A `holds_text` feature's tokenizer as reading needs it beyond padding its ids (the
         masked-language-model view, batches by length); None by default."""
         return None
+
     def tokens_of(self, ids: Sequence[int]) -> list[str]:
         """Each of a record's ids as its token, the tokenizer's own spelling (`##s`, `▁the`): what
         the report shows of a `holds_text` feature's most frequent ids and records. Raises
