@@ -10,9 +10,11 @@ from .. import fs
 from ..errors import DataError
 from .lake import DataFile, LakeBuilder
 
+import pyarrow.dataset as arrow_dataset
+
 try:
-    import deltalake
-    import pyarrow.dataset as arrow_dataset
+    import deltalake as _deltalake
+    deltalake: Any = _deltalake
 except ImportError:  # an optional dependency: only Delta sources need it
     deltalake = None
 

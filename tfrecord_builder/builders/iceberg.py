@@ -19,11 +19,12 @@ from ..errors import DataError
 from .lake import DataFile, LakeBuilder
 
 try:
-    from pyiceberg.catalog import load_catalog
+    from pyiceberg import catalog as _catalogs
     from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
     from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
+    catalogs: Any = _catalogs
 except ImportError:  # an optional dependency: only Iceberg sources need it
-    load_catalog = None
+    catalogs = None
 
 DEFAULT_CATALOG = "default"
 
@@ -56,7 +57,7 @@ class IcebergBuilder(LakeBuilder):
         return asked
 
     def _catalog(self) -> Any:
-        if load_catalog is None:
+        if catalogs is None:
             raise DataError("iceberg sources need the pyiceberg package: pip install 'tfrecord-builder[lake]'")
         given = dict(self.spec.source.catalog or {}) if self.spec is not None else {}
         name = given.pop("name", DEFAULT_CATALOG)
@@ -66,7 +67,7 @@ class IcebergBuilder(LakeBuilder):
         if "warehouse" in given:
             given["warehouse"] = _local_warehouse(given["warehouse"], self.spec.base_dir)
         try:
-            return load_catalog(name, **given)
+            return catalogs.load_catalog(name, **given)
         except Exception as error:  # pyiceberg's own kinds; its message names the key, never a password
             raise DataError(f"iceberg catalog `{name}`: can't be opened: {_first_line(error)}") from None
 

@@ -8,7 +8,7 @@ A table's version is chosen once, on the machine that plans the build (`snapshot
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -29,7 +29,7 @@ class DataFile:
 class LakeBuilder(TableBuilder):
     """A lakehouse table; subclasses open one format (`_versions`, `_schema`, `_files`, `_file_batches`)."""
 
-    OPTIONS: dict[str, str] = {}
+    OPTIONS: ClassVar[dict[str, str]] = {}
     DEFINES_CLASSES = False
     _pinned: int | None = None  # the version every task reads, once chosen
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from typing import Any
+from typing import Any, Literal
 
 from ...spec.model import Spec
 from ...write.info import DatasetInfo
@@ -47,7 +47,7 @@ def snapshot_changes(old: DatasetInfo, new: DatasetInfo) -> list[SpecChange]:
     before, after = old.source_snapshots or {}, new.source_snapshots or {}
     if before == after:
         return []
-    change = "added" if not before else "removed" if not after else "changed"
+    change: Literal["added", "removed", "changed"] = "added" if not before else "removed" if not after else "changed"
     return [SpecChange("source_snapshots", "source_snapshots", change, before or None, after or None)]
 
 
