@@ -34,6 +34,8 @@ BUILTIN = {
     "labelme": "tfrecord_builder.builders.labelme:LabelmeBuilder",
     "segmentation": "tfrecord_builder.builders.segmentation:SegmentationBuilder",
     "conll": "tfrecord_builder.builders.conll:ConllBuilder",
+    "delta": "tfrecord_builder.builders.delta:DeltaBuilder",
+    "iceberg": "tfrecord_builder.builders.iceberg:IcebergBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

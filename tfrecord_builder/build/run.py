@@ -36,6 +36,7 @@ from ..write.info import DatasetInfo, SplitInfo, read_info
 from ..write.membership import KeptSplits
 from ..write.manifest import MANIFEST_FILE, SHARDS_FOLDER, finished_shards, fingerprint, has_shards
 from ..write.naming import INFO_FILE, MARKER_FILE, is_ours
+from ..write.snapshots import SNAPSHOTS_FILE, check_unchanged, record as record_snapshots, source_snapshots
 from ..write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
@@ -157,6 +158,7 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     A build killed at any moment leaves the previous dataset (or nothing) at `folder`; with
     `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
     """
+    snapshots = source_snapshots(builders)  # the tables' versions, chosen here once: every task reads them
     spec = with_source_columns(with_source_classes(spec, builders), builders)
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1
@@ -171,7 +173,11 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
                                               options, keep)
     # kept splits decide where records go: a resumed build keeps what a build keeping the same made
     # (a learned vocabulary's sha256 is in the spec: shards of another vocabulary aren't kept)
-    build_id = fingerprint({**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}, __version__)
+    # and so do the versions of the data read: shards of another version of a table aren't kept
+    same_spec = {**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}
+    build_id = fingerprint({**same_spec, **({"source_snapshots": snapshots} if snapshots else {})}, __version__)
+    if resume:
+        check_unchanged(staging, fingerprint(same_spec, __version__), snapshots)
     kept = finished_shards(shards_at, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner.checkpoints else None
     if not kept and restored is None and os.path.exists(staging):
@@ -181,6 +187,7 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     os.makedirs(staging, exist_ok=True)
     atomic.remove_temporaries(staging)  # files a killed build was writing, in any of its folders
     open(os.path.join(staging, MARKER_FILE), "w").close()
+    record_snapshots(staging, fingerprint(same_spec, __version__), snapshots)
     write_learned(staging, learned)  # beside the shards, before dataset_info.json (a resumed build's kept)
     try:
         job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id=build_id, kept=kept,
@@ -195,10 +202,10 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
                          "kept a split; without source.key a row's key is the whole row, and a row with any value "
                          "changed has a new one")
         info = write_metadata_files(spec, folder, staging, result.splits, result.statistics, result.skipped, found,
-                                    result.members, kept_from)
+                                    result.members, kept_from, snapshots)
         for leftover in (checkpoint.RUNS_FOLDER, SHARDS_FOLDER):
             shutil.rmtree(os.path.join(staging, leftover), ignore_errors=True)
-        for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE):
+        for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE, SNAPSHOTS_FILE):
             if os.path.exists(os.path.join(staging, leftover)):
                 os.remove(os.path.join(staging, leftover))  # the finished dataset's dataset_info.json says it all
     except BaseException as error:

@@ -178,6 +178,7 @@ class Builder:
     SOURCE_KEYS: ClassVar[frozenset[str]] = frozenset()
     READS_FOLDER: ClassVar[bool] = False
     READS_PATTERN: ClassVar[bool] = False
+    NEEDS_PATH: ClassVar[bool] = True  # False: the source is found otherwise (an Iceberg table by name)
     DEFINES_CLASSES: ClassVar[bool] = True
 
     @classmethod
@@ -213,6 +214,14 @@ class Builder:
         """The columns a `columns:` pattern is matched against, in the source's order: the header
         (the default), or what else the source can say without reading its rows; None if nothing."""
         return self.header()
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """What data the source read: a table's version, a query result's fingerprint; recorded in
+        the dataset's metadata; None: files.
+
+        The build calls it on the driver once per builder before reading; what it returns is part
+        of the build's fingerprint, so `--resume` refuses when the source gives another."""
+        return None
 
     def tasks(self, split: str | None) -> Sequence[Any] | None:
         """Optional: the parts of `split` that can be read on their own, in order, for builds that

@@ -27,6 +27,8 @@ def check_sources(spec: Spec) -> None:
         places = [(("splits", split, "path"), source.path) if source.path else (("source", "path"), spec.source.path)
                   for split, source in spec.splits.items()]
     for key_path, path in places:
+        if path is None and not getattr(cls, "NEEDS_PATH", True):
+            continue
         if path is None:
             raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
         resolved = spec.resolve(path)
@@ -109,7 +111,8 @@ def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Non
             continue
         for column, user in wanted.items():
             if column not in header:
-                raise no_column(os.path.basename(builder.path), user, column, header)
+                raise no_column(os.path.basename(builder.path) if builder.path else type(builder).__name__, user,
+                                column, header)
 
 
 def check_fields(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:

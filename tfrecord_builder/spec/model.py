@@ -21,7 +21,7 @@ from ..errors import SpecError
 from ..fs import place_problem, resolve
 from .reading import reading_of
 from .text_reading import MaskedLMInput, check_text_reading
-from .fields import At, Section, convert, describe, meta, spec_fields
+from .fields import At, Section, convert, describe, meta, spec_fields, unknown_key_message
 from .yaml_source import Document
 
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
@@ -68,6 +68,15 @@ class SourceSpec(Section):
                                      "head, deprel, deps, misc)", None)
     format: Literal["conll2003", "conllu"] | None = meta("conll: the files' format (default: conllu for a .conllu "
                                                           "file, else conll2003)", None)
+    table: str | None = meta("iceberg: the table, `namespace.name`, as its catalog names it", None)
+    version: int | None = meta("delta: the table version to read (default: the latest, which the dataset's "
+                               "metadata records)", None)
+    snapshot: int | None = meta("iceberg: the snapshot ID to read (default: the current snapshot, which the "
+                                "dataset's metadata records)", None)
+    catalog: dict[str, str] | None = meta("iceberg: pyiceberg's catalog: `name` (default: default), `uri` (a SQL "
+                                          "catalog: sqlite:///catalog.db, relative to the spec's folder), "
+                                          "`warehouse` (a folder or URI); without `uri`, the catalog `name` as "
+                                          "~/.pyiceberg.yaml or PYICEBERG_CATALOG__* variables define it", None)
     options: dict[str, Any] = meta("options passed to a custom builder", {})
 
     def check(self, at: At) -> None:
@@ -76,7 +85,7 @@ class SourceSpec(Section):
             raise (at / "builder").error(problem)
         _check_place(self.path, at / "path")
         # read by some built-in builders, each saying which (SOURCE_KEYS)
-        for key in ("images", "names_file", "columns", "format"):
+        for key in ("images", "names_file", "columns", "format", "table", "version", "snapshot", "catalog"):
             if getattr(self, key) is not None and key not in source_keys(self.builder):
                 names = sorted(name for name in BUILTIN if key in source_keys(name))
                 readers = f"the {', '.join(names[:-1])} and {names[-1]} builders" if len(names) > 1 else \
@@ -84,6 +93,7 @@ class SourceSpec(Section):
                 raise (at / key).error(f"`{key}` is read by {readers}, not by {self.builder}")
             if key in ("images", "names_file"):
                 _check_place(getattr(self, key), at / key)
+        _check_lake_keys(self, at)
         try:
             codecs.lookup(self.encoding)
         except LookupError:
@@ -93,6 +103,33 @@ class SourceSpec(Section):
         if len(self.delimiter) != 1 or self.delimiter in '"\r\n':
             raise (at / "delimiter").error(f"expected one character other than a quote or a line break, "
                                            f"received {describe(self.delimiter)}")
+
+
+CATALOG_KEYS = {"name": "the catalog's name in pyiceberg (default: default)",
+                "uri": "a SQL catalog's database, e.g. sqlite:///catalog.db (relative to the spec's folder)",
+                "warehouse": "the folder (or URI) new tables' files go to"}
+
+
+def _check_lake_keys(source: SourceSpec, at: At) -> None:
+    """A table version is a number of 0 or more; an Iceberg source names its table; a catalog
+    has only the keys pyiceberg's SQL catalog is given here, and no password in its URI."""
+    for key in ("version", "snapshot"):
+        value = getattr(source, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise (at / key).error(f"expected a whole number of 0 or more, received {describe(value)}")
+    if source.builder == "iceberg" and not source.table:
+        raise at.error("the iceberg builder needs `table: namespace.name`")
+    if source.catalog is None:
+        return
+    for key, value in source.catalog.items():
+        if key not in CATALOG_KEYS:
+            raise (at / "catalog" / key).error(unknown_key_message(key, CATALOG_KEYS))
+        if not isinstance(value, str) or not value:
+            raise (at / "catalog" / key).error(f"expected text, received {describe(value)}")
+    if re.match(r"[a-z][a-z0-9+.-]*://[^/@]*:[^/@]*@", source.catalog.get("uri", ""), re.IGNORECASE):
+        raise (at / "catalog" / "uri").error("the URI holds a password, which the dataset's metadata would keep; "
+                                             "leave `uri` out and define the catalog in ~/.pyiceberg.yaml or "
+                                             "PYICEBERG_CATALOG__<NAME>__URI instead")
 
 
 @dataclass(frozen=True, kw_only=True)

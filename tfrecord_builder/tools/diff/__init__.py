@@ -23,7 +23,7 @@ from .drift import drift, split_changes
 from .membership import MembershipChange, membership_change
 from .model import Comparison, Measure, Side, SpecChange, SplitChange, Thresholds
 from .sides import open_side
-from .specs import declarations, describe_change, spec_changes
+from .specs import declarations, describe_change, snapshot_changes, spec_changes
 
 __all__ = ["Comparison", "Measure", "MembershipChange", "Side", "SpecChange", "SplitChange", "Thresholds",
            "describe_change", "diff", "open_side"]
@@ -48,6 +48,7 @@ def diff(old: Comparable, new: Comparable, thresholds: Thresholds | None = None)
     changes = spec_changes(before.spec, after.spec, with_splits=not datasets, fail_on_added=thresholds.fail_on_added)
     if before.info is None or after.info is None:
         return Comparison(before, after, thresholds, changes, [], [])
+    changes += snapshot_changes(before.info, after.info)  # the versions of the tables read, where they moved
     return Comparison(before, after, thresholds, changes, split_changes(before.info, after.info, thresholds),
                       drift(before.info, after.info, thresholds),
                       membership_change(before.info, after.info, thresholds.max_moved_rows))

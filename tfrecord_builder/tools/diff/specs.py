@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from typing import Any
+from typing import Any, Literal
 
 from ...spec.model import Spec
+from ...write.info import DatasetInfo
 from .model import SpecChange, index_changes
 
 FAILING_KEYS = ("format", "label")
@@ -37,6 +38,17 @@ def spec_changes(old: Spec, new: Spec, *, with_splits: bool, fail_on_added: bool
         change = "added" if key not in old_keys else "removed" if key not in new_keys else "changed"
         changes.append(SpecChange(key, key, change, old_keys.get(key), new_keys.get(key), crossed=key in FAILING_KEYS))
     return changes
+
+
+def snapshot_changes(old: DatasetInfo, new: DatasetInfo) -> list[SpecChange]:
+    """The versions of their data the two datasets' sources read (a table's version), where they
+    differ: `source_snapshots: {"*": {"format": "delta", "version": 0}} -> {... 1}`. It informs and
+    fails nothing: the rows' changes are what the splits and drift measure."""
+    before, after = old.source_snapshots or {}, new.source_snapshots or {}
+    if before == after:
+        return []
+    change: Literal["added", "removed", "changed"] = "added" if not before else "removed" if not after else "changed"
+    return [SpecChange("source_snapshots", "source_snapshots", change, before or None, after or None)]
 
 
 def declarations(spec: Spec) -> dict[str, dict[str, Any]]:

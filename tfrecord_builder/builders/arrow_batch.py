@@ -1,0 +1,40 @@
+"""One Arrow record batch as a `Batch`: the values features take and the rows' keys, the same
+way for every Arrow source (Parquet files, Delta and Iceberg tables), so the same rows give the
+same records whichever of them they come from."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..errors import DataError
+from .arrow_rows import python_values, row_keys, unreadable
+from .base import Batch, RowOrigins
+
+
+def check_columns(schema: Any, name: str, wanted: Sequence[str], key_column: str | None) -> None:
+    """Each column read (and the key column) appears once and has a type features can take, or a
+    DataError names it (`name`: the file or table)."""
+    columns = schema.names
+    for column in sorted(set(wanted) | ({key_column} if key_column else set())):
+        if columns.count(column) > 1:
+            raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
+                            "expected unique column names")
+        problem = unreadable(schema.field(column).type)
+        if problem:
+            raise DataError(f"{name}: column `{column}`: {problem}")
+
+
+def arrow_batch(record_batch: Any, name: str, wanted: Sequence[str], key_column: str | None, start: int,
+                available: Sequence[str]) -> Batch:
+    """The `wanted` columns of `record_batch` as a Batch, keyed by `key_column`'s values (as text)
+    or, without one, by each row's whole content (every column of the batch: which features the
+    spec reads must not move rows between splits). `start`: the rows of `name` before it, for the
+    rows' origins (`name, row 17`); `available`: every column of the source."""
+    values = {column: python_values(record_batch.column(column)) for column in wanted}
+    count = record_batch.num_rows
+    if key_column is not None:
+        keys: list[Any] = [str(key) for key in python_values(record_batch.column(key_column))]
+    else:
+        keys = row_keys(record_batch, name)
+    origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
+    return Batch(keys=keys, columns=values, origin=origins, content_keys=key_column is None, source=name,
+                 available=list(available), language="json")

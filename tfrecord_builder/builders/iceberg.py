@@ -1,0 +1,137 @@
+"""`builder: iceberg`: the rows of an Apache Iceberg table (`table: db.name`, read with the
+`pyiceberg` package from its catalog) at `snapshot: ID`, or at its current snapshot; one read
+task per data file (with the delete files that apply to it).
+
+The catalog is pyiceberg's: `catalog: {name, uri, warehouse}` in the spec (a SQL catalog, e.g.
+`uri: sqlite:///catalog.db`, a path relative to the spec's folder), or, without `uri`, the
+catalog `name` as pyiceberg's own configuration defines it (~/.pyiceberg.yaml, or the
+environment's PYICEBERG_CATALOG__NAME__URI...), where a password belongs: never in the spec,
+whose text the dataset's metadata keeps.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from ..errors import DataError
+from .lake import DataFile, LakeBuilder
+
+try:
+    from pyiceberg import catalog as _catalogs
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+    from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
+    catalogs: Any = _catalogs
+except ImportError:  # an optional dependency: only Iceberg sources need it
+    catalogs = None
+
+DEFAULT_CATALOG = "default"
+
+
+class IcebergBuilder(LakeBuilder):
+    """An Iceberg table's rows at one snapshot (`source.snapshot`, else the current one)."""
+
+    SOURCE_KEYS = frozenset({"table", "snapshot", "catalog"})
+    NEEDS_PATH = False
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"format": "iceberg", "table": self.table_name(), "snapshot": self.version()}
+
+    def table_name(self) -> str:
+        return self.spec.source.table if self.spec is not None and self.spec.source.table else "iceberg"
+
+    def _chosen_version(self) -> int:
+        table = self._table()
+        ids = [item.snapshot_id for item in table.snapshots()]
+        asked = self.spec.source.snapshot if self.spec is not None else None
+        if asked is None:
+            current = table.current_snapshot()
+            if current is None:
+                raise DataError(f"{self.table_name()}: the table has no snapshot yet (nothing was written to it)")
+            return current.snapshot_id
+        if asked not in ids:
+            there = ", ".join(map(str, ids)) if ids else "none"
+            message = f"{self.table_name()}: no snapshot {asked}; the table's snapshots: {there}"
+            raise self.spec.error(("source", "snapshot"), message) if self.spec is not None else DataError(message)
+        return asked
+
+    def _catalog(self) -> Any:
+        if catalogs is None:
+            raise DataError("iceberg sources need the pyiceberg package: pip install 'tfrecord-builder[lake]'")
+        given = dict(self.spec.source.catalog or {}) if self.spec is not None else {}
+        name = given.pop("name", DEFAULT_CATALOG)
+        if "uri" in given:
+            given["uri"] = _local_uri(given["uri"], self.spec.base_dir)
+            given.setdefault("type", "sql")
+        if "warehouse" in given:
+            given["warehouse"] = _local_warehouse(given["warehouse"], self.spec.base_dir)
+        try:
+            return catalogs.load_catalog(name, **given)
+        except Exception as error:  # pyiceberg's own kinds; its message names the key, never a password
+            raise DataError(f"iceberg catalog `{name}`: can't be opened: {_first_line(error)}") from None
+
+    def _table(self) -> Any:
+        catalog = self._catalog()
+        name = self.table_name()
+        try:
+            return catalog.load_table(name)
+        except (NoSuchTableError, NoSuchNamespaceError, ValueError):
+            raise self._missing(catalog, name) from None
+        except Exception as error:  # the catalog's database can't be read
+            raise DataError(f"{name}: can't be read from the catalog: {_first_line(error)}") from None
+
+    def _missing(self, catalog: Any, name: str) -> Exception:
+        namespace = name.rpartition(".")[0]
+        try:
+            tables = [".".join(item) for item in catalog.list_tables(namespace)] if namespace else []
+        except Exception:  # no such namespace either: name those there are
+            tables = []
+        if tables:
+            there = f"the catalog's tables in `{namespace}`: {', '.join(sorted(tables))}"
+        else:
+            namespaces = [".".join(item) for item in catalog.list_namespaces()]
+            there = f"the catalog's namespaces: {', '.join(sorted(namespaces)) or 'none'}"
+        message = f"no table `{name}` in the iceberg catalog; {there}"
+        return self.spec.error(("source", "table"), message) if self.spec is not None else DataError(message)
+
+    def _scan(self, version: int, columns: list[str] | None = None) -> Any:
+        return self._table().scan(snapshot_id=version, selected_fields=tuple(columns) if columns else ("*",))
+
+    def _schema(self, version: int) -> Any:
+        return schema_to_pyarrow(self._scan(version).projection(), include_field_ids=False)
+
+    def _files(self, version: int) -> list[str]:
+        return [task.file.file_path for task in self._scan(version).plan_files()]
+
+    def _file_batches(self, part: DataFile, columns: list[str], batch_size: int) -> Iterator[Any]:
+        table = self._table()
+        scan = table.scan(snapshot_id=part.version, selected_fields=tuple(columns))
+        task = next((item for item in scan.plan_files() if item.file.file_path == part.file), None)
+        if task is None:
+            raise DataError(f"{self.table_name()}, snapshot {part.version}: no data file {part.file}")
+        reader = ArrowScan(table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive)
+        try:
+            yield from reader.to_record_batches([task])
+        except (OSError, pa.ArrowException) as error:  # a data file missing or damaged
+            raise DataError(f"{self.table_name()}, {part.file}: {_first_line(error)}") from None
+
+
+def _local_uri(uri: str, base_dir: str) -> str:
+    """A SQLite catalog's file relative to the spec's folder (`sqlite:///catalog.db`); any other
+    URI as it is."""
+    prefix = "sqlite:///"
+    if uri.startswith(prefix) and not uri.startswith(prefix + "/") and uri != prefix + ":memory:":
+        return prefix + os.path.join(os.path.abspath(base_dir), uri[len(prefix):])
+    return uri
+
+
+def _local_warehouse(warehouse: str, base_dir: str) -> str:
+    """A warehouse folder relative to the spec's folder, as a file:// URI; a URI as it is."""
+    if "://" in warehouse:
+        return warehouse
+    return "file://" + os.path.join(os.path.abspath(base_dir), os.path.expanduser(warehouse))
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
