@@ -24,7 +24,8 @@ from ..write.tfds import write_metadata
 
 def write_metadata_files(spec: Spec, folder: str, staging: str, splits: dict[str, SplitInfo],
                          statistics: dict[str, Any], skipped: list[dict[str, str]], warnings: list[str],
-                         members: dict[str, np.ndarray], kept_from: dict[str, Any] | None = None) -> DatasetInfo:
+                         members: dict[str, np.ndarray], kept_from: dict[str, Any] | None = None,
+                         snapshots: dict[str, Any] | None = None) -> DatasetInfo:
     """Writes the skipped records, the split membership, the module, the metadata and, last,
     `dataset_info.json` into the staging folder. `kept_from`: the earlier version whose splits
     were kept, and how many records kept theirs (recorded in the metadata)."""
@@ -35,7 +36,8 @@ def write_metadata_files(spec: Spec, folder: str, staging: str, splits: dict[str
         with open(os.path.join(staging, SKIPPED_FILE), "w", encoding="utf-8") as file:
             for entry in skipped:
                 file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-    info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings, membership=membership)
+    info = DatasetInfo(folder, spec, splits, statistics, __version__, len(skipped), warnings, membership=membership,
+                       source_snapshots=snapshots or None)
     write_module(render_module(spec, data_dir=folder), os.path.join(staging, module_name(spec.name)), spec.name)
     write_label_map(info.spec, staging)  # the Object Detection API's label map, for per-object labels
     if spec.output.report:  # read from the shards just written, before the dataset is whole

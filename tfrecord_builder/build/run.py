@@ -27,6 +27,7 @@ from .runners import chosen_runner, runner_names
 from .runners.contract import Runner, RunJob, RunnerOptions
 from .plan import read_tasks
 from .runners.local import counted_words
+from . import snapshots as source_snapshots
 from .vocabulary import LearnedFile, learned_features, learned_spec, write_learned
 from ..spec.load import load_spec, spec_from_dict
 from ..spec.model import Spec
@@ -158,6 +159,7 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     `resume`, the next one carries on from the last checkpoint and keeps the finished shards.
     """
     spec = with_source_columns(with_source_classes(spec, builders), builders)
+    snapshots = source_snapshots.source_snapshots(builders)  # before any row is read
     tasks = read_tasks(builders)
     workers = workers or os.cpu_count() or 1
     staging = staging_folder(work)
@@ -171,7 +173,10 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
                                               options, keep)
     # kept splits decide where records go: a resumed build keeps what a build keeping the same made
     # (a learned vocabulary's sha256 is in the spec: shards of another vocabulary aren't kept)
-    build_id = fingerprint({**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}, __version__)
+    spec_build = fingerprint({**spec.to_dict(), **({"keep_splits": keep.digest()} if keep else {})}, __version__)
+    build_id = fingerprint({"build": spec_build, "source_snapshots": snapshots}, __version__) if snapshots else spec_build
+    if resume:
+        source_snapshots.check_resumed(staging, spec_build, snapshots)
     kept = finished_shards(shards_at, build_id) if resume else {}
     restored = checkpoint.load(staging, build_id) if resume and runner.checkpoints else None
     if not kept and restored is None and os.path.exists(staging):
@@ -182,6 +187,7 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
     atomic.remove_temporaries(staging)  # files a killed build was writing, in any of its folders
     open(os.path.join(staging, MARKER_FILE), "w").close()
     write_learned(staging, learned)  # beside the shards, before dataset_info.json (a resumed build's kept)
+    source_snapshots.record(staging, spec_build, snapshots)
     try:
         job = RunJob(spec, tasks, dict(builders), staging=staging, shards=shards_at, build_id=build_id, kept=kept,
                      restored=restored, workers=workers, progress=progress, keep=keep, options=options)
@@ -195,10 +201,10 @@ def _build(spec: Spec, builders: list[tuple[str | None, Builder]], folder: str, 
                          "kept a split; without source.key a row's key is the whole row, and a row with any value "
                          "changed has a new one")
         info = write_metadata_files(spec, folder, staging, result.splits, result.statistics, result.skipped, found,
-                                    result.members, kept_from)
+                                    result.members, kept_from, snapshots)
         for leftover in (checkpoint.RUNS_FOLDER, SHARDS_FOLDER):
             shutil.rmtree(os.path.join(staging, leftover), ignore_errors=True)
-        for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE):
+        for leftover in (MANIFEST_FILE, checkpoint.CHECKPOINT_FILE, source_snapshots.SNAPSHOTS_FILE):
             if os.path.exists(os.path.join(staging, leftover)):
                 os.remove(os.path.join(staging, leftover))  # the finished dataset's dataset_info.json says it all
     except BaseException as error:

@@ -230,6 +230,15 @@ class Builder:
         raise NotImplementedError(f"{type(self).__name__}.tasks() lists parts: it must implement "
                                   "generate_task(split, task)")
 
+    def snapshot(self) -> dict[str, Any] | None:
+        """What data the source read: a table's version, a query result's fingerprint; recorded in
+        the dataset's metadata; None: files.
+
+        The build asks once per builder, on the driver, before reading. The snapshot is part of
+        the build's fingerprint: `--resume` of a build whose source now gives another is refused.
+        """
+        return None
+
     def num_records(self, split: str | None) -> int | None:
         """How many records `generate(split)` yields, if cheap to know: the build shows progress in %."""
         return None

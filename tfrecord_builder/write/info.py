@@ -57,6 +57,9 @@ class DatasetInfo:
     metadata_file: str = METADATA_FILE  # the file it was read from (dataset_info.json before 0.3)
     # the split membership files (write/membership.py) and, with --keep-splits, what was kept
     membership: dict[str, Any] | None = None
+    # what data each split's source read (`Builder.snapshot`: a table's version, a query result's
+    # fingerprint), by split name ("*" when the spec splits by fraction); None: every source is files
+    source_snapshots: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -80,6 +83,7 @@ class DatasetInfo:
             "spec": self.spec.to_dict(),
             "spec_file": self.spec.file,
             **({"membership": self.membership} if self.membership is not None else {}),
+            **({"source_snapshots": self.source_snapshots} if self.source_snapshots else {}),
         }
 
     def write(self, folder: str | None = None) -> str:
@@ -143,4 +147,4 @@ def info_from_json(text: bytes, folder: str, name: str = METADATA_FILE) -> Datas
         raise DatasetError(f"{info_path}: unreadable dataset info: {error}") from None
     return DatasetInfo(fs.absolute(folder), spec, splits, data.get("statistics", {}),
                        data.get("tool", {}).get("version", ""), data.get("num_skipped", 0), metadata_file=name,
-                       membership=data.get("membership"))
+                       membership=data.get("membership"), source_snapshots=data.get("source_snapshots"))
