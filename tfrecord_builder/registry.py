@@ -34,6 +34,7 @@ BUILTIN = {
     "labelme": "tfrecord_builder.builders.labelme:LabelmeBuilder",
     "segmentation": "tfrecord_builder.builders.segmentation:SegmentationBuilder",
     "conll": "tfrecord_builder.builders.conll:ConllBuilder",
+    "sql": "tfrecord_builder.builders.sql:SqlBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

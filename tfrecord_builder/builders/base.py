@@ -177,6 +177,7 @@ class Builder:
     # (`ud/*.conllu`). A custom builder takes `options:` instead.
     SOURCE_KEYS: ClassVar[frozenset[str]] = frozenset()
     READS_FOLDER: ClassVar[bool] = False
+    READS_PATH: ClassVar[bool] = True  # False: the source is not a file (a database's query)
     READS_PATTERN: ClassVar[bool] = False
     DEFINES_CLASSES: ClassVar[bool] = True
 
@@ -203,6 +204,10 @@ class Builder:
     def splits(self) -> list[str] | None:
         """The splits this source provides, if it knows them; a spec naming another is an error."""
         return None
+
+    def place(self) -> str:
+        """How messages name the source: its file's name (the builder's class without a path)."""
+        return fs.basename(self.path) if self.path else type(self).__name__
 
     def header(self) -> list[str] | None:
         """The source's column names, where it has a header (a CSV, a Parquet file), read without
