@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 from typing import Any, Iterator, Sequence
 
@@ -43,13 +44,17 @@ def wrapped(query: str, select: str = "*", where: str = "") -> str:
     return f"SELECT {select} FROM (\n{query}\n) AS {ROWS}" + (f" WHERE {where}" if where else "")
 
 
-def one_line(message: str) -> str:
-    """A database's message in one line: its first line, and where in the query it points."""
+def one_line(message: str, query: str = "") -> str:
+    """A database's message in one line: its first line, and the line of the user's query it
+    points at (DuckDB's `LINE n:`; counted within the query, which a built query wraps)."""
     lines = [line.rstrip() for line in str(message).splitlines() if line.strip()]
     if not lines:
         return "no message"
-    where = next((line.strip() for line in lines[1:] if line.lstrip().startswith("LINE ")), None)
-    return lines[0] + (f" (query {where[0].lower()}{where[1:]})" if where else "")
+    where = next((line.strip() for line in lines[1:] if re.match(r"\s*LINE [0-9]+:", line)), None)
+    if where is None:
+        return lines[0]
+    number = int(where[5:].split(":")[0]) - (1 if query.startswith("SELECT ") and f") AS {ROWS}" in query else 0)
+    return lines[0] + f" (query line {max(number, 1)}:{where.split(':', 1)[1]})"
 
 
 class Engine:
@@ -130,7 +135,7 @@ class DuckEngine(Engine):
                 except StopIteration:
                     return
         except (duckdb.Error, pa.ArrowException) as error:
-            raise Refused(one_line(str(error))) from None
+            raise Refused(one_line(str(error), query)) from None
 
     def fingerprint(self, query: str, key: str | None) -> tuple[int, str]:
         hashed = f"hash({ROWS}.{quoted(key)})" if key is not None else f"hash({ROWS})"  # {ROWS}: the whole row
@@ -141,7 +146,7 @@ class DuckEngine(Engine):
         try:
             found = self.connection.sql(query).fetchall()
         except duckdb.Error as error:
-            raise Refused(one_line(str(error))) from None
+            raise Refused(one_line(str(error), query)) from None
         return tuple(found[0])  # an aggregate gives one row
 
     def close(self) -> None:
