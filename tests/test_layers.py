@@ -53,6 +53,7 @@ LAYERS = [
     {"build.plan"},  # read tasks, statistics
     {"build.vocabulary"},  # a learned vocabulary: the train split's words counted, the tokenizer learned
     {"build.metadata"},  # a dataset's files besides its shards, written at the end of a build
+    {"build.snapshots"},  # what data the sources read, and a resume refused when it changed
     {"build.runners"},  # the engines that run the plan: this machine's processes, Apache Beam
     {"build.run", "build.dry_run"},
     {"tools.verify", "tools.infer", "tools.diff"},  # records checked, a spec from raw data, two versions compared

@@ -186,6 +186,7 @@ class SqlBuilder(TableBuilder):
             values = {column: python_values(self._exact(record_batch.column(column), column, place, start))
                       for column in wanted}
             count = record_batch.num_rows
+            keys: list[Any]
             if key_column is not None:
                 keys = [str(key) for key in python_values(record_batch.column(key_column))]
             else:

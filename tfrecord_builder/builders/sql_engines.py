@@ -25,7 +25,7 @@ from .sql_connection import Target
 try:
     import duckdb
 except ImportError:  # an optional dependency: only SQL sources read through DuckDB need it
-    duckdb = None
+    duckdb = None  # type: ignore[assignment]
 
 ROWS = "_tb_rows"  # the alias of the user's query inside the queries built around it
 
@@ -218,8 +218,9 @@ class SqliteEngine(Engine):
                 raise Refused(one_line(str(error))) from None
             if not rows:
                 return
-            columns = list(zip(*rows))
-            yield pa.record_batch([pa.array(list(values), type=kind) for values, kind in zip(columns, schema.types)],
+            values_by_column: list[tuple[Any, ...]] = list(zip(*rows))
+            yield pa.record_batch([pa.array(list(values), type=kind)
+                                   for values, kind in zip(values_by_column, schema.types)],
                                   schema=schema)
 
     def fingerprint(self, query: str, key: str | None) -> tuple[int, str]:
