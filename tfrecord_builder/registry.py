@@ -36,6 +36,7 @@ BUILTIN = {
     "conll": "tfrecord_builder.builders.conll:ConllBuilder",
     "delta": "tfrecord_builder.builders.delta:DeltaBuilder",
     "iceberg": "tfrecord_builder.builders.iceberg:IcebergBuilder",
+    "sql": "tfrecord_builder.builders.sql:SqlBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

@@ -177,8 +177,8 @@ class Builder:
     # (`ud/*.conllu`). A custom builder takes `options:` instead.
     SOURCE_KEYS: ClassVar[frozenset[str]] = frozenset()
     READS_FOLDER: ClassVar[bool] = False
+    READS_PATH: ClassVar[bool] = True  # False: the source is not a file (a database's query, an Iceberg table by name)
     READS_PATTERN: ClassVar[bool] = False
-    NEEDS_PATH: ClassVar[bool] = True  # False: the source is found otherwise (an Iceberg table by name)
     DEFINES_CLASSES: ClassVar[bool] = True
 
     @classmethod
@@ -205,6 +205,10 @@ class Builder:
         """The splits this source provides, if it knows them; a spec naming another is an error."""
         return None
 
+    def place(self) -> str:
+        """How messages name the source: its file's name (the builder's class without a path)."""
+        return fs.basename(self.path) if self.path else type(self).__name__
+
     def header(self) -> list[str] | None:
         """The source's column names, where it has a header (a CSV, a Parquet file), read without
         the rows; None otherwise."""
@@ -214,14 +218,6 @@ class Builder:
         """The columns a `columns:` pattern is matched against, in the source's order: the header
         (the default), or what else the source can say without reading its rows; None if nothing."""
         return self.header()
-
-    def snapshot(self) -> dict[str, Any] | None:
-        """What data the source read: a table's version, a query result's fingerprint; recorded in
-        the dataset's metadata; None: files.
-
-        The build calls it on the driver once per builder before reading; what it returns is part
-        of the build's fingerprint, so `--resume` refuses when the source gives another."""
-        return None
 
     def tasks(self, split: str | None) -> Sequence[Any] | None:
         """Optional: the parts of `split` that can be read on their own, in order, for builds that
@@ -238,6 +234,15 @@ class Builder:
         """Yields `(key, record)` for one part of `split`, as `tasks(split)` listed it."""
         raise NotImplementedError(f"{type(self).__name__}.tasks() lists parts: it must implement "
                                   "generate_task(split, task)")
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """What data the source read: a table's version, a query result's fingerprint; recorded in
+        the dataset's metadata; None: files.
+
+        The build asks once per builder, on the driver, before reading. The snapshot is part of
+        the build's fingerprint: `--resume` of a build whose source now gives another is refused.
+        """
+        return None
 
     def num_records(self, split: str | None) -> int | None:
         """How many records `generate(split)` yields, if cheap to know: the build shows progress in %."""

@@ -33,7 +33,7 @@ class IcebergBuilder(LakeBuilder):
     """An Iceberg table's rows at one snapshot (`source.snapshot`, else the current one)."""
 
     SOURCE_KEYS = frozenset({"table", "snapshot", "catalog"})
-    NEEDS_PATH = False
+    READS_PATH = False
 
     def snapshot(self) -> dict[str, Any]:
         return {"format": "iceberg", "table": self.table_name(), "snapshot": self.version()}

@@ -20,15 +20,13 @@ from ..registry import SHIPPED, builder_class, builder_file, builtin_class
 def check_sources(spec: Spec) -> None:
     """A built-in builder's source paths exist; raises SpecError at the `path` key otherwise."""
     cls = builtin_class(spec.source.builder)
-    if cls is None:
+    if cls is None or not cls.READS_PATH:
         return
     places = [(("source", "path"), spec.source.path)]
     if not spec.fraction_splits:
         places = [(("splits", split, "path"), source.path) if source.path else (("source", "path"), spec.source.path)
                   for split, source in spec.splits.items()]
     for key_path, path in places:
-        if path is None and not getattr(cls, "NEEDS_PATH", True):
-            continue
         if path is None:
             raise spec.error(key_path[:-1], f"the {spec.source.builder} builder needs a `path`")
         resolved = spec.resolve(path)
@@ -111,8 +109,7 @@ def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Non
             continue
         for column, user in wanted.items():
             if column not in header:
-                raise no_column(os.path.basename(builder.path) if builder.path else type(builder).__name__, user,
-                                column, header)
+                raise no_column(builder.place(), user, column, header)
 
 
 def check_fields(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:

@@ -94,7 +94,7 @@ class TableBuilder(Builder):
         split_column = self.spec.source.split_column if self.spec is not None else None
         if needed is not None:
             needed = sorted(set(needed) | set(extra) | ({split_column} if split_column else set()))
-        folder = fs.dirname(fs.absolute(self.path)) if self.path else None
+        folder = self.rows_folder()
         for batch in self.read_batches(needed, batch_size, task):
             if not pending or (split_column is not None and split is not None):
                 batch = parsed_batch(batch)
@@ -103,6 +103,10 @@ class TableBuilder(Builder):
             batch.base_dir = folder  # image paths are relative to the table
             if len(batch) or (isinstance(batch, Batch) and batch.broken):
                 yield batch
+
+    def rows_folder(self) -> str | None:
+        """Where file paths in the rows point from: the table's own folder."""
+        return fs.dirname(fs.absolute(self.path)) if self.path else None
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         """Batches of every row of the file, or of one of its `tasks` (the columns in `needed`, or all)."""

@@ -68,7 +68,17 @@ class SourceSpec(Section):
                                      "head, deprel, deps, misc)", None)
     format: Literal["conll2003", "conllu"] | None = meta("conll: the files' format (default: conllu for a .conllu "
                                                           "file, else conll2003)", None)
-    table: str | None = meta("iceberg: the table, `namespace.name`, as its catalog names it", None)
+    query: str | None = meta("sql: the query whose rows are read (SQL of the connection's database; without a "
+                             "connection, DuckDB's, over files named relative to the spec's folder)", None)
+    table: str | None = meta("sql: a table whose rows are all read, instead of a query; iceberg: the table, "
+                             "`namespace.name`, as its catalog names it", None)
+    connection: str | None = meta("sql: the database, duckdb:///path.duckdb or sqlite:///path.db (relative to the "
+                                  "spec's folder; default: DuckDB in memory)", None)
+    partition_by: str | None = meta("sql: an integer column cutting the query into ranges read as separate tasks",
+                                    None)
+    partitions: int | None = meta("sql: how many ranges of `partition_by` (default 8)", None)
+    decimals: Literal["float", "text"] | None = meta("sql: how DECIMAL/NUMERIC columns are read: float (the nearest "
+                                                     "float64) or text (their digits); default: refused", None)
     version: int | None = meta("delta: the table version to read (default: the latest, which the dataset's "
                                "metadata records)", None)
     snapshot: int | None = meta("iceberg: the snapshot ID to read (default: the current snapshot, which the "
@@ -85,7 +95,8 @@ class SourceSpec(Section):
             raise (at / "builder").error(problem)
         _check_place(self.path, at / "path")
         # read by some built-in builders, each saying which (SOURCE_KEYS)
-        for key in ("images", "names_file", "columns", "format", "table", "version", "snapshot", "catalog"):
+        for key in ("images", "names_file", "columns", "format", "query", "table", "connection", "partition_by",
+                    "partitions", "decimals", "version", "snapshot", "catalog"):
             if getattr(self, key) is not None and key not in source_keys(self.builder):
                 names = sorted(name for name in BUILTIN if key in source_keys(name))
                 readers = f"the {', '.join(names[:-1])} and {names[-1]} builders" if len(names) > 1 else \
@@ -100,6 +111,8 @@ class SourceSpec(Section):
             raise (at / "encoding").error(f"unknown text encoding {self.encoding!r}; expected e.g. utf-8 or latin-1") from None
         if self.order_by is not None and self.group_by is None:
             raise at.error("a long table needs both `group_by` and `order_by`")
+        if self.partitions is not None and (isinstance(self.partitions, bool) or self.partitions < 1):
+            raise (at / "partitions").error(f"expected a whole number of ranges, 1 or more, received {self.partitions}")
         if len(self.delimiter) != 1 or self.delimiter in '"\r\n':
             raise (at / "delimiter").error(f"expected one character other than a quote or a line break, "
                                            f"received {describe(self.delimiter)}")

@@ -57,7 +57,8 @@ class DatasetInfo:
     metadata_file: str = METADATA_FILE  # the file it was read from (dataset_info.json before 0.3)
     # the split membership files (write/membership.py) and, with --keep-splits, what was kept
     membership: dict[str, Any] | None = None
-    # the version of its data each split's source read (a table's version), where a source says
+    # what data each split's source read (`Builder.snapshot`: a table's version, a query result's
+    # fingerprint), by split name ("*" when the spec splits by fraction); None: every source is files
     source_snapshots: dict[str, Any] | None = None
 
     @property

@@ -1,0 +1,209 @@
+"""builder: sql over real DuckDB and SQLite files: values exact against the database's own reading,
+shards byte-identical to the same rows built from Parquet, partitions, snapshots, bad input."""
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import tfrecord_builder as tb
+from tfrecord_builder.builders.sources import source_builders
+from tfrecord_builder.spec.load import load_spec
+
+from conftest import write_spec
+from support.reading import files_of
+
+ROWS = """
+SELECT i AS id, (i - 100)::TINYINT AS small, (i * 3)::UINTEGER AS unsigned, (i * 7)::UBIGINT AS big,
+       i * 1.25::DOUBLE AS x, (i / 4)::FLOAT AS y, i % 2 = 0 AS flag, 'row ' || i || ' é' AS name,
+       ('\\x' || lpad(format('{:x}', i % 256), 2, '0'))::BLOB AS raw, [i, i + 1, i + 2] AS ids,
+       DATE '2020-01-01' + i::INTEGER AS day, TIMESTAMPTZ '2021-03-04 05:06:07+02' + to_seconds(i) AS at,
+       ('{"n": ' || i || '}')::JSON AS doc, CASE WHEN i % 5 = 0 THEN NULL ELSE i * 2 END AS gaps
+FROM range(200) t(i)"""
+FEATURES = {"small": {"dtype": "int64"}, "unsigned": {"dtype": "int64"}, "big": {"dtype": "int64"},
+            "x": {"dtype": "float64"}, "y": {"dtype": "float32"}, "flag": {"dtype": "bool"},
+            "name": {"dtype": "string"}, "raw": {"dtype": "bytes"}, "ids": {"dtype": "int64", "shape": [3]},
+            "day": {"dtype": "int64", "date_format": "%Y-%m-%d"}, "doc": {"dtype": "string"},
+            "gaps": {"dtype": "int64", "default": -1}}
+
+
+def _database(folder: Path) -> Path:
+    path = folder / "rows.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute(f"CREATE TABLE rows AS {ROWS}")
+    return path
+
+
+def _records(info: tb.DatasetInfo, split: str = "train") -> list[dict]:
+    return list(tb.read(info.path, split))
+
+
+def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_path):
+    database = _database(tmp_path)
+    with duckdb.connect(str(database), read_only=True) as connection:
+        expected = connection.sql("SELECT * FROM rows ORDER BY id").fetchall()
+        columns = connection.sql("SELECT * FROM rows").columns
+        pq.write_table(connection.sql("SELECT * FROM rows").to_arrow_table(), tmp_path / "rows.parquet")
+    features = {name: feature for name, feature in FEATURES.items() if name != "day"} | {"id": {"dtype": "int64"}}
+    sql = write_spec(tmp_path / "sql", {"name": "t", "source": {"builder": "sql", "table": "rows",
+                                                               "connection": "duckdb:///../rows.duckdb"},
+                                        "features": features})
+    from_parquet = write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet", "path": "../rows.parquet"},
+                                               "features": features})
+    built = tb.build(sql, output=tmp_path / "a")
+    reference = tb.build(from_parquet, output=tmp_path / "b")
+    shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
+    assert shards and shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
+    found = {int(record["id"]): record for record in _records(built)}
+    assert len(found) == 200
+    for row in expected:
+        value = dict(zip(columns, row))
+        record = found[value["id"]]
+        for name in ("small", "unsigned", "big", "x", "flag"):
+            assert record[name] == value[name], name
+        assert record["y"] == np.float32(value["y"])
+        assert record["name"].decode() == value["name"] and record["raw"] == value["raw"]
+        assert record["ids"].tolist() == value["ids"]
+        assert record["doc"].decode() == value["doc"]
+        assert record["gaps"] == (-1 if value["gaps"] is None else value["gaps"])
+    snapshot = json.loads((Path(built.path) / "tfrecord_builder.json").read_text())["source_snapshots"]
+    assert snapshot["*"]["engine"] == "duckdb" and snapshot["*"]["rows"] == 200
+
+
+def test_sqlite_values_exact_against_sqlite3(tmp_path):
+    database = tmp_path / "rows.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE t (id INTEGER, x REAL, name TEXT, raw BLOB, gaps INTEGER)")
+        connection.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+                               [(i, i / 3, f"n{i}", bytes([i % 256, 7]), None if i % 4 == 0 else -i) for i in range(300)])
+    spec = write_spec(tmp_path, {"name": "s", "source": {"builder": "sql", "query": "SELECT * FROM t WHERE id < 250",
+                                                         "connection": "sqlite:///rows.db", "key": "id"},
+                                 "features": {"id": {"dtype": "int64"}, "x": {"dtype": "float64"},
+                                              "name": {"dtype": "string"}, "raw": {"dtype": "bytes"},
+                                              "gaps": {"dtype": "int64", "default": 0}}})
+    info = tb.build(spec, output=tmp_path / "out")
+    found = {int(record["id"]): record for record in _records(info)}
+    with sqlite3.connect(database) as connection:
+        rows = connection.execute("SELECT * FROM t WHERE id < 250").fetchall()
+    assert sorted(found) == [row[0] for row in rows]
+    for id_, x, name, raw, gaps in rows:
+        record = found[id_]
+        assert record["x"] == np.float32(x) and record["name"].decode() == name and record["raw"] == raw
+        assert record["gaps"] == (0 if gaps is None else gaps)
+
+
+def _tasks_rows(spec_path: Path) -> list[list]:
+    spec = load_spec(spec_path)
+    [(split, builder)] = source_builders(spec)
+    tasks = builder.tasks(split)
+    return [[key for batch in builder.batches(split, ["id"], 17, task) for key in batch.columns["id"]]
+            for task in tasks]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_partitions_read_each_row_once_nulls_included(tmp_path, engine):
+    ids = [None, None, *range(-5, 95), 1000, None]
+    if engine == "duckdb":
+        with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
+            connection.execute("CREATE TABLE p (id BIGINT, v VARCHAR)")
+            connection.executemany("INSERT INTO p VALUES (?, ?)", [(i, f"v{n}") for n, i in enumerate(ids)])
+        connection_url = "duckdb:///p.duckdb"
+    else:
+        with sqlite3.connect(tmp_path / "p.db") as connection:
+            connection.execute("CREATE TABLE p (id INTEGER, v TEXT)")
+            connection.executemany("INSERT INTO p VALUES (?, ?)", [(i, f"v{n}") for n, i in enumerate(ids)])
+        connection_url = "sqlite:///p.db"
+    spec = write_spec(tmp_path, {"name": "p", "source": {"builder": "sql", "table": "p", "connection": connection_url,
+                                                         "partition_by": "id", "partitions": 4},
+                                 "features": {"id": {"dtype": "int64", "default": 0}}})
+    parts = _tasks_rows(spec)
+    assert len(parts) == 5  # 4 ranges of equal width and the NULLs
+    assert parts[0] == list(range(-5, 95)) and parts[3] == [1000]  # the first and last ranges are open-ended
+    together = [value for part in parts for value in part]
+    assert sorted(together, key=lambda v: (v is None, v)) == sorted(ids, key=lambda v: (v is None, v))
+    assert parts[-1] == [None, None, None]
+
+
+def test_a_resumed_build_whose_rows_changed_is_refused(tmp_path):
+    with duckdb.connect(str(tmp_path / "big.duckdb")) as connection:
+        connection.execute("CREATE TABLE big AS SELECT i AS id, repeat('x', 60) || i AS text FROM range(150000) t(i)")
+    spec = write_spec(tmp_path, {"name": "big", "output": {"shards": 12},
+                                 "source": {"builder": "sql", "table": "big", "connection": "big.duckdb"},
+                                 "features": {"id": {"dtype": "int64"}, "text": {"dtype": "string"}}})
+    staging = tmp_path / "out" / "big" / ".1.0.0.building"
+    process = subprocess.Popen([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                                str(tmp_path / "out"), "--workers", "1"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    manifest = staging / "manifest.jsonl"
+    deadline = time.monotonic() + 600  # a bound for a build that never gets there, not a measure
+    while time.monotonic() < deadline and process.poll() is None:
+        if manifest.exists() and len(manifest.read_text().splitlines()) > 2:
+            break
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    if process.returncode == 0:
+        pytest.skip("the build finished before it was killed")
+    with duckdb.connect(str(tmp_path / "big.duckdb")) as connection:
+        connection.execute("UPDATE big SET text = 'changed' WHERE id = 7")
+    result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                             str(tmp_path / "out"), "--resume"], capture_output=True, text=True)
+    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
+    assert "--resume: the source changed since the build began (*: " in result.stderr
+    assert "build again without --resume" in result.stderr
+    with duckdb.connect(str(tmp_path / "big.duckdb")) as connection:
+        connection.execute("UPDATE big SET text = repeat('x', 60) || id WHERE id = 7")
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=1)  # the same rows again: resumed
+    assert resumed.splits["train"].num_examples == 150000
+
+
+@pytest.mark.parametrize("source, features, expected", [
+    ({"query": "SELECT * FROM nowhere"}, {"a": {"dtype": "int64"}},
+     "source.query: the database refused the query: Catalog Error: Table with name nowhere does not exist"),
+    ({"query": "SELECT * FROM 'missing.parquet'"}, {"a": {"dtype": "int64"}}, "missing.parquet"),
+    ({"query": "SELECT 1 AS a\nFROM WHERE"}, {"a": {"dtype": "int64"}}, "(query line 2:"),
+    ({"query": "SELECT 1 AS a"}, {"b": {"dtype": "int64"}}, "query: feature `b`: no column `b` in the source"),
+    ({"query": "SELECT 1.5 AS a"}, {"a": {"dtype": "float64"}}, "column `a` (DECIMAL(2,1)): a decimal"),
+    ({"query": "SELECT INTERVAL 1 DAY AS a"}, {"a": {"dtype": "int64"}}, "column `a` (INTERVAL)"),
+    ({"query": "SELECT 1::HUGEINT AS a"}, {"a": {"dtype": "int64"}}, "column `a` (HUGEINT): no exact mapping"),
+    ({"query": "SELECT 18446744073709551615::UBIGINT AS a"}, {"a": {"dtype": "int64"}},
+     "query, row 1: column `a` (UBIGINT): 18446744073709551615 is past the largest int64"),
+    ({"query": "SELECT 1 AS a", "connection": "postgresql://me:secret@db/x"}, {"a": {"dtype": "int64"}},
+     "received a postgresql: connection (postgresql://me:***@db/x); expected duckdb:///path.duckdb"),
+    ({"query": "SELECT 1 AS a", "connection": "sqlite:///none.db"}, {"a": {"dtype": "int64"}},
+     "none.db: no such database file"),
+])
+def test_bad_input_is_one_line(tmp_path, source, features, expected):
+    spec = write_spec(tmp_path, {"name": "bad", "source": {"builder": "sql", **source}, "features": features})
+    result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                             str(tmp_path / "out")], capture_output=True, text=True)
+    assert result.returncode in (1, 2) and result.stderr.count("\n") == 1, result.stderr
+    assert expected in result.stderr and "secret" not in result.stderr
+
+
+def test_decimals_read_as_the_spec_says(tmp_path):
+    for rule, dtype, expected in (("float", "float64", 12.25), ("text", "string", b"12.25")):
+        spec = write_spec(tmp_path / rule, {"name": "d", "source": {"builder": "sql", "decimals": rule,
+                                                                    "query": "SELECT 12.25::DECIMAL(6,2) AS a"},
+                                            "features": {"a": {"dtype": dtype}}})
+        [record] = _records(tb.build(spec, output=tmp_path / rule / "out"))
+        assert record["a"] == expected
+
+
+def test_files_in_the_query_are_read_from_the_spec_folder(tmp_path):
+    (tmp_path / "data").mkdir()
+    with duckdb.connect() as connection:
+        connection.execute(f"COPY (SELECT i AS a FROM range(5) t(i)) TO '{tmp_path / 'data' / 'a.parquet'}'")
+    spec = write_spec(tmp_path, {"name": "f", "source": {"builder": "sql", "query": "SELECT * FROM 'data/a.parquet'"},
+                                 "features": {"a": {"dtype": "int64"}}})
+    info = tb.build(spec, output=tmp_path / "out")
+    assert sorted(int(record["a"]) for record in _records(info)) == [0, 1, 2, 3, 4]
