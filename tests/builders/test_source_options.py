@@ -44,7 +44,8 @@ def test_a_custom_builder_is_refused_the_keys_without_its_code_being_run(tmp_pat
 
 @pytest.mark.parametrize("builder", sorted(BUILTIN))
 def test_a_class_label_without_names_is_refused_at_load_where_the_source_defines_no_classes(tmp_path, builder):
-    spec = {"name": "t", "source": {"builder": builder, "path": "t.csv"}, "features": {"x": {"type": "class_label"}}}
+    source = {"builder": "iceberg", "table": "db.t"} if builder == "iceberg" else {"builder": builder, "path": "t.csv"}
+    spec = {"name": "t", "source": source, "features": {"x": {"type": "class_label"}}}
     path = write_spec(tmp_path, spec, {"t.csv": "x\n1\n"})
     if load_class(BUILTIN[builder], [], "").DEFINES_CLASSES:
         assert tb.load_spec(path).features["x"].names is None
@@ -65,11 +66,12 @@ def test_the_builtin_builders_read_what_their_classes_say():
         "coco": (["images"], False, True), "voc": (["images", "names_file"], True, True),
         "yolo": (["names_file"], True, True), "labelme": (["names_file"], True, True),
         "segmentation": (["images"], True, True), "conll": (["columns", "format"], False, False),
-        "sql": (["connection", "decimals", "partition_by", "partitions", "query", "table"], False, False)}
+        "sql": (["connection", "decimals", "partition_by", "partitions", "query", "table"], False, False),
+        "delta": (["version"], True, False), "iceberg": (["catalog", "snapshot", "table"], False, False)}
     assert (Builder.SOURCE_KEYS, Builder.READS_FOLDER, Builder.DEFINES_CLASSES) == (frozenset(), False, True)
     assert [name for name, target in BUILTIN.items() if load_class(target, [], "").READS_PATTERN] == ["conll"]
     assert builder_names() == ["csv", "jsonl", "parquet", "image_folder", "image_manifest", "coco", "voc", "yolo",
-                               "labelme", "segmentation", "conll", "sql"]  # sequence_jsonl: jsonl's other name
+                               "labelme", "segmentation", "conll", "delta", "iceberg", "sql"]  # sequence_jsonl: jsonl's other name
 
 
 @pytest.mark.parametrize("builder, made, words", [
