@@ -34,6 +34,7 @@ BUILTIN = {
     "labelme": "tfrecord_builder.builders.labelme:LabelmeBuilder",
     "segmentation": "tfrecord_builder.builders.segmentation:SegmentationBuilder",
     "conll": "tfrecord_builder.builders.conll:ConllBuilder",
+    "dataframe": "tfrecord_builder.builders.frames:FrameBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

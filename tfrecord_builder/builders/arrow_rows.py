@@ -1,4 +1,4 @@
-"""Rows of Arrow record batches (Parquet files) as keys and as the values features take.
+"""Rows of Arrow record batches (Parquet files, DataFrames) as keys and as the values features take.
 
 A row's key is its raw content, so it must be the same bytes wherever the file is read: Python's
 view of Arrow values depends on what is installed (with pandas, a `timestamp[ns]` becomes a
@@ -9,7 +9,7 @@ every environment.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -17,11 +17,43 @@ import pyarrow.compute as pc
 
 from ..codec.bytecolumn import ByteColumn, join
 from ..errors import DataError
+from .base import Batch, RowOrigins, column_list
 
 _NULL = b"\x00"
 _VALID = b"\x01"
 # string and binary views (Arrow 16 on) hold their bytes out of line: read as large binary
 _VIEWS = [getattr(pa.types, name) for name in ("is_string_view", "is_binary_view") if hasattr(pa.types, name)]
+
+
+def check_read_columns(schema: Any, name: str, wanted: Sequence[str], key_column: str | None) -> None:
+    """The columns a build reads (and the key column) are there once each, of types a feature can
+    read; else a DataError naming the source (`name`) and the column."""
+    columns = list(schema.names)
+    if key_column is not None and key_column not in columns:
+        raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
+    for column in sorted(set(wanted) | ({key_column} if key_column else set())):
+        if columns.count(column) > 1:
+            raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
+                            "expected unique column names")
+        problem = unreadable(schema.field(column).type)
+        if problem:
+            raise DataError(f"{name}: column `{column}`: {problem}")
+
+
+def table_batch(record_batch: Any, name: str, wanted: Sequence[str], key_column: str | None, start: int,
+                available: Sequence[str]) -> Batch:
+    """The Batch of a record batch's rows, the `start`-th row of the source (0-based) first: the
+    `wanted` columns' values, each row's key (the key column's, or without one the whole row's
+    bytes: `record_batch` must then hold every column) and its origin (`NAME, row N`)."""
+    values = {column: python_values(record_batch.column(column)) for column in wanted}
+    count = record_batch.num_rows
+    if key_column is not None:
+        keys: list[Any] = [str(key) for key in python_values(record_batch.column(key_column))]
+    else:
+        keys = row_keys(record_batch, name)
+    origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
+    return Batch(keys=keys, columns=values, origin=origins, content_keys=key_column is None, source=name,
+                 available=list(available), language="json")
 
 
 def row_keys(batch: Any, source: str) -> list[bytes]:

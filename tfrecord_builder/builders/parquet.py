@@ -7,8 +7,8 @@ from typing import Any, Iterator, Sequence
 
 from .. import fs
 from ..errors import DataError
-from .arrow_rows import categories, python_values, row_keys, unreadable
-from .base import Batch, RowOrigins, column_list
+from .arrow_rows import categories, check_read_columns, table_batch
+from .base import Batch
 from .opened import task_bytes
 from .tabular import TableBuilder
 
@@ -65,32 +65,16 @@ class ParquetBuilder(TableBuilder):
         table = _opened(path)
         columns = table.schema_arrow.names
         key_column = self.key_column()
-        if key_column is not None and key_column not in columns:
-            raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
         wanted = [column for column in (needed if needed is not None else columns) if column in columns]
-        for column in sorted(set(wanted) | ({key_column} if key_column else set())):
-            if columns.count(column) > 1:
-                raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
-                                "expected unique column names")
-            problem = unreadable(table.schema_arrow.field(column).type)
-            if problem:
-                raise DataError(f"{name}: column `{column}`: {problem}")
+        check_read_columns(table.schema_arrow, name, wanted, key_column)
         # without a key column a row's key is the whole row (its values' bytes), as a CSV's is its
         # whole line: which features the spec reads must not move rows between splits
         read = sorted(set(wanted) | {key_column}) if key_column else None  # None: every column
         start = task.rows_before if task is not None else 0
         groups = range(task.first, task.stop) if task is not None else None
         for record_batch in _batches(table, name, batch_size, read, groups, start):
-            values = {column: python_values(record_batch.column(column)) for column in wanted}
-            count = record_batch.num_rows
-            if key_column is not None:
-                keys = [str(key) for key in python_values(record_batch.column(key_column))]
-            else:
-                keys = row_keys(record_batch, name)
-            origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
-            start += count
-            yield Batch(keys=keys, columns={column: values[column] for column in wanted}, origin=origins,
-                        content_keys=key_column is None, source=name, available=columns, language="json")
+            yield table_batch(record_batch, name, wanted, key_column, start, columns)
+            start += record_batch.num_rows
 
 
 def _opened(path: str) -> Any:
