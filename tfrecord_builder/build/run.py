@@ -86,6 +86,9 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         spec_from_dict(spec.to_dict(), spec.file or "the spec")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
+    if source is not None and runner != "local":
+        raise UsageError(f"source=: a frame is read by the local runner; runner={runner!r} reads files "
+                         "(write the frame to Parquet and name the file in the spec)")
     chosen = chosen_runner(runner)  # its engine imported only now, and only if installed
     options = _runner_options(runner_options, pipeline_options)
     if options is not None and not chosen.takes_options:
@@ -97,9 +100,6 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
             raise UsageError(problem)
-    if source is not None and chosen.name != "local":
-        raise UsageError(f"source=: a frame is read by the local runner; runner={chosen.name!r} reads files "
-                         "(write the frame to Parquet and name the file in the spec)")
     if source is not None:
         builders = frame_builders(spec, source)
     else:
