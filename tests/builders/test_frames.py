@@ -3,7 +3,12 @@ Hugging Face frames give the shards the same rows give from a Parquet file writt
 byte for byte, and every value exact against the rows as built here."""
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +20,7 @@ import pytest
 import tfrecord_builder as tb
 from tfrecord_builder.codec.example_reader import parse_record
 from tfrecord_builder.codec.tfrecord import open_records, read_records
+from tfrecord_builder.features import TensorFeature
 
 from conftest import write_spec
 from support.frames import COLORS, KINDS, canonical, expected_rows
@@ -198,3 +204,46 @@ def test_a_spark_dataframe_is_refused_naming_the_spark_runner(tmp_path):
         session.stop()
     assert str(error.value) == ('source=: a Spark DataFrame is read by the Spark runner, where its partitions are: '
                                 'runner="spark"')
+
+
+# ---- a killed build, resumed ---------------------------------------------------------------------
+
+KILLED = """
+import sys
+import pandas as pd
+import tfrecord_builder as tb
+from tfrecord_builder.write import checkpoint
+from tfrecord_builder.features import TensorFeature
+checkpoint.INTERVAL = 0
+TensorFeature.batch_rows = 2000
+frame = pd.DataFrame({"id": range(60000), "text": [f"row-{i}-" + "x" * 40 for i in range(60000)]})
+tb.build(sys.argv[1], output=sys.argv[2], source=frame, workers=1, progress=False)
+"""
+
+
+def test_a_killed_frame_build_resumes_to_the_same_bytes_and_its_rows_file_goes(tmp_path, monkeypatch):
+    monkeypatch.setattr(TensorFeature, "batch_rows", 2000)  # batched as the killed build was
+    frame = pd.DataFrame({"id": range(60000), "text": [f"row-{i}-" + "x" * 40 for i in range(60000)]})
+    spec = write_spec(tmp_path, {"name": "big", "features": {"id": {"dtype": "int64"}, "text": {"dtype": "string"}},
+                                 "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 4}})
+    reference = tb.build(spec, output=tmp_path / "reference", source=frame, workers=1, progress=False)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen([sys.executable, "-c", KILLED, str(spec), str(tmp_path / "out")], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    saved = tmp_path / "out" / "big" / ".1.0.0.building" / "checkpoint.json"
+    deadline = time.monotonic() + 600  # a bound for a build that never gets there, not a measure
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if json.loads(saved.read_text()).get("batches", 0) >= 5:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL, "the build finished before it could be killed"
+    killed = json.loads(saved.read_text())
+    assert 0 < killed["records"] < 60000
+    assert [name for name in os.listdir(tmp_path / "out" / "big") if ".frame-" in name]  # its rows, left behind
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, source=frame, workers=1, progress=False)
+    assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
+    assert sorted(os.listdir(tmp_path / "out" / "big")) == [".1.0.0.lock", "1.0.0"]
