@@ -37,6 +37,7 @@ BUILTIN = {
     "delta": "tfrecord_builder.builders.delta:DeltaBuilder",
     "iceberg": "tfrecord_builder.builders.iceberg:IcebergBuilder",
     "sql": "tfrecord_builder.builders.sql:SqlBuilder",
+    "dataframe": "tfrecord_builder.builders.frames:FrameBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

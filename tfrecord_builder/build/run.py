@@ -12,8 +12,10 @@ import os
 import shutil
 import tempfile
 import warnings
+from typing import Any
 
 from ..builders.base import Builder
+from ..builders.frames import frame_builders, staged
 from ..builders.sources import check_fields, check_sources, source_builders, with_source_classes, with_source_columns
 from ..codegen.render import render_module
 from ..codegen.module_file import write_module
@@ -37,14 +39,14 @@ from ..write.membership import KeptSplits
 from ..write.manifest import MANIFEST_FILE, SHARDS_FOLDER, finished_shards, fingerprint, has_shards
 from ..write.naming import INFO_FILE, MARKER_FILE, is_ours
 from ..write.snapshots import SNAPSHOTS_FILE, check_unchanged, record as record_snapshots, source_snapshots
-from ..write.publish import build_lock, publish, publish_url, staging_folder, upload, url_staging
+from ..write.publish import build_lock, frame_folder, publish, publish_url, staging_folder, upload, url_staging
 
 def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = None, *,
           module: str | os.PathLike | None = None, overwrite: bool = False, resume: bool = False,
           workers: int | None = None, progress: ProgressOption = None, runner: str = "local",
           runner_options: list[str] | dict[str, str] | RunnerOptions | None = None,
           pipeline_options: list[str] | None = None,
-          keep_splits: str | os.PathLike | DatasetInfo | None = None) -> DatasetInfo:
+          keep_splits: str | os.PathLike | DatasetInfo | None = None, source: Any = None) -> DatasetInfo:
     """Builds every split of `spec` and returns the dataset's info.
 
     >>> info = build("specs/wine.yaml", output="build", overwrite=True)
@@ -73,6 +75,11 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     `keep_splits`: an earlier version of the dataset (its folder): every record whose key it holds
     goes to the split it had there, the others are split by hash as usual (the numbers are in
     `info.membership["kept_splits"]`).
+
+    `source`: the rows, in memory: a pandas or polars DataFrame, a pyarrow Table, Dataset or
+    RecordBatchReader, or a Hugging Face `datasets.Dataset`, read as the same rows in a Parquet file
+    are (docs/sources-dataframes.md). The spec's `source:` is then left out or `{builder:
+    dataframe}`; the local runner reads it.
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
@@ -80,6 +87,9 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         spec_from_dict(spec.to_dict(), spec.file or "the spec")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
+    if source is not None and runner != "local":
+        raise UsageError(f"source=: a frame is read by the local runner; runner={runner!r} reads files "
+                         "(write the frame to Parquet and name the file in the spec)")
     chosen = chosen_runner(runner)  # its engine imported only now, and only if installed
     options = _runner_options(runner_options, pipeline_options)
     if options is not None and not chosen.takes_options:
@@ -91,8 +101,11 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
             raise UsageError(problem)
-    check_sources(spec)  # before anything is made on disk
-    builders = source_builders(spec)
+    if source is not None:
+        builders = frame_builders(spec, source)
+    else:
+        check_sources(spec)  # before anything is made on disk
+        builders = source_builders(spec)
     check_fields(spec, builders)
     keep = kept_splits(spec, keep_splits) if keep_splits is not None else None
     if spec.output.report:
@@ -107,7 +120,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     try:
         with build_lock(folder):  # on a disk beside the dataset; for a URL in the store, for every machine
             _check_target(folder, overwrite, probe=False)  # again: another build of it may have finished since
-            info = _build(spec, builders, folder, work, module, resume, workers, display, chosen, options, keep)
+            with staged(builders, frame_folder(work)):  # a frame's rows, written out for the workers to map
+                info = _build(spec, builders, folder, work, module, resume, workers, display, chosen, options, keep)
     finally:
         display.close()
     for message in info.warnings:

@@ -7,13 +7,15 @@ from typing import Any, Sequence
 
 from ..errors import DataError
 from .arrow_rows import python_values, row_keys, unreadable
-from .base import Batch, RowOrigins
+from .base import Batch, RowOrigins, column_list
 
 
 def check_columns(schema: Any, name: str, wanted: Sequence[str], key_column: str | None) -> None:
     """Each column read (and the key column) appears once and has a type features can take, or a
     DataError names it (`name`: the file or table)."""
-    columns = schema.names
+    columns = list(schema.names)
+    if key_column is not None and key_column not in columns:
+        raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
     for column in sorted(set(wanted) | ({key_column} if key_column else set())):
         if columns.count(column) > 1:
             raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "

@@ -1,4 +1,4 @@
-"""Rows of Arrow record batches (Parquet files) as keys and as the values features take.
+"""Rows of Arrow record batches (Parquet files, DataFrames) as keys and as the values features take.
 
 A row's key is its raw content, so it must be the same bytes wherever the file is read: Python's
 view of Arrow values depends on what is installed (with pandas, a `timestamp[ns]` becomes a

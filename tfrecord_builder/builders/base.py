@@ -180,6 +180,8 @@ class Builder:
     READS_PATH: ClassVar[bool] = True  # False: the source is not a file (a database's query, an Iceberg table by name)
     READS_PATTERN: ClassVar[bool] = False
     DEFINES_CLASSES: ClassVar[bool] = True
+    # whether its rows are given from Python (`tb.build(spec, source=frame)`), not read from a path
+    FROM_PYTHON: ClassVar[bool] = False
 
     @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:

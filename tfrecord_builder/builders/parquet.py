@@ -9,7 +9,7 @@ from .. import fs
 from ..errors import DataError
 from .arrow_batch import arrow_batch, check_columns
 from .arrow_rows import categories
-from .base import Batch, column_list
+from .base import Batch
 from .opened import task_bytes
 from .tabular import TableBuilder
 
@@ -66,8 +66,6 @@ class ParquetBuilder(TableBuilder):
         table = _opened(path)
         columns = table.schema_arrow.names
         key_column = self.key_column()
-        if key_column is not None and key_column not in columns:
-            raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
         wanted = [column for column in (needed if needed is not None else columns) if column in columns]
         check_columns(table.schema_arrow, name, wanted, key_column)
         # without a key column a row's key is the whole row (its values' bytes), as a CSV's is its

@@ -22,6 +22,10 @@ def check_sources(spec: Spec) -> None:
     cls = builtin_class(spec.source.builder)
     if cls is None or not cls.READS_PATH:
         return
+    if issubclass(cls, Builder) and cls.FROM_PYTHON:
+        raise spec.error(("source", "builder"), f"the {spec.source.builder} builder reads a frame given from Python, "
+                                                "tb.build(spec, source=frame); to build from files, name them: "
+                                                "source: {builder: parquet, path: ...}")
     places = [(("source", "path"), spec.source.path)]
     if not spec.fraction_splits:
         places = [(("splits", split, "path"), source.path) if source.path else (("source", "path"), spec.source.path)
@@ -98,11 +102,7 @@ def _created(spec: Spec, cls: type, path: str | None, options: dict) -> Builder:
 def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:
     """Every column the spec reads is in the header of each file that has one (CSV, Parquet):
     what a build would find at its first batch, found without reading the rows."""
-    wanted = {column: f"feature `{name}`" for name, feature in spec.features.items() for column in feature.source_names
-              if not gathered.is_pattern(feature.columns)}
-    for key in ("key", "split_column", "group_by", "order_by"):
-        if getattr(spec.source, key) is not None:
-            wanted.setdefault(getattr(spec.source, key), f"source.{key}")
+    wanted = wanted_columns(spec)
     for _, builder in builders:
         header = builder.header()
         if header is None:
@@ -110,6 +110,16 @@ def check_columns(spec: Spec, builders: list[tuple[str | None, Builder]]) -> Non
         for column, user in wanted.items():
             if column not in header:
                 raise no_column(builder.place(), user, column, header)
+
+
+def wanted_columns(spec: Spec) -> dict[str, str]:
+    """Every column the spec reads by name, with what reads it (`feature \`x\``, `source.key`)."""
+    wanted = {column: f"feature `{name}`" for name, feature in spec.features.items() for column in feature.source_names
+              if not gathered.is_pattern(feature.columns)}
+    for key in ("key", "split_column", "group_by", "order_by"):
+        if getattr(spec.source, key) is not None:
+            wanted.setdefault(getattr(spec.source, key), f"source.{key}")
+    return wanted
 
 
 def check_fields(spec: Spec, builders: list[tuple[str | None, Builder]]) -> None:

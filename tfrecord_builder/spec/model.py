@@ -353,7 +353,8 @@ class Spec(Section):
     """
 
     name: str = meta("the dataset's identifier: [A-Za-z_][A-Za-z0-9_]*")
-    source: SourceSpec = meta("where the raw data is")
+    source: SourceSpec = meta("where the raw data is (left out: a frame given from Python, "
+                              "tb.build(spec, source=frame))", SourceSpec(builder="dataframe"))
     features: dict[str, Feature] = meta("the record's features, by name (format: example)", {},
                                          convert=convert_features, schema=_FEATURES_SCHEMA)
     context: dict[str, Feature] = meta("per-record features of a sequence_example", {},

@@ -49,7 +49,16 @@ def staging_folder(folder: str) -> str:
             shutil.rmtree(stale, ignore_errors=True)
         elif name.startswith(f".{version}.spill-") and name != f".{version}.spill-{os.getpid()}":
             shutil.rmtree(stale, ignore_errors=True)  # a killed build's sorted runs
+        elif name.startswith(f".{version}.frame-") and name != f".{version}.frame-{os.getpid()}":
+            shutil.rmtree(stale, ignore_errors=True)  # a killed build's frame rows (builders/frames.py)
     return os.path.join(parent, f".{version}.building")
+
+
+def frame_folder(folder: str) -> str:
+    """The hidden folder beside `folder` where this process's build writes the rows of a frame
+    given from Python (removed when it ends; a killed build's, by the next `staging_folder`)."""
+    parent, version = os.path.split(folder)
+    return os.path.join(parent, f".{version}.frame-{os.getpid()}")
 
 
 @contextlib.contextmanager

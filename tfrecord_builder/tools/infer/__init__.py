@@ -27,6 +27,7 @@ features:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ... import fs
 from ...builders.sources import check_sources
@@ -43,18 +44,21 @@ from .masks import segmentation_plan
 from .names import dataset_name
 from .plan import Plan
 from .sequences import jsonl_plan, long_table_plan, step_columns
-from .sources import read_table, table_kind
+from .sources import Table, read_frame, read_table, table_kind
 from .spec_text import spec_text
 from .tables import table_plan
 
 __all__ = ["infer", "spec_path", "write_spec"]
 
 
-def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
+def infer(data: str | os.PathLike | Any, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
           order_by: str | None = None, sequence: bool | None = None) -> str:
     """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images (or of
     split folders), or an annotated image set as the tools export it (COCO, Pascal VOC, YOLO,
-    darknet, labelme, segmentation masks; layouts.py).
+    darknet, labelme, segmentation masks; layouts.py). Or a frame in memory (a pandas or polars
+    DataFrame, a pyarrow Table, Dataset or RecordBatchReader, a Hugging Face dataset), guessed
+    as the same rows in a Parquet file are, for `tb.build(spec, source=frame)`: its spec reads
+    `source: {builder: dataframe}` (and its name is `frame`).
 
     `spec` is where the spec will be written (default: a file in the working directory): paths in
     it are relative to its folder. `group_by` and `order_by` read a long table (one row per
@@ -64,14 +68,18 @@ def infer(data: str | os.PathLike, spec: str | os.PathLike | None = None, *, gro
     >>> tb.infer("data/wine.csv").splitlines()[3]
     'name: wine'
     """
+    if (group_by is None) != (order_by is None):
+        raise UsageError("--group-by and --order-by go together: the column naming each row's sequence, and the "
+                         "column ordering its steps")
+    if not isinstance(data, (str, os.PathLike)):
+        text = spec_text(_rows_plan(read_frame(data), group_by, order_by, sequence))
+        spec_from_document(load_yaml(text, os.path.abspath(spec if spec is not None else "spec.yaml")))
+        return text
     data = os.fspath(data)
     if fs.is_url(data):
         raise UsageError(f"{data}: infer reads local files; copy it here first")
     if not os.path.exists(data):
         raise UsageError(f"{data}: not found; expected a CSV, JSONL or Parquet file, or a folder of images")
-    if (group_by is None) != (order_by is None):
-        raise UsageError("--group-by and --order-by go together: the column naming each row's sequence, and the "
-                         "column ordering its steps")
     spec_file = os.path.abspath(spec if spec is not None else "spec.yaml")
     plan = _plan(data, group_by, order_by, sequence)
     _relative(plan, os.path.abspath(data), os.path.dirname(spec_file))
@@ -135,7 +143,14 @@ def _plan(data: str, group_by: str | None, order_by: str | None, sequence: bool 
     if sequence and (group_by is not None or kind != "jsonl"):
         raise UsageError(f"{data}: --sequence reads a JSONL file's list fields as steps; a long table takes "
                          "--group-by and --order-by instead")
-    table = read_table(data)
+    return _rows_plan(read_table(data), group_by, order_by, sequence)
+
+
+def _rows_plan(table: Table, group_by: str | None, order_by: str | None, sequence: bool | None) -> Plan:
+    """The plan of a table's rows (a frame's: `source: {builder: dataframe}`)."""
+    if sequence and (group_by is not None or table.kind != "jsonl"):
+        raise UsageError(f"{table.name}: --sequence reads a JSONL file's list fields as steps; a long table takes "
+                         "--group-by and --order-by instead")
     if group_by is not None:
         return long_table_plan(table, group_by, order_by or "")
     boxes = box_table_plan([table]) if not sequence else None

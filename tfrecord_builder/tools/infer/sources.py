@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from ...builders import csv_rows, json_rows
 from ...builders.arrow_rows import categories, python_values, unreadable
 from ...builders.base import RowOrigins
+from ...builders.frame_kinds import frame_rows
 from ...builders.image_folder import EXTENSIONS, ImageFolderBuilder
 from ...builders.opened import open_source, plain_name
 from ...errors import DataError, UsageError
@@ -33,7 +34,7 @@ class Table:
     """The rows read of a table file, column by column (None where a value is missing)."""
 
     path: str
-    kind: str  # csv, jsonl or parquet
+    kind: str  # csv, jsonl, parquet or dataframe (a frame given from Python)
     columns: list[str]
     values: dict[str, list[Any]]
     lines: list[int]  # each row's line (CSV, JSONL) or row number (Parquet)
@@ -43,10 +44,11 @@ class Table:
     types: dict[str, Any] = field(default_factory=dict)  # Parquet: each column's Arrow type
     unreadable: dict[str, str] = field(default_factory=dict)  # Parquet columns no feature reads, and why
     categories: dict[str, list[str]] = field(default_factory=dict)  # Parquet: categorical columns' categories, in order
+    label: str | None = None  # a frame's name in messages (`the pandas DataFrame`), which has no path
 
     @property
     def name(self) -> str:
-        return os.path.basename(self.path)
+        return self.label or os.path.basename(self.path)
 
     @property
     def rows(self) -> int:
@@ -54,7 +56,7 @@ class Table:
 
     def where(self, row: int) -> str:
         """Row `row` in messages: `rows.csv, line 4` (`rows.parquet, row 3`)."""
-        return RowOrigins(self.name, self.lines, "row" if self.kind == "parquet" else "line")(row)
+        return RowOrigins(self.name, self.lines, "row" if self.kind in ("parquet", "dataframe") else "line")(row)
 
 
 @dataclass
@@ -191,8 +193,46 @@ def _parquet(path: str) -> Table:
         opened = parquet.ParquetFile(path)
     except Exception as error:  # pyarrow raises its own ArrowInvalid and OSError kinds
         raise DataError(f"{name}: not a readable Parquet file: {str(error).splitlines()[0]}") from None
-    schema = opened.schema_arrow
-    columns = _unique(name, list(schema.names))
+    columns = _unique(name, list(opened.schema_arrow.names))
+    try:
+        return _arrow_table(path, "parquet", opened.schema_arrow, columns,
+                            lambda wanted: opened.iter_batches(batch_size=_BATCH, columns=wanted),
+                            opened.metadata.num_rows)
+    except _Damaged as damaged:  # a damaged page
+        raise DataError(f"{name}: a damaged part of the Parquet file, after row {damaged.count}: "
+                        f"{damaged.message}") from None
+
+
+def read_frame(frame: Any) -> Table:
+    """The first rows of a DataFrame given from Python (builders/frame_kinds.py), read as a Parquet
+    file's with the same rows would be."""
+    rows = frame_rows(frame)
+    columns = _unique(rows.label, list(rows.schema.names))
+
+    def batches(wanted: list[str]) -> Iterator[Any]:
+        for batch in rows.batches():
+            yield batch.select(wanted)
+    try:
+        table = _arrow_table("frame", "dataframe", rows.schema, columns, batches, rows.num_rows, rows.label)
+    except _Damaged as damaged:
+        raise DataError(f"{rows.label}: can't be read after row {damaged.count}: {damaged.message}") from None
+    if not table.rows:
+        raise DataError(f"{rows.label}: no rows; expected at least one row to infer the features from")
+    return table
+
+
+class _Damaged(Exception):
+    """Arrow failed to give the rows after the `count`-th."""
+
+    def __init__(self, count: int, message: str):
+        super().__init__(message)
+        self.count, self.message = count, message
+
+
+def _arrow_table(path: str, kind: str, schema: Any, columns: list[str], batches: Callable[[list[str]], Any],
+                 num_rows: int | None, label: str | None = None) -> Table:
+    """Up to ROW_LIMIT rows of Arrow record batches (`batches(columns)`) as a Table of the
+    columns a feature can read (the others listed with why not)."""
     types = {column: schema.field(column).type for column in columns}
     problems = {column: problem for column in columns
                 if (problem := unreadable(types[column]) or _nested(types[column]))}
@@ -200,24 +240,25 @@ def _parquet(path: str) -> Table:
     values: dict[str, list[Any]] = {column: [] for column in wanted}
     found: dict[str, list[str]] = {}
     count = 0
-    try:
-        for batch in opened.iter_batches(batch_size=_BATCH, columns=wanted):
-            for column in wanted:
-                if not count and (names := categories(batch.column(column))) is not None:
-                    found[column] = names
-                values[column].extend(python_values(batch.column(column)))
-            count += batch.num_rows
-            if count >= ROW_LIMIT:
-                break
-        if count > ROW_LIMIT:  # (read in whole batches)
-            values = {column: cells[:ROW_LIMIT] for column, cells in values.items()}
-            count = ROW_LIMIT
-    except Exception as error:  # a damaged page
-        raise DataError(f"{name}: a damaged part of the Parquet file, after row {count}: "
-                        f"{str(error).splitlines()[0]}") from None
-    complete = count >= opened.metadata.num_rows
-    return Table(path, "parquet", wanted, values, list(range(1, count + 1)), "json", complete,
-                 types=types, unreadable=problems, categories=found)
+    read = batches(wanted)
+    while count < ROW_LIMIT:
+        try:
+            batch = next(read, None)
+        except Exception as error:  # pyarrow's own kinds
+            raise _Damaged(count, str(error).splitlines()[0] if str(error) else type(error).__name__) from None
+        if batch is None:
+            break
+        for column in wanted:
+            if not count and (names := categories(batch.column(column))) is not None:
+                found[column] = names
+            values[column].extend(python_values(batch.column(column)))
+        count += batch.num_rows
+    if count > ROW_LIMIT:  # (read in whole batches)
+        values = {column: cells[:ROW_LIMIT] for column, cells in values.items()}
+        count = ROW_LIMIT
+    complete = num_rows is not None and count >= num_rows or num_rows is None and next(read, None) is None
+    return Table(path, kind, wanted, values, list(range(1, count + 1)), "json", complete,
+                 types=types, unreadable=problems, categories=found, label=label)
 
 
 def _nested(kind: Any) -> str | None:
