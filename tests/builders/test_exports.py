@@ -140,6 +140,22 @@ def test_parquet_dates_and_timestamps_go_into_string_and_int64(tmp_path):
                                            ["1970-01-01T00:00:00.002"]]
 
 
+def test_a_batch_whose_first_dates_are_missing_stores_the_default_and_the_dates(tmp_path):
+    """The default fills the first rows before the dates are recognised: it must not make the
+    column look like text (it did: `row 2: expected a string, received "2021-05-01"`)."""
+    table = pa.table({"day": pa.array([None, datetime.date(2021, 5, 1), None], pa.date32()),
+                      "when": pa.array([None, 1_600_000_000, None], pa.timestamp("s"))})
+    pq.write_table(table, tmp_path / "t.parquet")
+    spec = {"source": {"builder": "parquet", "path": "t.parquet"},
+            "features": {"day": {"dtype": "string", "default": "2020-01-01"},
+                         "days": {"dtype": "int64", "source": "day", "time_unit": "days", "default": 18262},
+                         "when": {"dtype": "string", "default": "1970-01-01T00:00:00"}}}
+    got = records(build(tmp_path, spec, {}))
+    assert [row["day"] for row in got] == [["2020-01-01"], ["2021-05-01"], ["2020-01-01"]]
+    assert [row["days"] for row in got] == [[18262], [18748], [18262]]
+    assert [row["when"] for row in got] == [["1970-01-01T00:00:00"], ["2020-09-13T12:26:40"], ["1970-01-01T00:00:00"]]
+
+
 def test_a_time_is_not_rounded_into_a_coarser_unit(tmp_path):
     pq.write_table(pa.table({"when": pa.array([1_500_000_000_123_000_000], pa.timestamp("ns"))}),
                    tmp_path / "t.parquet")

@@ -320,7 +320,7 @@ class TensorFeature(Feature):
 
     def convert(self, flat: Sequence[Any]) -> np.ndarray | list[bytes]:
         """Converts flattened raw values to storage values; raises Invalid naming a bad one."""
-        if self.format is not None or times.holds_times(flat):
+        if self.format is not None or times.holds_times(flat, self.default if np.ndim(self.default) == 0 else None):
             flat = times.converted(flat, self.dtype, self.format, self.time_unit)
         return self.dtype_info.convert(flat, self.allow_nan)
 

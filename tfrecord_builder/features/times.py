@@ -39,11 +39,14 @@ _DATE_LIKE = re.compile(rf"\s*([0-9]{{1,4}}[/.-][0-9]{{1,2}}[/.-][0-9]{{2,4}}|[0
                         re.IGNORECASE)
 
 
-def holds_times(flat: Sequence[Any]) -> bool:
-    """Whether a batch of values are dates or times (judged by its first value that is there)."""
+def holds_times(flat: Sequence[Any], default: Any = None) -> bool:
+    """Whether a batch of values are dates or times (judged by its first value that is there and
+    is not the feature's `default`: a batch whose first rows are missing holds the default, text
+    or a count, in their place)."""
     if isinstance(flat, np.ndarray):
         return flat.dtype.kind == "M"
-    first = next((item for item in flat if item is not None), None)
+    first = next((item for item in flat if item is not None
+                  and (default is None or type(item) is not type(default) or item != default)), None)
     return isinstance(first, (np.datetime64, datetime.date))
 
 
