@@ -32,7 +32,7 @@ FROM range(200) t(i)"""
 FEATURES = {"small": {"dtype": "int64"}, "unsigned": {"dtype": "int64"}, "big": {"dtype": "int64"},
             "x": {"dtype": "float64"}, "y": {"dtype": "float32"}, "flag": {"dtype": "bool"},
             "name": {"dtype": "string"}, "raw": {"dtype": "bytes"}, "ids": {"dtype": "int64", "shape": [3]},
-            "day": {"dtype": "int64", "date_format": "%Y-%m-%d"}, "doc": {"dtype": "string"},
+            "doc": {"dtype": "string"},
             "gaps": {"dtype": "int64", "default": -1}}
 
 
@@ -53,7 +53,7 @@ def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_p
         expected = connection.sql("SELECT * FROM rows ORDER BY id").fetchall()
         columns = connection.sql("SELECT * FROM rows").columns
         pq.write_table(connection.sql("SELECT * FROM rows").to_arrow_table(), tmp_path / "rows.parquet")
-    features = {name: feature for name, feature in FEATURES.items() if name != "day"} | {"id": {"dtype": "int64"}}
+    features = FEATURES | {"id": {"dtype": "int64"}}  # dates and times: the next test
     sql = write_spec(tmp_path / "sql", {"name": "t", "source": {"builder": "sql", "table": "rows",
                                                                "connection": "duckdb:///../rows.duckdb"},
                                         "features": features})
@@ -77,6 +77,39 @@ def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_p
         assert record["gaps"] == (-1 if value["gaps"] is None else value["gaps"])
     snapshot = json.loads((Path(built.path) / "tfrecord_builder.json").read_text())["source_snapshots"]
     assert snapshot["*"]["engine"] == "duckdb" and snapshot["*"]["rows"] == 200
+
+
+def test_dates_and_times_with_zones_go_through_the_date_rules_as_from_parquet(tmp_path):
+    """DATE and TIMESTAMPTZ into ISO 8601 text and counts since 1970 (a time with a zone in UTC),
+    each value exact against DuckDB's own reading, the shards those of the same rows from Parquet."""
+    import datetime
+
+    database = _database(tmp_path)
+    with duckdb.connect(str(database), read_only=True) as connection:
+        expected = {row[0]: row[1:] for row in connection.sql('SELECT id, day, "at" FROM rows').fetchall()}
+        pq.write_table(connection.sql("SELECT * FROM rows").to_arrow_table(), tmp_path / "rows.parquet")
+    features = {"id": {"dtype": "int64"}, "day": {"dtype": "string"},
+                "days": {"dtype": "int64", "source": "day", "time_unit": "days"},
+                "at": {"dtype": "string"}, "at_s": {"dtype": "int64", "source": "at"}}
+    sql = write_spec(tmp_path / "sql", {"name": "t", "source": {"builder": "sql", "table": "rows",
+                                                               "connection": "duckdb:///../rows.duckdb"},
+                                        "features": features})
+    from_parquet = write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet", "path": "../rows.parquet"},
+                                               "features": features})
+    built = tb.build(sql, output=tmp_path / "a")
+    reference = tb.build(from_parquet, output=tmp_path / "b")
+    shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
+    assert shards and shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    records = _records(built)
+    assert len(records) == 200
+    for record in records:
+        day, at = expected[int(record["id"])]
+        utc = at.astimezone(datetime.timezone.utc)
+        assert record["day"].decode() == day.isoformat()
+        assert record["days"] == (day - datetime.date(1970, 1, 1)).days
+        assert record["at"].decode() == utc.replace(tzinfo=None).isoformat()
+        assert record["at_s"] == int((utc - epoch).total_seconds())
 
 
 def test_sqlite_values_exact_against_sqlite3(tmp_path):
