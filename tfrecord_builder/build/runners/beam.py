@@ -97,81 +97,97 @@ class BeamRunner:
         with `job.keep` the splits of an earlier version); returns what it wrote into `job.shards`
         (a folder or a bucket's prefix). The DirectRunner's workers keep records in `job.staging`."""
         options = _options(job.options, job.workers)
-        local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
-                                                             "SwitchingDirectRunner", "PrismRunner")
+        local = _on_this_machine(options)
         summary_path = fs.join(job.shards, SUMMARY_FILE)
         if fs.exists(summary_path):
             fs.remove(summary_path)
         steps = Steps.of(job, _carrier(local, os.path.join(job.staging, RUNS_FOLDER)))
-        try:
-            pipeline = beam.Pipeline(options=options)
-        except ValueError as error:  # e.g. an unknown --runner
-            raise UsageError(f"{job.options.named}: {error}") from None
+        pipeline = _pipeline(options, job)
         _plan(pipeline, steps, job.tasks)
-        # the DirectRunner's workers are this machine's processes, each logging a dozen lines: held
-        # back unless the job fails for a reason of Beam's; a remote runner's lines (the job's URL) stay
-        held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
-                else contextlib.nullcontext())
-        with held:
-            try:
-                if local:
-                    watched_workers(lambda: _watch(pipeline.run(), job.progress))
-                else:
-                    _watch(pipeline.run(), job.progress)
-            except Exception as error:
-                if steps.carrier.folder is not None:  # a failed job's records: they'd hold the space a retry needs
-                    shutil.rmtree(steps.carrier.folder, ignore_errors=True)
-                with contextlib.suppress(OSError):  # a bucket out of reach: the job's own error says more
-                    for name in _RESULT_FILES:  # and what its steps saved
-                        if fs.exists(fs.join(job.shards, name)):
-                            fs.remove(fs.join(job.shards, name))
-                full = DiskFullError.of(worker_os_error(error), job.staging)
-                if full is None:
-                    raise
+
+        def failed(error: Exception) -> None:
+            if steps.carrier.folder is not None:  # a failed job's records: they'd hold the space a retry needs
+                shutil.rmtree(steps.carrier.folder, ignore_errors=True)
+            with contextlib.suppress(OSError):  # a bucket out of reach: the job's own error says more
+                for name in _RESULT_FILES:  # and what its steps saved
+                    if fs.exists(fs.join(job.shards, name)):
+                        fs.remove(fs.join(job.shards, name))
+            full = DiskFullError.of(worker_os_error(error), job.staging)
+            if full is not None:
                 raise full from error  # one line, not a worker's traceback and Beam's log
+
+        _run_watched(pipeline, local, job.progress, failed)
         result = _results(steps)
         if steps.carrier.folder is not None:
             shutil.rmtree(steps.carrier.folder)
         return result
 
-
     def count_words(self, job: RunJob) -> WordCounts:
         """The learned vocabularies' pass as a pipeline of its own (`_count_plan`), before the
         build's: its counts, summed in the pipeline, are left in `job.shards` for this process."""
         options = _options(job.options, job.workers)
-        local = options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
-                                                             "SwitchingDirectRunner", "PrismRunner")
+        local = _on_this_machine(options)
         if not fs.is_url(job.shards):
             os.makedirs(job.shards, exist_ok=True)
         steps = Steps.of(job)
-        try:
-            pipeline = beam.Pipeline(options=options)
-        except ValueError as error:
-            raise UsageError(f"{job.options.named}: {error}") from None
+        pipeline = _pipeline(options, job)
         _count_plan(pipeline, steps, job.tasks)
-        held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
-                else contextlib.nullcontext())
-        with held:
-            if local:
-                watched_workers(lambda: _watch(pipeline.run(), job.progress))
-            else:
-                _watch(pipeline.run(), job.progress)
+        _run_watched(pipeline, local, job.progress)
         try:
             return words_from(_load(job.shards, "words"))
         finally:
             fs.remove(fs.join(job.shards, "beam-words.pickle"))
 
 
+def _on_this_machine(options: PipelineOptions) -> bool:
+    """Whether the job's runner runs it in this machine's processes (the DirectRunner's kinds)."""
+    return options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
+                                                       "SwitchingDirectRunner", "PrismRunner")
+
+
+def _pipeline(options: PipelineOptions, job: RunJob) -> beam.Pipeline:
+    try:
+        return beam.Pipeline(options=options)
+    except ValueError as error:  # e.g. an unknown --runner
+        raise UsageError(f"{job.options.named}: {error}") from None
+
+
+def _run_watched(pipeline: beam.Pipeline, local: bool, progress: Callable | None,
+                 failed: Callable[[Exception], None] | None = None) -> None:
+    """Runs the job to its end, showing its progress; `failed` sees an error first (and may raise
+    one of its own in its place). The DirectRunner's workers are this machine's processes, each
+    logging a dozen lines: held back unless the job fails for a reason of Beam's; a remote
+    runner's lines (the job's URL) stay."""
+    held = (stderr_held(lambda error: not isinstance(error, TFRecordBuilderError)) if local
+            else contextlib.nullcontext())
+    with held:
+        try:
+            if local:
+                watched_workers(lambda: _watch(pipeline.run(), progress))
+            else:
+                _watch(pipeline.run(), progress)
+        except Exception as error:
+            if failed is not None:
+                failed(error)
+            raise
+
+
+def _strata(pipeline: beam.Pipeline, steps: Steps, tasks: list[ReadTask]) -> list[Any]:
+    """A stratified build's first pass, every record's class before any is divided, as the side
+    input of the passes after it (none for a build without `stratify:`)."""
+    if steps.spec.stratify is None:
+        return []
+    return [beam.pvalue.AsSingleton(pipeline
+                                    | "ClassTasks" >> beam.Create(tasks)
+                                    | "ClassSpread" >> beam.Reshuffle()
+                                    | "Classify" >> beam.ParDo(_ClassifyTask(steps))
+                                    | "AllClasses" >> beam.combiners.ToList()
+                                    | "Strata" >> beam.Map(strata_from, steps.spec))]
+
+
 def _count_plan(pipeline: beam.Pipeline, steps: Steps, tasks: list[ReadTask]) -> None:
     """Create(read tasks) -> Reshuffle -> each task's words (after the strata, as `_plan`) -> all -> saved."""
-    strata = []
-    if steps.spec.stratify is not None:
-        strata.append(beam.pvalue.AsSingleton(pipeline
-                                              | "ClassTasks" >> beam.Create(tasks)
-                                              | "ClassSpread" >> beam.Reshuffle()
-                                              | "Classify" >> beam.ParDo(_ClassifyTask(steps))
-                                              | "AllClasses" >> beam.combiners.ToList()
-                                              | "Strata" >> beam.Map(strata_from, steps.spec)))
+    strata = _strata(pipeline, steps, tasks)
     (pipeline
      | "WordTasks" >> beam.Create(tasks)
      | "WordSpread" >> beam.Reshuffle()
@@ -197,14 +213,7 @@ def _carrier(local: bool, folder: str) -> Carrier:
 def _plan(pipeline: beam.Pipeline, steps: Steps, tasks: list[ReadTask]) -> None:
     """The plan's steps, as the module's docstring draws them."""
     later = steps.past_encoding()  # what the steps after encoding ship
-    strata = []  # a stratified build's first pass: every record's class, before any is divided
-    if steps.spec.stratify is not None:
-        strata.append(beam.pvalue.AsSingleton(pipeline
-                                              | "ClassTasks" >> beam.Create(tasks)
-                                              | "ClassSpread" >> beam.Reshuffle()
-                                              | "Classify" >> beam.ParDo(_ClassifyTask(steps))
-                                              | "AllClasses" >> beam.combiners.ToList()
-                                              | "Strata" >> beam.Map(strata_from, steps.spec)))
+    strata = _strata(pipeline, steps, tasks)
     encoded = (pipeline
                | "Tasks" >> beam.Create(tasks)
                | "Spread" >> beam.Reshuffle()
@@ -296,8 +305,8 @@ def _tagged(outputs: Iterator[tuple[str, Any]], main: str) -> Iterator[Any]:
         yield value if tag == main else beam.pvalue.TaggedOutput(tag, value)
 
 
-class _EncodeTask(beam.DoFn):
-    """Reads and encodes one task (`Steps.encode`), counting as it goes."""
+class _TaskStep(beam.DoFn):
+    """A step over one read task at a time, with the spec's builders made on its worker."""
 
     def __init__(self, steps: Steps):
         self.steps = steps
@@ -305,6 +314,13 @@ class _EncodeTask(beam.DoFn):
 
     def setup(self) -> None:
         self.builders = self.steps.builders()  # a custom builder's code runs here, on the worker
+
+
+class _EncodeTask(_TaskStep):
+    """Reads and encodes one task (`Steps.encode`), counting as it goes."""
+
+    def setup(self) -> None:
+        super().setup()
         self.read = beam.metrics.Metrics.counter(_NAMESPACE, "records read")
         self.encoded = beam.metrics.Metrics.counter(_NAMESPACE, "records encoded")
         self.skipped = beam.metrics.Metrics.counter(_NAMESPACE, "records skipped")
@@ -318,29 +334,15 @@ class _EncodeTask(beam.DoFn):
         yield from _tagged(self.steps.encode(self.builders, task, stratified, self._counted), RECORDS)
 
 
-class _ClassifyTask(beam.DoFn):
+class _ClassifyTask(_TaskStep):
     """A stratified build's first pass over one task (`Steps.classify`)."""
-
-    def __init__(self, steps: Steps):
-        self.steps = steps
-        self.builders: dict[str | None, Builder] = {}
-
-    def setup(self) -> None:
-        self.builders = self.steps.builders()
 
     def process(self, task: ReadTask) -> Iterator[Any]:
         yield self.steps.classify(self.builders, task)
 
 
-class _CountTask(beam.DoFn):
+class _CountTask(_TaskStep):
     """A learned vocabulary's pass over one task (`Steps.count_words`)."""
-
-    def __init__(self, steps: Steps):
-        self.steps = steps
-        self.builders: dict[str | None, Builder] = {}
-
-    def setup(self) -> None:
-        self.builders = self.steps.builders()
 
     def process(self, task: ReadTask, stratified: tuple | None = None) -> Iterator[Any]:
         yield self.steps.count_words(self.builders, task, stratified)
