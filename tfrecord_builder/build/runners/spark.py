@@ -69,12 +69,8 @@ class SparkRunner:
     def run(self, job: RunJob) -> RunResult:
         built_on = session(job.options, job.workers)
         check_visible(built_on.sparkContext, job.spec, job)
-        try:
+        with _job_errors():
             return self._run(built_on, job)
-        except PythonException as error:  # raised in a Python worker: ours (one line), or a bug's
-            raise ours(error) from None
-        except Py4JJavaError as error:  # our errors came back as values: this one is Spark's
-            raise SparkJobError(f"the Spark job failed: {spark_reason(error)}{LOG.where()}") from None
 
     def count_words(self, job: RunJob) -> WordCounts:
         """The learned vocabularies' pass as a Spark job: each task's counts (`Steps.count_words`),
@@ -82,17 +78,13 @@ class SparkRunner:
         built_on = session(job.options, job.workers)
         check_visible(built_on.sparkContext, job.spec, job, sources_only=True)  # the pass writes nothing
         steps = Steps.of(job)
-        try:
+        with _job_errors():
             indexed = built_on.sparkContext.parallelize(list(enumerate(job.tasks)), max(1, len(job.tasks)))
             stratified = None
             if steps.spec.stratify is not None:
                 stratified = strata_from(indexed.mapPartitions(lambda part: _classify(steps, part)).collect(),
                                          steps.spec)
             return words_from(indexed.mapPartitions(lambda part: _count(steps, stratified, part)).collect())
-        except PythonException as error:
-            raise ours(error) from None
-        except Py4JJavaError as error:
-            raise SparkJobError(f"the Spark job failed: {spark_reason(error)}{LOG.where()}") from None
 
     def _run(self, built_on: SparkSession, job: RunJob) -> RunResult:
         context = built_on.sparkContext
@@ -148,6 +140,18 @@ class SparkRunner:
             encoded.unpersist()
             if sorted_parts is not None:
                 sorted_parts.unpersist()
+
+
+@contextlib.contextmanager
+def _job_errors() -> Iterator[None]:
+    """A Spark job's failure as one line: ours, raised in a Python worker (or a bug's), or
+    Spark's own (our errors come back as values)."""
+    try:
+        yield
+    except PythonException as error:
+        raise ours(error) from None
+    except Py4JJavaError as error:
+        raise SparkJobError(f"the Spark job failed: {spark_reason(error)}{LOG.where()}") from None
 
 
 def _tagged(outputs: Any, tag: str) -> Any:
