@@ -11,7 +11,6 @@ what `tb.read` gives of our records.
 """
 from __future__ import annotations
 
-import collections
 import json
 import os
 import subprocess
@@ -23,8 +22,7 @@ import pytest
 import tfrecord_builder as tb
 from conftest import write_spec
 from support.conll import CONLL2003, NER, conll2003_sentences
-from support.texts import TFM_PYTHON, english, needs_model_garden
-from tfrecord_builder import text
+from support.texts import TFM_PYTHON, english, needs_model_garden, english_vocab
 
 SEQ_LENGTH = 64
 
@@ -84,10 +82,8 @@ np.savez(sys.argv[2] + "/read.npz", **out)
 
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory) -> Path:
-    counts = collections.Counter(word for line in english()[::2] for word in text.words(line))
-    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
-    path.write_bytes(text.learn(counts, "wordpiece", 1500).data)
-    return path
+    """A BERT vocab.txt learned from half of the text (`english_vocab`)."""
+    return english_vocab(tmp_path_factory.mktemp("vocab"))
 
 
 def _classification(tmp_path: Path, vocab: Path) -> tuple[tb.DatasetInfo, list]:

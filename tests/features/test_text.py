@@ -5,7 +5,6 @@ cut counted and said once, the sequence layout, and every reading path: input_fn
 module, tb.read (and its text back), TFDS."""
 from __future__ import annotations
 
-import collections
 import io
 import json
 from pathlib import Path
@@ -19,7 +18,7 @@ from tokenizers import models, normalizers, pre_tokenizers, processors, trainers
 import tfrecord_builder as tb
 from conftest import write_spec
 from support.reading import read_both
-from support.texts import corpus, english
+from support.texts import corpus, english, english_vocab
 from tfrecord_builder import text
 
 TEXTS = english()
@@ -27,12 +26,8 @@ TEXTS = english()
 
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory) -> Path:
-    """A BERT vocab.txt (WordPiece) learned from half of the text: the other half has words it
-    splits into many pieces."""
-    counts = collections.Counter(word for line in TEXTS[::2] for word in text.words(line))
-    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
-    path.write_bytes(text.learn(counts, "wordpiece", 1500).data)
-    return path
+    """A BERT vocab.txt learned from half of the text (`english_vocab`)."""
+    return english_vocab(tmp_path_factory.mktemp("vocab"))
 
 
 def _rows(texts: list[str], second: list[str] | None = None) -> str:

@@ -4,7 +4,6 @@ byte-identical rebuilds; fixed [batch, N] reading through tb.read, both input_fn
 and what it refuses."""
 from __future__ import annotations
 
-import collections
 import json
 import re
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 import tfrecord_builder as tb
 from conftest import write_spec
 from support.reading import assert_same_files, files_of, read_both
-from support.texts import english
+from support.texts import english, english_vocab
 from tfrecord_builder import text
 from tfrecord_builder.text.pack import unpacked
 
@@ -25,10 +24,8 @@ SENTENCES = [part for line in TEXTS for part in re.split(r"\. |\n", line) if par
 
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory) -> Path:
-    counts = collections.Counter(word for line in TEXTS[::2] for word in text.words(line))
-    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
-    path.write_bytes(text.learn(counts, "wordpiece", 1500).data)
-    return path
+    """A BERT vocab.txt learned from half of the text (`english_vocab`)."""
+    return english_vocab(tmp_path_factory.mktemp("vocab"))
 
 
 def _spec(features: dict, **keys) -> dict:

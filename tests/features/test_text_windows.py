@@ -3,7 +3,6 @@ offset and number kept; checked on real text (tests/support/texts.py) against BE
 loop written out here (run_squad.py's `doc_spans`), through tb.read, both input_fns and TFDS."""
 from __future__ import annotations
 
-import collections
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 import tfrecord_builder as tb
 from conftest import write_spec
 from support.reading import assert_same_files, files_of, read_both
-from support.texts import english
+from support.texts import english, english_vocab
 from tfrecord_builder import text
 
 TEXTS = english()
@@ -21,11 +20,8 @@ TEXTS = english()
 
 @pytest.fixture(scope="module")
 def vocab(tmp_path_factory) -> Path:
-    """A BERT vocab.txt learned from half of the text."""
-    counts = collections.Counter(word for line in TEXTS[::2] for word in text.words(line))
-    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
-    path.write_bytes(text.learn(counts, "wordpiece", 1500).data)
-    return path
+    """A BERT vocab.txt learned from half of the text (`english_vocab`)."""
+    return english_vocab(tmp_path_factory.mktemp("vocab"))
 
 
 def squad_spans(length: int, room: int, stride: int) -> list[tuple[int, int]]:

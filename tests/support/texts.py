@@ -46,6 +46,17 @@ def english() -> list[str]:
     return [text for text in texts if text.strip()]
 
 
+def english_vocab(folder: Path, size: int = 1500) -> Path:
+    """`folder`/vocab.txt: a BERT vocabulary (WordPiece) of `size` learned from every other text of
+    `english()`, so the other half holds words it splits into many pieces."""
+    from tfrecord_builder import text  # (the text extra)
+
+    counts = collections.Counter(word for line in english()[::2] for word in text.words(line))
+    path = folder / "vocab.txt"
+    path.write_bytes(text.learn(counts, "wordpiece", size).data)
+    return path
+
+
 def world() -> list[str]:
     """Babel's names of languages as each of LANGUAGES writes them, 40 to a text."""
     from babel import Locale
