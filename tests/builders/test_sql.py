@@ -47,13 +47,9 @@ def _records(info: tb.DatasetInfo, split: str = "train") -> list[dict]:
     return list(tb.read(info.path, split))
 
 
-def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_path):
-    database = _database(tmp_path)
-    with duckdb.connect(str(database), read_only=True) as connection:
-        expected = connection.sql("SELECT * FROM rows ORDER BY id").fetchall()
-        columns = connection.sql("SELECT * FROM rows").columns
-        pq.write_table(connection.sql("SELECT * FROM rows").to_arrow_table(), tmp_path / "rows.parquet")
-    features = FEATURES | {"id": {"dtype": "int64"}}  # dates and times: the next test
+def _built_as_from_parquet(tmp_path: Path, features: dict) -> tb.DatasetInfo:
+    """The `rows` table of tmp_path/rows.duckdb built by `builder: sql`, its shards asserted equal,
+    byte for byte, to those of the same rows from tmp_path/rows.parquet."""
     sql = write_spec(tmp_path / "sql", {"name": "t", "source": {"builder": "sql", "table": "rows",
                                                                "connection": "duckdb:///../rows.duckdb"},
                                         "features": features})
@@ -63,6 +59,17 @@ def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_p
     reference = tb.build(from_parquet, output=tmp_path / "b")
     shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
     assert shards and shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
+    return built
+
+
+def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_path):
+    database = _database(tmp_path)
+    with duckdb.connect(str(database), read_only=True) as connection:
+        expected = connection.sql("SELECT * FROM rows ORDER BY id").fetchall()
+        columns = connection.sql("SELECT * FROM rows").columns
+        pq.write_table(connection.sql("SELECT * FROM rows").to_arrow_table(), tmp_path / "rows.parquet")
+    features = FEATURES | {"id": {"dtype": "int64"}}  # dates and times: the next test
+    built = _built_as_from_parquet(tmp_path, features)
     found = {int(record["id"]): record for record in _records(built)}
     assert len(found) == 200
     for row in expected:
@@ -91,15 +98,7 @@ def test_dates_and_times_with_zones_go_through_the_date_rules_as_from_parquet(tm
     features = {"id": {"dtype": "int64"}, "day": {"dtype": "string"},
                 "days": {"dtype": "int64", "source": "day", "time_unit": "days"},
                 "at": {"dtype": "string"}, "at_s": {"dtype": "int64", "source": "at"}}
-    sql = write_spec(tmp_path / "sql", {"name": "t", "source": {"builder": "sql", "table": "rows",
-                                                               "connection": "duckdb:///../rows.duckdb"},
-                                        "features": features})
-    from_parquet = write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet", "path": "../rows.parquet"},
-                                               "features": features})
-    built = tb.build(sql, output=tmp_path / "a")
-    reference = tb.build(from_parquet, output=tmp_path / "b")
-    shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
-    assert shards and shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
+    built = _built_as_from_parquet(tmp_path, features)
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
     records = _records(built)
     assert len(records) == 200
