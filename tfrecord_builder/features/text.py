@@ -124,13 +124,10 @@ class TextFeature(Feature):
             found = load_tokenizer(path, self.lowercase, at / "tokenizer")
         except SpecError:
             if self.recorded is not None and not fs.exists(path):
-                return dataclasses.replace(self, unusable=f"{path}: file not found (the dataset recorded sha256 "
-                                                          f"{self.recorded.sha256[:12]}...)")
+                return self._without_file(path, None)
             raise
         if self.recorded is not None and self.recorded.sha256 != found.fingerprint:
-            return dataclasses.replace(self, unusable=f"{path}: sha256 {found.fingerprint[:12]}..., expected "
-                                                      f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
-                                                      "the dataset was built with")
+            return self._without_file(path, found.fingerprint)
         return dataclasses.replace(self, recorded=recorded_of(found), held=HeldTokenizer(found))
 
     def check(self, at: At) -> None:
@@ -414,17 +411,24 @@ class TextFeature(Feature):
             return self
         path = fs.join(folder, self.recorded.file)
         if not fs.exists(path):
-            return dataclasses.replace(self, unusable=f"{path}: file not found (the dataset recorded sha256 "
-                                                      f"{self.recorded.sha256[:12]}...)")
+            return self._without_file(path, None)
         with fs.open_file(path, "rb") as file:
             data = file.read()
         sha256 = hashlib.sha256(data).hexdigest()
         if sha256 != self.recorded.sha256:
-            return dataclasses.replace(self, unusable=f"{path}: sha256 {sha256[:12]}..., expected "
-                                                      f"{self.recorded.sha256[:12]}... (`recorded:`): not the file "
-                                                      "the dataset was built with")
+            return self._without_file(path, sha256)
         lowercase = (True if self.lowercase is None else self.lowercase) if self.recorded.kind == "wordpiece" else None
         return dataclasses.replace(self, held=held_tokenizer(data, self.recorded.file, lowercase, sha256), unusable=None)
+
+    def _without_file(self, path: str, sha256: str | None) -> "TextFeature":
+        """What it recorded, all that reading needs, where its tokenizer file is gone (`sha256`
+        None) or is another file than the one it recorded; `unusable` says which."""
+        assert self.recorded is not None
+        recorded = self.recorded.sha256[:12]
+        why = (f"{path}: file not found (the dataset recorded sha256 {recorded}...)" if sha256 is None else
+               f"{path}: sha256 {sha256[:12]}..., expected {recorded}... (`recorded:`): not the file the dataset "
+               "was built with")
+        return dataclasses.replace(self, unusable=why)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         if self.layout == model_garden.LAYOUT:
