@@ -7,7 +7,6 @@ byte for byte those of the same rows written to a Parquet file and built from it
 from __future__ import annotations
 
 import datetime
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from tfrecord_builder.tools.diff import describe_change, diff
 
 from conftest import write_spec
 from support.cli import run_cli
+from support.engines import stopped_before_metadata
 from support.reading import assert_same_files, files_of
 
 deltalake = pytest.importorskip("deltalake")
@@ -180,20 +180,10 @@ def test_an_iceberg_snapshot_read_again_after_the_table_moved_on_gives_the_same_
     assert again.source_snapshots == {"*": {"format": "iceberg", "table": "shop.events", "snapshot": first}}
 
 
-def _interrupted(monkeypatch, spec: Path, output: Path) -> None:
-    """A build stopped after its shards were written, before its metadata: what --resume finishes."""
-    def stop(*args, **kwargs):
-        raise KeyboardInterrupt
-    with monkeypatch.context() as patched:
-        patched.setattr(importlib.import_module("tfrecord_builder.build.run"), "write_metadata_files", stop)
-        with pytest.raises(KeyboardInterrupt):
-            tb.build(spec, output=output, workers=1)
-
-
 def test_resume_after_the_table_moved_on_is_refused_and_a_pinned_version_resumes(tmp_path, monkeypatch):
     deltalake.write_deltalake(tmp_path / "events", _rows(0, 60))
     latest = _spec(tmp_path, {"builder": "delta", "path": "events"})
-    _interrupted(monkeypatch, latest, tmp_path / "out")
+    stopped_before_metadata(monkeypatch, latest, tmp_path / "out")
     deltalake.write_deltalake(tmp_path / "events", _rows(60, 5), mode="append")
     with pytest.raises(tb.UsageError) as refused:
         tb.build(latest, output=tmp_path / "out", resume=True, workers=1)
@@ -203,7 +193,7 @@ def test_resume_after_the_table_moved_on_is_refused_and_a_pinned_version_resumes
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "the source changed" in result.stderr
 
     pinned = _spec(tmp_path, {"builder": "delta", "path": "events", "version": 0}, "pinned.yaml")
-    _interrupted(monkeypatch, pinned, tmp_path / "pinned")
+    stopped_before_metadata(monkeypatch, pinned, tmp_path / "pinned")
     resumed = tb.build(pinned, output=tmp_path / "pinned", resume=True, workers=1)
     whole = tb.build(pinned, output=tmp_path / "whole", workers=1)
     assert_same_files(_dataset(whole), _dataset(resumed))

@@ -3,11 +3,9 @@ shards byte-identical to the same rows built from Parquet, partitions, snapshots
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -20,6 +18,7 @@ from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.spec.load import load_spec
 
 from conftest import write_spec
+from support.engines import stopped_before_metadata
 from support.reading import files_of
 
 ROWS = """
@@ -165,26 +164,13 @@ def test_partitions_read_each_row_once_nulls_included(tmp_path, engine):
     assert parts[-1] == [None, None, None]
 
 
-def test_a_resumed_build_whose_rows_changed_is_refused(tmp_path):
+def test_a_resumed_build_whose_rows_changed_is_refused(tmp_path, monkeypatch):
     with duckdb.connect(str(tmp_path / "big.duckdb")) as connection:
         connection.execute("CREATE TABLE big AS SELECT i AS id, repeat('x', 60) || i AS text FROM range(150000) t(i)")
     spec = write_spec(tmp_path, {"name": "big", "output": {"shards": 12},
                                  "source": {"builder": "sql", "table": "big", "connection": "big.duckdb"},
                                  "features": {"id": {"dtype": "int64"}, "text": {"dtype": "string"}}})
-    staging = tmp_path / "out" / "big" / ".1.0.0.building"
-    process = subprocess.Popen([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
-                                str(tmp_path / "out"), "--workers", "1"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    manifest = staging / "manifest.jsonl"
-    deadline = time.monotonic() + 600  # a bound for a build that never gets there, not a measure
-    while time.monotonic() < deadline and process.poll() is None:
-        if manifest.exists() and len(manifest.read_text().splitlines()) > 2:
-            break
-        time.sleep(0.01)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    if process.returncode == 0:
-        pytest.skip("the build finished before it was killed")
+    stopped_before_metadata(monkeypatch, spec, tmp_path / "out")
     with duckdb.connect(str(tmp_path / "big.duckdb")) as connection:
         connection.execute("UPDATE big SET text = 'changed' WHERE id = 7")
     result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",

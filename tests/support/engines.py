@@ -153,3 +153,19 @@ def assert_chosen_runner(name: str, cls: type, flags: tuple[bool, bool, bool]) -
     assert (chosen.name, chosen.takes_options, chosen.checkpoints, chosen.shards_to_bucket) == (name, *flags)
     for method in ("check", "run"):
         assert _parameters(getattr(cls, method)) == _parameters(getattr(Runner, method))
+
+
+def stopped_before_metadata(monkeypatch, spec: Path, output: Path) -> None:
+    """A build of `spec` into `output` stopped after its shards were written, before its metadata
+    (dataset_info.json): what `--resume` finishes. Stopped in-process, not killed: no clock decides
+    where it stops."""
+    import importlib
+
+    import tfrecord_builder as tb
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+    with monkeypatch.context() as patched:
+        patched.setattr(importlib.import_module("tfrecord_builder.build.run"), "write_metadata_files", stop)
+        with pytest.raises(KeyboardInterrupt):
+            tb.build(spec, output=output, workers=1)
