@@ -65,6 +65,15 @@ def source_keys(name: str) -> frozenset[str]:
     return frozenset(getattr(cls, "SOURCE_KEYS", ())) if cls is not None else frozenset()
 
 
+def check_source(name: str, source: Any, at: Any) -> None:
+    """Built-in builder `name`'s own checks of the values of its `source:` keys (its
+    `check_source`); none for another builder (a custom builder takes `options:`)."""
+    cls = builtin_class(name)
+    checked = getattr(cls, "check_source", None) if cls is not None else None
+    if checked is not None:
+        checked(source, at)
+
+
 def defines_classes(name: str) -> bool:
     """Whether builder `name`'s source may define class names itself (a built-in builder's
     `DEFINES_CLASSES`; a custom builder may, through `class_names`)."""

@@ -199,6 +199,8 @@ def test_a_resumed_build_whose_rows_changed_is_refused(tmp_path, monkeypatch):
      "received a postgresql: connection (postgresql://me:***@db/x); expected duckdb:///path.duckdb"),
     ({"query": "SELECT 1 AS a", "connection": "sqlite:///none.db"}, {"a": {"dtype": "int64"}},
      "none.db: no such database file"),
+    ({"query": "SELECT 1 AS a", "partition_by": "a", "partitions": 0}, {"a": {"dtype": "int64"}},
+     "source.partitions: expected a whole number of ranges, 1 or more, received 0"),
 ])
 def test_bad_input_is_one_line(tmp_path, source, features, expected):
     spec = write_spec(tmp_path, {"name": "bad", "source": {"builder": "sql", **source}, "features": features})

@@ -184,6 +184,11 @@ class Builder:
     FROM_PYTHON: ClassVar[bool] = False
 
     @classmethod
+    def check_source(cls, source: Any, at: Any) -> None:
+        """Refuses, at its key (`at`: the spec's `source:`), a value of the `source:` keys it reads
+        (SOURCE_KEYS) that it can't take; called when the spec is loaded, before the builder is made."""
+
+    @classmethod
     def option_problem(cls, key: str, value: Any) -> str | None:
         """What is wrong with an option's value (None: nothing), said before the builder is made."""
         return None

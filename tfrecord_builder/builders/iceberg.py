@@ -11,11 +11,13 @@ whose text the dataset's metadata keeps.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Iterator
 
 import pyarrow as pa
 
 from ..errors import DataError
+from ..spec.fields import describe, unknown_key_message
 from .lake import DataFile, LakeBuilder
 
 try:
@@ -27,12 +29,34 @@ except ImportError:  # an optional dependency: only Iceberg sources need it
     catalogs = None
 
 DEFAULT_CATALOG = "default"
+CATALOG_KEYS = {"name": "the catalog's name in pyiceberg (default: default)",
+                "uri": "a SQL catalog's database, e.g. sqlite:///catalog.db (relative to the spec's folder)",
+                "warehouse": "the folder (or URI) new tables' files go to"}
 
 
 class IcebergBuilder(LakeBuilder):
     """An Iceberg table's rows at one snapshot (`source.snapshot`, else the current one)."""
 
     SOURCE_KEYS = frozenset({"table", "snapshot", "catalog"})
+
+    @classmethod
+    def check_source(cls, source: Any, at: Any) -> None:
+        """It names its table; a catalog has only the keys pyiceberg's SQL catalog is given here,
+        and no password in its URI (the dataset's metadata keeps the spec)."""
+        super().check_source(source, at)
+        if not source.table:
+            raise at.error("the iceberg builder needs `table: namespace.name`")
+        if source.catalog is None:
+            return
+        for key, value in source.catalog.items():
+            if key not in CATALOG_KEYS:
+                raise (at / "catalog" / key).error(unknown_key_message(key, CATALOG_KEYS))
+            if not isinstance(value, str) or not value:
+                raise (at / "catalog" / key).error(f"expected text, received {describe(value)}")
+        if re.match(r"[a-z][a-z0-9+.-]*://[^/@]*:[^/@]*@", source.catalog.get("uri", ""), re.IGNORECASE):
+            raise (at / "catalog" / "uri").error("the URI holds a password, which the dataset's metadata would keep; "
+                                                 "leave `uri` out and define the catalog in ~/.pyiceberg.yaml or "
+                                                 "PYICEBERG_CATALOG__<NAME>__URI instead")
     READS_PATH = False
 
     def snapshot(self) -> dict[str, Any]:

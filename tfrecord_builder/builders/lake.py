@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Iterator, Sequence
 import pyarrow as pa
 
 from ..errors import DataError
+from ..spec.fields import describe
 from .arrow_batch import arrow_batch, check_columns
 from .base import Batch, column_list
 from .tabular import TableBuilder
@@ -32,6 +33,14 @@ class LakeBuilder(TableBuilder):
     OPTIONS: ClassVar[dict[str, str]] = {}
     DEFINES_CLASSES = False
     _pinned: int | None = None  # the version every task reads, once chosen
+
+    @classmethod
+    def check_source(cls, source: Any, at: Any) -> None:
+        """A table version (`version:`, `snapshot:`) is a whole number of 0 or more."""
+        for key in ("version", "snapshot"):
+            value = getattr(source, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise (at / key).error(f"expected a whole number of 0 or more, received {describe(value)}")
 
     def version(self) -> int:
         """The version read: the one the spec names (checked to exist), else the latest, chosen

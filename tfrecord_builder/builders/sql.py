@@ -69,6 +69,12 @@ class SqlBuilder(TableBuilder):
     """Rows of a query (or a table) of a DuckDB or SQLite database, or of files DuckDB reads."""
 
     SOURCE_KEYS = frozenset({"query", "table", "connection", "partition_by", "partitions", "decimals"})
+
+    @classmethod
+    def check_source(cls, source: Any, at: Any) -> None:
+        if source.partitions is not None and (isinstance(source.partitions, bool) or source.partitions < 1):
+            raise (at / "partitions").error(f"expected a whole number of ranges, 1 or more, received "
+                                            f"{source.partitions}")
     READS_PATH = False
     DEFINES_CLASSES = False
 

@@ -14,14 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..registry import BUILTIN, builder_names, check_name, defines_classes, source_keys
+from ..registry import BUILTIN, builder_names, check_name, check_source, defines_classes, source_keys
 from ..features import Feature
 from ..features import gathered, grouped
 from ..errors import SpecError
 from ..fs import place_problem, resolve
 from .reading import reading_of
 from .text_reading import MaskedLMInput, check_text_reading
-from .fields import At, Section, convert, describe, meta, spec_fields, unknown_key_message
+from .fields import At, Section, convert, describe, meta, spec_fields
 from .yaml_source import Document
 
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
@@ -104,45 +104,16 @@ class SourceSpec(Section):
                 raise (at / key).error(f"`{key}` is read by {readers}, not by {self.builder}")
             if key in ("images", "names_file"):
                 _check_place(getattr(self, key), at / key)
-        _check_lake_keys(self, at)
+        check_source(self.builder, self, at)  # the builder's own checks of its keys' values
         try:
             codecs.lookup(self.encoding)
         except LookupError:
             raise (at / "encoding").error(f"unknown text encoding {self.encoding!r}; expected e.g. utf-8 or latin-1") from None
         if self.order_by is not None and self.group_by is None:
             raise at.error("a long table needs both `group_by` and `order_by`")
-        if self.partitions is not None and (isinstance(self.partitions, bool) or self.partitions < 1):
-            raise (at / "partitions").error(f"expected a whole number of ranges, 1 or more, received {self.partitions}")
         if len(self.delimiter) != 1 or self.delimiter in '"\r\n':
             raise (at / "delimiter").error(f"expected one character other than a quote or a line break, "
                                            f"received {describe(self.delimiter)}")
-
-
-CATALOG_KEYS = {"name": "the catalog's name in pyiceberg (default: default)",
-                "uri": "a SQL catalog's database, e.g. sqlite:///catalog.db (relative to the spec's folder)",
-                "warehouse": "the folder (or URI) new tables' files go to"}
-
-
-def _check_lake_keys(source: SourceSpec, at: At) -> None:
-    """A table version is a number of 0 or more; an Iceberg source names its table; a catalog
-    has only the keys pyiceberg's SQL catalog is given here, and no password in its URI."""
-    for key in ("version", "snapshot"):
-        value = getattr(source, key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise (at / key).error(f"expected a whole number of 0 or more, received {describe(value)}")
-    if source.builder == "iceberg" and not source.table:
-        raise at.error("the iceberg builder needs `table: namespace.name`")
-    if source.catalog is None:
-        return
-    for key, value in source.catalog.items():
-        if key not in CATALOG_KEYS:
-            raise (at / "catalog" / key).error(unknown_key_message(key, CATALOG_KEYS))
-        if not isinstance(value, str) or not value:
-            raise (at / "catalog" / key).error(f"expected text, received {describe(value)}")
-    if re.match(r"[a-z][a-z0-9+.-]*://[^/@]*:[^/@]*@", source.catalog.get("uri", ""), re.IGNORECASE):
-        raise (at / "catalog" / "uri").error("the URI holds a password, which the dataset's metadata would keep; "
-                                             "leave `uri` out and define the catalog in ~/.pyiceberg.yaml or "
-                                             "PYICEBERG_CATALOG__<NAME>__URI instead")
 
 
 @dataclass(frozen=True, kw_only=True)
