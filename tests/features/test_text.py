@@ -333,3 +333,25 @@ def test_the_report_draws_the_lengths_in_ids(tmp_path, vocab):
     tb.load(info.path).report(tmp_path / "report.html", png=tmp_path / "png")
     assert (tmp_path / "png" / "text-lengths.png").stat().st_size > 0
     assert "text wordpiece int64 [null] (ids)" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("feature, spec", [
+    ({"max_length": 32}, {}),
+    ({"source": ["text", "other"], "max_length": 32}, {}),
+    ({"window": {"tokens": 32, "stride": 8}}, {}),
+    ({"source": ["text", "other"], "max_length": 32, "layout": "model_garden"}, {}),
+    ({"source": ["text", "other"]}, {"pack": {"length": 64}}),
+], ids=["own", "pair", "window", "model_garden", "packed"])
+def test_each_layout_reads_back_what_it_stores_beside_the_ids(tmp_path, vocab, feature, spec):
+    """A layout (features/text_layouts.py) says once what it stores and reads: the keys parsed are
+    the ids' and those stored beside them, the companions read are the names it gives, each once."""
+    path = write_spec(tmp_path, {"name": "texts", "source": {"builder": "jsonl", "path": "rows.jsonl"},
+                                 "features": {"text": {"type": "text", "tokenizer": str(vocab), **feature}}, **spec},
+                      {"rows.jsonl": _rows(TEXTS[:2], TEXTS[2:4])})
+    text_feature = tb.load_spec(path).features["text"]
+    layout = text_feature.ids_layout
+    assert sorted(text_feature.parsing()) == sorted([text_feature.record_key, *layout.keys])
+    assert len(set(layout.keys)) == len(layout.keys)
+    companions = text_feature.reading(None)["companions"]
+    assert list(companions) == text_feature.companion_names == layout.names
+    assert len(set(layout.names)) == len(layout.names)

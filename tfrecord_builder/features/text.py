@@ -46,6 +46,7 @@ from . import aligned, model_garden, tfds
 from .base import DecodeStep, EncodeContext, Feature, ParseSpec, TokenIds, register
 from .described import Card, Counted, CountedIds
 from .gathered import GatheredColumns
+from .text_layouts import IdsLayout, OwnIds, StepIds
 from .text_pack import PackedText
 from .text_tokenizer import (HeldTokenizer, RecordedTokenizer, Vocabulary, held_tokenizer, load_tokenizer,
                              recorded_of)
@@ -238,27 +239,24 @@ class TextFeature(Feature):
         return f"{self.name}_segment_ids"
 
     @property
+    def ids_layout(self) -> IdsLayout:
+        """How its ids lie in a record (features/text_layouts.py): per step, packed, Model
+        Garden's, or its own list beside its length."""
+        if self.sequence:
+            return StepIds(self)
+        if self.packed is not None:
+            return PackedText(self)
+        if self.layout == model_garden.LAYOUT:
+            return model_garden.ModelGardenIds(self)
+        return OwnIds(self)
+
+    @property
     def padded_length(self) -> int | None:
-        return self.max_length if self.layout == model_garden.LAYOUT else None
+        return self.ids_layout.padded_length
 
     @property
     def companion_names(self) -> list[str]:
-        if self.sequence:
-            return []
-        return [self.mask_name] + ([self.segments_name] if self.is_pair else []) + \
-            ([f"{self.name}_offset", f"{self.name}_window"] if self.window is not None else []) + \
-            (self.pack_layout.names if self.packed is not None else [])
-
-    @property
-    def window_keys(self) -> list[str]:
-        """What a window's record holds beside its ids: its offset and number."""
-        return [f"{self.record_key}_offset", f"{self.record_key}_window"] if self.window is not None else []
-
-    @property
-    def pack_layout(self) -> PackedText:
-        """How its packed records are laid out (spec's `pack:`)."""
-        assert self.packed is not None
-        return PackedText(self.name, self.record_key, self.packed, self.pad_id, self.is_pair)
+        return self.ids_layout.names
 
     # ---- writing side ----------------------------------------------------------------------------
     def encode(self, values: Sequence[Any], context: EncodeContext) -> dict[str, Values]:
@@ -293,21 +291,7 @@ class TextFeature(Feature):
             for _ in range(truncated):
                 context.notices.note(f"feature `{self.name}`: {{count}} text{{s}} cut to max_length: "
                                      f"{self.max_length} (truncation: {self.truncation})")
-        if self.layout == model_garden.LAYOUT:
-            return model_garden.stored(self, ids, segments)
-        lengths = np.array([len(row) for row in ids], dtype=np.int64)
-        flat = np.fromiter((number for row in ids for number in row), dtype=np.int64, count=int(lengths.sum()))
-        marks = self._marks(texts, lengths)
-        if self.sequence:  # one id a step
-            return {self.record_key: Values("int64", flat, np.ones(len(flat), dtype=np.int64), steps=lengths,
-                                            marks=marks)}
-        ones = np.ones(len(ids), dtype=np.int64)
-        encoded = {self.record_key: Values("int64", flat, lengths, marks=marks),
-                   self.length_key: Values("int64", lengths, ones)}
-        if self.is_pair:
-            encoded[self.segments_key] = Values("int64", np.fromiter(
-                (number for row in segments for number in row), dtype=np.int64, count=len(flat)), lengths)
-        return encoded
+        return self.ids_layout.stored(ids, segments, self._marks(texts, ids))
 
     # ---- windows: a text as several records (features/text_window.py) ------------------------------
     def _whole(self, texts: list[list[list[int]]]) -> dict[str, Values]:
@@ -361,15 +345,17 @@ class TextFeature(Feature):
 
     def packed_values(self, encoded: dict[str, Values], firsts: np.ndarray) -> dict[str, Values]:
         """Its values of a split's examples packed into the windows that start at `firsts`."""
-        return self.pack_layout.values(encoded, firsts)
-    def _marks(self, texts: list[list[list[int]]], lengths: np.ndarray) -> dict[str, np.ndarray] | None:
+        return PackedText(self).values(encoded, firsts)
+
+    # ---- the parts of encode ----------------------------------------------------------------------
+    def _marks(self, texts: list[list[list[int]]], ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray] | None:
         """Per record, the ids max_length cut off (`truncated`, for the statistics): its texts' ids
         and the template's, less those kept."""
         if self.max_length is None:
             return None
         added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens else 0
-        whole = np.array([sum(len(text[row]) for text in texts) + added for row in range(len(lengths))], np.int64)
-        return {"truncated": whole - lengths}
+        whole = np.array([sum(len(text[row]) for text in texts) + added for row in range(len(ids))], np.int64)
+        return {"truncated": whole - np.array([len(row) for row in ids], dtype=np.int64)}
 
     def _check_lengths(self, texts: list[list[list[int]]], context: EncodeContext) -> None:
         if self.min_length is None:
@@ -431,39 +417,13 @@ class TextFeature(Feature):
         return dataclasses.replace(self, unusable=why)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
-        if self.layout == model_garden.LAYOUT:
-            return model_garden.check_stored(self, stored)
-        kind, ids = stored.get(self.record_key, ("", []))
-        if kind != "int64":
-            return f"expected token ids (int64) under {self.record_key!r}"
-        if self.sequence:
-            return None
-        for key in self.window_keys:
-            kind, value = stored.get(key, ("", []))
-            if kind != "int64" or len(value) != 1:
-                return f"expected one int64 under {key!r}"
-        if self.packed is not None:
-            return self.pack_layout.check_stored(stored, self.recorded.vocab_size if self.recorded else None)
-        kind, length = stored.get(self.length_key, ("", []))
-        if kind != "int64" or len(length) != 1 or length[0] != len(ids):
-            return f"expected the number of ids ({len(ids)}) under {self.length_key!r}"
-        if self.is_pair:
-            kind, segments = stored.get(self.segments_key, ("", []))
-            if kind != "int64" or len(segments) != len(ids):
-                return f"expected {len(ids)} segment ids under {self.segments_key!r}"
-        if self.recorded is not None and any(not 0 <= number < self.recorded.vocab_size for number in ids):
-            return f"an id outside the tokenizer's {self.recorded.vocab_size} ids"
-        return None
+        return self.ids_layout.check_stored(stored, self.recorded.vocab_size if self.recorded else None)
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """The ids: their figures (the smallest and largest id used), and the lengths of a variable
         number of values, each text's number of ids (special ids included); per step, the steps a
         record's length (and a bucketed input_fn) counts; packed, the ids before the padding."""
-        if self.packed is not None:
-            return self.pack_layout.statistics_values(encoded)
-        if self.layout == model_garden.LAYOUT:
-            return model_garden.unpadded(self, encoded)
-        return encoded[self.record_key]
+        return self.ids_layout.statistics_values(encoded)
 
     @property
     def counted(self) -> Counted:
@@ -492,72 +452,29 @@ class TextFeature(Feature):
 
     # ---- reading side ----------------------------------------------------------------------------
     def parsing(self) -> dict[str, ParseSpec]:
-        if self.sequence:
-            return {self.record_key: ("fixed_steps", "int64", [])}
-        if self.packed is not None:
-            return self.pack_layout.parsing()
-        if self.layout == model_garden.LAYOUT:
-            return model_garden.parsing(self)
-        parsed: dict[str, ParseSpec] = {self.record_key: ("var", "int64", [None]),
-                                        self.length_key: ("fixed", "int64", [])}
-        if self.is_pair:
-            parsed[self.segments_key] = ("var", "int64", [None])
-        parsed.update((key, ("fixed", "int64", [])) for key in self.window_keys)
-        return parsed
+        return self.ids_layout.parsing()
 
     def decoding(self, options: Any) -> list[DecodeStep]:
-        if self.sequence:
-            return [("pad_steps", {"length": {"lengths": self.record_key}, "pad": self.pad_id})]
-        if self.packed is not None:
-            return []  # stored padded to pack.length
-        if self.layout == model_garden.LAYOUT:
-            return []  # (stored padded)
-        return [("padded_ids", {"pad": self.pad_id})]
+        return self.ids_layout.decoding()
 
     def reading(self, options: Any) -> dict[str, Any]:
         """Its description, with `companions`: the padding mask and a pair's segment ids (a
         window's offset and number; a pack's segments and positions)."""
         described = super().reading(options)
-        if self.sequence:
-            return described
-        if self.packed is not None:
-            return {**described, "companions": self.pack_layout.companions()}
-        if self.layout == model_garden.LAYOUT:
-            return {**described, "companions": model_garden.companions(self)}
-        companions: dict[str, Any] = {
-            self.mask_name: {"parse": {self.length_key: ("fixed", "int64", [])}, "decode": [("length_mask", {})]}}
-        if self.is_pair:
-            companions[self.segments_name] = {"parse": {self.segments_key: ("var", "int64", [None])},
-                                              "decode": [("padded_ids", {"pad": 0})]}
-        for key, name in zip(self.window_keys, (f"{self.name}_offset", f"{self.name}_window")):
-            companions[name] = {"parse": {key: ("fixed", "int64", [])}, "decode": []}
-        return {**described, "companions": companions}
+        companions = self.ids_layout.companions()
+        return {**described, "companions": companions} if companions else described
 
     def tfds_features(self, options: Any) -> dict[str, dict[str, Any]]:
-        """The ids as TFDS's Sequence of int64 (its length and segment ids beside them)."""
-        ids = tfds.sequence(tfds.tensor([], "int64"))
-        if self.sequence:
-            return {self.record_key: ids}
-        if self.packed is not None:
-            return {key: tfds.parsed_tensor(*parsed) for key, parsed in self.pack_layout.parsing().items()}
-        if self.layout == model_garden.LAYOUT:
-            return model_garden.tfds_features(self)
-        entries = {self.record_key: ids, self.length_key: tfds.tensor([], "int64")}
-        if self.is_pair:
-            entries[self.segments_key] = tfds.sequence(tfds.tensor([], "int64"))
-        entries.update((key, tfds.tensor([], "int64")) for key in self.window_keys)
-        return entries
+        """Its ids and what it stores beside them, as TensorFlow Datasets' features."""
+        return self.ids_layout.tfds_features()
 
     def tfds_feature(self, options: Any) -> dict[str, Any]:
         return tfds.sequence(tfds.tensor([], "int64"))
 
     def describe(self) -> str:
         kind = self.recorded.kind if self.recorded is not None else "text"
-        if self.layout == model_garden.LAYOUT:
-            return f"text {kind} int64 [{self.max_length}] (ids{', a pair' if self.is_pair else ''}, Model Garden's layout)"
-        shape = "steps" if self.sequence else "null" if self.packed is None else str(self.packed)
-        cut = f", windows of {self.window.tokens}" if self.window is not None else ", packed" if self.packed else ""
-        return f"text {kind} int64 [{shape}] (ids{', a pair' if self.is_pair else ''}{cut})"
+        shape, note = self.ids_layout.described()
+        return f"text {kind} int64 [{shape}] (ids{', a pair' if self.is_pair else ''}{note})"
 
     def text_of(self, ids: Sequence[int]) -> str:
         """The text of stored ids, special ids left out (what `tb.read(decode_text=True)` gives)."""
@@ -579,10 +496,8 @@ class TextFeature(Feature):
 
     def linked(self, features: Mapping[str, Feature], at: At) -> "TextFeature":
         """Refuses another feature stored under its length's or segment ids' record key."""
-        own = [self.length_key] + ([self.segments_key] if self.is_pair else []) + self.window_keys \
-            if not self.sequence else []
+        own = self.ids_layout.keys
         if self.layout == model_garden.LAYOUT:
-            own = list(model_garden.KEYS)
             for name, other in features.items():
                 if other is not self and name != self.name and getattr(other, "layout", None) == model_garden.LAYOUT:
                     raise (at / "layout").error(f"feature `{name}` stores Model Garden's {', '.join(own)} too: one text "

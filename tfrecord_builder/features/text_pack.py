@@ -16,46 +16,70 @@ Reading: fixed `[batch, N]` tensors, parsed as they are stored (no padding step)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from . import tfds
+from .base import DecodeStep, ParseSpec
+from .text_layouts import OwnIds
 from .values import Values
+
+if TYPE_CHECKING:
+    from .text import TextFeature
 
 
 @dataclass(frozen=True)
 class PackedText:
-    """The packed layout of one text feature (its name, record key, `pack.length`, padding id and
-    whether it is a pair)."""
+    """The packed layout of a text feature (features/text_layouts.py): its records are packs of
+    `pack.length` ids."""
 
-    name: str
-    record_key: str
-    length: int
-    pad_id: int
-    pair: bool
+    feature: "TextFeature"
+
+    @property
+    def length(self) -> int:
+        assert self.feature.packed is not None
+        return self.feature.packed
+
+    @property
+    def lists(self) -> list[str]:
+        """The record keys of its N-long lists: ids, a pair's segment ids, the packed segments and positions."""
+        key = self.feature.record_key
+        return [key] + ([f"{key}_segment_ids"] if self.feature.is_pair else []) + \
+            [f"{key}_packed_segment_ids", f"{key}_packed_positions"]
 
     @property
     def keys(self) -> list[str]:
-        """The record keys of its N-long lists: ids, a pair's segment ids, the packed segments and positions."""
-        return [self.record_key] + ([f"{self.record_key}_segment_ids"] if self.pair else []) + \
-            [f"{self.record_key}_packed_segment_ids", f"{self.record_key}_packed_positions"]
+        """What it stores beside the ids: the lists, and the number of ids before the padding."""
+        return self.lists[1:] + [f"{self.feature.record_key}_length"]
 
     @property
     def names(self) -> list[str]:
         """What reading gives beside its ids: mask, a pair's segment ids, segments and positions."""
-        return [f"{self.name}_mask"] + ([f"{self.name}_segment_ids"] if self.pair else []) + \
-            [f"{self.name}_packed_segment_ids", f"{self.name}_packed_positions"]
+        name = self.feature.name
+        return [f"{name}_mask"] + ([f"{name}_segment_ids"] if self.feature.is_pair else []) + \
+            [f"{name}_packed_segment_ids", f"{name}_packed_positions"]
 
-    def parsing(self) -> dict[str, Any]:
-        parsed = {key: ("fixed", "int64", [self.length]) for key in self.keys}
-        parsed[f"{self.record_key}_length"] = ("fixed", "int64", [])
+    @property
+    def padded_length(self) -> int | None:
+        return None
+
+    def stored(self, ids: Sequence[Sequence[int]], segments: Sequence[Sequence[int]],
+               marks: dict[str, np.ndarray] | None) -> dict[str, Values]:
+        """Each example's own ids, as the default layout stores them: build/packing.py packs a
+        split's examples (`values`) once they are all encoded."""
+        return OwnIds(self.feature).stored(ids, segments, marks)
+
+    def parsing(self) -> dict[str, ParseSpec]:
+        parsed: dict[str, ParseSpec] = {key: ("fixed", "int64", [self.length]) for key in self.lists}
+        parsed[f"{self.feature.record_key}_length"] = ("fixed", "int64", [])
         return parsed
 
     def companions(self) -> dict[str, Any]:
-        segments = f"{self.record_key}_packed_segment_ids"
-        found: dict[str, Any] = {f"{self.name}_mask": {"parse": {segments: ("fixed", "int64", [self.length])},
+        segments = f"{self.feature.record_key}_packed_segment_ids"
+        found: dict[str, Any] = {f"{self.feature.name}_mask": {"parse": {segments: ("fixed", "int64", [self.length])},
                                                        "decode": [("cast", {"dtype": "bool"})]}}
-        for key, name in zip(self.keys[1:], self.names[1:]):
+        for key, name in zip(self.lists[1:], self.names[1:]):
             found[name] = {"parse": {key: ("fixed", "int64", [self.length])}, "decode": []}
         return found
 
@@ -63,38 +87,48 @@ class PackedText:
         """A split's examples (`encoded`: their ids, lengths, a pair's segment ids) packed into the
         windows that start at the examples `firsts`."""
         from ..text.pack import laid_out
-        ids = encoded[self.record_key]
-        laid = laid_out(np.asarray(ids.values), ids.counts, firsts, self.length, self.pad_id)
+        key = self.feature.record_key
+        ids = encoded[key]
+        laid = laid_out(np.asarray(ids.values), ids.counts, firsts, self.length, self.feature.pad_id)
         windows = len(firsts)
         full = np.full(windows, self.length, dtype=np.int64)
-        packed = {self.record_key: Values("int64", laid.ids.reshape(-1), full)}
-        if self.pair:
-            segments = encoded[f"{self.record_key}_segment_ids"]
-            packed[f"{self.record_key}_segment_ids"] = Values(
+        packed = {key: Values("int64", laid.ids.reshape(-1), full)}
+        if self.feature.is_pair:
+            segments = encoded[f"{key}_segment_ids"]
+            packed[f"{key}_segment_ids"] = Values(
                 "int64", laid_out(np.asarray(segments.values), segments.counts, firsts, self.length, 0).ids.reshape(-1), full)
-        packed[f"{self.record_key}_packed_segment_ids"] = Values("int64", laid.segments.reshape(-1), full)
-        packed[f"{self.record_key}_packed_positions"] = Values("int64", laid.positions.reshape(-1), full)
-        packed[f"{self.record_key}_length"] = Values("int64", laid.lengths, np.ones(windows, dtype=np.int64))
+        packed[f"{key}_packed_segment_ids"] = Values("int64", laid.segments.reshape(-1), full)
+        packed[f"{key}_packed_positions"] = Values("int64", laid.positions.reshape(-1), full)
+        packed[f"{key}_length"] = Values("int64", laid.lengths, np.ones(windows, dtype=np.int64))
         return packed
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """The ids before each record's padding (what the lengths and figures describe)."""
-        ids, lengths = encoded[self.record_key], encoded[f"{self.record_key}_length"].values
+        ids, lengths = encoded[self.feature.record_key], encoded[f"{self.feature.record_key}_length"].values
         assert isinstance(ids.values, np.ndarray) and isinstance(lengths, np.ndarray)
         kept = np.arange(self.length)[None, :] < lengths[:, None]
         return Values("int64", ids.values.reshape(-1, self.length)[kept], lengths)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]], vocab_size: int | None) -> str | None:
-        for key in self.keys + [f"{self.record_key}_length"]:
+        for key in self.lists + [f"{self.feature.record_key}_length"]:
             kind, values = stored.get(key, ("", []))
             wanted = 1 if key.endswith("_length") else self.length
             if kind != "int64" or len(values) != wanted:
                 return f"expected {wanted} int64 under {key!r} (pack.length: {self.length})"
-        ids = stored[self.record_key][1]
-        length = stored[f"{self.record_key}_length"][1][0]
-        segments = stored[f"{self.record_key}_packed_segment_ids"][1]
+        ids = stored[self.feature.record_key][1]
+        length = stored[f"{self.feature.record_key}_length"][1][0]
+        segments = stored[f"{self.feature.record_key}_packed_segment_ids"][1]
         if sum(1 for segment in segments if segment) != length or any(segments[length:]):
             return f"expected {length} ids before the padding (segment ids 0 after them)"
         if vocab_size is not None and any(not 0 <= number < vocab_size for number in ids):
             return f"an id outside the tokenizer's {vocab_size} ids"
         return None
+
+    def decoding(self) -> list[DecodeStep]:
+        return []  # stored padded to pack.length
+
+    def tfds_features(self) -> dict[str, dict[str, Any]]:
+        return {key: tfds.parsed_tensor(*parsed) for key, parsed in self.parsing().items()}
+
+    def described(self) -> tuple[str, str]:
+        return str(self.length), ", packed"
