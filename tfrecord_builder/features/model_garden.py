@@ -59,7 +59,8 @@ class ModelGardenIds:
 
     def stored(self, ids: Sequence[Sequence[int]], segments: Sequence[Sequence[int]],
                marks: dict[str, np.ndarray] | None) -> dict[str, Values]:
-        """A batch's ids (and segment ids) padded to `max_length`, with the mask."""
+        """A batch's ids (and segment ids) padded to `max_length`, with the mask (and the ids each
+        record's cut lost: `marks`)."""
         length, rows = self.length, len(ids)
         padded = np.full((rows, length), self.feature.pad_id, dtype=np.int64)
         mask = np.zeros((rows, length), dtype=np.int64)
@@ -69,7 +70,7 @@ class ModelGardenIds:
             mask[row, :len(own)] = 1
             segment[row, :len(own_segments)] = own_segments
         counts = np.full(rows, length, dtype=np.int64)
-        return {self.feature.record_key: Values("int64", padded.reshape(-1), counts),
+        return {self.feature.record_key: Values("int64", padded.reshape(-1), counts, marks=marks),
                 MASK_KEY: Values("int64", mask.reshape(-1), counts.copy()),
                 SEGMENTS_KEY: Values("int64", segment.reshape(-1), counts.copy())}
 
@@ -92,7 +93,7 @@ class ModelGardenIds:
         mask = np.asarray(encoded[MASK_KEY].values).astype(bool)
         counts = mask.reshape(-1, self.length).sum(axis=1).astype(np.int64) if len(mask) else \
             np.zeros(len(encoded[MASK_KEY].counts), dtype=np.int64)
-        return Values("int64", ids[mask], counts)
+        return Values("int64", ids[mask], counts, marks=encoded[self.feature.record_key].marks)
 
     def parsing(self) -> dict[str, ParseSpec]:
         length: list[int | None] = [self.length]

@@ -92,7 +92,10 @@ class PackedText:
         laid = laid_out(np.asarray(ids.values), ids.counts, firsts, self.length, self.feature.pad_id)
         windows = len(firsts)
         full = np.full(windows, self.length, dtype=np.int64)
-        packed = {key: Values("int64", laid.ids.reshape(-1), full)}
+        # a pack's ids cut off (`truncated`, for the statistics): its examples' together
+        marks = None if ids.marks is None or not windows else \
+            {name: np.add.reduceat(counts, firsts) for name, counts in ids.marks.items()}
+        packed = {key: Values("int64", laid.ids.reshape(-1), full, marks=marks)}
         if self.feature.is_pair:
             segments = encoded[f"{key}_segment_ids"]
             packed[f"{key}_segment_ids"] = Values(
@@ -107,7 +110,7 @@ class PackedText:
         ids, lengths = encoded[self.feature.record_key], encoded[f"{self.feature.record_key}_length"].values
         assert isinstance(ids.values, np.ndarray) and isinstance(lengths, np.ndarray)
         kept = np.arange(self.length)[None, :] < lengths[:, None]
-        return Values("int64", ids.values.reshape(-1, self.length)[kept], lengths)
+        return Values("int64", ids.values.reshape(-1, self.length)[kept], lengths, marks=ids.marks)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]], vocab_size: int | None) -> str | None:
         for key in self.lists + [f"{self.feature.record_key}_length"]:

@@ -81,8 +81,9 @@ class FeatureStatistics:
         self.step_counts: Counter[int] | None = Counter()
         # Counted.tallied: by name, [values equal to its value, records holding one]
         self.tallies = {name: [0, 0] for name, _ in feature.counted.tallied}
-        # Counted.marked: by name, [the marks' sum, records marked]
-        self.marked = {name: [0, 0] for name in feature.counted.marked}
+        # Counted.marked: by name, [the marks' sum, records marked, records seen] (seen: a packed
+        # text's records are no variable number of values, whose lengths would count them)
+        self.marked = {name: [0, 0, 0] for name in feature.counted.marked}
         self.ids = _IdCounts() if feature.counted.ids is not None else None
 
     @property
@@ -113,6 +114,7 @@ class FeatureStatistics:
             if name in self.marked:
                 self.marked[name][0] += int(marks.sum())
                 self.marked[name][1] += int(np.count_nonzero(marks))
+                self.marked[name][2] += len(marks)
         if self.ids is not None:
             self.ids.add(np.asarray(values.values, np.int64))
         if counted == "classes":
@@ -213,9 +215,8 @@ class FeatureStatistics:
         for name, (found, records) in other.tallies.items():
             self.tallies[name][0] += found
             self.tallies[name][1] += records
-        for name, (total, records) in other.marked.items():
-            self.marked[name][0] += total
-            self.marked[name][1] += records
+        for name, counts in other.marked.items():
+            self.marked[name] = [mine + theirs for mine, theirs in zip(self.marked[name], counts)]
         if self.ids is not None and other.ids is not None:
             self.ids.merge(other.ids)
 
@@ -264,7 +265,7 @@ class FeatureStatistics:
                 self.tallies[name] = list(counts)
         for name, counts in state.get("marked", {}).items():
             if name in self.marked:
-                self.marked[name] = list(counts)
+                self.marked[name] = list(counts) + [0] * (3 - len(counts))  # (an older checkpoint: 2)
         if self.ids is not None and state.get("ids") is not None:
             self.ids.restore(state["ids"])
         saved = state.get("step_counts")  # (none in a checkpoint of an earlier version: then unknown)
@@ -317,8 +318,9 @@ class FeatureStatistics:
                               for name, (found, records) in self.tallies.items()}
         records = self.steps.count or self.lengths.count  # (a variable number of values, or steps)
         if self.marked:
-            out["marked"] = {name: {"values": total, "records": marked, "rate": marked / records if records else 0.0}
-                             for name, (total, marked) in self.marked.items()}
+            out["marked"] = {name: {"values": total, "records": marked,
+                                    "rate": marked / (seen or records) if seen or records else 0.0}
+                             for name, (total, marked, seen) in self.marked.items()}
         if self.ids is not None and self.counted.ids is not None:
             out["tokens"] = self.ids.to_dict(self.counted.ids)
         if self.lengths.count:

@@ -87,9 +87,16 @@ def test_the_ids_cut_are_each_texts_ids_beyond_max_length_as_the_tokenizer_count
     spec = {**_spec(6), "splits": {"train": {}}}
     info = tb.build(write_spec(tmp_path, spec, files), overwrite=True)
     whole = [len(ids) + 2 for ids in text.load(str(tmp_path / "vocab.txt")).encode(lines)]
-    assert info.statistics["train"]["review"]["marked"]["truncated"] == {
-        "values": sum(max(0, length - 6) for length in whole), "records": sum(length > 6 for length in whole),
-        "rate": sum(length > 6 for length in whole) / len(lines)}
+    cut = {"values": sum(max(0, length - 6) for length in whole), "records": sum(length > 6 for length in whole),
+           "rate": sum(length > 6 for length in whole) / len(lines)}
+    assert info.statistics["train"]["review"]["marked"]["truncated"] == cut
+    # Model Garden's layout pads the ids it keeps: the same ids are cut, counted the same
+    garden = {**spec, "features": {"review": {**spec["features"]["review"], "layout": "model_garden"}}}
+    laid = tb.build(write_spec(tmp_path / "garden", garden, files), overwrite=True)
+    assert laid.statistics["train"]["review"]["marked"]["truncated"] == cut
+    # packed (every text cut to the pack's 6 ids, one a pack): the same ids cut, each pack's its example's
+    packed = tb.build(write_spec(tmp_path / "packed", {**spec, "pack": {"length": 6}}, files), overwrite=True)
+    assert packed.statistics["train"]["review"]["marked"]["truncated"] == cut
     without = tb.build(write_spec(tmp_path / "all", {**spec, "features": {"review": {"type": "text",
                                                                                       "tokenizer": "vocab.txt"}}},
                                   files), overwrite=True)
