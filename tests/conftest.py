@@ -21,11 +21,12 @@ sys.path.insert(0, str(ROOT / "demo"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # the servers and disks of tests/support, fixtures every test can name: an S3 server (`s3`), a
-# Cloud Storage emulator (`gcs`), a Spark cluster (`spark_master`), a small tmpfs (`small_disk`)
-pytest_plugins = ["support.object_store", "support.small_disk", "support.spark_cluster"]
+# Cloud Storage emulator (`gcs`), a Spark cluster (`spark_master`), a small tmpfs (`small_disk`), a
+# PostgreSQL server (`postgres`)
+pytest_plugins = ["support.object_store", "support.small_disk", "support.spark_cluster", "support.postgres_server"]
 # the fixtures that start a server or a cluster, and the marker (setup.cfg) a test using one must
 # carry, so that `-m "not server"` (make test-fast) never starts one
-MARKER_OF_FIXTURE = {"s3": "server", "gcs_server": "server", "spark_master": "spark"}
+MARKER_OF_FIXTURE = {"s3": "server", "gcs_server": "server", "spark_master": "spark", "postgres": "server"}
 
 # Hypothesis on a machine that may be busy with other work: no deadline (a slow example is slow
 # because the machine is, not the code), no health check that times data generation. Under CI

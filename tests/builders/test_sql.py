@@ -19,7 +19,7 @@ from tfrecord_builder.spec.load import load_spec
 
 from conftest import write_spec
 from support.engines import stopped_before_metadata
-from support.reading import files_of
+from support.reading import built_as_from_parquet
 
 ROWS = """
 SELECT i AS id, (i - 100)::TINYINT AS small, (i * 3)::UINTEGER AS unsigned, (i * 7)::UBIGINT AS big,
@@ -35,6 +35,9 @@ FEATURES = {"small": {"dtype": "int64"}, "unsigned": {"dtype": "int64"}, "big": 
             "gaps": {"dtype": "int64", "default": -1}}
 
 
+DUCKDB_TABLE = {"builder": "sql", "table": "rows", "connection": "duckdb:///../rows.duckdb"}
+
+
 def _database(folder: Path) -> Path:
     path = folder / "rows.duckdb"
     with duckdb.connect(str(path)) as connection:
@@ -46,21 +49,6 @@ def _records(info: tb.DatasetInfo, split: str = "train") -> list[dict]:
     return list(tb.read(info.path, split))
 
 
-def _built_as_from_parquet(tmp_path: Path, features: dict) -> tb.DatasetInfo:
-    """The `rows` table of tmp_path/rows.duckdb built by `builder: sql`, its shards asserted equal,
-    byte for byte, to those of the same rows from tmp_path/rows.parquet."""
-    sql = write_spec(tmp_path / "sql", {"name": "t", "source": {"builder": "sql", "table": "rows",
-                                                               "connection": "duckdb:///../rows.duckdb"},
-                                        "features": features})
-    from_parquet = write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet", "path": "../rows.parquet"},
-                                               "features": features})
-    built = tb.build(sql, output=tmp_path / "a")
-    reference = tb.build(from_parquet, output=tmp_path / "b")
-    shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
-    assert shards and shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
-    return built
-
-
 def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_path):
     database = _database(tmp_path)
     with duckdb.connect(str(database), read_only=True) as connection:
@@ -68,7 +56,7 @@ def test_every_type_exact_and_byte_identical_to_the_same_rows_from_parquet(tmp_p
         columns = connection.sql("SELECT * FROM rows").columns
         pq.write_table(connection.sql("SELECT * FROM rows").to_arrow_table(), tmp_path / "rows.parquet")
     features = FEATURES | {"id": {"dtype": "int64"}}  # dates and times: the next test
-    built = _built_as_from_parquet(tmp_path, features)
+    built = built_as_from_parquet(tmp_path, DUCKDB_TABLE, features)
     found = {int(record["id"]): record for record in _records(built)}
     assert len(found) == 200
     for row in expected:
@@ -97,7 +85,7 @@ def test_dates_and_times_with_zones_go_through_the_date_rules_as_from_parquet(tm
     features = {"id": {"dtype": "int64"}, "day": {"dtype": "string"},
                 "days": {"dtype": "int64", "source": "day", "time_unit": "days"},
                 "at": {"dtype": "string"}, "at_s": {"dtype": "int64", "source": "at"}}
-    built = _built_as_from_parquet(tmp_path, features)
+    built = built_as_from_parquet(tmp_path, DUCKDB_TABLE, features)
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
     records = _records(built)
     assert len(records) == 200
@@ -195,8 +183,8 @@ def test_a_resumed_build_whose_rows_changed_is_refused(tmp_path, monkeypatch):
     ({"query": "SELECT 1::HUGEINT AS a"}, {"a": {"dtype": "int64"}}, "column `a` (HUGEINT): no exact mapping"),
     ({"query": "SELECT 18446744073709551615::UBIGINT AS a"}, {"a": {"dtype": "int64"}},
      "query, row 1: column `a` (UBIGINT): 18446744073709551615 is past the largest int64"),
-    ({"query": "SELECT 1 AS a", "connection": "postgresql://me:secret@db/x"}, {"a": {"dtype": "int64"}},
-     "received a postgresql: connection (postgresql://me:***@db/x); expected duckdb:///path.duckdb"),
+    ({"query": "SELECT 1 AS a", "connection": "mysql://me:secret@db/x"}, {"a": {"dtype": "int64"}},
+     "received a mysql: connection (mysql://me:***@db/x); expected duckdb:///path.duckdb"),
     ({"query": "SELECT 1 AS a", "connection": "sqlite:///none.db"}, {"a": {"dtype": "int64"}},
      "none.db: no such database file"),
     ({"query": "SELECT 1 AS a", "partition_by": "a", "partitions": 0}, {"a": {"dtype": "int64"}},

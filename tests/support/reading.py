@@ -10,7 +10,7 @@ import numpy as np
 
 import tfrecord_builder as tb
 
-from conftest import batches_as_numpy, import_module
+from conftest import batches_as_numpy, import_module, write_spec
 
 
 def files_of(folder: str | Path) -> dict[str, bytes]:
@@ -24,6 +24,19 @@ def assert_same_files(expected: dict[str, bytes], found: dict[str, bytes]) -> No
     assert sorted(expected) == sorted(found)
     for name in expected:
         assert expected[name] == found[name], f"{name} differs"
+
+
+def built_as_from_parquet(folder: Path, source: dict[str, Any], features: dict) -> tb.DatasetInfo:
+    """The rows of `source` (a spec's source, read from folder/sql/) built, its shards asserted
+    equal, byte for byte, to those of the same rows from folder/rows.parquet."""
+    sql = write_spec(folder / "sql", {"name": "t", "source": source, "features": features})
+    from_parquet = write_spec(folder / "pq", {"name": "t", "source": {"builder": "parquet", "path": "../rows.parquet"},
+                                              "features": features})
+    built = tb.build(sql, output=folder / "a")
+    reference = tb.build(from_parquet, output=folder / "b")
+    shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
+    assert shards and shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
+    return built
 
 
 def both_paths(info: tb.DatasetInfo, split: str = "train", batch_size: int = 1) -> dict[str, Any]:

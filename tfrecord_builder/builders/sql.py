@@ -1,4 +1,5 @@
-"""`builder: sql`: one record per row of a query's result (DuckDB embedded, or an SQLite file).
+"""`builder: sql`: one record per row of a query's result (DuckDB embedded, an SQLite file, or a
+PostgreSQL server: sql_postgres.py).
 
 `source.query` (or `source.table`, all of a table's rows) is read through `source.connection`
 (sql_connection.py; none: DuckDB in memory, over files named relative to the spec's folder). Rows
@@ -22,6 +23,7 @@ from .arrow_rows import python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
 from .sql_connection import Target, target
 from .sql_engines import Engine, Refused, opened, quoted
+from .sql_postgres import NotExact, PostgresEngine
 from .tabular import TableBuilder
 
 DEFAULT_PARTITIONS = 8
@@ -30,7 +32,12 @@ _INT64_MAX = 2**63 - 1
 _REFUSED_TYPES = {"HUGEINT": "cast it to BIGINT in the query (or to DOUBLE, rounding)",
                   "UHUGEINT": "cast it to BIGINT in the query (or to DOUBLE, rounding)",
                   "BIT": "cast it to VARCHAR in the query", "VARINT": "cast it to BIGINT or VARCHAR in the query",
-                  "BIGNUM": "cast it to BIGINT or VARCHAR in the query"}
+                  "BIGNUM": "cast it to BIGINT or VARCHAR in the query",
+                  # PostgreSQL's (the driver gives money as its cents, times of day as microseconds)
+                  "MONEY": "cast it in the query (x::numeric, with `decimals:`)",
+                  "TIME": "cast it in the query (to text, or to seconds: extract(epoch FROM x))",
+                  "TIMETZ": "cast it in the query (to text)",
+                  "INTERVAL": "cast it in the query (to text, or to seconds: extract(epoch FROM x))"}
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,8 @@ class SqlBuilder(TableBuilder):
     def engine(self) -> Engine:
         if self._engine is None:
             try:
-                self._engine = opened(self.target)
+                self._engine = PostgresEngine(self.target, self.decimals) if self.target.engine == "postgresql" \
+                    else opened(self.target)
             except Refused as error:
                 raise DataError(f"{self.label}: {error}") from None
         return self._engine
@@ -187,6 +195,8 @@ class SqlBuilder(TableBuilder):
                 record_batch = next(batches)
             except StopIteration:
                 return
+            except NotExact as error:
+                raise DataError(f"{place}, row {start + error.row + 1}: {error}") from None
             except Refused as error:
                 raise DataError(f"{place}: the database refused it after row {start}: {error}") from None
             values = {column: python_values(self._exact(record_batch.column(column), column, place, start))
@@ -223,6 +233,8 @@ class SqlBuilder(TableBuilder):
                     "nearest float64) or `text` (its digits, as the database writes them), or cast it in the query")
         if _holds(kind, lambda leaf: pa.types.is_interval(leaf) or pa.types.is_duration(leaf)):
             return "an interval has no exact mapping; cast it in the query (e.g. epoch(x) or to VARCHAR)"
+        if _holds(kind, lambda leaf: isinstance(leaf, pa.OpaqueType)):
+            return "no exact mapping to a feature's values; cast it in the query (e.g. to text: x::text)"
         return unreadable(kind)
 
     def _exact(self, array: Any, column: str, place: str, start: int) -> Any:
@@ -242,7 +254,8 @@ class SqlBuilder(TableBuilder):
 
 
 def _is_decimal(kind: Any) -> bool:
-    return bool(pa.types.is_decimal(kind))
+    """A decimal, or PostgreSQL's numeric (which its driver gives as opaque text)."""
+    return bool(pa.types.is_decimal(kind)) or (isinstance(kind, pa.OpaqueType) and kind.type_name == "numeric")
 
 
 def _holds(kind: Any, test: Any) -> bool:

@@ -23,6 +23,7 @@ from .reading import reading_of
 from .text_reading import MaskedLMInput, check_text_reading
 from .fields import At, Section, convert, describe, meta, spec_fields
 from .yaml_source import Document
+from .urls import without_password
 
 _FEATURES_SCHEMA = {"type": "object", "additionalProperties": {"$ref": "#/$defs/feature"}}
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -73,7 +74,9 @@ class SourceSpec(Section):
     table: str | None = meta("sql: a table whose rows are all read, instead of a query; iceberg: the table, "
                              "`namespace.name`, as its catalog names it", None)
     connection: str | None = meta("sql: the database, duckdb:///path.duckdb or sqlite:///path.db (relative to the "
-                                  "spec's folder; default: DuckDB in memory)", None)
+                                  "spec's folder; default: DuckDB in memory), or a PostgreSQL server, "
+                                  "postgresql://user@host:port/db (the password from PGPASSWORD or ~/.pgpass; "
+                                  "never recorded)", None)
     partition_by: str | None = meta("sql: an integer column cutting the query into ranges read as separate tasks",
                                     None)
     partitions: int | None = meta("sql: how many ranges of `partition_by` (default 8)", None)
@@ -606,6 +609,7 @@ class Spec(Section):
     def to_dict(self) -> dict[str, Any]:
         """The normalised spec: every key with its value or default (what dataset_info.json holds)."""
         plain = _plain(self)
+        _without_passwords(plain)
         if self.is_sequence:
             plain.pop("features")
         else:
@@ -645,6 +649,19 @@ def _version(value: Any, at: At) -> str:
     if not isinstance(text, str) or not VERSION.match(text) or ".." in text:
         raise at.error(f"expected a version such as 1.0.0 (letters, digits, . _ + -), received {describe(value)}")
     return text
+
+
+def _without_passwords(plain: Any) -> None:
+    """A source's `connection` (and each split's) as the dataset records it: no password."""
+    if isinstance(plain, dict):
+        for key, value in plain.items():
+            if key == "connection" and isinstance(value, str):
+                plain[key] = without_password(value)
+            else:
+                _without_passwords(value)
+    elif isinstance(plain, list):
+        for item in plain:
+            _without_passwords(item)
 
 
 def _plain(value: Any) -> Any:
