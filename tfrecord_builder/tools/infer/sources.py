@@ -44,6 +44,7 @@ class Table:
     types: dict[str, Any] = field(default_factory=dict)  # Parquet: each column's Arrow type
     unreadable: dict[str, str] = field(default_factory=dict)  # Parquet columns no feature reads, and why
     categories: dict[str, list[str]] = field(default_factory=dict)  # Parquet: categorical columns' categories, in order
+    class_names: dict[str, list[str]] = field(default_factory=dict)  # the classes a column's indices name (ClassLabel)
     label: str | None = None  # a frame's name in messages (`the pandas DataFrame`), which has no path
 
     @property
@@ -224,6 +225,7 @@ def read_rows(rows: FrameRows, kind: str, path: str, problem: Callable[[Any], st
         raise DataError(f"{rows.label}: can't be read after row {damaged.count}: {damaged.message}") from None
     if not table.rows:
         raise DataError(f"{rows.label}: no rows; expected at least one row to infer the features from")
+    table.class_names = {column: names for column, names in rows.class_names.items() if column in table.columns}
     return table
 
 
