@@ -250,3 +250,90 @@ def test_the_spec_keys_are_checked_where_they_are_read(tmp_path):
     assert "hunter2" not in str(error.value)
     with pytest.raises(tb.SpecError, match=r"source\.version: expected a whole number of 0 or more"):
         tb.build(_spec(tmp_path, {"builder": "delta", "path": ".", "version": -1}))
+
+
+def _ids_by_split(info: tb.DatasetInfo) -> dict[str, set[int]]:
+    return {split: {int(record["id"]) for record in tb.read(info.path, split)} for split in info.splits}
+
+
+def _kept_across_versions(tmp_path: Path, source: dict[str, Any], append: Any, snapshot_key: str) -> None:
+    """Built at the table's first version, rebuilt with --keep-splits after rows were appended:
+    each earlier row stays in its split, the new ones are assigned, the metadata names the version."""
+    spec = _spec(tmp_path, {**source, "key": "id"})
+    old = tb.build(spec, output=tmp_path / "old", workers=1)
+    append(_rows(120, 80))
+    kept = tb.build(spec, output=tmp_path / "kept", workers=1, keep_splits=old.path)
+    assert kept.membership["kept_splits"] == {"dataset": old.path, "kept": 120, "new": 80}
+    before, after = _ids_by_split(old), _ids_by_split(kept)
+    for split in before:
+        assert before[split] <= after[split]
+    assert set().union(*after.values()) == set(range(200))
+    first = json.loads((Path(old.path) / "tfrecord_builder.json").read_text())["source_snapshots"]["*"]
+    now = json.loads((Path(kept.path) / "tfrecord_builder.json").read_text())["source_snapshots"]["*"]
+    assert first[snapshot_key] != now[snapshot_key]
+    return first[snapshot_key], now[snapshot_key]
+
+
+def test_keep_splits_across_delta_versions_keeps_each_row_in_its_split(tmp_path):
+    deltalake.write_deltalake(tmp_path / "events", _rows(0, 120))
+    versions = _kept_across_versions(
+        tmp_path, {"builder": "delta", "path": "events"},
+        lambda rows: deltalake.write_deltalake(tmp_path / "events", rows, mode="append"), "version")
+    assert versions == (0, 1)
+
+
+def test_keep_splits_across_iceberg_snapshots_keeps_each_row_in_its_split(tmp_path):
+    table = _catalog(tmp_path).create_table("shop.events", schema=_rows(0, 1).schema)
+    table.append(_rows(0, 120))
+    first = table.current_snapshot().snapshot_id
+    versions = _kept_across_versions(tmp_path, {"builder": "iceberg", "table": "shop.events",
+                                                "catalog": ICEBERG_CATALOG}, table.append, "snapshot")
+    assert versions == (first, table.refresh().current_snapshot().snapshot_id)
+
+
+def test_a_partitioned_delta_table_gives_every_value_of_every_partition(tmp_path):
+    rows = _rows(0, 120)
+    rows = rows.append_column("part", pa.array([f"p{i % 3}" for i in range(120)], pa.string()))
+    deltalake.write_deltalake(tmp_path / "events", rows, partition_by=["part"])
+    assert sorted(path.name for path in (tmp_path / "events").iterdir() if path.name.startswith("part=")) == \
+        ["part=p0", "part=p1", "part=p2"]  # hive-style folders
+    spec = write_spec(tmp_path, {"name": "lake", "source": {"builder": "delta", "path": "events"},
+                                 "splits": {"train": 0.75, "test": 0.25},
+                                 "features": {**FEATURES, "part": {"dtype": "string"}}}, name="parts.yaml")
+    info = tb.build(spec, output=tmp_path / "out", workers=1)
+    independent = deltalake.DeltaTable(tmp_path / "events").to_pyarrow_table().sort_by("id")
+    expected = _expected(independent.drop(["part"]))
+    found = _records(info)
+    assert {i: {k: v for k, v in record.items() if k != "part"} for i, record in found.items()} == expected
+    assert {i: record["part"] for i, record in found.items()} == \
+        {i: f"p{i % 3}".encode() for i in range(120)}
+
+
+def test_a_partitioned_iceberg_table_with_a_delete_applied_lacks_the_deleted_rows(tmp_path):
+    rows = _rows(0, 120)
+    rows = rows.append_column("part", pa.array([f"p{i % 3}" for i in range(120)], pa.string()))
+    catalog = _catalog(tmp_path)
+    table = catalog.create_table("shop.events", schema=rows.schema, properties={"format-version": "2"})
+    with table.update_spec() as update:
+        update.add_identity("part")
+    assert [(field.name, str(field.transform)) for field in table.spec().fields] == [("part", "identity")]
+    table.append(rows)
+    before = table.current_snapshot().summary
+    # a row-level delete inside data files that keep other rows: pyiceberg (0.12) applies it by
+    # rewriting those files without the rows (copy-on-write), in a snapshot of its own
+    table.delete("id >= 30 and id < 50")
+    summary = table.refresh().current_snapshot().summary
+    assert (before["total-records"], summary["total-records"], summary["deleted-records"], summary["added-records"]) \
+        == ("120", "100", "120", "100"), summary
+    spec = write_spec(tmp_path, {"name": "lake", "source": {"builder": "iceberg", "table": "shop.events",
+                                                            "catalog": ICEBERG_CATALOG},
+                                 "splits": {"train": 0.75, "test": 0.25},
+                                 "features": {**FEATURES, "part": {"dtype": "string"}}}, name="parts.yaml")
+    info = tb.build(spec, output=tmp_path / "out", workers=1)
+    independent = table.scan().to_arrow().sort_by("id")
+    assert sorted(independent.column("id").to_pylist()) == [i for i in range(120) if not 30 <= i < 50]
+    found = _records(info)
+    assert sorted(found) == [i for i in range(120) if not 30 <= i < 50]
+    assert {i: {k: v for k, v in record.items() if k != "part"} for i, record in found.items()} == \
+        _expected(independent.drop(["part"]))
+    assert {i: record["part"] for i, record in found.items()} == {i: f"p{i % 3}".encode() for i in found}

@@ -13,7 +13,7 @@ never imported. A Spark DataFrame is refused: the Spark runner reads it where it
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import pyarrow as pa
@@ -35,12 +35,15 @@ class FrameRows:
         schema: its columns and their Arrow types, known without reading its rows.
         batches: its record batches in order; a RecordBatchReader's only once.
         num_rows: how many rows it has, or None where that is unknown before they are read.
+        class_names: the class names a column's values index, where the frame says them (a Hugging
+            Face `ClassLabel`'s names), by column.
     """
 
     label: str
     schema: Any
     batches: Callable[[], Iterator[Any]]
     num_rows: int | None
+    class_names: dict[str, list[str]] = field(default_factory=dict)
 
 
 def frame_rows(frame: Any) -> FrameRows:
@@ -117,7 +120,9 @@ def _hugging_face(frame: Any) -> FrameRows:
     def batches() -> Iterator[Any]:  # its rows' order (a shuffle's indices applied), as Arrow
         for table in as_arrow.iter(batch_size=_HF_BATCH):
             yield from table.to_batches()
-    return FrameRows("the Hugging Face dataset", frame.data.schema, batches, frame.num_rows)
+    names = {column: list(kind.names) for column, kind in frame.features.items()
+             if isinstance(kind, datasets.ClassLabel)}
+    return FrameRows("the Hugging Face dataset", frame.data.schema, batches, frame.num_rows, names)
 
 
 def _first_line(error: BaseException) -> str:

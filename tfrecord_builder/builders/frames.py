@@ -79,7 +79,10 @@ class FrameBuilder(TableBuilder):
 
     def class_names(self, field: str) -> list[str] | None:
         """A categorical (dictionary) column's categories, in the frame's order: its first chunk's
-        dictionary, as a Parquet file written from the frame holds them."""
+        dictionary, as a Parquet file written from the frame holds them; a Hugging Face dataset's
+        ClassLabel's names."""
+        if self.rows is not None and field in self.rows.class_names:
+            return list(self.rows.class_names[field])
         table = self.table()
         if field not in table.column_names or not table.column(field).num_chunks:
             return None
@@ -184,9 +187,27 @@ def frame_builders(spec: Spec, frame: Any) -> list[tuple[str | None, Builder]]:
     for column, user in wanted_columns(spec).items():
         if column not in header:
             raise no_column(rows.label, user, column, header)
+    _check_class_names(spec, rows)
     if spec.fraction_splits:
         return [(None, builder)]
     return [(split, builder) for split in spec.splits]
+
+
+def _check_class_names(spec: Spec, rows: FrameRows) -> None:
+    """A feature giving class names for a column whose frame names its classes (a ClassLabel)
+    gives the same, in the same order (else a record's index would mean another class)."""
+    section = "context" if spec.is_sequence else "features"
+    for name, feature in {**spec.features, **(spec.context if spec.is_sequence else {})}.items():
+        given = rows.class_names.get(feature.source_name)
+        names = feature.class_names if given is not None and not feature.wants_source_names else None
+        if names is not None and given is not None and list(names) != given:
+            raise spec.error((section, name), f"names {_listed(names)} disagree with the ClassLabel of column "
+                                              f"`{feature.source_name}` of {rows.label}: {_listed(given)}; leave "
+                                              "`names` out to take the ClassLabel's, or give the same in its order")
+
+
+def _listed(names: Sequence[Any]) -> str:
+    return "[" + ", ".join(map(str, names)) + "]"
 
 
 @contextlib.contextmanager

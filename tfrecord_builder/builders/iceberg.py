@@ -81,43 +81,14 @@ class IcebergBuilder(LakeBuilder):
         return asked
 
     def _catalog(self) -> Any:
-        if catalogs is None:
-            raise DataError("iceberg sources need the pyiceberg package: pip install 'tfrecord-builder[lake]'")
         given = dict(self.spec.source.catalog or {}) if self.spec is not None else {}
-        name = given.pop("name", DEFAULT_CATALOG)
-        if "uri" in given:
-            given["uri"] = _local_uri(given["uri"], self.spec.base_dir)
-            given.setdefault("type", "sql")
-        if "warehouse" in given:
-            given["warehouse"] = _local_warehouse(given["warehouse"], self.spec.base_dir)
-        try:
-            return catalogs.load_catalog(name, **given)
-        except Exception as error:  # pyiceberg's own kinds; its message names the key, never a password
-            raise DataError(f"iceberg catalog `{name}`: can't be opened: {_first_line(error)}") from None
+        return open_catalog(given, self.spec.base_dir if self.spec is not None else ".")
 
     def _table(self) -> Any:
-        catalog = self._catalog()
-        name = self.table_name()
         try:
-            return catalog.load_table(name)
-        except (NoSuchTableError, NoSuchNamespaceError, ValueError):
-            raise self._missing(catalog, name) from None
-        except Exception as error:  # the catalog's database can't be read
-            raise DataError(f"{name}: can't be read from the catalog: {_first_line(error)}") from None
-
-    def _missing(self, catalog: Any, name: str) -> Exception:
-        namespace = name.rpartition(".")[0]
-        try:
-            tables = [".".join(item) for item in catalog.list_tables(namespace)] if namespace else []
-        except Exception:  # no such namespace either: name those there are
-            tables = []
-        if tables:
-            there = f"the catalog's tables in `{namespace}`: {', '.join(sorted(tables))}"
-        else:
-            namespaces = [".".join(item) for item in catalog.list_namespaces()]
-            there = f"the catalog's namespaces: {', '.join(sorted(namespaces)) or 'none'}"
-        message = f"no table `{name}` in the iceberg catalog; {there}"
-        return self.spec.error(("source", "table"), message) if self.spec is not None else DataError(message)
+            return load_table(self._catalog(), self.table_name())
+        except MissingTable as error:
+            raise self.spec.error(("source", "table"), str(error)) if self.spec is not None else error from None
 
     def _scan(self, version: int, columns: list[str] | None = None) -> Any:
         return self._table().scan(snapshot_id=version, selected_fields=tuple(columns) if columns else ("*",))
@@ -139,6 +110,61 @@ class IcebergBuilder(LakeBuilder):
             yield from reader.to_record_batches([task])
         except (OSError, pa.ArrowException) as error:  # a data file missing or damaged
             raise DataError(f"{self.table_name()}, {part.file}: {_first_line(error)}") from None
+
+
+class MissingTable(DataError):
+    """No such table in the catalog (the message names those there are)."""
+
+
+def open_catalog(given: dict[str, str], base_dir: str) -> Any:
+    """The catalog `given` names (the spec's `catalog:` keys; a SQLite catalog's file and a
+    warehouse folder relative to `base_dir`), opened by pyiceberg."""
+    if catalogs is None:
+        raise DataError("iceberg sources need the pyiceberg package: pip install 'tfrecord-builder[lake]'")
+    given = dict(given)
+    name = given.pop("name", DEFAULT_CATALOG)
+    if "uri" in given:
+        given["uri"] = _local_uri(given["uri"], base_dir)
+        given.setdefault("type", "sql")
+    if "warehouse" in given:
+        given["warehouse"] = _local_warehouse(given["warehouse"], base_dir)
+    try:
+        return catalogs.load_catalog(name, **given)
+    except Exception as error:  # pyiceberg's own kinds; its message names the key, never a password
+        raise DataError(f"iceberg catalog `{name}`: can't be opened: {_first_line(error)}") from None
+
+
+def load_table(catalog: Any, name: str) -> Any:
+    """The table `name` (`namespace.name`) of the catalog; MissingTable naming those there are."""
+    try:
+        return catalog.load_table(name)
+    except (NoSuchTableError, NoSuchNamespaceError, ValueError):
+        raise MissingTable(_missing(catalog, name)) from None
+    except Exception as error:  # the catalog's database can't be read
+        raise DataError(f"{name}: can't be read from the catalog: {_first_line(error)}") from None
+
+
+def _missing(catalog: Any, name: str) -> str:
+    namespace = name.rpartition(".")[0]
+    try:
+        tables = [".".join(item) for item in catalog.list_tables(namespace)] if namespace else []
+    except Exception:  # no such namespace either: name those there are
+        tables = []
+    if tables:
+        there = f"the catalog's tables in `{namespace}`: {', '.join(sorted(tables))}"
+    else:
+        namespaces = [".".join(item) for item in catalog.list_namespaces()]
+        there = f"the catalog's namespaces: {', '.join(sorted(namespaces)) or 'none'}"
+    return f"no table `{name}` in the iceberg catalog; {there}"
+
+
+def table_batches(table: Any, snapshot_id: int) -> tuple[Any, Iterator[Any]]:
+    """The Arrow schema of the table at a snapshot and its rows as Arrow record batches (every
+    data file, its delete files applied), as the build's tasks read them."""
+    scan = table.scan(snapshot_id=snapshot_id)
+    reader = ArrowScan(table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive)
+    return (schema_to_pyarrow(scan.projection(), include_field_ids=False),
+            reader.to_record_batches(scan.plan_files()))
 
 
 def _local_uri(uri: str, base_dir: str) -> str:

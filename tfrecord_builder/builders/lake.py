@@ -88,6 +88,17 @@ class LakeBuilder(TableBuilder):
                     yield arrow_batch(piece, where, wanted, key_column, start, columns)
                     start += piece.num_rows
 
+    def arrow_rows(self, batch_size: int) -> tuple[Any, Iterator[Any]]:
+        """The table's Arrow schema at the version read, and its rows as Arrow record batches, data
+        file after data file (what `infer` samples)."""
+        version = self.version()
+        schema = self._schema(version)
+
+        def batches() -> Iterator[Any]:
+            for file in self._files(version):
+                yield from self._file_batches(DataFile(version, file), list(schema.names), batch_size)
+        return schema, batches()
+
     def table_name(self) -> str:
         """The table as messages name it (its folder, or `db.name`)."""
         raise NotImplementedError

@@ -86,11 +86,25 @@ class Engine:
         low, high = self._fetch_one(wrapped(query, f"min({quoted(column)}), max({quoted(column)})"))
         return low, high
 
+    def tables(self) -> list[str]:
+        """The database's tables and views, sorted: `schema.name`, or `name` in the schema a query
+        reads by default (DuckDB's `main`, PostgreSQL's `public`). This one asks the SQL standard's
+        information_schema (an engine without one says it otherwise)."""
+        found: list[tuple[str, str]] = []
+        for batch in self.batches(_LISTED_TABLES, None, "", [], 4096):
+            found += zip(batch.column(0).to_pylist(), batch.column(1).to_pylist())
+        return sorted(name if schema in _DEFAULT_SCHEMAS else f"{schema}.{name}" for schema, name in found)
+
     def _fetch_one(self, query: str) -> tuple[Any, ...]:
         raise NotImplementedError
 
     def close(self) -> None:
         raise NotImplementedError
+
+
+_DEFAULT_SCHEMAS = ("main", "public")
+_LISTED_TABLES = ("SELECT table_schema, table_name FROM information_schema.tables "
+                  "WHERE table_schema NOT IN ('information_schema', 'pg_catalog')")
 
 
 class DuckEngine(Engine):
@@ -228,6 +242,11 @@ class SqliteEngine(Engine):
             ", ".join(f"{ROWS}.{quoted(name)}" for name in self._names(query))
         rows, digest = self._fetch_one(wrapped(query, f"count(*), tb_keys_digest({values})"))
         return int(rows), hashlib.sha256(f"sqlite:{rows}:{digest}".encode()).hexdigest()
+
+    def tables(self) -> list[str]:
+        rows = self._run("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                         "AND name NOT LIKE 'sqlite_%'", ()).fetchall()
+        return sorted(row[0] for row in rows)
 
     def _names(self, query: str) -> list[str]:
         cursor = self._run(wrapped(query, where="0"), ())

@@ -39,7 +39,8 @@ class Case:
 
 CASES = [
     Case("missing file", {}, ["nothere.csv"], 2,
-         "nothere.csv: not found; expected a CSV, JSONL or Parquet file, or a folder of images"),
+         "nothere.csv: not found; expected a CSV, JSONL or Parquet file, a folder of images, a Delta table's "
+         "folder, or a DuckDB or SQLite file"),
     Case("unknown kind of file", {"notes.txt": "a b\n"}, ["notes.txt"], 2,
          "notes.txt: can't tell the kind of file from its name; expected .csv, .tsv, .jsonl, .ndjson, .json or "
          ".parquet (maybe compressed: .gz, .bz2, .xz, .zst), or a folder of images"),

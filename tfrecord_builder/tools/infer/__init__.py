@@ -42,23 +42,33 @@ from .folders import folder_plan
 from .layouts import recognise
 from .masks import segmentation_plan
 from .names import dataset_name
+from .places import path_from
 from .plan import Plan
 from .sequences import jsonl_plan, long_table_plan, step_columns
-from .sources import Table, read_frame, read_table, table_kind
+from .sources import Table, read_frame, read_rows, read_table, table_kind
 from .spec_text import spec_text
+from .stored import is_stored, stored
 from .tables import table_plan
 
 __all__ = ["infer", "spec_path", "write_spec"]
 
 
-def infer(data: str | os.PathLike | Any, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
-          order_by: str | None = None, sequence: bool | None = None) -> str:
+def infer(data: str | os.PathLike | Any = None, spec: str | os.PathLike | None = None, *, group_by: str | None = None,
+          order_by: str | None = None, sequence: bool | None = None, table: str | None = None,
+          query: str | None = None, catalog: str | None = None) -> str:
     """The commented spec text for `data`: a CSV, JSONL or Parquet file, a folder of images (or of
     split folders), or an annotated image set as the tools export it (COCO, Pascal VOC, YOLO,
     darknet, labelme, segmentation masks; layouts.py). Or a frame in memory (a pandas or polars
     DataFrame, a pyarrow Table, Dataset or RecordBatchReader, a Hugging Face dataset), guessed
     as the same rows in a Parquet file are, for `tb.build(spec, source=frame)`: its spec reads
     `source: {builder: dataframe}` (and its name is `frame`).
+
+    Or a table where it lives (stored.py), guessed as the same rows in a Parquet file are: a Delta
+    table's folder; a DuckDB or SQLite file or a connection URL (`duckdb:///x.duckdb`,
+    `sqlite:///x.db`) with its one table, or `table` (a name) or `query` (SQL) of it; no `data`
+    and a `query` of DuckDB over files (`FROM 'rows.parquet'`, named from the spec's folder); no
+    `data`, an Iceberg `catalog` (a SQL catalog's URI, or a catalog's name in pyiceberg's
+    configuration) and its `table` (`namespace.name`).
 
     `spec` is where the spec will be written (default: a file in the working directory): paths in
     it are relative to its folder. `group_by` and `order_by` read a long table (one row per
@@ -71,6 +81,11 @@ def infer(data: str | os.PathLike | Any, spec: str | os.PathLike | None = None, 
     if (group_by is None) != (order_by is None):
         raise UsageError("--group-by and --order-by go together: the column naming each row's sequence, and the "
                          "column ordering its steps")
+    spec_file = os.path.abspath(spec if spec is not None else "spec.yaml")
+    if data is None or isinstance(data, (str, os.PathLike)) and \
+            is_stored(os.fspath(data), table, query, catalog):
+        return _stored_text(None if data is None else os.fspath(data), spec_file, table, query, catalog,
+                            (group_by, order_by, sequence))
     if not isinstance(data, (str, os.PathLike)):
         text = spec_text(_rows_plan(read_frame(data), group_by, order_by, sequence))
         spec_from_document(load_yaml(text, os.path.abspath(spec if spec is not None else "spec.yaml")))
@@ -79,8 +94,8 @@ def infer(data: str | os.PathLike | Any, spec: str | os.PathLike | None = None, 
     if fs.is_url(data):
         raise UsageError(f"{data}: infer reads local files; copy it here first")
     if not os.path.exists(data):
-        raise UsageError(f"{data}: not found; expected a CSV, JSONL or Parquet file, or a folder of images")
-    spec_file = os.path.abspath(spec if spec is not None else "spec.yaml")
+        raise UsageError(f"{data}: not found; expected a CSV, JSONL or Parquet file, a folder of images, a Delta "
+                         "table's folder, or a DuckDB or SQLite file")
     plan = _plan(data, group_by, order_by, sequence)
     _relative(plan, os.path.abspath(data), os.path.dirname(spec_file))
     text = spec_text(plan)
@@ -88,17 +103,25 @@ def infer(data: str | os.PathLike | Any, spec: str | os.PathLike | None = None, 
     return text
 
 
-def _path_from(data: str, folder: str) -> str:
-    """The data's path as the spec names it: relative to the spec's folder when they share more
-    than the root (a project's spec and data move together), else absolute."""
-    if os.path.commonpath([data, folder]) == os.path.dirname(os.path.commonpath([data, folder])) \
-            or os.path.splitdrive(data)[0] != os.path.splitdrive(folder)[0]:
-        return data.replace(os.sep, "/")  # only the root in common: /tmp/x/spec.yaml and /work/data.csv
-    return os.path.relpath(data, folder).replace(os.sep, "/")
+def _stored_text(data: str | None, spec_file: str, table: str | None, query: str | None, catalog: str | None,
+                 rows_options: tuple[str | None, str | None, bool | None]) -> str:
+    """The spec of a database's or a lakehouse's table: its rows' plan as a Parquet file's, with
+    the source that names the table."""
+    if data is not None and "://" not in data and not os.path.exists(data):
+        raise UsageError(f"{data}: not found; expected a Delta table's folder, a DuckDB or SQLite file, or a "
+                         "connection URL")
+    found = stored(data, os.path.dirname(spec_file), table, query, catalog)
+    plan = _rows_plan(read_rows(found.rows, found.source["builder"], found.name, found.problem), *rows_options)
+    plan.name = found.name
+    plan.source = {**found.source, **{key: value for key, value in plan.source.items() if key != "builder"}}
+    plan.source_notes.update(found.notes)
+    text = spec_text(plan)
+    _check(text, spec_file)
+    return text
 
 
 def _relative(plan: Plan, data: str, folder: str) -> None:
-    """The plan's paths as the spec names them (`_path_from`): the source's `path` (the data, unless
+    """The plan's paths as the spec names them (`path_from`): the source's `path` (the data, unless
     the plan names another file or each split its own), `images` and `names_file`, and each split's."""
     splits = [split for split in (plan.splits or {}).values() if isinstance(split, dict) and "path" in split]
     if "path" not in plan.source and not splits:
@@ -106,7 +129,7 @@ def _relative(plan: Plan, data: str, folder: str) -> None:
     for place in [plan.source] + splits + [split["options"] for split in splits if "options" in split]:
         for key in ("path", "images", "names_file", "image_set"):
             if key in place:
-                place[key] = _path_from(os.path.abspath(place[key]), folder)
+                place[key] = path_from(os.path.abspath(place[key]), folder)
 
 
 def spec_path(data: str | os.PathLike, output: str | os.PathLike) -> str:

@@ -47,6 +47,7 @@ class Column:
     unit: str = "rows"  # what a value is, in notes: rows, steps, sequences
     file: str = ""  # the source's name, which notes leave out of places ("line 4", not "rows.csv, line 4")
     categories: list[str] | None = None  # a categorical column's categories, in the file's order (Parquet)
+    class_names: list[str] | None = None  # the classes its whole numbers index, as the frame names them (ClassLabel)
 
 
 def na_spellings(profiles: Sequence[Profile]) -> set[str]:
@@ -118,6 +119,9 @@ def _class_label(column: Column, found: Guess) -> Declaration | None:
         note = (f"guessed: a categorical column; its {len(column.categories)} categories in the file's order "
                 "(a record holds the category's code)")
         return Declaration(column.feature, {"type": "class_label", "names": list(column.categories)}, [note])
+    if column.class_names is not None and found.dtype == "int64" and not found.shape:
+        note = f"the frame's ClassLabel: its {len(column.class_names)} names, which its values index"
+        return Declaration(column.feature, {"type": "class_label", "names": list(column.class_names)}, [note])
     if not _is_class_like(found):
         return None
     sample = "" if column.complete else " (of the rows read: a class seen only later stops the build)"

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 from ...builders import csv_rows, json_rows
 from ...builders.arrow_rows import categories, python_values, unreadable
 from ...builders.base import RowOrigins
-from ...builders.frame_kinds import frame_rows
+from ...builders.frame_kinds import FrameRows, frame_rows
 from ...builders.image_folder import EXTENSIONS, ImageFolderBuilder
 from ...builders.opened import open_source, plain_name
 from ...errors import DataError, UsageError
@@ -34,7 +34,7 @@ class Table:
     """The rows read of a table file, column by column (None where a value is missing)."""
 
     path: str
-    kind: str  # csv, jsonl, parquet or dataframe (a frame given from Python)
+    kind: str  # csv, jsonl, parquet, dataframe (a frame given from Python), or sql, delta, iceberg (stored.py)
     columns: list[str]
     values: dict[str, list[Any]]
     lines: list[int]  # each row's line (CSV, JSONL) or row number (Parquet)
@@ -44,6 +44,7 @@ class Table:
     types: dict[str, Any] = field(default_factory=dict)  # Parquet: each column's Arrow type
     unreadable: dict[str, str] = field(default_factory=dict)  # Parquet columns no feature reads, and why
     categories: dict[str, list[str]] = field(default_factory=dict)  # Parquet: categorical columns' categories, in order
+    class_names: dict[str, list[str]] = field(default_factory=dict)  # the classes a column's indices name (ClassLabel)
     label: str | None = None  # a frame's name in messages (`the pandas DataFrame`), which has no path
 
     @property
@@ -56,7 +57,7 @@ class Table:
 
     def where(self, row: int) -> str:
         """Row `row` in messages: `rows.csv, line 4` (`rows.parquet, row 3`)."""
-        return RowOrigins(self.name, self.lines, "row" if self.kind in ("parquet", "dataframe") else "line")(row)
+        return RowOrigins(self.name, self.lines, "line" if self.kind in ("csv", "jsonl") else "row")(row)
 
 
 @dataclass
@@ -206,18 +207,25 @@ def _parquet(path: str) -> Table:
 def read_frame(frame: Any) -> Table:
     """The first rows of a DataFrame given from Python (builders/frame_kinds.py), read as a Parquet
     file's with the same rows would be."""
-    rows = frame_rows(frame)
+    return read_rows(frame_rows(frame), "dataframe", "frame")
+
+
+def read_rows(rows: FrameRows, kind: str, path: str, problem: Callable[[Any], str | None] | None = None) -> Table:
+    """The first rows of Arrow record batches (a frame's, a database's or a lakehouse table's),
+    read as a Parquet file's with the same rows would be; `problem`: why a column of an Arrow type
+    the source can't give as it is is left out (a decimal's), None when it can."""
     columns = _unique(rows.label, list(rows.schema.names))
 
     def batches(wanted: list[str]) -> Iterator[Any]:
         for batch in rows.batches():
             yield batch.select(wanted)
     try:
-        table = _arrow_table("frame", "dataframe", rows.schema, columns, batches, rows.num_rows, rows.label)
+        table = _arrow_table(path, kind, rows.schema, columns, batches, rows.num_rows, rows.label, problem)
     except _Damaged as damaged:
         raise DataError(f"{rows.label}: can't be read after row {damaged.count}: {damaged.message}") from None
     if not table.rows:
         raise DataError(f"{rows.label}: no rows; expected at least one row to infer the features from")
+    table.class_names = {column: names for column, names in rows.class_names.items() if column in table.columns}
     return table
 
 
@@ -230,12 +238,14 @@ class _Damaged(Exception):
 
 
 def _arrow_table(path: str, kind: str, schema: Any, columns: list[str], batches: Callable[[list[str]], Any],
-                 num_rows: int | None, label: str | None = None) -> Table:
+                 num_rows: int | None, label: str | None = None,
+                 problem: Callable[[Any], str | None] | None = None) -> Table:
     """Up to ROW_LIMIT rows of Arrow record batches (`batches(columns)`) as a Table of the
     columns a feature can read (the others listed with why not)."""
     types = {column: schema.field(column).type for column in columns}
-    problems = {column: problem for column in columns
-                if (problem := unreadable(types[column]) or _nested(types[column]))}
+    problems = {column: why for column in columns
+                if (why := unreadable(types[column]) or _nested(types[column])
+                    or (problem(types[column]) if problem is not None else None))}
     wanted = [column for column in columns if column not in problems]
     values: dict[str, list[Any]] = {column: [] for column in wanted}
     found: dict[str, list[str]] = {}

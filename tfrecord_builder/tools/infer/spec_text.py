@@ -17,7 +17,7 @@ from .plan import Declaration, Plan
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./ -]*\Z")
 _COMMENT_COLUMN = 56  # comments line up here (or two spaces after a longer line)
-_SOURCE_ORDER = ("builder", "path", "format", "columns", "images", "names_file", "delimiter", "key", "split_column", "group_by", "order_by", "options")
+_SOURCE_ORDER = ("builder", "path", "connection", "table", "query", "catalog", "format", "columns", "images", "names_file", "delimiter", "key", "split_column", "group_by", "order_by", "options")
 
 
 def spec_text(plan: Plan) -> str:

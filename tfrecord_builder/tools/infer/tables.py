@@ -35,7 +35,8 @@ def table_plan(table: Table) -> Plan:
             continue
         found = declare(Column(column, names[column], table.values[column], table.where, table.language,
                                complete=table.complete, file=table.name, images_from=images_from,
-                               categories=table.categories.get(column)),
+                               categories=table.categories.get(column),
+                               class_names=table.class_names.get(column)),
                         counts[column], na_values)
         declared(plan, found, plan.features)
     plan.left_out += [f"column `{column}`: left out: {problem}" for column, problem in table.unreadable.items()]
