@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from PIL import Image
 
 import tfrecord_builder as tb
@@ -307,3 +308,26 @@ def test_bad_input_is_one_line(postgres, tables, tmp_path, keys, features, expec
     assert result.returncode in (1, 2) and result.stderr.count("\n") == 1, result.stderr
     assert expected in result.stderr and postgres.password not in result.stderr
     assert_no_dataset_info(tmp_path / "out")
+
+
+def test_infer_reads_a_table_of_the_server_as_the_same_rows_in_parquet(postgres, tables, tmp_path, monkeypatch):
+    """`infer URL --table`: the features guessed as for the same rows in a Parquet file, the source
+    the server's table; the spec builds as written. A URL with a password is refused (the spec
+    would keep it)."""
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    spec_path = tmp_path / "parts.yaml"
+    inferred = yaml.safe_load(tb.infer(postgres.url(password=False), spec_path, table="parts"))
+    rows = _read(postgres, "SELECT id, v FROM parts")
+    pq.write_table(pa.table({"id": pa.array([row[0] for row in rows], pa.int64()),
+                             "v": pa.array([row[1] for row in rows], pa.string())}), tmp_path / "parts.parquet")
+    from_parquet = yaml.safe_load(tb.infer(tmp_path / "parts.parquet", tmp_path / "p.yaml"))
+    guessed = {key: value for key, value in from_parquet["source"].items() if key not in ("builder", "path")}
+    assert inferred["source"] == {"builder": "sql", "connection": postgres.url(password=False), "table": "parts",
+                                  **guessed}  # (the key column guessed alike)
+    assert inferred["features"] == from_parquet["features"]
+    spec_path.write_text(yaml.safe_dump(inferred))
+    info = tb.build(spec_path, output=tmp_path / "out")
+    assert sum(info.splits[split].num_examples for split in info.splits) == len(rows)
+    with pytest.raises(tb.UsageError) as error:
+        tb.infer(postgres.url(), tmp_path / "x.yaml", table="parts")
+    assert postgres.password not in str(error.value) and "\n" not in str(error.value)

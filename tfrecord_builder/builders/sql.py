@@ -23,7 +23,7 @@ from .arrow_rows import python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
 from .sql_connection import Target, target
 from .sql_engines import Engine, Refused, opened, quoted
-from .sql_postgres import NotExact, PostgresEngine
+from .sql_postgres import NotExact
 from .tabular import TableBuilder
 
 DEFAULT_PARTITIONS = 8
@@ -120,8 +120,7 @@ class SqlBuilder(TableBuilder):
     def engine(self) -> Engine:
         if self._engine is None:
             try:
-                self._engine = PostgresEngine(self.target, self.decimals) if self.target.engine == "postgresql" \
-                    else opened(self.target)
+                self._engine = opened(self.target, self.decimals)
             except Refused as error:
                 raise DataError(f"{self.label}: {error}") from None
         return self._engine
