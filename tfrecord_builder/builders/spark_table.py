@@ -116,8 +116,15 @@ class SparkTableBuilder(TableBuilder):
 
     def tasks(self, split: str | None) -> list[Any] | None:
         """One task per partition of the DataFrame (the types it maps checked first)."""
+        from .base import no_column
+        from .sources import wanted_columns
+
         frame = self.frame()
-        check_types(frame, self.label, self.wanted(list(frame.columns)), self.decimals)
+        header = list(frame.columns)
+        for column, user in wanted_columns(self.spec).items():  # before the job, as a file's header is
+            if column not in header:
+                raise no_column(self.label, user, column, header)
+        check_types(frame, self.label, self.wanted(header), self.decimals)
         count = max(1, frame.rdd.getNumPartitions())
         return [SparkPartition(index, count) for index in range(count)]
 
@@ -165,7 +172,7 @@ def check_types(frame: Any, label: str, columns: Sequence[str], decimals: str | 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                arrow = to_arrow_type(kind)
+                arrow = to_arrow_type(kind, timezone="UTC")  # the zone: only whether the check passes
         except Exception:  # a type Spark can't give as Arrow (a variant, a calendar interval, a map of maps)
             raise DataError(f"{label}: column `{column}` ({named}): no exact mapping to a feature's values; "
                             "cast it in Spark first (e.g. to string)") from None
