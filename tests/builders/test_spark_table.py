@@ -148,7 +148,7 @@ def test_a_spark_table_s_bad_input_is_one_line(spark, tmp_path):
         tb.build(spec, output=tmp_path / "c-out", runner="spark", progress=False)
     assert str(error.value).startswith("table db.events: feature `missing`: no column `missing` in the source; "
                                        "its columns: id, l, i, s, b, d, f, flag, name")
-    assert not (tmp_path / "a-out").exists() and not (tmp_path / "b-out" / "events").exists()
+    assert not list((tmp_path / "a-out").glob("events/*/*.tfrecord*")) and not list((tmp_path / "b-out").glob("events/*/*.tfrecord*"))
 
 
 def test_a_spark_table_on_another_runner_is_refused_naming_the_spark_runner(tmp_path):

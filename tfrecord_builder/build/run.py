@@ -105,6 +105,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
             raise UsageError(problem)
+    builders: list[tuple[str | None, Builder]]
     if source is not None and is_spark_frame(source):
         spec, builders = spark_frame_builders(spec, source)
     elif source is not None:

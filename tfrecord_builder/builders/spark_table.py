@@ -18,7 +18,8 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..errors import DataError, UsageError
 from .arrow_batch import arrow_batch, check_columns
 from .arrow_rows import unreadable
-from .base import Batch, column_list
+from ..spec.model import Spec
+from .base import Batch, Builder, column_list
 from .decimals import PROBLEM as DECIMAL_PROBLEM, as_ruled, holds, is_decimal
 from .tabular import TableBuilder
 
@@ -239,7 +240,7 @@ def is_spark_frame(value: Any) -> bool:
     return type(value).__module__.startswith("pyspark.") and type(value).__name__ == "DataFrame"
 
 
-def spark_frame_builders(spec: Any, frame: Any) -> tuple[Any, list[tuple[str | None, SparkTableBuilder]]]:
+def spark_frame_builders(spec: Spec, frame: Any) -> tuple[Spec, list[tuple[str | None, Builder]]]:
     """The spec (its source `builder: spark_table`, the rows given from Python) and its builders of
     the Spark DataFrame `frame`, for `source:` left out, `{builder: dataframe}` or `{builder:
     spark_table}` without a table; split by fraction or by a split column. SpecError otherwise,

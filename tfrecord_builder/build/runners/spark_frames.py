@@ -45,7 +45,9 @@ def over_partitions(source: SparkTableBuilder, job: RunJob, steps: Steps, step: 
     def per_partition(batches: Iterator[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
 
-        index = TaskContext.get().partitionId()
+        context = TaskContext.get()
+        assert context is not None  # (run by a Spark task)
+        index = context.partitionId()
         builders = steps.builders()  # made here, from the spec: the executor's own
         rows: Iterable[Any] = batches if len(splits) == 1 else list(batches)  # every split reads the partition
         for number, split in enumerate(splits):
