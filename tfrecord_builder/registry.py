@@ -38,6 +38,7 @@ BUILTIN = {
     "iceberg": "tfrecord_builder.builders.iceberg:IcebergBuilder",
     "sql": "tfrecord_builder.builders.sql:SqlBuilder",
     "dataframe": "tfrecord_builder.builders.frames:FrameBuilder",
+    "spark_table": "tfrecord_builder.builders.spark_table:SparkTableBuilder",
 }
 ENTRY_POINT_GROUP = "tfrecord_builder.builders"
 

@@ -193,17 +193,18 @@ def test_a_frame_with_another_runner_is_refused(tmp_path, runner):
 
 
 @pytest.mark.spark
-def test_a_spark_dataframe_is_refused_naming_the_spark_runner(tmp_path):
+@pytest.mark.parametrize("runner", ["local", "beam"])
+def test_a_spark_dataframe_is_refused_naming_the_spark_runner(tmp_path, runner):
     from pyspark.sql import SparkSession
     session = (SparkSession.builder.master("local[1]").appName("tfrecord-builder tests")
                .config("spark.ui.enabled", "false").getOrCreate())
     try:
         with pytest.raises(tb.UsageError) as error:
-            _build(tmp_path, {}, session.createDataFrame([(1,)], ["x"]))
+            _build(tmp_path, {}, session.createDataFrame([(1,)], ["x"]), runner=runner)
     finally:
         session.stop()
-    assert str(error.value) == ('source=: a Spark DataFrame is read by the Spark runner, where its partitions are: '
-                                'runner="spark"')
+    assert str(error.value) == ('source=: a Spark DataFrame is read by the Spark runner, on the executors where its '
+                                f'partitions are (never collected to this process): runner="spark", not {runner!r}')
 
 
 # ---- a killed build, resumed ---------------------------------------------------------------------

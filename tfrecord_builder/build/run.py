@@ -16,6 +16,7 @@ from typing import Any
 
 from ..builders.base import Builder
 from ..builders.frames import frame_builders, staged
+from ..builders.spark_table import is_spark_frame, spark_frame_builders
 from ..builders.sources import check_fields, check_sources, source_builders, with_source_classes, with_source_columns
 from ..codegen.render import render_module
 from ..codegen.module_file import write_module
@@ -87,7 +88,10 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         spec_from_dict(spec.to_dict(), spec.file or "the spec")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise UsageError(f"workers: expected a positive integer, received {workers!r}")
-    if source is not None and runner != "local":
+    if source is not None and is_spark_frame(source) and runner != "spark":
+        raise UsageError(f"source=: a Spark DataFrame is read by the Spark runner, on the executors where its "
+                         f"partitions are (never collected to this process): runner=\"spark\", not {runner!r}")
+    if source is not None and not is_spark_frame(source) and runner != "local":
         raise UsageError(f"source=: a frame is read by the local runner; runner={runner!r} reads files "
                          "(write the frame to Parquet and name the file in the spec)")
     chosen = chosen_runner(runner)  # its engine imported only now, and only if installed
@@ -101,11 +105,19 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
         problem = fs.place_problem(os.fspath(place) if place is not None else None)
         if problem:
             raise UsageError(problem)
-    if source is not None:
+    builders: list[tuple[str | None, Builder]]
+    if source is not None and is_spark_frame(source):
+        spec, builders = spark_frame_builders(spec, source)
+    elif source is not None:
         builders = frame_builders(spec, source)
     else:
         check_sources(spec)  # before anything is made on disk
         builders = source_builders(spec)
+    for _, made in builders:  # a source only one runner reads where it is (a Spark table)
+        if made.READ_BY is not None and made.READ_BY != chosen.name:
+            raise UsageError(f"source: builder {spec.source.builder} on the {chosen.name} runner: its rows are read "
+                             f"by the {made.READ_BY} runner, where they are: --runner {made.READ_BY} "
+                             f"(runner=\"{made.READ_BY}\" in Python)")
     check_fields(spec, builders)
     keep = kept_splits(spec, keep_splits) if keep_splits is not None else None
     if spec.output.report:

@@ -182,6 +182,8 @@ class Builder:
     DEFINES_CLASSES: ClassVar[bool] = True
     # whether its rows are given from Python (`tb.build(spec, source=frame)`), not read from a path
     FROM_PYTHON: ClassVar[bool] = False
+    # the one runner that reads its rows where they are (a Spark table's: "spark"); None: any
+    READ_BY: ClassVar[str | None] = None
 
     @classmethod
     def check_source(cls, source: Any, at: Any) -> None:

@@ -8,7 +8,8 @@ reader can be read only once), and a Hugging Face `datasets.Dataset` through its
 by batch in its rows' order (a shuffled or selected one's too).
 
 Which kind a value is comes from the module of its class, so a library the caller didn't use is
-never imported. A Spark DataFrame is refused: the Spark runner reads it where it lives.
+never imported. A Spark DataFrame isn't one of these: the Spark runner reads it where it lives
+(builders/spark_table.py).
 """
 from __future__ import annotations
 
@@ -68,8 +69,8 @@ def frame_rows(frame: Any) -> FrameRows:
     if module == "datasets":
         return _hugging_face(frame)
     if module == "pyspark":
-        raise UsageError("source=: a Spark DataFrame is read by the Spark runner, where its partitions are: "
-                         "runner=\"spark\"")
+        raise UsageError("source=: a Spark DataFrame is read by the Spark runner, on the executors where its "
+                         "partitions are (never collected to this process): runner=\"spark\"")
     raise UsageError(f"source=: expected {KINDS}; received {type(frame).__module__}.{type(frame).__qualname__}")
 
 

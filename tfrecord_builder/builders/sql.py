@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from ..errors import DataError
 from .arrow_rows import python_values, row_keys, unreadable
+from .decimals import PROBLEM as DECIMAL_PROBLEM, as_ruled, holds, is_decimal
 from .base import Batch, RowOrigins, column_list
 from .sql_connection import Target, target
 from .sql_engines import Engine, Refused, opened, quoted
@@ -227,12 +228,11 @@ class SqlBuilder(TableBuilder):
         base = name.split("(")[0].split("[")[0].strip()
         if base in _REFUSED_TYPES:
             return f"no exact mapping; {_REFUSED_TYPES[base]}"
-        if _holds(kind, _is_decimal) and self.decimals is None:
-            return ("a decimal has no exact mapping to a feature's numbers; give `source.decimals: float` (to the "
-                    "nearest float64) or `text` (its digits, as the database writes them), or cast it in the query")
-        if _holds(kind, lambda leaf: pa.types.is_interval(leaf) or pa.types.is_duration(leaf)):
+        if holds(kind, is_decimal) and self.decimals is None:
+            return f"{DECIMAL_PROBLEM}, or cast it in the query"
+        if holds(kind, lambda leaf: pa.types.is_interval(leaf) or pa.types.is_duration(leaf)):
             return "an interval has no exact mapping; cast it in the query (e.g. epoch(x) or to VARCHAR)"
-        if _holds(kind, lambda leaf: isinstance(leaf, pa.OpaqueType)):
+        if holds(kind, lambda leaf: isinstance(leaf, pa.OpaqueType)):
             return "no exact mapping to a feature's values; cast it in the query (e.g. to text: x::text)"
         return unreadable(kind)
 
@@ -246,38 +246,4 @@ class SqlBuilder(TableBuilder):
                 raise DataError(f"{place}, row {start + row + 1}: column `{column}` ({self._type_name(column)}): "
                                 f"{array[row].as_py()} is past the largest int64 (a feature's integers); expected "
                                 "at most 9223372036854775807")
-        if self.decimals is not None and _holds(array.type, _is_decimal):
-            return pc.cast(array, _without_decimals(array.type, pa.float64() if self.decimals == "float"
-                                                    else pa.string()))
-        return array
-
-
-def _is_decimal(kind: Any) -> bool:
-    """A decimal, or PostgreSQL's numeric (which its driver gives as opaque text)."""
-    return bool(pa.types.is_decimal(kind)) or (isinstance(kind, pa.OpaqueType) and kind.type_name == "numeric")
-
-
-def _holds(kind: Any, test: Any) -> bool:
-    """Whether the type, or a type within it (a list's items, a struct's fields), passes `test`."""
-    if pa.types.is_dictionary(kind):
-        return _holds(kind.value_type, test)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _holds(kind.value_type, test)
-    if pa.types.is_struct(kind):
-        return any(_holds(field.type, test) for field in kind)
-    return bool(test(kind))
-
-
-def _without_decimals(kind: Any, into: Any) -> Any:
-    """The type with each decimal in it replaced by `into`."""
-    if pa.types.is_decimal(kind):
-        return into
-    if pa.types.is_list(kind):
-        return pa.list_(_without_decimals(kind.value_type, into))
-    if pa.types.is_large_list(kind):
-        return pa.large_list(_without_decimals(kind.value_type, into))
-    if pa.types.is_fixed_size_list(kind):
-        return pa.list_(_without_decimals(kind.value_type, into), kind.list_size)
-    if pa.types.is_struct(kind):
-        return pa.struct([field.with_type(_without_decimals(field.type, into)) for field in kind])
-    return kind
+        return as_ruled(array, self.decimals)

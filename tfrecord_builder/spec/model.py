@@ -72,7 +72,8 @@ class SourceSpec(Section):
     query: str | None = meta("sql: the query whose rows are read (SQL of the connection's database; without a "
                              "connection, DuckDB's, over files named relative to the spec's folder)", None)
     table: str | None = meta("sql: a table whose rows are all read, instead of a query; iceberg: the table, "
-                             "`namespace.name`, as its catalog names it", None)
+                             "`namespace.name`, as its catalog names it; spark_table: a table of the Spark "
+                             "session's catalog, `database.name`", None)
     connection: str | None = meta("sql: the database, duckdb:///path.duckdb or sqlite:///path.db (relative to the "
                                   "spec's folder; default: DuckDB in memory), or a PostgreSQL server, "
                                   "postgresql://user@host:port/db (the password from PGPASSWORD or ~/.pgpass; "
@@ -80,7 +81,8 @@ class SourceSpec(Section):
     partition_by: str | None = meta("sql: an integer column cutting the query into ranges read as separate tasks",
                                     None)
     partitions: int | None = meta("sql: how many ranges of `partition_by` (default 8)", None)
-    decimals: Literal["float", "text"] | None = meta("sql: how DECIMAL/NUMERIC columns are read: float (the nearest "
+    decimals: Literal["float", "text"] | None = meta("sql, spark_table: how DECIMAL/NUMERIC columns are read: float "
+                                                     "(the nearest "
                                                      "float64) or text (their digits); default: refused", None)
     version: int | None = meta("delta: the table version to read (default: the latest, which the dataset's "
                                "metadata records)", None)

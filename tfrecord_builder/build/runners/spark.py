@@ -37,10 +37,12 @@ with warnings.catch_warnings():  # PySpark 4.3 warns of pandas 3 on import; the 
 from ...errors import DataError, DiskFullError
 from ...features import notices
 from ...progress import Progress
+from ...registry import builtin_class
 from ...spec.model import Spec
 from .contract import RunJob, RunnerOptions, RunResult
 from .distributed import layout_of, strata_from
 from .spark_attempts import every_attempt_ended, job_group
+from .spark_frames import Step, over_partitions, spark_source
 from .spark_session import (APP_NAME, LOG, SparkJobError, check_master, check_visible, conf, ours, session,
                             spark_reason)
 from ..vocabulary import WordCounts, words_from
@@ -65,6 +67,8 @@ class SparkRunner:
         master = conf(options).get("spark.master", "")
         if master.startswith("spark://") and SparkSession.getActiveSession() is None:
             check_master(master, options)
+        if getattr(builtin_class(spec.source.builder), "READ_BY", None) == self.name:
+            session(options, workers)  # a Spark table's catalog, asked on the driver before the job
 
     def run(self, job: RunJob) -> RunResult:
         built_on = session(job.options, job.workers)
@@ -79,23 +83,20 @@ class SparkRunner:
         check_visible(built_on.sparkContext, job.spec, job, sources_only=True)  # the pass writes nothing
         steps = Steps.of(job)
         with _job_errors():
-            indexed = built_on.sparkContext.parallelize(list(enumerate(job.tasks)), max(1, len(job.tasks)))
             stratified = None
             if steps.spec.stratify is not None:
-                stratified = strata_from(indexed.mapPartitions(lambda part: _classify(steps, part)).collect(),
-                                         steps.spec)
-            return words_from(indexed.mapPartitions(lambda part: _count(steps, stratified, part)).collect())
+                stratified = strata_from(_over_tasks(built_on, job, steps, _classify(steps)).collect(), steps.spec)
+            return words_from(_over_tasks(built_on, job, steps, _count(steps, stratified)).collect())
 
     def _run(self, built_on: SparkSession, job: RunJob) -> RunResult:
         context = built_on.sparkContext
         steps = Steps.of(job)
         later = steps.past_encoding()  # what the steps after encoding ship
-        indexed = context.parallelize(list(enumerate(job.tasks)), max(1, len(job.tasks)))
         stratified = None
         if steps.spec.stratify is not None:
-            stratified = strata_from(indexed.mapPartitions(lambda part: _classify(steps, part)).collect(), steps.spec)
+            stratified = strata_from(_over_tasks(built_on, job, steps, _classify(steps)).collect(), steps.spec)
         read, written = context.accumulator(0), context.accumulator(0)  # the progress shown (a retried task adds again)
-        encoded = indexed.mapPartitions(lambda part: _encode(steps, stratified, read, part))
+        encoded = _over_tasks(built_on, job, steps, _encode(steps, stratified, read))
         encoded.persist(StorageLevel.MEMORY_AND_DISK)  # two passes over it: the summaries, then the records
         sorted_parts = None
         try:
@@ -159,23 +160,33 @@ def _tagged(outputs: Any, tag: str) -> Any:
     return outputs.filter(lambda item: item[0] == tag).map(lambda item: item[1])
 
 
-def _classify(steps: Steps, part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
-    builders = steps.builders()  # a custom builder's code runs here, on the executor
-    for _, task in part:
-        yield steps.classify(builders, task)
+def _over_tasks(built_on: SparkSession, job: RunJob, steps: Steps, step: Step) -> Any:
+    """An RDD of `step`'s outputs over every read task: a task of files read by an executor (a
+    Spark task per read task), or a partition of the Spark table the job reads, where it is
+    (spark_frames.py)."""
+    source = spark_source(job)
+    if source is not None:
+        return over_partitions(source, job, steps, step)
+
+    def per_part(part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
+        builders = steps.builders()  # a custom builder's code runs here, on the executor
+        for _, task in part:
+            yield from step(builders, task)
+    indexed = built_on.sparkContext.parallelize(list(enumerate(job.tasks)), max(1, len(job.tasks)))
+    return indexed.mapPartitions(per_part)
 
 
-def _count(steps: Steps, stratified: Any, part: Iterable[tuple[int, Any]]) -> Iterator[Any]:
-    builders = steps.builders()
-    for _, task in part:
-        yield steps.count_words(builders, task, stratified)
+def _classify(steps: Steps) -> Step:
+    return lambda builders, task: [steps.classify(builders, task)]
 
 
-def _encode(steps: Steps, stratified: Any, read: Accumulator, part: Iterator[tuple[int, Any]]
-            ) -> Iterator[tuple[str, Any]]:
-    builders = steps.builders()
-    for _, task in part:
-        yield from steps.encode(builders, task, stratified, lambda records, encoded, skipped: read.add(records))
+def _count(steps: Steps, stratified: Any) -> Step:
+    return lambda builders, task: [steps.count_words(builders, task, stratified)]
+
+
+def _encode(steps: Steps, stratified: Any, read: Accumulator) -> Step:
+    return lambda builders, task: steps.encode(builders, task, stratified,
+                                               lambda records, encoded, skipped: read.add(records))
 
 
 def _write(steps: Steps, item: Any, layout: Any, written: Accumulator) -> None:
