@@ -23,7 +23,8 @@ from .arrow_rows import python_values, row_keys, unreadable
 from .decimals import PROBLEM as DECIMAL_PROBLEM, as_ruled, holds, is_decimal
 from .base import Batch, RowOrigins, column_list
 from .sql_connection import Target, target
-from .sql_engines import Engine, Refused, opened, quoted
+from .sql_engines import Engine, Refused, quoted
+from .sql_open import opened
 from .sql_postgres import NotExact
 from .tabular import TableBuilder
 

@@ -13,7 +13,6 @@ blob -> binary, only NULLs -> null; a column that mixes classes is refused, nami
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sqlite3
 from typing import Any, Iterator, Sequence
@@ -277,14 +276,3 @@ class SqliteEngine(Engine):
 
 def _selected(columns: Sequence[str] | None) -> str:
     return "*" if columns is None else ", ".join(f"{ROWS}.{quoted(name)}" for name in columns)
-
-
-def opened(target: Target, decimals: str | None = None) -> Engine:
-    """An engine reading `target`'s database (its file must exist: a DataError-worthy Refused if
-    not), the one place that chooses it; `decimals` is the spec's rule for a server's NUMERIC."""
-    if target.engine == "postgresql":
-        from .sql_postgres import PostgresEngine  # (it builds on this module's Engine)
-        return PostgresEngine(target, decimals)
-    if target.database is not None and not os.path.isfile(target.database):
-        raise Refused(f"{target.database}: no such database file")
-    return DuckEngine(target) if target.engine == "duckdb" else SqliteEngine(target)

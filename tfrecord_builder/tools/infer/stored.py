@@ -26,7 +26,8 @@ from ...builders.delta import DeltaBuilder
 from ...builders.frame_kinds import FrameRows
 from ...builders.lake import inexact
 from ...builders.sql_connection import masked, target
-from ...builders.sql_engines import Engine, Refused, opened, quoted
+from ...builders.sql_engines import Engine, Refused, quoted
+from ...builders.sql_open import opened
 from ...errors import DataError, UsageError
 from .names import identifier
 from .places import path_from
