@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,8 +20,8 @@ import pytest
 
 import tfrecord_builder as tb
 
-from conftest import write_spec
-from support.engines import SMALL_TASKS, run_beam
+from conftest import ROOT, write_spec
+from support.engines import BEAM_PYTHON, SMALL_TASKS, run_beam
 from support.reading import assert_same_files, files_of
 
 duckdb = pytest.importorskip("duckdb")
@@ -122,3 +123,39 @@ def test_a_source_elsewhere_builds_the_same_bytes_on_every_runner(folder, kind, 
     dataset = out / "rows" / "1.0.0"
     ids = sorted(int(record["id"]) for split in ("train", "test") for record in tb.read(dataset, split))
     assert ids == list(range(ROWS))  # every row once: each range (each data file) read by one task
+
+
+FRAME_ON_BEAM = """
+import sys
+import pyarrow.parquet as parquet
+import tfrecord_builder as tb
+try:
+    tb.build(sys.argv[1], source=parquet.read_table(sys.argv[2]), output=sys.argv[3], runner="beam",
+             runner_options={"runner": "DataflowRunner"})
+except tb.UsageError as error:
+    print(error)
+tb.build(sys.argv[1], source=parquet.read_table(sys.argv[2]), output=sys.argv[3], runner="beam", workers=2)
+"""
+
+
+@pytest.mark.beam
+def test_a_frame_builds_the_same_bytes_on_beams_direct_runner_and_a_remote_runner_is_refused(folder, monkeypatch):
+    """The frame's rows written as Arrow where the build begins are mapped by the DirectRunner's
+    worker processes on this machine; a remote runner's workers are other machines."""
+    spec = write_spec(folder, {"name": "rows", "features": FEATURES, "splits": {"train": 0.7, "test": 0.3},
+                               "output": {"shards": 2}}, name="frame.yaml")
+    out = folder / "out-frame"
+    for name, value in SMALL_TASKS.items():  # the same tasks (statistics merge task by task): several
+        monkeypatch.setenv(name, value)
+    tb.build(spec, source=parquet.read_table(folder / "rows.parquet"), output=out, workers=2)
+    local = files_of(out)
+    shutil.rmtree(out)
+    done = subprocess.run([str(BEAM_PYTHON), "-c", FRAME_ON_BEAM, str(spec), str(folder / "rows.parquet"), str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={**os.environ, **SMALL_TASKS, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "source=: a frame's rows are written to this machine's disk for the workers to map, and the "
+        "DataflowRunner's workers are other machines; write the frame to Parquet in a bucket and name it in the "
+        "spec (source: {builder: parquet, path: gs://...}), or run on the DirectRunner")
+    assert_same_files(local, files_of(out))
