@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-# Beam in an environment of its own, without TensorFlow: Beam caps protobuf and pyarrow (and
+# Beam in an environment of its own, without TensorFlow (with the sql and lake extras: its workers
+# read databases and lakehouse tables too): Beam caps protobuf and pyarrow (and
 # Pillow) below what the main environment takes, and a build's Beam workers need no TensorFlow
 BEAM_VENV := .venv-beam
 BEAM_STAMP := $(BEAM_VENV)/.installed-stamp
@@ -56,7 +57,7 @@ $(STAMP): setup.cfg pyproject.toml
 
 $(BEAM_STAMP): setup.cfg pyproject.toml Makefile
 	test -x $(BEAM_VENV)/bin/python || $(PYTHON) -m venv $(BEAM_VENV)
-	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3,gcs,text]'
+	$(BEAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam,s3,gcs,text,sql,lake]'
 	touch $(BEAM_STAMP)
 
 $(TFM_STAMP): Makefile

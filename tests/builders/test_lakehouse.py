@@ -17,6 +17,8 @@ import pyarrow.parquet as parquet
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.builders.sources import source_builders
+from tfrecord_builder.spec.load import load_spec
 from tfrecord_builder.tools.diff import describe_change, diff
 
 from conftest import write_spec
@@ -337,3 +339,21 @@ def test_a_partitioned_iceberg_table_with_a_delete_applied_lacks_the_deleted_row
     assert {i: {k: v for k, v in record.items() if k != "part"} for i, record in found.items()} == \
         _expected(independent.drop(["part"]))
     assert {i: record["part"] for i, record in found.items()} == {i: f"p{i % 3}".encode() for i in found}
+
+
+@pytest.mark.parametrize("group_by", [None, "name"], ids=["a-task-per-file", "grouped-one-task"])
+def test_tasks_planned_before_the_table_moved_on_read_the_planned_version_where_the_builder_is_made_anew(
+        tmp_path, group_by):
+    """A Beam or Spark worker makes the builder from the spec: the version the tasks name is read,
+    not the one latest where the task runs."""
+    deltalake.write_deltalake(tmp_path / "events", _rows(0, 30))
+    source = {"builder": "delta", "path": "events", **({"group_by": group_by} if group_by else {})}
+    spec = load_spec(_spec(tmp_path, source))
+    [(split, planner)] = source_builders(spec)
+    tasks = planner.tasks(split)
+    assert {task.version for task in tasks} == {0}
+    deltalake.write_deltalake(tmp_path / "events", _rows(100, 5, tag="new "), mode="overwrite")  # version 1
+    [(_, worker)] = source_builders(spec)
+    read = [row for task in tasks for batch in worker.read_batches(["id", "name"], 7, task)
+            for row in batch.columns["id"]]
+    assert sorted(read) == list(range(30))

@@ -80,7 +80,8 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     `source`: the rows, in memory: a pandas or polars DataFrame, a pyarrow Table, Dataset or
     RecordBatchReader, or a Hugging Face `datasets.Dataset`, read as the same rows in a Parquet file
     are (docs/sources-dataframes.md). The spec's `source:` is then left out or `{builder:
-    dataframe}`; the local runner reads it.
+    dataframe}`; the local runner reads it, and so does Beam's DirectRunner (`runner="beam"`
+    without a remote runner named), whose workers map its rows on this machine too.
     """
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
@@ -91,9 +92,10 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     if source is not None and is_spark_frame(source) and runner != "spark":
         raise UsageError(f"source=: a Spark DataFrame is read by the Spark runner, on the executors where its "
                          f"partitions are (never collected to this process): runner=\"spark\", not {runner!r}")
-    if source is not None and not is_spark_frame(source) and runner != "local":
-        raise UsageError(f"source=: a frame is read by the local runner; runner={runner!r} reads files "
-                         "(write the frame to Parquet and name the file in the spec)")
+    if source is not None and not is_spark_frame(source) and runner not in ("local", "beam"):
+        raise UsageError(f"source=: a pandas, polars or Arrow frame is read by the local runner and by Beam's "
+                         f"DirectRunner (runner=\"beam\"), whose workers map its rows on this machine; with "
+                         f"runner={runner!r}, write the frame to Parquet and name the file in the spec")
     chosen = chosen_runner(runner)  # its engine imported only now, and only if installed
     options = _runner_options(runner_options, pipeline_options)
     if options is not None and not chosen.takes_options:

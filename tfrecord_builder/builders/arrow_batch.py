@@ -1,42 +1,65 @@
 """One Arrow record batch as a `Batch`: the values features take and the rows' keys, the same
-way for every Arrow source (Parquet files, Delta and Iceberg tables), so the same rows give the
-same records whichever of them they come from."""
+way for every Arrow source (Parquet files, Delta and Iceberg tables, frames, SQL query results),
+so the same rows give the same records whichever of them they come from.
+
+A source whose columns need more than `unreadable`'s checks (a database's types) gives hooks:
+`problem` and `described` to `check_columns`, `exact` to `arrow_batch` (a column's values turned
+or refused before they become Python values)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import DataError
 from .arrow_rows import python_values, row_keys, unreadable
 from .base import Batch, RowOrigins, column_list
 
+# a column's values as the features take them (`exact(array, column, start)`), or a DataError
+Exact = Callable[[Any, str, int], Any]
 
-def check_columns(schema: Any, name: str, wanted: Sequence[str], key_column: str | None) -> None:
+
+def _unreadable(column: str, kind: Any) -> str | None:
+    return unreadable(kind)
+
+
+def _named(column: str) -> str:
+    return f"column `{column}`"
+
+
+def check_columns(schema: Any, name: str, wanted: Sequence[str], key_column: str | None,
+                  problem: Callable[[str, Any], str | None] = _unreadable, described: Callable[[str], str] = _named,
+                  unique_hint: str = "") -> None:
     """Each column read (and the key column) appears once and has a type features can take, or a
-    DataError names it (`name`: the file or table)."""
+    DataError names it (`name`: the file or table): `problem(column, type)` says why a type can't
+    be read (None: it can), `described(column)` names a column in the message (`column `x``), and
+    `unique_hint` follows the text asking for unique names."""
     columns = list(schema.names)
     if key_column is not None and key_column not in columns:
         raise DataError(f"{name}: key column `{key_column}` not found; columns: {column_list(columns)}")
     for column in sorted(set(wanted) | ({key_column} if key_column else set())):
         if columns.count(column) > 1:
             raise DataError(f"{name}: column `{column}` appears {columns.count(column)} times; "
-                            "expected unique column names")
-        problem = unreadable(schema.field(column).type)
-        if problem:
-            raise DataError(f"{name}: column `{column}`: {problem}")
+                            f"expected unique column names{unique_hint}")
+        found = problem(column, schema.field(column).type)
+        if found:
+            raise DataError(f"{name}: {described(column)}: {found}")
 
 
 def arrow_batch(record_batch: Any, name: str, wanted: Sequence[str], key_column: str | None, start: int,
-                available: Sequence[str]) -> Batch:
+                available: Sequence[str], exact: Exact | None = None, source: str | None = None) -> Batch:
     """The `wanted` columns of `record_batch` as a Batch, keyed by `key_column`'s values (as text)
     or, without one, by each row's whole content (every column of the batch: which features the
     spec reads must not move rows between splits). `start`: the rows of `name` before it, for the
-    rows' origins (`name, row 17`); `available`: every column of the source."""
-    values = {column: python_values(record_batch.column(column)) for column in wanted}
+    rows' origins (`name, row 17`); `available`: every column of the source; `exact`: a column's
+    values as features take them, or a DataError (none: as they are); `source`: the source as
+    messages name it (`name` if not given)."""
+    values = {column: python_values(record_batch.column(column) if exact is None
+                                    else exact(record_batch.column(column), column, start))
+              for column in wanted}
     count = record_batch.num_rows
     if key_column is not None:
         keys: list[Any] = [str(key) for key in python_values(record_batch.column(key_column))]
     else:
         keys = row_keys(record_batch, name)
     origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
-    return Batch(keys=keys, columns=values, origin=origins, content_keys=key_column is None, source=name,
-                 available=list(available), language="json")
+    return Batch(keys=keys, columns=values, origin=origins, content_keys=key_column is None,
+                 source=name if source is None else source, available=list(available), language="json")

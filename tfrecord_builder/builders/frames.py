@@ -52,6 +52,13 @@ class FrameBuilder(TableBuilder):
         self.rows = rows
         self.file: str | None = None  # the Arrow IPC file the rows are written to (`stage`)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Sent to a Beam worker on this machine once staged: the file, not the frame."""
+        rows = self.rows
+        if rows is not None:
+            rows = FrameRows(rows.label, rows.schema, _written_out, rows.num_rows)
+        return {**self.__dict__, "rows": rows}
+
     @property
     def label(self) -> str:
         return self.rows.label if self.rows is not None else "the DataFrame"
@@ -114,6 +121,10 @@ class FrameBuilder(TableBuilder):
         path = self.file or ""  # (set: the table was just read from it)
         for start in range(first, stop, batch_size):
             yield FrameBatch(path, start, min(batch_size, stop - start), self.label, wanted, key_column)
+
+
+def _written_out() -> Iterator[Any]:
+    raise DataError("a frame's rows are read from the file they were written to (internal error: please report it)")
 
 
 @dataclass(frozen=True)

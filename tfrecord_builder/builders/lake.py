@@ -3,7 +3,9 @@ data file, each file's Arrow record batches made into batches by `arrow_batch` (
 file's are), so the same rows give the same records from a table as from a Parquet file.
 
 A table's version is chosen once, on the machine that plans the build (`snapshot`: the spec's
-`version:`/`snapshot:`, or the latest), and every task reads that version, wherever it runs.
+`version:`/`snapshot:`, or the latest), and every task names it (`DataFile`, `WholeTable`), so
+each reads that version wherever it runs, even where the builder is made anew from the spec (a
+Beam or Spark worker) after the table moved on.
 """
 from __future__ import annotations
 
@@ -25,6 +27,13 @@ class DataFile:
 
     version: int
     file: str
+
+
+@dataclass(frozen=True)
+class WholeTable:
+    """Every data file of a table at one version, read as one task (a spec grouping rows)."""
+
+    version: int
 
 
 class LakeBuilder(TableBuilder):
@@ -59,11 +68,13 @@ class LakeBuilder(TableBuilder):
     def tasks(self, split: str | None) -> list[Any] | None:
         source = self.spec.source if self.spec is not None else None
         if source is not None and source.group_by is not None:
-            return None  # a group's rows are gathered from the whole table
+            return [WholeTable(self.version())]  # a group's rows are gathered from the whole table
         return self.parts()
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
-        version = self.version()
+        # the version the build planned (its tasks name it): a Beam or Spark worker makes the
+        # builder anew from the spec, and the latest version there may be a later one
+        version = task.version if task is not None else self.version()
         schema = self._schema(version)
         columns = list(schema.names)
         name = self.table_name()
@@ -78,7 +89,7 @@ class LakeBuilder(TableBuilder):
                 raise DataError(f"{name}: column `{column}` of type {schema.field(column).type}: {problem}")
         # without a key column a row's key is every column's value (as a Parquet file's row)
         read = sorted(set(wanted) | {key_column}) if key_column else columns
-        files = [task] if task is not None else [DataFile(version, file) for file in self._files(version)]
+        files = [task] if isinstance(task, DataFile) else [DataFile(version, file) for file in self._files(version)]
         for part in files:
             where = f"{name}, {part.file}"
             start = 0

@@ -19,9 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import DataError
-from .arrow_rows import python_values, row_keys, unreadable
+from .arrow_batch import arrow_batch, check_columns
+from .arrow_rows import unreadable
+from .base import Batch, column_list
 from .decimals import PROBLEM as DECIMAL_PROBLEM, as_ruled, holds, is_decimal
-from .base import Batch, RowOrigins, column_list
 from .sql_connection import Target, target
 from .sql_engines import Engine, Refused, quoted
 from .sql_open import opened
@@ -175,16 +176,10 @@ class SqlBuilder(TableBuilder):
         schema = self._schema()
         columns = list(schema.names)
         key_column = self.key_column()
-        if key_column is not None and key_column not in columns:
-            raise DataError(f"{self.label}: key column `{key_column}` not found; columns: {column_list(columns)}")
         wanted = [column for column in (needed if needed is not None else columns) if column in columns]
-        for column in sorted(set(wanted) | ({key_column} if key_column else set())):
-            if columns.count(column) > 1:
-                raise DataError(f"{self.label}: column `{column}` appears {columns.count(column)} times; "
-                                "expected unique column names (name them with AS)")
-            problem = self._problem(column, schema.field(column).type)
-            if problem:
-                raise DataError(f"{self.label}: column `{column}` ({self._type_name(column)}): {problem}")
+        check_columns(schema, self.label, wanted, key_column, problem=self._problem,
+                      described=lambda column: f"column `{column}` ({self._type_name(column)})",
+                      unique_hint=" (name them with AS)")
         # without a key column a row's key is the whole row, as a Parquet file's is
         read = sorted(set(wanted) | {key_column}) if key_column else None
         where, params = task.where() if task is not None else ("", [])
@@ -200,18 +195,9 @@ class SqlBuilder(TableBuilder):
                 raise DataError(f"{place}, row {start + error.row + 1}: {error}") from None
             except Refused as error:
                 raise DataError(f"{place}: the database refused it after row {start}: {error}") from None
-            values = {column: python_values(self._exact(record_batch.column(column), column, place, start))
-                      for column in wanted}
-            count = record_batch.num_rows
-            keys: list[Any]
-            if key_column is not None:
-                keys = [str(key) for key in python_values(record_batch.column(key_column))]
-            else:
-                keys = row_keys(record_batch, place)
-            origins = RowOrigins(place, list(range(start + 1, start + count + 1)), unit="row")
-            start += count
-            yield Batch(keys=keys, columns=values, origin=origins, content_keys=key_column is None,
-                        source=self.label, available=columns, language="json")
+            yield arrow_batch(record_batch, place, wanted, key_column, start, columns, source=self.label,
+                              exact=lambda array, column, first: self._exact(array, column, place, first))
+            start += record_batch.num_rows
 
     def _schema(self) -> Any:
         try:

@@ -46,6 +46,7 @@ from apache_beam.runners.runner import PipelineState
 from ... import fs
 from ...atomic import AtomicFile
 from ...builders.base import Builder
+from ...registry import builtin_class
 from ...errors import DiskFullError, TFRecordBuilderError, UsageError
 from ...processes import stderr_held
 from ...spec.model import Spec
@@ -80,8 +81,14 @@ class BeamRunner:
     def check(self, spec: Spec, folder: str, options: RunnerOptions, workers: int) -> None:
         """Raises UsageError, before any work, for options Beam refuses and for places a job's
         workers can't reach (Dataflow's run on other machines: what they read and write must be in a
-        bucket)."""
-        if _options(options, workers).view_as(StandardOptions).runner != "DataflowRunner":
+        bucket) and for a frame given from Python on a runner whose workers are other machines."""
+        chosen = _options(options, workers).view_as(StandardOptions).runner
+        if getattr(builtin_class(spec.source.builder), "FROM_PYTHON", False) and chosen not in _ON_THIS_MACHINE:
+            raise UsageError(f"source=: a frame's rows are written to this machine's disk for the workers to map, and "
+                             f"the {chosen}'s workers are other machines; write the frame to Parquet in a bucket "
+                             "and name it in the spec (source: {builder: parquet, path: gs://...}), or run on the "
+                             "DirectRunner")
+        if chosen != "DataflowRunner":
             return
         if not fs.is_url(folder):
             raise UsageError("--output: a DataflowRunner job's workers can't write to this machine's disk; "
@@ -141,8 +148,10 @@ class BeamRunner:
 
 def _on_this_machine(options: PipelineOptions) -> bool:
     """Whether the job's runner runs it in this machine's processes (the DirectRunner's kinds)."""
-    return options.view_as(StandardOptions).runner in (None, "DirectRunner", "BundleBasedDirectRunner",
-                                                       "SwitchingDirectRunner", "PrismRunner")
+    return options.view_as(StandardOptions).runner in _ON_THIS_MACHINE
+
+
+_ON_THIS_MACHINE = (None, "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner", "PrismRunner")
 
 
 def _pipeline(options: PipelineOptions, job: RunJob) -> beam.Pipeline:

@@ -123,6 +123,9 @@ class Steps:
         kept: the finished shards of an interrupted build (kept where they hold the same records).
         keep: an earlier version's splits to keep (--keep-splits), or None.
         carrier: how records cross between the steps.
+        given: builders made from Python objects where the build began (a frame's, whose rows are
+            in a file that engine's workers on this machine map), shipped as they are: the spec
+            alone can't make them.
     """
 
     spec: Spec
@@ -133,12 +136,14 @@ class Steps:
     kept: dict[str, dict]
     keep: KeptSplits | None = None
     carrier: Carrier = Carrier()
+    given: tuple[tuple[str | None, Builder], ...] = ()
 
     @classmethod
     def of(cls, job: RunJob, carrier: Carrier = Carrier()) -> Steps:
         """The steps of the runner's `job`, its records carried by `carrier`."""
+        given = tuple((split, builder) for split, builder in job.builders.items() if builder.FROM_PYTHON)
         return cls(job.spec, builder_sources(job.spec), bucket_bits(job.spec, len(job.tasks)), job.shards,
-                   job.build_id, job.kept, job.keep, carrier)
+                   job.build_id, job.kept, job.keep, carrier, given)
 
     def past_encoding(self) -> Steps:
         """These steps without what only encoding needs (an earlier version's key hashes, which may
@@ -147,7 +152,9 @@ class Steps:
 
     def builders(self) -> dict[str | None, Builder]:
         """The spec's builders by source split, made where this is called (a custom builder's code
-        runs on the worker, from the file shipped with the job)."""
+        runs on the worker, from the file shipped with the job); those `given`, as they came."""
+        if self.given:
+            return dict(self.given)
         add_shipped_sources(self.sources)
         return dict(source_builders(self.spec))
 
