@@ -28,6 +28,7 @@ import datetime
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -244,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     from support.postgres_server import start
 
     server, stop = start()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: the server too (`finally`)
     try:
         loaded = load(server, args.rows)
         print(f"loaded {args.rows:,} rows in {loaded:.1f} s", file=sys.stderr, flush=True)
