@@ -215,8 +215,8 @@ class JsonValues(ArrowCells):
 class TypedValues(JsonValues):
     """A column of a typed Arrow source (a database's result) whose `cells()` are its values as
     Python objects: whole numbers, floats, text. As JsonValues, except that a column goes at once
-    only to a feature of its own kind: integers to an integer feature, floats to a float one (an
-    integer past 2**53 would round twice through float64 on its way to a float32)."""
+    only to a feature of its own kind: integers to an integer feature, floats to a float one
+    (Arrow refuses to cast an integer past 2**53 to float64; the careful path converts it)."""
 
     cells_kind = "json"
 
