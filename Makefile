@@ -136,8 +136,8 @@ postgres:
 # the hand-written Beam pipeline of bench/beam.py builds tf.train.Examples: Beam and TensorFlow together
 BEAM_BENCH_VENV := .venv-beam-bench
 
-bench: setup $(BEAM_STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS),bench]'
+bench: setup $(BEAM_STAMP) postgres
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS),sql,bench]'
 	test -x $(BEAM_BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BEAM_BENCH_VENV)
 	$(BEAM_BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[beam]' tensorflow-cpu==2.21.0
 	$(PY) bench/tabular.py
@@ -153,6 +153,7 @@ bench: setup $(BEAM_STAMP)
 	$(PY) bench/audio.py
 	$(PY) bench/video.py
 	$(PY) bench/engines.py
+	$(PY) bench/sql_postgres.py
 	$(PY) bench/summary.py
 
 # a quick guard (under a minute) before a change to the encoder or the reader: see bench/README.md

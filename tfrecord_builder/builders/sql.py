@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ..errors import DataError
 from .arrow_batch import arrow_batch, check_columns
 from .arrow_rows import unreadable
-from .base import Batch, column_list
+from .base import Batch, PendingBatch, column_list
 from .decimals import PROBLEM as DECIMAL_PROBLEM, as_ruled, holds, is_decimal
 from .sql_connection import Target, target
 from .sql_engines import Engine, Refused, quoted
@@ -172,7 +172,7 @@ class SqlBuilder(TableBuilder):
             ranges = [Range(column, start, stop) for start, stop in zip(edges[:-1], edges[1:])]
         return [*ranges, Range(column, None, None, nulls=True)]
 
-    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
+    def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Any]:
         schema = self._schema()
         columns = list(schema.names)
         key_column = self.key_column()
@@ -195,8 +195,9 @@ class SqlBuilder(TableBuilder):
                 raise DataError(f"{place}, row {start + error.row + 1}: {error}") from None
             except Refused as error:
                 raise DataError(f"{place}: the database refused it after row {start}: {error}") from None
-            yield arrow_batch(record_batch, place, wanted, key_column, start, columns, source=self.label,
-                              exact=lambda array, column, first: self._exact(array, column, place, first))
+            for column in wanted:
+                record_batch = self._exact_column(record_batch, column, place, start)
+            yield SqlBatch(record_batch, place, self.label, wanted, key_column, start, columns)
             start += record_batch.num_rows
 
     def _schema(self) -> Any:
@@ -223,6 +224,14 @@ class SqlBuilder(TableBuilder):
             return "no exact mapping to a feature's values; cast it in the query (e.g. to text: x::text)"
         return unreadable(kind)
 
+    def _exact_column(self, record_batch: Any, column: str, place: str, start: int) -> Any:
+        """The batch with the column's values made exact (`_exact`)."""
+        array = record_batch.column(column)
+        exact = self._exact(array, column, place, start)
+        if exact is array:
+            return record_batch
+        return record_batch.set_column(record_batch.schema.get_field_index(column), column, exact)
+
     def _exact(self, array: Any, column: str, place: str, start: int) -> Any:
         """The column's values, decimals turned as `source.decimals` says; an unsigned 64-bit value
         past int64 refused, naming its row."""
@@ -234,3 +243,30 @@ class SqlBuilder(TableBuilder):
                                 f"{array[row].as_py()} is past the largest int64 (a feature's integers); expected "
                                 "at most 9223372036854775807")
         return as_ruled(array, self.decimals)
+
+
+class SqlBatch(PendingBatch):
+    """Rows of a query's result as the driver gave them (an Arrow record batch), made Python
+    values where they are encoded: the process that reads the database only reads, and a worker
+    is sent the batch's Arrow buffers (compact, no object per value), not lists of values."""
+
+    def __init__(self, record_batch: Any, place: str, label: str, wanted: list[str], key_column: str | None,
+                 start: int, available: list[str]):
+        self.record_batch, self.name, self.label = record_batch, place, label
+        self.wanted, self.key_column, self.start, self.available = wanted, key_column, start, available
+        self.count, self.line = record_batch.num_rows, start + 1
+
+    def load(self, notices: Any) -> Batch:
+        return arrow_batch(self.record_batch, self.name, self.wanted, self.key_column, self.start, self.available,
+                           source=self.label, at_once=True)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a slice pickles with its parent's whole buffers: the IPC stream of its own rows only
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, self.record_batch.schema) as writer:
+            writer.write_batch(self.record_batch)
+        return {**self.__dict__, "record_batch": sink.getvalue()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["record_batch"] = pa.ipc.open_stream(state["record_batch"]).read_next_batch()
+        self.__dict__.update(state)

@@ -178,7 +178,7 @@ class JsonValues(ArrowCells):
         import pyarrow as pa
 
         array = self.array
-        if array.null_count or not _fits(array.type, kind):
+        if array.null_count or not self._fits(array.type, kind):
             return None
         return array.cast(pa.float64() if kind == "float" else pa.int64()).to_numpy(zero_copy_only=False)
 
@@ -201,10 +201,30 @@ class JsonValues(ArrowCells):
                 return None
             lengths.append(np.diff(array.offsets.to_numpy()).astype(np.int64))
             array = array.flatten()
-        if array.null_count or not _fits(array.type, kind):
+        if array.null_count or not self._fits(array.type, kind):
             return None
         flat = array.cast(pa.float64() if kind == "float" else pa.int64()).to_numpy(zero_copy_only=False)
         return flat, lengths
+
+
+    @staticmethod
+    def _fits(type_: Any, kind: str) -> bool:
+        return _fits(type_, kind)
+
+
+class TypedValues(JsonValues):
+    """A column of a typed Arrow source (a database's result) whose `cells()` are its values as
+    Python objects: whole numbers, floats, text. As JsonValues, except that a column goes at once
+    only to a feature of its own kind: integers to an integer feature, floats to a float one
+    (Arrow refuses to cast an integer past 2**53 to float64; the careful path converts it)."""
+
+    cells_kind = "json"
+
+    @staticmethod
+    def _fits(type_: Any, kind: str) -> bool:
+        import pyarrow as pa
+
+        return bool(pa.types.is_int64(type_) if kind == "int64" else pa.types.is_float64(type_))
 
 
 def _made_of(array: Any, characters: str) -> bool:
