@@ -154,6 +154,7 @@ bench: setup $(BEAM_STAMP) postgres
 	$(PY) bench/video.py
 	$(PY) bench/engines.py
 	$(PY) bench/sql_postgres.py
+	$(PY) bench/frames.py
 	$(PY) bench/summary.py
 
 # a quick guard (under a minute) before a change to the encoder or the reader: see bench/README.md
