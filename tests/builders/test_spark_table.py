@@ -21,6 +21,7 @@ import pytest
 import tfrecord_builder as tb
 
 from conftest import write_spec
+from support.engines import stopped_before_metadata
 from support.reading import files_of
 from support.spark_cluster import executors
 
@@ -158,3 +159,45 @@ def test_a_spark_table_on_another_runner_is_refused_naming_the_spark_runner(tmp_
     assert str(error.value) == ("source: builder spark_table on the local runner: its rows are read by the spark "
                                 "runner, where they are: --runner spark (runner=\"spark\" in Python)")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.spark
+def test_a_split_column_of_a_spark_table_puts_each_row_in_the_split_it_names(spark, tmp_path):
+    spark.sql("""SELECT id, id * 7 AS x, CASE WHEN id % 5 = 0 THEN 'test' WHEN id % 5 = 1 THEN 'validation'
+                 ELSE 'train' END AS part FROM range(300)""").repartition(3).write.saveAsTable("db.parted")
+    spec = {"name": "parted", "features": {"id": {"dtype": "int64"}, "x": {"dtype": "int64"}},
+            "splits": {"train": {}, "validation": {}, "test": {}}, "output": {"shards": 2}}
+    built = tb.build(write_spec(tmp_path / "t", {**spec, "source": {"builder": "spark_table", "table": "db.parted",
+                                                                     "split_column": "part"}}),
+                     output=tmp_path / "t-out", runner="spark", progress=False)
+    read = spark.table("db.parted").toArrow()  # the test's own reading of the rows
+    pq.write_table(read, tmp_path / "rows.parquet")
+    reference = tb.build(write_spec(tmp_path / "pq", {**spec, "source": {"builder": "parquet", "path": "../rows.parquet",
+                                                                          "split_column": "part"}}),
+                         output=tmp_path / "pq-out", workers=2, progress=False)
+    assert _shards(built) and _shards(built) == _shards(reference)
+    named = {row["id"]: (row["part"], row["x"]) for row in read.to_pylist()}
+    for split in ("train", "validation", "test"):
+        found = {int(record["id"]): (split, int(record["x"])) for record in tb.read(built.path, split)}
+        assert found == {key: value for key, value in named.items() if value[0] == split}, split
+        assert built.splits[split].num_examples == len(found) == {"train": 180, "validation": 60, "test": 60}[split]
+
+
+@pytest.mark.spark
+def test_a_resumed_build_whose_spark_table_changed_is_refused(spark, tmp_path, monkeypatch):
+    spark.sql("SELECT id, concat('row ', id) AS text FROM range(5000)").repartition(2).write.saveAsTable("db.resumed")
+    spec = write_spec(tmp_path, {"name": "resumed", "output": {"shards": 4},
+                                 "source": {"builder": "spark_table", "table": "db.resumed", "key": "id"},
+                                 "features": {"id": {"dtype": "int64"}, "text": {"dtype": "string"}}})
+    stopped_before_metadata(monkeypatch, spec, tmp_path / "out", runner="spark", progress=False)
+    spark.sql("INSERT INTO db.resumed VALUES (5000, 'row 5000')")
+    with pytest.raises(tb.UsageError) as error:
+        tb.build(spec, output=tmp_path / "out", resume=True, runner="spark", progress=False)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("--resume: the source changed since the build began (*: ")
+    assert '"rows": 5000' in message and '"rows": 5001' in message and message.endswith(
+        "; build again without --resume")
+    assert not list((tmp_path / "out").rglob("dataset_info.json"))  # nothing finished with two versions
+    spark.sql("INSERT OVERWRITE db.resumed SELECT id, concat('row ', id) AS text FROM range(5000)")
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, runner="spark", progress=False)  # the same rows
+    assert resumed.splits["train"].num_examples == 5000

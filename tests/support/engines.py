@@ -155,10 +155,10 @@ def assert_chosen_runner(name: str, cls: type, flags: tuple[bool, bool, bool]) -
         assert _parameters(getattr(cls, method)) == _parameters(getattr(Runner, method))
 
 
-def stopped_before_metadata(monkeypatch, spec: Path, output: Path) -> None:
+def stopped_before_metadata(monkeypatch, spec: Path, output: Path, **build) -> None:
     """A build of `spec` into `output` stopped after its shards were written, before its metadata
     (dataset_info.json): what `--resume` finishes. Stopped in-process, not killed: no clock decides
-    where it stops."""
+    where it stops. `build`: tb.build's other arguments (runner="spark"; workers=1 unless given)."""
     import importlib
 
     import tfrecord_builder as tb
@@ -168,4 +168,4 @@ def stopped_before_metadata(monkeypatch, spec: Path, output: Path) -> None:
     with monkeypatch.context() as patched:
         patched.setattr(importlib.import_module("tfrecord_builder.build.run"), "write_metadata_files", stop)
         with pytest.raises(KeyboardInterrupt):
-            tb.build(spec, output=output, workers=1)
+            tb.build(spec, output=output, **{"workers": 1, **build})
