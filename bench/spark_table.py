@@ -6,7 +6,8 @@ runner) against the hand-written spark-tfrecord-style PySpark job.
 1. The data: a Spark table `bench.events` (saveAsTable, Parquet, in a warehouse under
    bench/out/spark_table/) of --rows rows in --partitions files, 12 columns: three ids (long),
    three counts (int), three doubles, a text of 3-6 words, a label (one of 5 names) and an array
-   of 8 floats. Written once per run, before anything is timed.
+   of 8 floats. Written once per run, before anything is timed. Spark reads the files as its own
+   partitions (2 at 1,000,000 rows on 2 cores: its split planning), which the hand job's files follow.
 2. The cases, in one session on local[WORKERS] (as bench/engines.py's Spark cases), interleaved
    over --rounds rounds, the best counting:
    - ours: `tb.build(spec, runner="spark")` with `source: {builder: spark_table, table:
@@ -47,16 +48,18 @@ EMBEDDING = 8
 OURS, HAND = "ours: builder spark_table, Spark runner", "hand-written: mapPartitions + TFRecordWriter"
 
 
-def session(workers: int, warehouse: str) -> Any:
-    """A session on local[WORKERS], its warehouse `warehouse`, the executors' Python this one."""
+def session(workers: int, warehouse: str, memory: str) -> Any:
+    """A session on local[WORKERS] (its executors in the driver's JVM, of heap `memory`), its
+    warehouse `warehouse`, the executors' Python this one."""
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the executors' TensorFlow: no start-up chatter
     os.environ["PYTHONPATH"] = os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     built = (SparkSession.builder.appName("spark-table-bench").master(f"local[{workers}]")
              .config("spark.pyspark.python", sys.executable).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.sql.warehouse.dir", warehouse)
-             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "2g").getOrCreate())
+             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", memory).getOrCreate())
     built.sparkContext.setLogLevel("ERROR")
     return built
 
@@ -73,7 +76,8 @@ def write_table(spark: Any, rows: int, partitions: int, warehouse: str) -> None:
         SELECT id, id * 7919 % 1000003 AS user_id, id DIV 17 AS session_id,
                CAST(id % 97 AS INT) AS clicks, CAST(id * 13 % 10007 AS INT) AS views, CAST(18 + id % 60 AS INT) AS age,
                (id % 1000) / 7.0D AS score, (id * 37 % 100000) / 100.0D AS price, (id % 89) / 89.0D AS ratio,
-               array_join(slice(transform(sequence(0, 5), k -> element_at(array({words}), CAST((id * (k + 3) + k) % 16 + 1 AS INT))),
+               array_join(slice(transform(sequence(0, 5),
+                                          k -> element_at(array({words}), CAST((id * (k + 3) + k) % 16 + 1 AS INT))),
                                 1, CAST(3 + id % 4 AS INT)), ' ') AS text,
                element_at(array({labels}), CAST(id * 31 % 5 + 1 AS INT)) AS label,
                array({embedding}) AS embedding
@@ -163,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=4, help="the table's files, ours' shards (default 4)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2, help="runs per case, interleaved; the best counts (default 2)")
+    parser.add_argument("--driver-memory", default="4g",
+                        help="the JVM's heap (local mode: the executors' too; default 4g: 2g ran out in ours' "
+                             "shuffle at 1,000,000 rows, see bench/README.md)")
     parser.add_argument("--out", default=os.path.join(HERE, "out"))
     args = parser.parse_args(argv)
     root = os.path.join(args.out, "spark_table")
@@ -171,11 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     load_before = [round(load, 2) for load in os.getloadavg()]
     import tensorflow  # noqa: F401  (imported before anything is timed, as the other benchmarks do)
 
-    spark = session(args.workers, warehouse)
+    spark = session(args.workers, warehouse, args.driver_memory)
     started = time.perf_counter()
     write_table(spark, args.rows, args.partitions, warehouse)
     print(f"table {TABLE}: {args.rows:,} rows in {args.partitions} Parquet files, written in "
           f"{time.perf_counter() - started:.1f} s", flush=True)
+    partitions = spark.table(TABLE).rdd.getNumPartitions()  # Spark's split of the files: the hand job's files
     spec = os.path.join(root, "events.yaml")
     with open(spec, "w", encoding="utf-8") as file:
         file.write(spec_text(args.partitions))
@@ -200,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     ratio = best[HAND] / best[OURS]
     rows = [[case, f"{best[case]:.1f}", ", ".join(f"{value:.1f}" for value in times[case]),
              f"{args.rows / best[case]:,.0f}", f"{best[HAND] / best[case]:.2f}x"] for case in (OURS, HAND)]
-    print(f"\n### {args.rows:,}-row Spark table, 12 columns, {args.partitions} partitions, local[{args.workers}]\n")
+    print(f"\n### {args.rows:,}-row Spark table, 12 columns, {args.partitions} files read as {partitions} partitions, "
+          f"local[{args.workers}], {args.driver_memory} of heap\n")
     print(markdown_table(["case", "best (s)", "rounds (s)", "rows/s", "hand / this (time)"],
                          ["---", "---:", "---:", "---:", "---:"], rows))
     print(f"\nOurs' snapshot pass alone (count and hash of the key column): {min(snapshots):.1f} s\n")
@@ -216,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     info = machine(_versions(), load_average=True)
     info["load_average_before"] = load_before
     print("\n" + machine_line(info))
-    report = {"rows": args.rows, "partitions": args.partitions, "workers": args.workers, "rounds": args.rounds,
-              "times": times, "snapshot_pass": snapshots, "holds": found, "targets": [target.as_json()],
+    report = {"rows": args.rows, "partitions": args.partitions, "read_partitions": partitions,
+              "workers": args.workers, "rounds": args.rounds, "driver_memory": args.driver_memory, "times": times,
+              "snapshot_pass": snapshots, "holds": found, "targets": [target.as_json()],
               "machine": info}
     with open(os.path.join(args.out, "spark_table.json"), "w", encoding="utf-8") as file:
         json.dump(report, file, indent=2)
