@@ -155,6 +155,7 @@ bench: setup $(BEAM_STAMP) postgres
 	$(PY) bench/engines.py
 	$(PY) bench/sql_postgres.py
 	$(PY) bench/frames.py
+	$(PY) bench/spark_table.py
 	$(PY) bench/summary.py
 
 # a quick guard (under a minute) before a change to the encoder or the reader: see bench/README.md
