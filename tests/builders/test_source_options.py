@@ -68,12 +68,12 @@ def test_the_builtin_builders_read_what_their_classes_say():
         "segmentation": (["images"], True, True), "conll": (["columns", "format"], False, False),
         "sql": (["connection", "decimals", "partition_by", "partitions", "query", "table"], False, False),
         "delta": (["version"], True, False), "iceberg": (["catalog", "snapshot", "table"], False, False),
-        "dataframe": ([], False, True)}
+        "dataframe": ([], False, True), "spark_table": (["decimals", "table"], False, False)}
     assert (Builder.SOURCE_KEYS, Builder.READS_FOLDER, Builder.DEFINES_CLASSES) == (frozenset(), False, True)
     assert [name for name, target in BUILTIN.items() if load_class(target, [], "").READS_PATTERN] == ["conll"]
     assert builder_names() == ["csv", "jsonl", "parquet", "image_folder", "image_manifest", "coco", "voc", "yolo",
                                "labelme", "segmentation", "conll", "delta", "iceberg", "sql",
-                               "dataframe"]  # sequence_jsonl: jsonl's other name
+                               "dataframe", "spark_table"]  # sequence_jsonl: jsonl's other name
 
 
 @pytest.mark.parametrize("builder, made, words", [
