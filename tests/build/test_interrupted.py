@@ -255,8 +255,12 @@ def test_a_killed_build_takes_its_workers_with_it(tmp_path):
     """SIGKILL of a build with workers: they die too, so they neither hold the dataset's lock nor
     write into the staging folder, and `--resume` can start at once."""
     spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows("w", 200000)})
-    command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(tmp_path / "out"),
-               "--workers", "2"]
+    # workers from the first batch on: at the build's own pace a fast machine encodes the rows in
+    # its process before the pool would pay (encode_batches), and no worker would be seen
+    command = [sys.executable, "-c", "from tfrecord_builder.build import encoding; "
+               "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = 0; "
+               "from tfrecord_builder.cli.main import main; import sys; sys.exit(main())",
+               "build", str(spec), "--output", str(tmp_path / "out"), "--workers", "2"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 600  # a bound for a build that never gets there, not a measure
     workers: set[int] = set()
