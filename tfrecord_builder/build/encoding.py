@@ -109,7 +109,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         return
     with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
         pending: deque = deque()
-        in_worker = processes.in_worker(_encode_in_worker)
+        in_worker = processes.in_worker(encode_in_worker)
         for split, batch in itertools.chain(ahead, batches):
             pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(in_worker, split, batch))
             if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
@@ -318,8 +318,10 @@ def keys_digest(hashes: np.ndarray) -> bytes:
     return hashlib.blake2b(hashes.tobytes(), digest_size=16).digest()
 
 
-def _encode_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], split: str | None,
-                      batch: Batch | PendingBatch) -> Any:
+def encode_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], split: str | None,
+                     batch: Batch | PendingBatch) -> Any:
+    """A batch's `stage` in a worker of `encode_batches` (or of a runner that hands workers whole
+    tasks): with a runs folder, a build's records are written there and only the run's name goes back."""
     spec, runs, stage = state  # what the worker was started with
     result = stage(spec, split, batch)
     if runs is not None and isinstance(result, DividedBatch):  # the records stay here: written to runs, never sent back
