@@ -28,7 +28,7 @@ def hash_keys(keys: Sequence[Any], seed: int) -> np.ndarray:
     """An (n, 2) uint64 array: the high and low halves of each key's hash."""
     salt = (seed % (1 << 128)).to_bytes(16, "little")
     copy = hashlib.blake2b(digest_size=16, key=salt).copy  # copied per key: the salt is hashed once
-    digests = []
+    digests: list[bytes] = []
     append = digests.append
     for key in keys_bytes(keys):
         state = copy()
@@ -50,7 +50,7 @@ def member_hashes(keys: Sequence[Any]) -> np.ndarray:
     Unlike `hash_keys` these don't depend on `output.seed`: they name a record across versions of
     a dataset built with any seed, in the split membership files (write/membership.py)."""
     copy = _PLAIN_8.copy  # copied per key: twice as fast as a new hash object each time
-    digests = []
+    digests: list[bytes] = []
     append = digests.append
     for key in keys_bytes(keys):
         state = copy()
