@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.build.runners import local
 from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.builders.sql import SqlBuilder
 from tfrecord_builder.spec.load import load_spec
@@ -294,6 +295,8 @@ def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_pat
         return original(self, needed, batch_size, task)
 
     monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    if engine == "sqlite":  # a worker's run of a task's records written every 64 kB: runs of part of a task
+        monkeypatch.setattr(local, "SPILL_BYTES", 64 * 1024)
     features = {"id": {"dtype": "int64", "default": 0}, "v": {"dtype": "string", "default": ""},
                 "x": {"dtype": "float64"}}
     source = {"builder": "sql", "table": "p", "connection": connection_url, "partition_by": "id", "partitions": 4}

@@ -58,6 +58,10 @@ class DividedBatch:
     skipped: list[dict[str, str]] = field(default_factory=list)
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its reading and encoding noted
     kept: int = 0  # records whose split an earlier version decided (--keep-splits)
+    # a worker reading a whole task: the runs it wrote after this batch (records of it and of the
+    # task's batches before it, whose parts then hold none), and whether it still holds some
+    runs: dict[str, list[RunFile]] = field(default_factory=dict)
+    held_after: bool = False
 
 
 # Encoded in the build's process first, however many workers are asked for: long enough to

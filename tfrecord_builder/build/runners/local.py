@@ -22,20 +22,22 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...builders.base import Batch, Builder, PendingBatch, parsed_batch
-from ..encoding import classify_for_build, encode_batches, encode_for_build, encode_in_worker, keys_digest
+from ..encoding import (DividedBatch, SplitPart, classify_for_build, encode_batches, encode_for_build,
+                        encode_in_worker, keys_digest)
+from ...codec.bytecolumn import concat
 from ...features import notices
 from ... import processes
 from ...processes import allow_open_files
 from ...progress import Progress
 from ...spec.model import Spec
 from ...write import checkpoint
-from ...write.collect import MAX_RUNS, SplitRecords
+from ...write.collect import MAX_RUNS, SPILL_BYTES, SplitRecords, write_run
 from ...write.info import SplitInfo, write_file
 from ...write.keys import hash_keys
 from ...write.membership import KeptSplits
 from ...write.manifest import Manifest
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
-from ...write.runs import renew_run_names
+from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
 from ...write.shards import write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
@@ -159,16 +161,19 @@ class CheckpointedEncoding:
             for name, part in result.parts.items():
                 if part.run is not None:
                     self.records[name].add_run(part.run)
-                else:
+                elif part.records is not None:  # else in a run of its task's worker (`result.runs`)
                     self.records[name].add(part.hashes, part.records, part.labels)
                 self.statistics.add(task, name, part.statistics)
                 self.members[name].append(part.members)
+            for name, written in result.runs.items():
+                for run in written:
+                    self.records[name].add_run(run)
             state.batches += 1
             state.records += result.count + len(result.skipped)
             state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
             if progress:
                 progress("encoding", state.records, total)
-            if time.monotonic() - last_save >= checkpoint.INTERVAL:
+            if time.monotonic() - last_save >= checkpoint.INTERVAL and not result.held_after:
                 self.save()
                 last_save = time.monotonic()
         check_not_empty(spec, {name: records.num_examples for name, records in self.records.items()}, state.skipped)
@@ -319,8 +324,57 @@ def _tasks_in_workers(spec: Spec, tasks: list[ReadTask], builders: dict[str | No
 
 def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: ReadTask, builder: Builder
                     ) -> list[Any]:
-    """A task's batches, read here and staged one by one (`encode_in_worker`): their results, in order."""
-    return [encode_in_worker(state, task.split, batch) for batch in task_batches(state[0], builder, task)]
+    """A task's batches, read here and staged one by one: their results, in order. A build's
+    records (given a runs folder) are held across the task's batches and written as one run a
+    split (another each SPILL_BYTES): a run a batch made the shard writers merge hundreds."""
+    spec, runs, stage = state
+    if runs is None:
+        return [encode_in_worker(state, task.split, batch) for batch in task_batches(spec, builder, task)]
+    held = _HeldRuns(runs, spec.output.shuffle)
+    results = []
+    for batch in task_batches(spec, builder, task):
+        result = stage(spec, task.split, batch)
+        if isinstance(result, DividedBatch):
+            for name, part in result.parts.items():
+                held.add(name, part)
+            result.runs = held.written(SPILL_BYTES)
+            result.held_after = held.bytes > 0
+        results.append(result)
+    last = next((result for result in reversed(results) if isinstance(result, DividedBatch)), None)
+    if last is not None:
+        for name, written in held.written(0).items():
+            last.runs.setdefault(name, []).extend(written)
+        last.held_after = False
+    return results
+
+
+class _HeldRuns:
+    """A worker's records of a task by split, until written as a run (`collect.write_run`)."""
+
+    def __init__(self, folder: str, shuffle: bool):
+        self.folder, self.shuffle = folder, shuffle
+        self.parts: dict[str, list[SplitPart]] = {}
+        self.bytes = 0
+
+    def add(self, name: str, part: SplitPart) -> None:
+        """Takes the part's records (it keeps its statistics and members)."""
+        assert part.hashes is not None and part.records is not None
+        self.parts.setdefault(name, []).append(SplitPart(part.hashes, part.records, part.statistics, part.labels))
+        self.bytes += int(part.records.offsets[-1] - part.records.offsets[0])
+        part.hashes = part.records = part.labels = None
+
+    def written(self, beyond: int) -> dict[str, list[RunFile]]:
+        """Each split's held records as a run, if they are more than `beyond` bytes (0: any)."""
+        if not self.bytes or (beyond and self.bytes <= beyond):
+            return {}
+        written = {}
+        for name, parts in self.parts.items():
+            labels = [label for part in parts for label in part.labels or []] if parts[0].labels is not None else None
+            hashes = np.concatenate([part.hashes for part in parts if part.hashes is not None])
+            records = concat([part.records for part in parts if part.records is not None])
+            written[name] = [write_run(self.folder, name, hashes, records, labels, self.shuffle)]
+        self.parts, self.bytes = {}, 0
+        return written
 
 
 def _tasks_noted(batches: Iterator[tuple[int, str | None, Batch | PendingBatch]],
