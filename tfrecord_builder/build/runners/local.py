@@ -349,7 +349,8 @@ def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: Re
 
 
 class _HeldRuns:
-    """A worker's records of a task by split, until written as a run (`collect.write_run`)."""
+    """A worker's records of a task by split, until written as a run (`collect.write_run`); `bytes`
+    counts their bytes and their labels'."""
 
     def __init__(self, folder: str, shuffle: bool):
         self.folder, self.shuffle = folder, shuffle
@@ -360,7 +361,7 @@ class _HeldRuns:
         """Takes the part's records (it keeps its statistics and members)."""
         assert part.hashes is not None and part.records is not None
         self.parts.setdefault(name, []).append(SplitPart(part.hashes, part.records, part.statistics, part.labels))
-        self.bytes += int(part.records.offsets[-1] - part.records.offsets[0])
+        self.bytes += int(part.records.offsets[-1] - part.records.offsets[0]) + sum(map(len, part.labels or []))
         part.hashes = part.records = part.labels = None
 
     def written(self, beyond: int) -> dict[str, list[RunFile]]:
