@@ -3,6 +3,7 @@ shards byte-identical to the same rows built from Parquet, partitions, snapshots
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -10,16 +11,19 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.build.runners import local
 from tfrecord_builder.builders.sources import source_builders
+from tfrecord_builder.builders.sql import SqlBuilder
 from tfrecord_builder.spec.load import load_spec
 
 from conftest import write_spec
 from support.engines import stopped_before_metadata
-from support.reading import built_as_from_parquet
+from support.reading import built_as_from_parquet, files_of
 
 ROWS = """
 SELECT i AS id, (i - 100)::TINYINT AS small, (i * 3)::UINTEGER AS unsigned, (i * 7)::UBIGINT AS big,
@@ -262,3 +266,69 @@ def test_a_query_batch_is_sent_to_the_worker_that_encodes_it_as_its_arrow_rows(t
     rows = sorted(zip(*[[value for batch in batches for value in batch.columns[name]] for name in names]))
     assert rows == expected
     assert [key for batch in batches for key in batch.keys] == [str(row[0]) for row in rows]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_path, engine, monkeypatch):
+    """The local runner's workers read the ranges of `partition_by` themselves (each range once,
+    none by the build's process), and the shards are those of the same rows from Parquet."""
+    rows = [(i, f"row {i}" if i % 7 else None, i * 0.5) for i in range(-300, 20000)] + [(None, "no id", 1.0)]
+    if engine == "duckdb":
+        with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
+            connection.execute("CREATE TABLE p (id BIGINT, v VARCHAR, x DOUBLE)")
+            connection.executemany("INSERT INTO p VALUES (?, ?, ?)", rows)
+        connection_url = "duckdb:///../p.duckdb"
+    else:
+        with sqlite3.connect(tmp_path / "p.db") as connection:
+            connection.execute("CREATE TABLE p (id INTEGER, v TEXT, x REAL)")
+            connection.executemany("INSERT INTO p VALUES (?, ?, ?)", rows)
+        connection_url = "sqlite:///../p.db"
+    table = pa.table({"id": pa.array([r[0] for r in rows], pa.int64()), "v": pa.array([r[1] for r in rows]),
+                      "x": pa.array([r[2] for r in rows], pa.float64())})
+    pq.write_table(table, tmp_path / "rows.parquet")
+    reads = tmp_path / "reads"
+    reads.mkdir()
+    original = SqlBuilder.read_batches
+
+    def noted(self, needed, batch_size, task=None):  # which process read which range (workers are forked)
+        (reads / f"{os.getpid()}-{task}").write_text("")
+        return original(self, needed, batch_size, task)
+
+    monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    if engine == "sqlite":  # a worker's run of a task's records written every 64 kB: runs of part of a task
+        monkeypatch.setattr(local, "SPILL_BYTES", 64 * 1024)
+    features = {"id": {"dtype": "int64", "default": 0}, "v": {"dtype": "string", "default": ""},
+                "x": {"dtype": "float64"}}
+    source = {"builder": "sql", "table": "p", "connection": connection_url, "partition_by": "id", "partitions": 4}
+    sql = write_spec(tmp_path / "sql", {"name": "t", "source": source, "features": features})
+    built = tb.build(sql, output=tmp_path / "a", workers=2)
+    by_process: dict[str, list[str]] = {}
+    for read in reads.iterdir():
+        process, task = read.name.split("-", 1)
+        by_process.setdefault(process, []).append(task)
+    ranges = sorted(task for tasks in by_process.values() for task in tasks if task != "None")
+    assert len(ranges) == 5 and len(set(ranges)) == 5  # 4 ranges and the NULLs, each read once
+    assert str(os.getpid()) not in by_process  # the build's process read none of them
+    reference = tb.build(write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet",
+                                                                              "path": "../rows.parquet"},
+                                                      "features": features}), output=tmp_path / "b")
+    shards = {name: data for name, data in files_of(built.path).items() if ".tfrecord" in name}
+    assert shards and shards == {name: data for name, data in files_of(reference.path).items()
+                                 if ".tfrecord" in name}
+    found = sorted((record["id"], record["v"], record["x"]) for record in _records(built)
+                   for record in [{k: v.item() if hasattr(v, "item") else v for k, v in record.items()}])
+    assert found == sorted((i if i is not None else 0, (v or "").encode(), x) for i, v, x in rows)
+
+
+def test_with_workers_a_bad_value_in_a_later_range_is_one_line(tmp_path):
+    with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
+        connection.execute("CREATE TABLE p AS SELECT i AS id, (CASE WHEN i = 15000 THEN 18446744073709551615 "
+                           "ELSE i END)::UBIGINT AS big FROM range(20000) t(i)")
+    spec = write_spec(tmp_path, {"name": "p", "source": {"builder": "sql", "table": "p", "connection": "p.duckdb",
+                                                         "partition_by": "id", "partitions": 4},
+                                 "features": {"big": {"dtype": "int64"}}})
+    result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                             str(tmp_path / "out"), "--workers", "2"], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "table p (15000 <= id), row 1: column `big` (UBIGINT): 18446744073709551615 is past the largest int64" \
+        in result.stderr

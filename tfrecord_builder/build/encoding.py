@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from .. import processes
-from ..builders.base import Batch, PendingBatch, parsed_batch
+from ..builders.base import Batch, PendingBatch, RowOrigins, parsed_batch
 from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature
@@ -25,7 +25,7 @@ from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
 from ..write.runs import RunFile, renew_run_names
-from ..write.keys import assign_splits, hash_keys, key_bytes, member_hashes
+from ..write.keys import assign_splits, hash_keys, key_bytes, keys_bytes, member_hashes
 from ..write.membership import KeptSplits
 from ..write.strata import Strata
 from ..write.stats import SplitStatistics
@@ -58,6 +58,10 @@ class DividedBatch:
     skipped: list[dict[str, str]] = field(default_factory=list)
     notices: dict[str, int] = field(default_factory=dict)  # features/notices.py: what its reading and encoding noted
     kept: int = 0  # records whose split an earlier version decided (--keep-splits)
+    # a worker reading a whole task: the runs it wrote after this batch (records of it and of the
+    # task's batches before it, whose parts then hold none), and whether it still holds some
+    runs: dict[str, list[RunFile]] = field(default_factory=dict)
+    held_after: bool = False
 
 
 # Encoded in the build's process first, however many workers are asked for: long enough to
@@ -109,7 +113,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         return
     with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
         pending: deque = deque()
-        in_worker = processes.in_worker(_encode_in_worker)
+        in_worker = processes.in_worker(encode_in_worker)
         for split, batch in itertools.chain(ahead, batches):
             pending.append(batch if isinstance(batch, _ReadFailure) else pool.submit(in_worker, split, batch))
             if len(pending) > 2 * workers:  # bounded: at most this many batches in flight
@@ -180,7 +184,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     """
     read = Notices()  # what parsing the batch notes (an annotation format's images without objects)
     batch = parsed_batch(batch, read)
-    all_hashes = hash_keys(batch.keys, spec.output.seed)
+    source_keys, key_data = batch.keys, keys_bytes(batch.keys)  # the keys' bytes: both hashes hash them
+    all_hashes = hash_keys(key_data, spec.output.seed)
     if not len(batch):
         return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken),
                             notices=read.counts)
@@ -197,7 +202,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
-    members = member_hashes(batch.keys)
+    members = member_hashes(key_data if batch.keys is source_keys else batch.keys)  # all kept: the same keys
     names = list(spec.splits)
     if split is None and spec.stratify is not None:
         assert strata is not None, "a stratified spec's records are divided by the strata of its first pass"
@@ -238,11 +243,21 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
             statistics.features[feature_name].filled += int(filled.sum())
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
-            labels = [key_label(batch.origin(row), batch.keys[row]) for row in rows.tolist()]
+            labels = key_labels(batch, rows.tolist())
         result.parts[name] = SplitPart(hashes if every else hashes[rows],
                                        records if every else records.take(rows), statistics,
                                        labels, members=members if every else members[rows])
     return result
+
+
+def key_labels(batch: Batch, rows: list[int]) -> list[str]:
+    """`key_label` of each of the rows: a file's rows (`RowOrigins`) named in one pass, without two
+    calls a row."""
+    keys, origin = batch.keys, batch.origin
+    if type(origin) is RowOrigins:
+        start, lines = f"{origin.file}, {origin.unit} ", origin.lines
+        return [f"{start}{lines[row]}\0{keys[row]!r}" for row in rows]
+    return [key_label(origin(row), keys[row]) for row in rows]
 
 
 def fanned_out_keys(batch: Batch, rows: np.ndarray) -> Batch:
@@ -318,8 +333,10 @@ def keys_digest(hashes: np.ndarray) -> bytes:
     return hashlib.blake2b(hashes.tobytes(), digest_size=16).digest()
 
 
-def _encode_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], split: str | None,
-                      batch: Batch | PendingBatch) -> Any:
+def encode_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], split: str | None,
+                     batch: Batch | PendingBatch) -> Any:
+    """A batch's `stage` in a worker of `encode_batches` (or of a runner that hands workers whole
+    tasks): with a runs folder, a build's records are written there and only the run's name goes back."""
     spec, runs, stage = state  # what the worker was started with
     result = stage(spec, split, batch)
     if runs is not None and isinstance(result, DividedBatch):  # the records stay here: written to runs, never sent back

@@ -184,6 +184,10 @@ class Builder:
     FROM_PYTHON: ClassVar[bool] = False
     # the one runner that reads its rows where they are (a Spark table's: "spark"); None: any
     READ_BY: ClassVar[str | None] = None
+    # whether the local runner's worker processes may each read whole tasks themselves (a database
+    # query's range, over a connection of the worker's own), rather than the build's process reading
+    # every task and handing its batches out: a builder that pickles without what it has opened
+    TASKS_READ_IN_WORKERS: ClassVar[bool] = False
 
     @classmethod
     def check_source(cls, source: Any, at: Any) -> None:

@@ -87,6 +87,7 @@ class SqlBuilder(TableBuilder):
                                             f"{source.partitions}")
     READS_PATH = False
     DEFINES_CLASSES = False
+    TASKS_READ_IN_WORKERS = True  # each process opens the database itself (`__getstate__`)
 
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None):
         super().__init__(spec, path, options)

@@ -1,7 +1,9 @@
 """The local runner: the plan run by processes on this machine (the default).
 
 Tasks are read in order in this process; their batches are encoded in `workers` processes and
-come back in order. A worker writes its batches' records into sorted runs in the staging folder
+come back in order. A source whose tasks a worker reads itself (`Builder.TASKS_READ_IN_WORKERS`:
+a query's ranges) has each task read and encoded whole in one worker, the results still taken in
+task order. A worker writes its batches' records into sorted runs in the staging folder
 itself and sends back only what the build's process needs (statistics, counts, skips); records
 encoded in this process are held in memory (spilled to runs beyond a budget). A long build is
 checkpointed. Then forked processes write the shards side by side, each merging its own slices
@@ -15,23 +17,27 @@ import gc
 import os
 import time
 from collections import deque
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ...builders.base import Batch, Builder, PendingBatch, parsed_batch
-from ..encoding import classify_for_build, encode_batches, encode_for_build, keys_digest
+from ..encoding import (DividedBatch, SplitPart, classify_for_build, encode_batches, encode_for_build,
+                        encode_in_worker, keys_digest)
+from ...codec.bytecolumn import concat
 from ...features import notices
+from ... import processes
 from ...processes import allow_open_files
 from ...progress import Progress
 from ...spec.model import Spec
 from ...write import checkpoint
-from ...write.collect import MAX_RUNS, SplitRecords
+from ...write.collect import MAX_RUNS, SPILL_BYTES, SplitRecords, write_run
 from ...write.info import SplitInfo, write_file
 from ...write.keys import hash_keys
 from ...write.membership import KeptSplits
 from ...write.manifest import Manifest
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
+from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
 from ...write.shards import write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
@@ -87,9 +93,8 @@ def counted_words(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, 
     total = None if None in sizes else sum(size or 0 for size in sizes)
     counts: WordCounts = {}
     read = 0
-    batches = ((split, batch) for _, split, batch in _batches(spec, tasks, builders))
     stage = functools.partial(count_for_build, strata=strata, keep=keep)
-    for part, records in encode_batches(spec, batches, workers, stage=stage):
+    for _, (part, records) in encoded_in_order(spec, tasks, builders, workers, None, stage):
         summed_into(counts, part)
         read += records
         if progress:
@@ -144,10 +149,10 @@ class CheckpointedEncoding:
             state.strata = strata.state()
         stage = functools.partial(encode_for_build, strata=strata, keep=self.keep)
         last_save = time.monotonic()
-        order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
-        batches = self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
-        for result in encode_batches(spec, _tasks_noted(batches, order), workers, self.runs, stage):
-            task = order.popleft()
+        # resumed: the restored batches are read here again, to check their keys
+        batches = (self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
+                   if resumed else None)
+        for task, result in encoded_in_order(spec, tasks, builders, workers, self.runs, stage, batches):
             state.skipped.extend(result.skipped)
             notices.added(state.notices, result.notices)
             state.kept += result.kept
@@ -156,16 +161,19 @@ class CheckpointedEncoding:
             for name, part in result.parts.items():
                 if part.run is not None:
                     self.records[name].add_run(part.run)
-                else:
+                elif part.records is not None:  # else in a run of its task's worker (`result.runs`)
                     self.records[name].add(part.hashes, part.records, part.labels)
                 self.statistics.add(task, name, part.statistics)
                 self.members[name].append(part.members)
+            for name, written in result.runs.items():
+                for run in written:
+                    self.records[name].add_run(run)
             state.batches += 1
             state.records += result.count + len(result.skipped)
             state.keys_digest = checkpoint.chain(state.keys_digest, result.source_keys)
             if progress:
                 progress("encoding", state.records, total)
-            if time.monotonic() - last_save >= checkpoint.INTERVAL:
+            if time.monotonic() - last_save >= checkpoint.INTERVAL and not result.held_after:
                 self.save()
                 last_save = time.monotonic()
         check_not_empty(spec, {name: records.num_examples for name, records in self.records.items()}, state.skipped)
@@ -242,8 +250,7 @@ def first_pass(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Bui
     sizes = [builder.num_records(split) for split, builder in builders.items()]
     total = sum(sizes) if None not in sizes else None
     parts, read = [], 0
-    batches = ((split, batch) for _, split, batch in _batches(spec, tasks, builders))
-    for part in encode_batches(spec, batches, workers, stage=classify_for_build):
+    for _, part in encoded_in_order(spec, tasks, builders, workers, None, classify_for_build):
         parts.append(part)
         read += part.records
         if progress:
@@ -275,6 +282,100 @@ def _batches(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Build
     for task in tasks:
         for batch in task_batches(spec, builders[task.split], task):
             yield task.index, task.split, batch
+
+
+def encoded_in_order(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+                     runs: str | None, stage: Callable[..., Any],
+                     batches: Iterator[tuple[int, str | None, Batch | PendingBatch]] | None = None
+                     ) -> Iterator[tuple[int, Any]]:
+    """`stage`'s result for each batch (`encode_batches`), with its task's index, in source order.
+
+    With workers, tasks of more than one, and sources whose tasks a worker reads itself
+    (`Builder.TASKS_READ_IN_WORKERS`), each task is read and staged whole in a worker: each range
+    of a query read once, by the process that encodes it, at most `workers` + 1 tasks in flight.
+    Otherwise (or given the `batches`) this process reads the tasks and hands their batches out."""
+    if batches is None and workers > 1 and len(tasks) > 1 and \
+            all(builders[task.split].TASKS_READ_IN_WORKERS for task in tasks):
+        yield from _tasks_in_workers(spec, tasks, builders, workers, runs, stage)
+        return
+    order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
+    noted = _tasks_noted(batches if batches is not None else _batches(spec, tasks, builders), order)
+    for result in encode_batches(spec, noted, workers, runs, stage):
+        yield order.popleft(), result
+
+
+def _tasks_in_workers(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+                      runs: str | None, stage: Callable[..., Any]) -> Iterator[tuple[int, Any]]:
+    """Each task read and staged in a worker (its builder pickled without what it opened); the
+    results taken task by task in order (a task's error is raised in its turn, after the earlier
+    tasks' results)."""
+    with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
+        in_worker = processes.in_worker(_task_in_worker)
+        pending: deque = deque()
+        for task in tasks:
+            pending.append((task.index, pool.submit(in_worker, task, builders[task.split])))
+            if len(pending) > workers:  # bounded: at most this many tasks' results held
+                index, future = pending.popleft()
+                yield from ((index, result) for result in future.result())
+        while pending:
+            index, future = pending.popleft()
+            yield from ((index, result) for result in future.result())
+
+
+def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: ReadTask, builder: Builder
+                    ) -> list[Any]:
+    """A task's batches, read here and staged one by one: their results, in order. A build's
+    records (given a runs folder) are held across the task's batches and written as one run a
+    split (another each SPILL_BYTES): a run a batch made the shard writers merge hundreds."""
+    spec, runs, stage = state
+    if runs is None:
+        return [encode_in_worker(state, task.split, batch) for batch in task_batches(spec, builder, task)]
+    held = _HeldRuns(runs, spec.output.shuffle)
+    results = []
+    for batch in task_batches(spec, builder, task):
+        result = stage(spec, task.split, batch)
+        if isinstance(result, DividedBatch):
+            for name, part in result.parts.items():
+                held.add(name, part)
+            result.runs = held.written(SPILL_BYTES)
+            result.held_after = held.bytes > 0
+        results.append(result)
+    last = next((result for result in reversed(results) if isinstance(result, DividedBatch)), None)
+    if last is not None:
+        for name, written in held.written(0).items():
+            last.runs.setdefault(name, []).extend(written)
+        last.held_after = False
+    return results
+
+
+class _HeldRuns:
+    """A worker's records of a task by split, until written as a run (`collect.write_run`); `bytes`
+    counts their bytes and their labels'."""
+
+    def __init__(self, folder: str, shuffle: bool):
+        self.folder, self.shuffle = folder, shuffle
+        self.parts: dict[str, list[SplitPart]] = {}
+        self.bytes = 0
+
+    def add(self, name: str, part: SplitPart) -> None:
+        """Takes the part's records (it keeps its statistics and members)."""
+        assert part.hashes is not None and part.records is not None
+        self.parts.setdefault(name, []).append(SplitPart(part.hashes, part.records, part.statistics, part.labels))
+        self.bytes += int(part.records.offsets[-1] - part.records.offsets[0]) + sum(map(len, part.labels or []))
+        part.hashes = part.records = part.labels = None
+
+    def written(self, beyond: int) -> dict[str, list[RunFile]]:
+        """Each split's held records as a run, if they are more than `beyond` bytes (0: any)."""
+        if not self.bytes or (beyond and self.bytes <= beyond):
+            return {}
+        written = {}
+        for name, parts in self.parts.items():
+            labels = [label for part in parts for label in part.labels or []] if parts[0].labels is not None else None
+            hashes = np.concatenate([part.hashes for part in parts if part.hashes is not None])
+            records = concat([part.records for part in parts if part.records is not None])
+            written[name] = [write_run(self.folder, name, hashes, records, labels, self.shuffle)]
+        self.parts, self.bytes = {}, 0
+        return written
 
 
 def _tasks_noted(batches: Iterator[tuple[int, str | None, Batch | PendingBatch]],
