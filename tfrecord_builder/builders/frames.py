@@ -189,16 +189,29 @@ def frame_builders(spec: Spec, frame: Any) -> list[tuple[str | None, Builder]]:
         raise spec.error(("source",), f"source= gives the rows, and the spec's source names files ({named}); "
                                       "leave `source:` out or write `source: {builder: dataframe}`, or build "
                                       "without source=")
+    check_given_splits(spec)
+    rows = frame_rows(frame)
+    builders = given_builders(spec, FrameBuilder(spec, None, spec.source.options, rows), rows.label,
+                              list(rows.schema.names))
+    _check_class_names(spec, rows)
+    return builders
+
+
+def check_given_splits(spec: Spec) -> None:
+    """Rows given from Python (`source=`) are split by fractions or by a split column: a
+    SpecError where the spec gives a path per split."""
     if not spec.fraction_splits and spec.source.split_column is None:
         raise spec.error(("splits",), "a frame's rows are split by fractions ({train: 0.8, test: 0.2}) or by "
                                       "source.split_column; a path per split names files")
-    rows = frame_rows(frame)
-    builder = FrameBuilder(spec, None, spec.source.options, rows)
-    header = list(rows.schema.names)
+
+
+def given_builders(spec: Spec, builder: Builder, label: str, header: list[str]) -> list[tuple[str | None, Builder]]:
+    """`builder`, reading rows given from Python whose columns are `header`, as the builder of
+    each split (one, None, where the spec splits by fraction); a DataError naming the rows
+    (`label`) for a column the spec reads that they lack."""
     for column, user in wanted_columns(spec).items():
         if column not in header:
-            raise no_column(rows.label, user, column, header)
-    _check_class_names(spec, rows)
+            raise no_column(label, user, column, header)
     if spec.fraction_splits:
         return [(None, builder)]
     return [(split, builder) for split in spec.splits]

@@ -247,8 +247,7 @@ def spark_frame_builders(spec: Spec, frame: Any) -> tuple[Spec, list[tuple[str |
     DataError for a column the spec reads that the frame lacks."""
     import dataclasses
 
-    from .base import no_column
-    from .sources import wanted_columns
+    from .frames import check_given_splits, given_builders
 
     if spec.source.builder not in ("dataframe", "spark_table") or spec.source.path or spec.source.table:
         named = f"builder: {spec.source.builder}" + "".join(
@@ -256,15 +255,7 @@ def spark_frame_builders(spec: Spec, frame: Any) -> tuple[Spec, list[tuple[str |
         raise spec.error(("source",), f"source= gives the rows, and the spec's source names others ({named}); "
                                       "leave `source:` out or write `source: {builder: spark_table}`, or build "
                                       "without source=")
-    if not spec.fraction_splits and spec.source.split_column is None:
-        raise spec.error(("splits",), "a frame's rows are split by fractions ({train: 0.8, test: 0.2}) or by "
-                                      "source.split_column; a path per split names files")
+    check_given_splits(spec)
     spec = dataclasses.replace(spec, source=dataclasses.replace(spec.source, builder="spark_table"))
     builder = SparkTableBuilder(spec, None, spec.source.options, frame)
-    header = list(frame.columns)
-    for column, user in wanted_columns(spec).items():
-        if column not in header:
-            raise no_column(builder.label, user, column, header)
-    if spec.fraction_splits:
-        return spec, [(None, builder)]
-    return spec, [(split, builder) for split in spec.splits]
+    return spec, given_builders(spec, builder, builder.label, list(frame.columns))
