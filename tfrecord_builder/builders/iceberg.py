@@ -97,12 +97,13 @@ class IcebergBuilder(LakeBuilder):
         return schema_to_pyarrow(self._scan(version).projection(), include_field_ids=False)
 
     def _files(self, version: int) -> list[str]:
-        return [task.file.file_path for task in self._scan(version).plan_files()]
+        return [task.file.file_path for task in planned(self._scan(version), self.table_name(), version)]
 
     def _file_batches(self, part: DataFile, columns: list[str], batch_size: int) -> Iterator[Any]:
         table = self._table()
         scan = table.scan(snapshot_id=part.version, selected_fields=tuple(columns))
-        task = next((item for item in scan.plan_files() if item.file.file_path == part.file), None)
+        task = next((item for item in planned(scan, self.table_name(), part.version) if item.file.file_path == part.file),
+                    None)
         if task is None:
             raise DataError(f"{self.table_name()}, snapshot {part.version}: no data file {part.file}")
         reader = ArrowScan(table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive)
@@ -164,7 +165,22 @@ def table_batches(table: Any, snapshot_id: int) -> tuple[Any, Iterator[Any]]:
     scan = table.scan(snapshot_id=snapshot_id)
     reader = ArrowScan(table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive)
     return (schema_to_pyarrow(scan.projection(), include_field_ids=False),
-            reader.to_record_batches(scan.plan_files()))
+            reader.to_record_batches(planned(scan, ".".join(table.name()), snapshot_id)))
+
+
+def planned(scan: Any, name: str, snapshot_id: int) -> list[Any]:
+    """The scan's file tasks, each data file with the delete files that apply to it; a table with
+    equality deletes (Flink's and others' row-level deletes by value), which pyiceberg can't apply,
+    refused in one line rather than read with the deleted rows in it."""
+    try:
+        return list(scan.plan_files())
+    except (ValueError, NotImplementedError) as error:
+        if "equality delete" not in str(error):
+            raise
+        raise DataError(f"{name}, snapshot {snapshot_id}: the table has equality delete files, which pyiceberg can't "
+                        "apply yet; compact the table so they are applied to its data files (Spark's "
+                        "`CALL system.rewrite_data_files`), or read a snapshot from before them") \
+            from None
 
 
 def _local_uri(uri: str, base_dir: str) -> str:
