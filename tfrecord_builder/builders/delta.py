@@ -12,7 +12,6 @@ from ..optional import imported
 from .lake import DataFile, LakeBuilder
 
 
-
 class DeltaBuilder(LakeBuilder):
     """A Delta table's rows at one version (`source.version`, else the latest)."""
 

@@ -3,10 +3,12 @@
 The frame's rows are written once, as Arrow, to an Arrow IPC file in a folder beside the build's
 staging folder (`staged`), and every read of them is a memory-mapped slice of that file:
 
-- the worker processes that encode the batches get a batch as its file, first row and row count
-  (a pending batch, parsed where it is encoded), never the frame pickled; they map the same file,
-  so its pages are shared through the page cache, and its values become Python values in the
-  workers, side by side, rather than in the build's process;
+- the worker processes that encode the rows read them themselves, never the frame pickled: on the
+  local runner a worker is given a whole task (a run of rows, `RowRange`: `TASKS_READ_IN_WORKERS`)
+  and writes its records as one sorted run; elsewhere (one task, Beam) a worker is given a batch
+  as its file, first row and row count (a pending batch, parsed where it is encoded). Every process
+  maps the same file, so its pages are shared through the page cache, and its values become Python
+  values in the workers, side by side, rather than in the build's process;
 - a RecordBatchReader, read once, and a Dataset or a Hugging Face dataset, read batch by batch, are
   held on disk, not in memory, and every pass of the build (a stratified build's first pass, a
   learned vocabulary's, one per split of a split column) reads the same rows;
@@ -56,7 +58,8 @@ class FrameBuilder(TableBuilder):
         self.file: str | None = None  # the Arrow IPC file the rows are written to (`stage`)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Sent to a Beam worker on this machine once staged: the file, not the frame."""
+        """Sent to a worker process (the local runner's, or Beam's on this machine) once staged: the
+        file, not the frame."""
         rows = self.rows
         if rows is not None:
             rows = FrameRows(rows.label, rows.schema, _written_out, rows.num_rows)
