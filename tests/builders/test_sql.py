@@ -332,3 +332,48 @@ def test_with_workers_a_bad_value_in_a_later_range_is_one_line(tmp_path):
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert "table p (15000 <= id), row 1: column `big` (UBIGINT): 18446744073709551615 is past the largest int64" \
         in result.stderr
+
+
+def test_a_resumed_build_reads_the_ranges_after_its_checkpoint_in_workers(tmp_path, monkeypatch):
+    """`--resume` of a build with `partition_by` stopped after a checkpoint: the checkpointed ranges
+    are read again by the build's process (their keys checked, not encoded), the ranges after them
+    by the workers, each once, and the shards are the ones a build that didn't stop writes."""
+    with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
+        connection.execute("CREATE TABLE p AS SELECT i AS id, 'row ' || i AS v FROM range(20000) t(i)")
+    spec = write_spec(tmp_path, {"name": "p", "output": {"shards": 3},
+                                 "source": {"builder": "sql", "table": "p", "connection": "p.duckdb",
+                                            "partition_by": "id", "partitions": 6},
+                                 "features": {"id": {"dtype": "int64"}, "v": {"dtype": "string"}}})
+    reference = tb.build(spec, output=tmp_path / "reference", workers=2)
+    from tfrecord_builder.write import checkpoint
+
+    saves = []
+    original_save = local.CheckpointedEncoding.save
+
+    def save_then_stop(self):  # a checkpoint after every range a worker returns; stopped after the second
+        original_save(self)
+        saves.append(self.state.batches)
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+    with monkeypatch.context() as patched:
+        patched.setattr(checkpoint, "INTERVAL", 0)
+        patched.setattr(local.CheckpointedEncoding, "save", save_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            tb.build(spec, output=tmp_path / "out", workers=2)
+    reads = tmp_path / "reads"
+    reads.mkdir()
+    original = SqlBuilder.read_batches
+
+    def noted(self, needed, batch_size, task=None):  # which process read which range (workers are forked)
+        (reads / f"{os.getpid()}-{task}").write_text("")
+        return original(self, needed, batch_size, task)
+
+    monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=2)
+    here = sorted(read.name.split("-", 1)[1] for read in reads.iterdir() if read.name.startswith(f"{os.getpid()}-"))
+    elsewhere = sorted(read.name.split("-", 1)[1] for read in reads.iterdir()
+                       if not read.name.startswith(f"{os.getpid()}-"))
+    assert len(here) == 2 and len(elsewhere) == 5 and not set(here) & set(elsewhere)  # 6 ranges and the NULLs
+    assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
+    shards = {name: data for name, data in files_of(resumed.path).items() if ".tfrecord" in name}
+    assert shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}
