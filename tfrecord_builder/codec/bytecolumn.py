@@ -162,13 +162,13 @@ def taken(columns: Sequence[ByteColumn], rows: np.ndarray) -> ByteColumn:
             return from_arrow(_as_arrow(columns[0]).take(indices))
         chunked = pa.chunked_array([_as_arrow(column) for column in columns], pa.large_binary())
         return from_arrow(chunked.take(indices).combine_chunks())
-    views = [memoryview(column.data) for column in columns]
+    views = [column.data.data for column in columns]  # memoryviews
     which = np.repeat(np.arange(len(columns)), [column.num_rows for column in columns])[rows]
     starts = np.concatenate([column.offsets[:-1] for column in columns])[rows]
     ends = np.concatenate([column.offsets[1:] for column in columns])[rows]
     data = b"".join([views[column][start:end] for column, start, end in
                      zip(which.tolist(), starts.tolist(), ends.tolist())])
-    return ByteColumn(np.frombuffer(data, dtype=np.uint8), offsets_of(ends - starts))
+    return ByteColumn(np.frombuffer(data, dtype=np.uint8), offsets_of(np.asarray(ends - starts)))
 
 
 def _as_arrow(column: ByteColumn) -> Any:
