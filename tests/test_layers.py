@@ -1,7 +1,7 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others. The folders are the architecture:
 
-    the core: errors  <- atomic  <- fs, processes, progress, registry, sizes, version, _tf, tfds_refusal
+    the core: errors  <- atomic  <- fs, optional, processes, progress, registry, sizes, version, _tf, tfds_refusal
     <- media (images: Pillow, libjpeg-turbo; audio: libsndfile, FFmpeg; video: PyAV)  <- text (the
        tokenizers: Hugging Face tokenizers, SentencePiece; files opened by media.source)  <- spec.fields (declared fields)
     <- features (the feature types)
@@ -33,7 +33,7 @@ PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
     {"atomic"},  # files written whole or not at all (fs writes through it)
-    {"fs", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
+    {"fs", "optional", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
     {"build", "read", "tools"},  # the folders' own docstrings: they import nothing
     {"media"},  # media files opened one way (media.source) and decoded: images, audio, video
     {"text"},  # the tokenizers, their files opened as media files are
@@ -317,3 +317,27 @@ def test_no_code_outside_features_reads_a_feature_key_by_getattr():
                 if owner.endswith("feature"):  # (feature, image_feature, self.feature...)
                     found.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
     assert sorted(line for line in found if line.split(":")[0] not in FEATURE_GETATTR_ALLOWED) == []
+
+
+# the extras' libraries (and what they bring: pyiceberg pydantic, the ADBC driver polars,
+# pyarrow.dataset pandas), which only the sources that read through them import (optional.py);
+# TensorFlow only the reading side (_tf.py)
+HEAVY = ("tensorflow", "duckdb", "adbc_driver_postgresql", "deltalake", "pyiceberg", "pydantic", "polars", "pandas",
+         "pyarrow.dataset", "pyspark", "apache_beam", "datasets")
+
+
+def test_the_package_and_a_command_that_reads_no_such_source_import_none_of_the_heavy_libraries(tmp_path):
+    """`import tfrecord_builder` and `validate` in a fresh process load none of HEAVY: each costs
+    start-up time in every command and in every worker process of every build."""
+    import subprocess
+    import sys
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: s\nsource: {builder: csv, path: rows.csv}\nfeatures: {a: {dtype: int64}}\n")
+    (tmp_path / "rows.csv").write_text("a\n1\n")
+    code = ("import sys, tfrecord_builder\n"
+            "from tfrecord_builder.cli.main import main\n"
+            f"code = main(['validate', {str(spec)!r}])\n"
+            f"print(sorted(name for name in {HEAVY!r} if name in sys.modules), code)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.splitlines()[-1] == "[] 0", done.stdout + done.stderr

@@ -31,6 +31,17 @@ WORKERS_AT_ONCE = ("import sys; from tfrecord_builder.build import encoding; "
                    "from tfrecord_builder.write import shards; "
                    "encoding.IN_PROCESS_SECONDS = encoding.PARALLEL_SECONDS = shards.POOL_BYTES = 0; ")
 CLI = "from tfrecord_builder.cli.main import main; sys.exit(main())"
+# the disk filled when the shards' writing begins, leaving FILL_LEAVE bytes: what is free then
+# doesn't depend on how many sorted runs the workers wrote and the build's process held, which
+# the machine's load decides
+FILL_AT_SHARDS = ("import os; from tfrecord_builder.build.runners import local; write = local.write_shards\n"
+                  "def filled(*args, **kwargs):\n"
+                  "    disk, leave = os.environ['FILL_DISK'], int(os.environ['FILL_LEAVE'])\n"
+                  "    status = os.statvfs(disk)\n"
+                  "    with open(os.path.join(disk, 'ballast'), 'wb') as file:\n"
+                  "        file.write(bytes(status.f_bavail * status.f_frsize - leave))\n"
+                  "    return write(*args, **kwargs)\n"
+                  "local.write_shards = filled\n")
 # a checkpoint after every batch of 2,000 rows, as a long build's once a minute
 CHECKPOINTED = ("from tfrecord_builder.write import checkpoint; checkpoint.INTERVAL = 0; "
                 "from tfrecord_builder.features import TensorFeature; TensorFeature.batch_rows = 2000; ")
@@ -44,7 +55,8 @@ def _rows(count: int) -> str:
     return "x,y,text\n" + "".join(f"{row * 0.37:.6f},{row % 11 - 5},{row:06d}{'z' * 200}\n" for row in range(count))
 
 
-def _build(runner: str, spec: Path, out: Path, *extra: str, setup: str = "") -> subprocess.CompletedProcess:
+def _build(runner: str, spec: Path, out: Path, *extra: str, setup: str = "",
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     if runner == "beam":
         if not BEAM_PYTHON.exists():
             pytest.fail(f"{BEAM_PYTHON}: no Beam environment; `make test` makes it "
@@ -52,7 +64,7 @@ def _build(runner: str, spec: Path, out: Path, *extra: str, setup: str = "") -> 
         command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", "--runner", "beam"]
     else:
         command = [sys.executable, "-c", WORKERS_AT_ONCE + setup + CLI, "build"]
-    env = {**os.environ, "TFRECORD_BUILDER_TASK_BYTES": "500000"}  # Beam: a dozen read tasks
+    env = {**os.environ, "TFRECORD_BUILDER_TASK_BYTES": "500000", **(env or {})}  # Beam: a dozen read tasks
     return subprocess.run([*command, str(spec), "--output", str(out), "--workers", "2", *extra],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
 
@@ -74,7 +86,9 @@ WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sor
                      rf"|{FULL}manifest\.jsonl)"}
 
 
-@pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 9 * MiB, "shards"),
+# local-shards: the disk filled as the shards' writing begins (FILL_AT_SHARDS), with room for two
+# train shards (each 0.55 MB) and their index files, of 5.5 MB
+@pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 3 * MiB // 2, "shards"),
                                                   pytest.param("beam", 3 * MiB, "beam-runs", marks=pytest.mark.beam),
                                                   pytest.param("beam", 16 * MiB, "shards", marks=pytest.mark.beam)],
                          ids=["local-runs", "local-shards", "beam-runs", "beam-shards"])
@@ -87,11 +101,15 @@ def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, s
     assert reference.returncode == 0, reference.stderr
     expected = _files(out)
     shutil.rmtree(out)
-    ballast = fill(small_disk, leave)
-
-    failed = _build(runner, spec, out)
+    if (runner, phase) == ("local", "shards"):
+        ballast = small_disk / "ballast"
+        failed = _build(runner, spec, out, setup=FILL_AT_SHARDS, env={"FILL_DISK": str(small_disk),
+                                                                     "FILL_LEAVE": str(leave)})
+    else:
+        ballast = fill(small_disk, leave)
+        failed = _build(runner, spec, out)
     staging = out / "rows" / ".1.0.0.building"
-    assert failed.returncode == 1
+    assert failed.returncode == 1, failed.stderr
     assert re.fullmatch(f"error: {re.escape(str(staging))}{WRITING[phase]}; free space and run again with --resume\n",
                         failed.stderr), failed.stderr
     assert not (out / "rows" / "1.0.0").exists()

@@ -115,6 +115,33 @@ def test_row_keys_are_the_values_bytes_whatever_the_chunking():
     assert row_keys(again.to_batches()[0], "t") == whole
 
 
+def test_row_keys_of_sliced_lists_are_those_of_the_same_rows_copied():
+    rows = 50
+    table = pa.table({
+        "l": pa.array([[index, index + 1] if index % 7 else None for index in range(rows)]),
+        "ll": pa.array([[[index], [], None] if index % 5 else [] for index in range(rows)],
+                       pa.large_list(pa.list_(pa.int64()))),
+        "f": pa.array([[index, -index] for index in range(rows)], pa.list_(pa.int32(), 2)),
+        "m": pa.array([[("k", index)] if index % 3 else [] for index in range(rows)], pa.map_(pa.string(), pa.int64())),
+        "ls": pa.array([[str(index), None] if index % 4 else None for index in range(rows)]),
+    })
+    for start, count in [(0, rows), (3, 10), (17, 1), (49, 1), (20, 0)]:
+        sliced = table.slice(start, count).to_batches()
+        copied = pa.Table.from_pylist(table.slice(start, count).to_pylist(), schema=table.schema).to_batches()
+        assert [key for batch in sliced for key in row_keys(batch, "t")] == \
+            [key for batch in copied for key in row_keys(batch, "t")]
+
+
+def test_row_keys_of_a_slice_read_only_its_own_list_items():
+    """A frame's batch is a slice of its whole table: a list column's key work is its own items',
+    not the whole column's (which made each batch cost the column's length)."""
+    from tfrecord_builder.builders.arrow_rows import _encoded
+
+    whole = pa.array([list(range(100))] * 1000)
+    held = sum(len(column.data) for column in _encoded(whole.slice(500, 1)))
+    assert held < 2000  # one row's 100 items, each 17 bytes framed: not 100,000 items
+
+
 def test_parquet_dates_and_timestamps_go_into_string_and_int64(tmp_path):
     table = pa.table({
         "when": pa.array([0, 1_500_000_000_123_000_000, None], pa.timestamp("ns")),

@@ -341,6 +341,30 @@ def test_a_partitioned_iceberg_table_with_a_delete_applied_lacks_the_deleted_row
     assert {i: record["part"] for i, record in found.items()} == {i: f"p{i % 3}".encode() for i in found}
 
 
+def test_position_delete_files_are_applied_to_the_data_files_they_name_and_equality_deletes_refused(tmp_path):
+    from support.iceberg_deletes import delete_equal, delete_positions
+
+    first, second = _rows(0, 60), _rows(60, 60)
+    table = _catalog(tmp_path).create_table("shop.events", schema=first.schema, properties={"format-version": "2"})
+    table.append(first)
+    table.append(second)  # two data files, two read tasks: each must get its own deletes
+    files = [task.file.file_path for task in table.scan().plan_files()]
+    second_file = next(path for path in files if parquet.read_table(path.removeprefix("file://"))["id"][0].as_py() == 60)
+    table = delete_positions(table, second_file, [3, 17, 40], tmp_path / "warehouse")
+    independent = table.scan().to_arrow().sort_by("id")
+    assert independent["id"].to_pylist() == [i for i in range(120) if i not in (63, 77, 100)]
+    spec = _spec(tmp_path, {"builder": "iceberg", "table": "shop.events", "catalog": ICEBERG_CATALOG})
+    info = tb.build(spec, output=tmp_path / "out", workers=2)
+    assert _records(info) == _expected(independent)
+    assert_same_files(_parquet_build(tmp_path, independent), _shards(Path(info.path)))
+
+    delete_equal(table, "id", [5], tmp_path / "warehouse")  # as Flink writes row-level deletes
+    done = run_cli("build", spec, "--output", tmp_path / "again", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "shop.events, snapshot " in done.stderr and "equality delete files, which pyiceberg can't apply" \
+        in done.stderr, done.stderr
+    assert not (tmp_path / "again" / "lake" / "1.0.0").exists()
+
 @pytest.mark.parametrize("group_by", [None, "name"], ids=["a-task-per-file", "grouped-one-task"])
 def test_tasks_planned_before_the_table_moved_on_read_the_planned_version_where_the_builder_is_made_anew(
         tmp_path, group_by):

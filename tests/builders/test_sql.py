@@ -124,6 +124,46 @@ def test_sqlite_values_exact_against_sqlite3(tmp_path):
         assert record["gaps"] == (0 if gaps is None else gaps)
 
 
+
+def _wav(samples: np.ndarray, rate: int) -> bytes:
+    """A 16-bit mono WAV file's bytes, written by the standard library's `wave`."""
+    import io
+    import wave
+
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as file:
+        file.setnchannels(1)
+        file.setsampwidth(2)
+        file.setframerate(rate)
+        file.writeframes(samples.astype("<i2").tobytes())
+    return buffer.getvalue()
+
+
+def test_audio_kept_in_a_blob_gives_its_samples_exactly_and_a_cut_one_is_refused_naming_its_row(tmp_path):
+    generator = np.random.default_rng(3)
+    clips = {i: generator.integers(-32768, 32768, 800 + 100 * i).astype(np.int16) for i in range(1, 4)}
+    database = tmp_path / "clips.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE clips (id INTEGER, clip BLOB)")
+        connection.executemany("INSERT INTO clips VALUES (?, ?)", [(i, _wav(s, 8000)) for i, s in clips.items()])
+    features = {"id": {"dtype": "int64"}, "clip": {"type": "audio", "sample_rate": 8000}}
+    spec = write_spec(tmp_path, {"name": "clips", "features": features,
+                                 "source": {"builder": "sql", "table": "clips", "connection": "sqlite:///clips.db",
+                                            "key": "id"}})
+    info = tb.build(spec, output=tmp_path / "out")
+    found = {int(record["id"]): record["clip"] for record in _records(info)}
+    assert sorted(found) == sorted(clips)
+    for i, samples in clips.items():  # read back as float32 in [-1, 1): the 16-bit samples / 32768
+        assert found[i].dtype == np.float32 and np.array_equal(found[i] * 32768, samples), i
+
+    with sqlite3.connect(database) as connection:  # a WAV whose last 100 bytes of samples are gone
+        connection.execute("INSERT INTO clips VALUES (9, ?)", (_wav(clips[1], 8000)[:-100],))
+    result = subprocess.run([sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output",
+                             str(tmp_path / "again")], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "row 4: feature `clip`" in result.stderr and "truncated" in result.stderr, result.stderr
+    assert not (tmp_path / "again" / "clips" / "1.0.0").exists()
+
 def _tasks_rows(spec_path: Path) -> list[list]:
     spec = load_spec(spec_path)
     [(split, builder)] = source_builders(spec)

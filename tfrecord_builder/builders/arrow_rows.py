@@ -134,14 +134,15 @@ def _encoded(array: Any) -> list[ByteColumn]:
         data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
         return _framed(valid, ByteColumn(data, offsets.astype(np.int64)))
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
-        # a list's payload is its items' encodings, which lie side by side in its child's column
-        child = join(_encoded(array.values))
+        # a list's payload is its items' encodings, which lie side by side in its child's column;
+        # only this slice's items (`values` is the whole child of a sliced array: a frame's batch)
         offsets = np.asarray(array.offsets.to_numpy(), dtype=np.int64)
-        return _framed(valid, ByteColumn(child.data, child.offsets[offsets]))
+        child = join(_encoded(array.values.slice(offsets[0], offsets[-1] - offsets[0])))
+        return _framed(valid, ByteColumn(child.data, child.offsets[offsets - offsets[0]]))
     if pa.types.is_fixed_size_list(kind):
         size = kind.list_size
-        child = join(_encoded(array.values))
-        return _framed(valid, ByteColumn(child.data, child.offsets[(np.arange(len(array) + 1) + array.offset) * size]))
+        child = join(_encoded(array.values.slice(array.offset * size, len(array) * size)))
+        return _framed(valid, ByteColumn(child.data, child.offsets[np.arange(len(array) + 1) * size]))
     if pa.types.is_struct(kind):
         fields = [part for child in array.flatten() for part in _encoded(child)]
         return _framed(valid, join(fields) if fields else ByteColumn.constant(b"", len(array)))

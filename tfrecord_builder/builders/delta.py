@@ -8,15 +8,9 @@ import pyarrow as pa
 
 from .. import fs
 from ..errors import DataError
+from ..optional import imported
 from .lake import DataFile, LakeBuilder
 
-import pyarrow.dataset as arrow_dataset
-
-try:
-    import deltalake as _deltalake
-    deltalake: Any = _deltalake
-except ImportError:  # an optional dependency: only Delta sources need it
-    deltalake = None
 
 
 class DeltaBuilder(LakeBuilder):
@@ -51,6 +45,7 @@ class DeltaBuilder(LakeBuilder):
         return DataError(message)
 
     def _opened(self, version: int | None) -> Any:
+        deltalake: Any = imported("deltalake")
         if deltalake is None:
             raise DataError("delta sources need the deltalake package: pip install 'tfrecord-builder[lake]'")
         if self.path is None:
@@ -80,6 +75,8 @@ class DeltaBuilder(LakeBuilder):
         fragment = next((item for item in dataset.get_fragments() if item.path == part.file), None)
         if fragment is None:
             raise DataError(f"{self.table_name()}, version {part.version}: no data file {part.file}")
+        import pyarrow.dataset as arrow_dataset
+
         scanner = arrow_dataset.Scanner.from_fragment(fragment, schema=dataset.schema, columns=columns,
                                                       batch_size=batch_size)
         try:

@@ -45,6 +45,9 @@ class FrameBuilder(TableBuilder):
     OPTIONS = {}
     DEFINES_CLASSES = True  # a categorical column's categories
     FROM_PYTHON = True
+    # a worker maps the staged file and reads a whole run of rows itself, writing its records as one
+    # sorted run: nothing but the task (two numbers) passes between processes
+    TASKS_READ_IN_WORKERS = True
 
     def __init__(self, spec: Any, path: str | None = None, options: dict[str, Any] | None = None,
                  rows: FrameRows | None = None):

@@ -18,15 +18,9 @@ import pyarrow as pa
 
 from ..errors import DataError
 from ..spec.fields import describe, unknown_key_message
+from ..optional import imported
 from .lake import DataFile, LakeBuilder
 
-try:
-    from pyiceberg import catalog as _catalogs
-    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-    from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
-    catalogs: Any = _catalogs
-except ImportError:  # an optional dependency: only Iceberg sources need it
-    catalogs = None
 
 DEFAULT_CATALOG = "default"
 CATALOG_KEYS = {"name": "the catalog's name in pyiceberg (default: default)",
@@ -94,17 +88,22 @@ class IcebergBuilder(LakeBuilder):
         return self._table().scan(snapshot_id=version, selected_fields=tuple(columns) if columns else ("*",))
 
     def _schema(self, version: int) -> Any:
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
+
         return schema_to_pyarrow(self._scan(version).projection(), include_field_ids=False)
 
     def _files(self, version: int) -> list[str]:
-        return [task.file.file_path for task in self._scan(version).plan_files()]
+        return [task.file.file_path for task in planned(self._scan(version), self.table_name(), version)]
 
     def _file_batches(self, part: DataFile, columns: list[str], batch_size: int) -> Iterator[Any]:
         table = self._table()
         scan = table.scan(snapshot_id=part.version, selected_fields=tuple(columns))
-        task = next((item for item in scan.plan_files() if item.file.file_path == part.file), None)
+        task = next((item for item in planned(scan, self.table_name(), part.version) if item.file.file_path == part.file),
+                    None)
         if task is None:
             raise DataError(f"{self.table_name()}, snapshot {part.version}: no data file {part.file}")
+        from pyiceberg.io.pyarrow import ArrowScan
+
         reader = ArrowScan(table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive)
         try:
             yield from reader.to_record_batches([task])
@@ -119,6 +118,7 @@ class MissingTable(DataError):
 def open_catalog(given: dict[str, str], base_dir: str) -> Any:
     """The catalog `given` names (the spec's `catalog:` keys; a SQLite catalog's file and a
     warehouse folder relative to `base_dir`), opened by pyiceberg."""
+    catalogs: Any = imported("pyiceberg.catalog")
     if catalogs is None:
         raise DataError("iceberg sources need the pyiceberg package: pip install 'tfrecord-builder[lake]'")
     given = dict(given)
@@ -136,6 +136,8 @@ def open_catalog(given: dict[str, str], base_dir: str) -> Any:
 
 def load_table(catalog: Any, name: str) -> Any:
     """The table `name` (`namespace.name`) of the catalog; MissingTable naming those there are."""
+    from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+
     try:
         return catalog.load_table(name)
     except (NoSuchTableError, NoSuchNamespaceError, ValueError):
@@ -161,10 +163,27 @@ def _missing(catalog: Any, name: str) -> str:
 def table_batches(table: Any, snapshot_id: int) -> tuple[Any, Iterator[Any]]:
     """The Arrow schema of the table at a snapshot and its rows as Arrow record batches (every
     data file, its delete files applied), as the build's tasks read them."""
+    from pyiceberg.io.pyarrow import ArrowScan, schema_to_pyarrow
+
     scan = table.scan(snapshot_id=snapshot_id)
     reader = ArrowScan(table.metadata, table.io, scan.projection(), scan.row_filter, scan.case_sensitive)
     return (schema_to_pyarrow(scan.projection(), include_field_ids=False),
-            reader.to_record_batches(scan.plan_files()))
+            reader.to_record_batches(planned(scan, ".".join(table.name()), snapshot_id)))
+
+
+def planned(scan: Any, name: str, snapshot_id: int) -> list[Any]:
+    """The scan's file tasks, each data file with the delete files that apply to it; a table with
+    equality deletes (Flink's and others' row-level deletes by value), which pyiceberg can't apply,
+    refused in one line rather than read with the deleted rows in it."""
+    try:
+        return list(scan.plan_files())
+    except (ValueError, NotImplementedError) as error:
+        if "equality delete" not in str(error):
+            raise
+        raise DataError(f"{name}, snapshot {snapshot_id}: the table has equality delete files, which pyiceberg can't "
+                        "apply yet; compact the table so they are applied to its data files (Spark's "
+                        "`CALL system.rewrite_data_files`), or read a snapshot from before them") \
+            from None
 
 
 def _local_uri(uri: str, base_dir: str) -> str:

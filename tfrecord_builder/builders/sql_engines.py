@@ -19,12 +19,9 @@ from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
 
+from ..optional import imported
 from .sql_connection import Target
 
-try:
-    import duckdb
-except ImportError:  # an optional dependency: only SQL sources read through DuckDB need it
-    duckdb = None  # type: ignore[assignment]
 
 ROWS = "_tb_rows"  # the alias of the user's query inside the queries built around it
 
@@ -112,19 +109,21 @@ class DuckEngine(Engine):
     name = "duckdb"
 
     def __init__(self, target: Target):
+        duckdb: Any = imported("duckdb")
         if duckdb is None:
             raise Refused("builder sql needs duckdb: pip install duckdb (or tfrecord-builder[sql])")
+        self.Error = duckdb.Error  # the library's errors (its module is imported here, on first use)
         try:
             self.connection = duckdb.connect(target.database or ":memory:", read_only=target.database is not None)
             # relative file names in the query (read_parquet('wine.parquet'), FROM 'x.csv') are the spec's
             self.connection.execute("SET file_search_path = ?", [target.folder])
-        except duckdb.Error as error:
+        except self.Error as error:
             raise Refused(one_line(str(error))) from None
 
     def columns(self, query: str) -> list[tuple[str, str]]:
         try:
             relation = self.connection.sql(query)
-        except duckdb.Error as error:
+        except self.Error as error:
             raise Refused(one_line(str(error))) from None
         if relation is None:
             raise Refused("the statement gives no rows; expected a query (SELECT ...)")
@@ -133,7 +132,7 @@ class DuckEngine(Engine):
     def schema(self, query: str) -> Any:
         try:
             return self.connection.sql(query).limit(0).to_arrow_table().schema
-        except duckdb.Error as error:
+        except self.Error as error:
             raise Refused(one_line(str(error))) from None
 
     def batches(self, query: str, columns: Sequence[str] | None, where: str, params: Sequence[Any],
@@ -147,7 +146,7 @@ class DuckEngine(Engine):
                     yield reader.read_next_batch()
                 except StopIteration:
                     return
-        except (duckdb.Error, pa.ArrowException) as error:
+        except (self.Error, pa.ArrowException) as error:
             raise Refused(one_line(str(error), query)) from None
 
     def fingerprint(self, query: str, key: str | None) -> tuple[int, str]:
@@ -158,7 +157,7 @@ class DuckEngine(Engine):
     def _fetch_one(self, query: str) -> tuple[Any, ...]:
         try:
             found = self.connection.sql(query).fetchall()
-        except duckdb.Error as error:
+        except self.Error as error:
             raise Refused(one_line(str(error), query)) from None
         return tuple(found[0])  # an aggregate gives one row
 

@@ -19,13 +19,10 @@ from typing import Any, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..optional import imported
 from .sql_connection import Target, shown
 from .sql_engines import ROWS, Engine, Refused, quoted, wrapped
 
-try:
-    import adbc_driver_postgresql.dbapi as adbc
-except ImportError:  # an optional dependency: only PostgreSQL sources need it
-    adbc = None  # type: ignore[assignment]
 
 TYPE = b"POSTGRESQL:type"
 _AS_TEXT = {"uuid", "json", "jsonb"}
@@ -54,17 +51,19 @@ class PostgresEngine(Engine):
     name = "postgresql"
 
     def __init__(self, target: Target, decimals: str | None = None):
+        adbc: Any = imported("adbc_driver_postgresql.dbapi")
         if adbc is None:
             raise Refused("a postgresql: connection needs adbc-driver-postgresql: pip install "
                           "adbc-driver-postgresql (or tfrecord-builder[sql])")
         assert target.database is not None
+        self.Error = adbc.Error  # the driver's errors (its module is imported here, on first use)
         self.where = shown(target.database)
         self.decimals = decimals
         try:
             self.connection = adbc.connect(target.database, autocommit=True)
             with self.connection.cursor() as cursor:
                 cursor.execute("SET default_transaction_read_only = on")
-        except adbc.Error as error:
+        except self.Error as error:
             raise Refused(f"{self.where}: {_message(error)}") from None
         self._schemas: dict[str, Any] = {}
 
@@ -74,7 +73,7 @@ class PostgresEngine(Engine):
             try:
                 with self.connection.cursor() as cursor:
                     self._schemas[query] = cursor.adbc_execute_schema(query)
-            except adbc.Error as error:
+            except self.Error as error:
                 raise Refused(_message(error, query)) from None
         return self._schemas[query]
 
@@ -134,7 +133,7 @@ class PostgresEngine(Engine):
                     record_batch = record_batch.select(names)
                 for offset in range(0, record_batch.num_rows, batch_size):
                     yield record_batch.slice(offset, batch_size)
-        except adbc.Error as error:
+        except self.Error as error:
             raise Refused(_message(error, built)) from None
         finally:
             cursor.close()
@@ -151,7 +150,7 @@ class PostgresEngine(Engine):
             with self.connection.cursor() as cursor:
                 cursor.execute(query)
                 row = cursor.fetchone()
-        except adbc.Error as error:
+        except self.Error as error:
             raise Refused(_message(error, query)) from None
         assert row is not None  # an aggregate gives one row
         return tuple(row)

@@ -18,18 +18,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
+from ...builders import iceberg
+from ...builders.delta import DeltaBuilder
 from ...builders.frame_kinds import FrameRows
 from ...builders.lake import inexact
 from ...builders.sql_connection import masked, target
-
-if TYPE_CHECKING:
-    from ...builders.sql_engines import Engine
-
-# The engines' and lakehouses' modules (DuckDB, the PostgreSQL driver, PyIceberg, deltalake) are
-# imported where a table is read, not with the package: `import tfrecord_builder` took seconds more.
+from ...builders.sql_engines import Engine, Refused, quoted
+from ...builders.sql_open import opened
 from ...errors import DataError, UsageError
 from .names import identifier
 from .places import path_from
@@ -90,8 +88,6 @@ def stored(data: str | None, folder: str, table: str | None = None, query: str |
 
 
 def _delta(data: str, folder: str) -> Stored:
-    from ...builders.delta import DeltaBuilder
-
     path = os.path.abspath(data)
     builder = DeltaBuilder(None, path, {})
     version = builder.version()
@@ -104,8 +100,6 @@ def _delta(data: str, folder: str) -> Stored:
 
 
 def _iceberg(catalog: str, table: str, folder: str) -> Stored:
-    from ...builders import iceberg
-
     if _PASSWORD.match(catalog):
         raise UsageError(f"--catalog {masked(catalog)}: the URI holds a password, which the spec (and the dataset's "
                          "metadata) would keep; define the catalog in ~/.pyiceberg.yaml or "
@@ -132,9 +126,6 @@ def _catalog_uri(uri: str, folder: str) -> str:
 
 
 def _sql(data: str | None, folder: str, table: str | None, query: str | None) -> Stored:
-    from ...builders.sql_engines import Refused, quoted
-    from ...builders.sql_open import opened
-
     if table is not None and query is not None:
         raise UsageError("--table and --query: give one of them (a table's rows, or a query's)")
     if data is None and query is None:
@@ -182,8 +173,6 @@ def _only_table(where: str, tables: list[str]) -> str:
 
 
 def _batches(engine: Engine, query: str, where: str) -> Iterator[Any]:
-    from ...builders.sql_engines import Refused
-
     try:
         yield from engine.batches(query, None, "", [], _BATCH)
     except Refused as error:
