@@ -18,6 +18,7 @@ import pytest
 import tfrecord_builder as tb
 from tfrecord_builder.build.runners import local
 from tfrecord_builder.builders.sources import source_builders
+from tfrecord_builder.builders import sql as sql_module
 from tfrecord_builder.builders.sql import SqlBuilder
 from tfrecord_builder.spec.load import load_spec
 
@@ -311,7 +312,8 @@ def test_a_query_batch_is_sent_to_the_worker_that_encodes_it_as_its_arrow_rows(t
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
 def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_path, engine, monkeypatch):
     """The local runner's workers read the ranges of `partition_by` themselves (each range once,
-    none by the build's process), and the shards are those of the same rows from Parquet."""
+    none by the build's process; each worker opens the database once for all its ranges), and the
+    shards are those of the same rows from Parquet."""
     rows = [(i, f"row {i}" if i % 7 else None, i * 0.5) for i in range(-300, 20000)] + [(None, "no id", 1.0)]
     if engine == "duckdb":
         with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
@@ -335,6 +337,15 @@ def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_pat
         return original(self, needed, batch_size, task)
 
     monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    opens = tmp_path / "opens"
+    opens.mkdir()
+    original_opened = sql_module.opened
+
+    def opened(*args):  # which process opened the database how often
+        (opens / f"{os.getpid()}-{len(list(opens.iterdir()))}").write_text("")
+        return original_opened(*args)
+
+    monkeypatch.setattr(sql_module, "opened", opened)
     if engine == "sqlite":  # a worker's run of a task's records written every 64 kB: runs of part of a task
         monkeypatch.setattr(local, "SPILL_BYTES", 64 * 1024)
     features = {"id": {"dtype": "int64", "default": 0}, "v": {"dtype": "string", "default": ""},
@@ -349,6 +360,9 @@ def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_pat
     ranges = sorted(task for tasks in by_process.values() for task in tasks if task != "None")
     assert len(ranges) == 5 and len(set(ranges)) == 5  # 4 ranges and the NULLs, each read once
     assert str(os.getpid()) not in by_process  # the build's process read none of them
+    opened_by = [read.name.split("-")[0] for read in opens.iterdir()]
+    workers = set(by_process)
+    assert {process: opened_by.count(process) for process in workers} == {process: 1 for process in workers}
     reference = tb.build(write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet",
                                                                               "path": "../rows.parquet"},
                                                       "features": features}), output=tmp_path / "b")

@@ -347,6 +347,7 @@ def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: Re
     records (given a runs folder) are held across the task's batches and written as one run a
     split (another each SPILL_BYTES): a run a batch made the shard writers merge hundreds."""
     spec, runs, stage = state
+    builder = _worker_builder(task.split, builder)
     if runs is None:
         return [encode_in_worker(state, task.split, batch) for batch in task_batches(spec, builder, task)]
     held = _HeldRuns(runs, spec.output.shuffle)
@@ -365,6 +366,18 @@ def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: Re
             last.runs.setdefault(name, []).extend(written)
         last.held_after = False
     return results
+
+
+# The builder of each split a worker process has read a task of, by the process's id and the split:
+# the copy its first task brought (pickled without what the build's process opened), kept for its
+# later tasks, so that what it opens (a database connection: about 25 ms of CPU here and a server
+# process there) is opened once a worker, not once a task. (A pool's workers are forked from a
+# process that never reads a task itself: each starts with none.)
+_WORKER_BUILDERS: dict[tuple[int, str | None], Builder] = {}
+
+
+def _worker_builder(split: str | None, builder: Builder) -> Builder:
+    return _WORKER_BUILDERS.setdefault((os.getpid(), split), builder)
 
 
 class _HeldRuns:
