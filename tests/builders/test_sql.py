@@ -18,6 +18,7 @@ import pytest
 import tfrecord_builder as tb
 from tfrecord_builder.build.runners import local
 from tfrecord_builder.builders.sources import source_builders
+from tfrecord_builder.builders import sql as sql_module
 from tfrecord_builder.builders.sql import SqlBuilder
 from tfrecord_builder.spec.load import load_spec
 
@@ -311,7 +312,8 @@ def test_a_query_batch_is_sent_to_the_worker_that_encodes_it_as_its_arrow_rows(t
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
 def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_path, engine, monkeypatch):
     """The local runner's workers read the ranges of `partition_by` themselves (each range once,
-    none by the build's process), and the shards are those of the same rows from Parquet."""
+    none by the build's process; each worker opens the database once for all its ranges), and the
+    shards are those of the same rows from Parquet."""
     rows = [(i, f"row {i}" if i % 7 else None, i * 0.5) for i in range(-300, 20000)] + [(None, "no id", 1.0)]
     if engine == "duckdb":
         with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
@@ -335,6 +337,15 @@ def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_pat
         return original(self, needed, batch_size, task)
 
     monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    opens = tmp_path / "opens"
+    opens.mkdir()
+    original_opened = sql_module.opened
+
+    def opened(*args):  # which process opened the database how often
+        (opens / f"{os.getpid()}-{len(list(opens.iterdir()))}").write_text("")
+        return original_opened(*args)
+
+    monkeypatch.setattr(sql_module, "opened", opened)
     if engine == "sqlite":  # a worker's run of a task's records written every 64 kB: runs of part of a task
         monkeypatch.setattr(local, "SPILL_BYTES", 64 * 1024)
     features = {"id": {"dtype": "int64", "default": 0}, "v": {"dtype": "string", "default": ""},
@@ -349,6 +360,9 @@ def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_pat
     ranges = sorted(task for tasks in by_process.values() for task in tasks if task != "None")
     assert len(ranges) == 5 and len(set(ranges)) == 5  # 4 ranges and the NULLs, each read once
     assert str(os.getpid()) not in by_process  # the build's process read none of them
+    opened_by = [read.name.split("-")[0] for read in opens.iterdir()]
+    workers = set(by_process)
+    assert {process: opened_by.count(process) for process in workers} == {process: 1 for process in workers}
     reference = tb.build(write_spec(tmp_path / "pq", {"name": "t", "source": {"builder": "parquet",
                                                                               "path": "../rows.parquet"},
                                                       "features": features}), output=tmp_path / "b")
@@ -372,3 +386,48 @@ def test_with_workers_a_bad_value_in_a_later_range_is_one_line(tmp_path):
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert "table p (15000 <= id), row 1: column `big` (UBIGINT): 18446744073709551615 is past the largest int64" \
         in result.stderr
+
+
+def test_a_resumed_build_reads_the_ranges_after_its_checkpoint_in_workers(tmp_path, monkeypatch):
+    """`--resume` of a build with `partition_by` stopped after a checkpoint: the checkpointed ranges
+    are read again by the build's process (their keys checked, not encoded), the ranges after them
+    by the workers, each once, and the shards are the ones a build that didn't stop writes."""
+    with duckdb.connect(str(tmp_path / "p.duckdb")) as connection:
+        connection.execute("CREATE TABLE p AS SELECT i AS id, 'row ' || i AS v FROM range(20000) t(i)")
+    spec = write_spec(tmp_path, {"name": "p", "output": {"shards": 3},
+                                 "source": {"builder": "sql", "table": "p", "connection": "p.duckdb",
+                                            "partition_by": "id", "partitions": 6},
+                                 "features": {"id": {"dtype": "int64"}, "v": {"dtype": "string"}}})
+    reference = tb.build(spec, output=tmp_path / "reference", workers=2)
+    from tfrecord_builder.write import checkpoint
+
+    saves = []
+    original_save = local.CheckpointedEncoding.save
+
+    def save_then_stop(self):  # a checkpoint after every range a worker returns; stopped after the second
+        original_save(self)
+        saves.append(self.state.batches)
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+    with monkeypatch.context() as patched:
+        patched.setattr(checkpoint, "INTERVAL", 0)
+        patched.setattr(local.CheckpointedEncoding, "save", save_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            tb.build(spec, output=tmp_path / "out", workers=2)
+    reads = tmp_path / "reads"
+    reads.mkdir()
+    original = SqlBuilder.read_batches
+
+    def noted(self, needed, batch_size, task=None):  # which process read which range (workers are forked)
+        (reads / f"{os.getpid()}-{task}").write_text("")
+        return original(self, needed, batch_size, task)
+
+    monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=2)
+    here = sorted(read.name.split("-", 1)[1] for read in reads.iterdir() if read.name.startswith(f"{os.getpid()}-"))
+    elsewhere = sorted(read.name.split("-", 1)[1] for read in reads.iterdir()
+                       if not read.name.startswith(f"{os.getpid()}-"))
+    assert len(here) == 2 and len(elsewhere) == 5 and not set(here) & set(elsewhere)  # 6 ranges and the NULLs
+    assert resumed.to_dict()["splits"] == reference.to_dict()["splits"]  # every shard's sha256
+    shards = {name: data for name, data in files_of(resumed.path).items() if ".tfrecord" in name}
+    assert shards == {name: data for name, data in files_of(reference.path).items() if ".tfrecord" in name}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import pyarrow as pa
+
 from ..errors import DataError
 from ..features.cells import TypedValues
 from .arrow_rows import python_values, row_keys, unreadable
@@ -62,7 +64,7 @@ def arrow_batch(record_batch: Any, name: str, wanted: Sequence[str], key_column:
         values[column] = at_once_column(array) if at_once else python_values(array)
     count = record_batch.num_rows
     if key_column is not None:
-        keys: list[Any] = [str(key) for key in python_values(record_batch.column(key_column))]
+        keys = _key_texts(record_batch.column(key_column))
     else:
         keys = row_keys(record_batch, name)
     origins = RowOrigins(name, list(range(start + 1, start + count + 1)), unit="row")
@@ -85,3 +87,11 @@ def at_once_column(array: Any) -> Any:
     if pa.types.is_float32(leaf) or pa.types.is_float64(leaf):
         return TypedValues(array.cast(pa.list_(pa.float64()) if pa.types.is_list(kind) else pa.float64()))
     return python_values(array)
+
+
+def _key_texts(array: Any) -> list[Any]:
+    """Each row's key as text, `str` of its value: a column of whole numbers without nulls cast by
+    Arrow in one call (the same digits), any other value by value."""
+    if pa.types.is_integer(array.type) and not array.null_count:
+        return array.cast(pa.string()).to_pylist()
+    return [str(key) for key in python_values(array)]

@@ -73,14 +73,7 @@ class ByteColumn:
 
     def take(self, order: np.ndarray) -> "ByteColumn":
         """The rows in `order` (a permutation or selection of row indices)."""
-        # slicing bytes objects copies each row with one memcpy: faster than NumPy index arrays
-        buffer = self.data.tobytes()
-        base = int(self.offsets[0])
-        starts = (self.offsets[:-1][order] - base).tolist()
-        ends = (self.offsets[1:][order] - base).tolist()
-        rows = [buffer[start:end] for start, end in zip(starts, ends)]
-        lengths = self.lengths[order]
-        return ByteColumn(np.frombuffer(b"".join(rows), dtype=np.uint8), offsets_of(lengths))
+        return taken([self], order)
 
 
 def concat(columns: Sequence[ByteColumn]) -> ByteColumn:
@@ -153,16 +146,50 @@ def _join_arrow(columns: Sequence[ByteColumn]) -> ByteColumn:
     The columns go in without a copy, as large_binary arrays over their buffers."""
     import pyarrow as pa
 
-    arrays = []
-    for column in columns:
-        base = int(column.offsets[0])
-        offsets = column.offsets - base if base else column.offsets
-        arrays.append(pa.Array.from_buffers(pa.large_binary(), column.num_rows, [
-            None, pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64)),
-            pa.py_buffer(np.ascontiguousarray(column.data[base : column.offsets[-1]]))]))
-    joined = _arrow_compute().binary_join_element_wise(*arrays, pa.scalar(b"", pa.large_binary()))
-    _, offsets, data = joined.buffers()
-    offsets = np.frombuffer(offsets, dtype=np.int64)[joined.offset : joined.offset + len(joined) + 1]
+    joined = _arrow_compute().binary_join_element_wise(*map(_as_arrow, columns), pa.scalar(b"", pa.large_binary()))
+    return from_arrow(joined)
+
+
+def taken(columns: Sequence[ByteColumn], rows: np.ndarray) -> ByteColumn:
+    """The `rows` (numbered across the columns, one after another) of the columns, in that order,
+    as one column: Arrow's `take` (a memcpy per row, in C++) gathers them, ten times faster than
+    a bytes slice per row, which is what is left without Arrow."""
+    if _arrow_compute() is not None:
+        import pyarrow as pa
+
+        indices = pa.array(np.asarray(rows, dtype=np.int64))
+        if len(columns) == 1:
+            return from_arrow(_as_arrow(columns[0]).take(indices))
+        chunked = pa.chunked_array([_as_arrow(column) for column in columns], pa.large_binary())
+        return from_arrow(chunked.take(indices).combine_chunks())
+    views = [column.data.data for column in columns]  # memoryviews
+    which = np.repeat(np.arange(len(columns)), [column.num_rows for column in columns])[rows]
+    starts = np.concatenate([column.offsets[:-1] for column in columns])[rows]
+    ends = np.concatenate([column.offsets[1:] for column in columns])[rows]
+    data = b"".join([views[column][start:end] for column, start, end in
+                     zip(which.tolist(), starts.tolist(), ends.tolist())])
+    return ByteColumn(np.frombuffer(data, dtype=np.uint8), offsets_of(np.asarray(ends - starts)))
+
+
+def _as_arrow(column: ByteColumn) -> Any:
+    """The column as a large_binary Arrow array over its buffers (no copy)."""
+    import pyarrow as pa
+
+    base = int(column.offsets[0])
+    offsets = column.offsets - base if base else column.offsets
+    return pa.Array.from_buffers(pa.large_binary(), column.num_rows, [
+        None, pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64)),
+        pa.py_buffer(np.ascontiguousarray(column.data[base : column.offsets[-1]]))])
+
+
+def from_arrow(array: Any) -> ByteColumn:
+    """A large_binary (or large_string) Arrow array without nulls as a column over its buffers (no copy)."""
+    if not len(array):
+        return ByteColumn(np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    _, offsets, data = array.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+    if data is None:  # every row empty
+        return ByteColumn(np.zeros(0, np.uint8), offsets)
     return ByteColumn(np.frombuffer(data, dtype=np.uint8)[: offsets[-1]], offsets)
 
 

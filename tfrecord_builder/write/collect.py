@@ -25,7 +25,8 @@ from typing import Iterator
 
 import numpy as np
 
-from ..codec.bytecolumn import ByteColumn
+from ..codec import bytecolumn
+from ..codec.bytecolumn import ByteColumn, taken
 from ..processes import can_fork, worker_pool
 from . import runs as run_files
 from .merge import combine_runs, merged_positions, positions_in_order
@@ -224,13 +225,26 @@ def write_run(folder: str, name: str, hashes: np.ndarray, records: ByteColumn, l
 def _write_in_memory(path: str, held: "RecordsInMemory", labels: list[str] | None) -> None:
     """Writes records in memory to a run file in their order, each straight from the batch that
     holds it: no sorted copy of them is made in memory."""
-    encoded = [labels[i].encode("utf-8", "surrogatepass") for i in held.order.tolist()] if labels else []
+    encoded = label_bytes(labels) if labels else None
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with RunWriter(path, len(held.order), held.num_bytes, sum(map(len, encoded))) as writer:
+    label_total = int(encoded.offsets[-1] - encoded.offsets[0]) if encoded is not None else 0
+    with RunWriter(path, len(held.order), held.num_bytes, label_total) as writer:
         low = 0  # the chunk's first record, for its labels
         for hashes, chunk in held.chunks(0, len(held.order)):
-            writer.write(hashes, chunk, ByteColumn.from_rows(encoded[low : low + len(hashes)]) if encoded else None)
+            rows = held.order[low : low + len(hashes)]
+            writer.write(hashes, chunk, encoded.take(rows) if encoded is not None else None)
             low += len(hashes)
+
+
+def label_bytes(labels: list[str]) -> ByteColumn:
+    """The labels as UTF-8 (lone surrogates kept, `surrogatepass`), a row each: encoded by Arrow
+    in one call where they hold none."""
+    try:
+        import pyarrow as pa
+
+        return bytecolumn.from_arrow(pa.array(labels, pa.large_string()).cast(pa.large_binary()))
+    except (ImportError, UnicodeEncodeError):
+        return ByteColumn.from_rows([label.encode("utf-8", "surrogatepass") for label in labels])
 
 
 class RecordsInMemory:
@@ -241,12 +255,7 @@ class RecordsInMemory:
     def __init__(self, hashes: np.ndarray, order: np.ndarray, batches: list[ByteColumn]):
         self.hashes = hashes
         self.order = order
-        self._views = [memoryview(batch.data) for batch in batches]
-        counts = [batch.num_rows for batch in batches]
-        # where each record lies: its batch, and its bytes there
-        self._batch = np.repeat(np.arange(len(batches)), counts) if batches else np.zeros(0, np.int64)
-        self._starts = np.concatenate([batch.offsets[:-1] for batch in batches]) if batches else np.zeros(0, np.int64)
-        self._ends = np.concatenate([batch.offsets[1:] for batch in batches]) if batches else np.zeros(0, np.int64)
+        self._batches = batches
 
     def distinct_keys(self) -> int:
         """How many different keys the records have (equal rows share one)."""
@@ -255,19 +264,14 @@ class RecordsInMemory:
     @property
     def num_bytes(self) -> int:
         """The records' bytes, all together."""
-        return int((self._ends - self._starts).sum())
+        return sum(int(batch.offsets[-1] - batch.offsets[0]) for batch in self._batches)
 
     def chunks(self, start: int, stop: int) -> Iterator[tuple[np.ndarray, ByteColumn]]:
         """The records at positions start..stop of the order, `runs.CHUNK_RECORDS` at a time,
-        each chunk gathered from the batches (no sorted copy of them all is made)."""
-        views = self._views
+        each chunk gathered from the batches (`bytecolumn.taken`: no sorted copy of them all is made)."""
         step = run_files.CHUNK_RECORDS
         for low in range(start, stop, step):
             high = min(stop, low + step)
-            rows = self.order[low:high]
-            starts, ends = self._starts[rows], self._ends[rows]
-            data = b"".join([views[batch][begin:end] for batch, begin, end
-                             in zip(self._batch[rows].tolist(), starts.tolist(), ends.tolist())])
-            yield self.hashes[low:high], ByteColumn.from_lengths(np.frombuffer(data, np.uint8), ends - starts)
+            yield self.hashes[low:high], taken(self._batches, self.order[low:high])
 
 

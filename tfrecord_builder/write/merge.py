@@ -165,7 +165,7 @@ def merged_positions(runs: list[RunWindow], starts: np.ndarray, unique: bool
             first_run, first = block.source(position - 1) if position else last[1:]
             second_run, second = block.source(position)
             raise duplicate_key(first_run.label(first), second_run.label(second))
-        distinct += distinct_keys(block.hashes, previous)
+        distinct += count if unique else distinct_keys(block.hashes, previous)  # unique: none repeats (else raised)
         part_runs = np.array([index[id(part[0])] for part in block.parts])
         sources = part_runs[block.sources()]
         while boundary < len(starts) and starts[boundary] <= rank + count:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import os
 import time
 from collections import deque
@@ -149,10 +150,11 @@ class CheckpointedEncoding:
             state.strata = strata.state()
         stage = functools.partial(encode_for_build, strata=strata, keep=self.keep)
         last_save = time.monotonic()
-        # resumed: the restored batches are read here again, to check their keys
-        batches = (self._after_restored(_batches(spec, tasks, builders), state.batches, state.keys_digest)
-                   if resumed else None)
-        for task, result in encoded_in_order(spec, tasks, builders, workers, self.runs, stage, batches):
+        if resumed:  # the restored batches are read here again, to check their keys
+            results = self._after_restored(tasks, builders, workers, stage, state.batches, state.keys_digest)
+        else:
+            results = encoded_in_order(spec, tasks, builders, workers, self.runs, stage)
+        for task, result in results:
             state.skipped.extend(result.skipped)
             notices.added(state.notices, result.notices)
             state.kept += result.kept
@@ -180,24 +182,41 @@ class CheckpointedEncoding:
         if resumed or os.path.exists(os.path.join(self.staging, checkpoint.CHECKPOINT_FILE)):
             self.save()  # a long build: a kill while writing won't cost the encoding again
 
-    def _after_restored(self, batches: Iterator[tuple[int, str | None, Batch | PendingBatch]], restored: int,
-                        expected: str) -> Iterator[tuple[int, str | None, Batch | PendingBatch]]:
-        """The batches after the `restored` ones the checkpoint holds: those are read again (their
-        keys must chain to the `expected` digest), not encoded."""
+    def _after_restored(self, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
+                        stage: Callable[..., Any], restored: int, expected: str) -> Iterator[tuple[int, Any]]:
+        """The staged batches after the `restored` ones the checkpoint holds: those are read here
+        again (their keys must chain to the `expected` digest), not encoded. The rest of the task
+        they end in is read here too; the tasks after it are read as a build that didn't stop
+        reads them (in the workers, for a source whose tasks a worker reads)."""
         digest = ""
-        for index, (task, split, batch) in enumerate(batches):
-            if index >= restored:
-                yield task, split, batch
-                continue
-            batch = parsed_batch(batch)
-            hashes = hash_keys(batch.keys, self.spec.output.seed)
-            digest = checkpoint.chain(digest, keys_digest(hashes))
-            if not batch.content_keys and not self.spec.output.shuffle:
-                _check_unique(batch, hashes, self.seen_keys.setdefault(split, SeenKeys()))
-            if index + 1 == restored and digest != expected:
-                raise StaleCheckpoint
-        if restored and digest != expected:
-            raise StaleCheckpoint  # the source has fewer batches than before
+        index = 0
+        for number, task in enumerate(tasks):
+            if index == restored:  # the checkpoint ends with the task before
+                if digest != expected:
+                    raise StaleCheckpoint
+                yield from encoded_in_order(self.spec, tasks[number:], builders, workers, self.runs, stage)
+                return
+            batches = ((task.index, task.split, batch) for batch in task_batches(self.spec, builders[task.split], task))
+            for _, split, batch in batches:
+                if index == restored:  # the checkpoint ends within this task: its rest read here
+                    if digest != expected:
+                        raise StaleCheckpoint
+                    rest = itertools.chain([(task.index, split, batch)], batches)
+                    yield from encoded_in_order(self.spec, [task], builders, workers, self.runs, stage, rest)
+                    yield from encoded_in_order(self.spec, tasks[number + 1:], builders, workers, self.runs, stage)
+                    return
+                digest = checkpoint.chain(digest, self._restored_keys(split, batch))
+                index += 1
+        if index < restored or digest != expected:
+            raise StaleCheckpoint  # the source has fewer batches than before, or other keys
+
+    def _restored_keys(self, split: str | None, batch: Batch | PendingBatch) -> bytes:
+        """A restored batch's keys digest (`keys_digest`), its keys checked as the build checked them."""
+        batch = parsed_batch(batch)
+        hashes = hash_keys(batch.keys, self.spec.output.seed)
+        if not batch.content_keys and not self.spec.output.shuffle:
+            _check_unique(batch, hashes, self.seen_keys.setdefault(split, SeenKeys()))
+        return keys_digest(hashes)
 
     def save(self) -> None:
         for records in self.records.values():
@@ -328,6 +347,7 @@ def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: Re
     records (given a runs folder) are held across the task's batches and written as one run a
     split (another each SPILL_BYTES): a run a batch made the shard writers merge hundreds."""
     spec, runs, stage = state
+    builder = _worker_builder(task.split, builder)
     if runs is None:
         return [encode_in_worker(state, task.split, batch) for batch in task_batches(spec, builder, task)]
     held = _HeldRuns(runs, spec.output.shuffle)
@@ -346,6 +366,18 @@ def _task_in_worker(state: tuple[Spec, str | None, Callable[..., Any]], task: Re
             last.runs.setdefault(name, []).extend(written)
         last.held_after = False
     return results
+
+
+# The builder of each split a worker process has read a task of, by the process's id and the split:
+# the copy its first task brought (pickled without what the build's process opened), kept for its
+# later tasks, so that what it opens (a database connection: about 25 ms of CPU here and a server
+# process there) is opened once a worker, not once a task. (A pool's workers are forked from a
+# process that never reads a task itself: each starts with none.)
+_WORKER_BUILDERS: dict[tuple[int, str | None], Builder] = {}
+
+
+def _worker_builder(split: str | None, builder: Builder) -> Builder:
+    return _WORKER_BUILDERS.setdefault((os.getpid(), split), builder)
 
 
 class _HeldRuns:
