@@ -97,7 +97,9 @@ def test_a_full_disk_is_one_line_leaves_nothing_finished_and_resumes(tmp_path, s
     after some shards are finished (which the resumed build keeps, untouched)."""
     spec = write_spec(tmp_path, SPEC, {"rows.csv": _rows(20000)})
     out = small_disk / "out"
-    reference = _build(runner, spec, out)  # on the same path: the generated module's DATA_DIR is the same
+    # the local runner's dataset (a Beam build writes its bytes: tests/build/test_beam.py), on the
+    # same path: the generated module's DATA_DIR is the same
+    reference = _build("local", spec, out)
     assert reference.returncode == 0, reference.stderr
     expected = _files(out)
     shutil.rmtree(out)
