@@ -84,7 +84,8 @@ def test_a_dataset_in_a_bucket_is_replaced_only_with_overwrite(request, scheme, 
 
 @pytest.mark.parametrize("output, env, message", [
     ("s3://no-such-bucket/x", {}, "error: s3://no-such-bucket: no such bucket (or no right to see it)\n"),
-    ("s3://data/x", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9"},
+    # one attempt: botocore's retries of a refused connection, with backoff, only wait longer
+    ("s3://data/x", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"},
      "error: s3://data/x/rows: can't write to the object store: EndpointConnectionError: Could not connect to the "
      "endpoint URL: \"http://127.0.0.1:9/data\"\n"),
     ("gs://no-such-bucket/x", {}, "error: gs://no-such-bucket: no such bucket (or no right to see it)\n"),
