@@ -172,11 +172,12 @@ def test_padded_objects_without_a_bbox_feature_need_count_feature_null(tmp_path)
 
 @pytest.mark.slow
 def test_a_kerashub_detector_learns_from_the_generated_input_fn(tf, tmp_path):
-    """specs/coins.yaml (`input.detection`) into a small KerasHub RetinaNet's model.fit: the loss falls."""
+    """specs/coins.yaml (`input.detection`) into a small KerasHub RetinaNet's model.fit: the loss
+    falls (seed 0: 205 to 15.6 in two epochs; seeds 1 and 2: 7.5 and 8.7 times lower)."""
     pytest.importorskip("keras_hub")
     import train  # demo/train.py: the demo's detector
 
     info = tb.build(ROOT / "specs" / "coins.yaml", output=tmp_path)
     module = import_module(f"{info.path}/coins_input.py")
-    first, last = train.train_detection(module.input_fn, info, epochs=4)
+    first, last = train.train_detection(module.input_fn, info, epochs=2)
     assert last < first / 5, (first, last)
