@@ -250,12 +250,12 @@ def test_the_bundled_clips_build_as_pyav_decodes_them_with_their_labels_and_figu
 def test_the_demos_clips_train_a_classifier_from_the_generated_module(tf, tmp_path):
     """`make demo`'s video: specs/clips.yaml built, its four camera moves learnt by the demo's 3-D
     CNN from the generated module (the 16 test clips of two photographs never seen in training; the
-    demo reaches 0.94-1.00 over seeds 0-3)."""
+    demo reaches 0.94-1.00 over seeds 0-3 in its 40 epochs, 0.875-1.00 in 20: seed 0 1.00)."""
     import train  # the demo's Keras helpers (demo/ is on the path: tests/conftest.py)
 
     info = tb.build(ROOT / "specs" / "clips.yaml", output=tmp_path)
     module = import_module(Path(info.path) / "clips_input.py")
-    assert train.train_video(module.input_fn, info) >= 0.75
+    assert train.train_video(module.input_fn, info, epochs=20) >= 0.75
 
 
 # ---- bad input -----------------------------------------------------------------------------------
