@@ -84,19 +84,20 @@ docs: setup
 wheel:
 	$(PYTHON) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
 
-# a test file's tests run in one worker, so a server its fixtures start (the Spark cluster, moto, a
-# browser) starts once; xdist 3.8's `loadgroup` groups nothing under pytest 9.2 (the group goes into
-# a nodeid attribute pytest no longer reads). CI=1 (unless CI is set): Hypothesis draws the same
-# examples every run (tests/conftest.py's profile `ci`); pytest run by hand keeps its example database
+# a test file's tests run in one worker, so a server its fixtures start (moto, a browser) starts
+# once, and every test on the one Spark session runs in one worker, first (one cluster, one session
+# for the run): `loadgroup` as tests/support/xdist_groups.py schedules it (xdist 3.8's own groups
+# nothing under pytest 9.2). CI=1 (unless CI is set): Hypothesis draws the same examples every run
+# (tests/conftest.py's profile `ci`); pytest run by hand keeps its example database
 test: setup $(BEAM_STAMP) $(TFM_STAMP) $(DATUMARO_STAMP) chromium espeak java postgres
-	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile
+	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadgroup
 
 # the tests that need only the main environment (`make setup`), in a few minutes: every test but
 # those marked (setup.cfg) as needing Spark, Beam, an environment of their own, a server or the
 # browser, or as slow; mypy's baseline and pyflakes included. `make test` runs them all
 FAST_TESTS := not (spark or beam or extra_env or server or browser or slow)
 test-fast: setup
-	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadfile -m '$(FAST_TESTS)'
+	CI=$${CI:-1} $(PY) -m pytest -q -n 2 --dist loadgroup -m '$(FAST_TESTS)'
 
 # tests/mypy_baseline.txt rewritten from mypy's errors now (after a change that fixed some, or a
 # merge): tests/test_types.py fails a file with more errors than its line there

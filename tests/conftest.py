@@ -22,8 +22,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # the servers and disks of tests/support, fixtures every test can name: an S3 server (`s3`), a
 # Cloud Storage emulator (`gcs`), a Spark cluster (`spark_master`), a small tmpfs (`small_disk`), a
-# PostgreSQL server (`postgres`)
-pytest_plugins = ["support.object_store", "support.small_disk", "support.spark_cluster", "support.postgres_server"]
+# PostgreSQL server (`postgres`), the one Spark session of the run (`spark`); and the scheduling of
+# `pytest -n 2 --dist loadgroup` (support/xdist_groups.py)
+pytest_plugins = ["support.object_store", "support.small_disk", "support.spark_cluster", "support.postgres_server",
+                  "support.xdist_groups"]
 # the fixtures that start a server or a cluster, and the marker (setup.cfg) a test using one must
 # carry, so that `-m "not server"` (make test-fast) never starts one
 MARKER_OF_FIXTURE = {"s3": "server", "gcs_server": "server", "spark_master": "spark", "postgres": "server"}
@@ -58,12 +60,21 @@ VALUES_BY_DTYPE = {
 
 
 def pytest_collection_modifyitems(config, items):
-    """Refuses the run when a test uses a server's fixture but lacks its marker (MARKER_OF_FIXTURE)."""
+    """Refuses the run when a test uses a server's fixture but lacks its marker (MARKER_OF_FIXTURE).
+    The tests of the shared Spark session (the fixture `spark`) go last, one after another, in the
+    xdist group "spark": one worker runs them all, on one session, which stops after the last
+    (support/spark_cluster.py); every other test keeps its place, and its file is its group."""
+    from support.spark_cluster import uses_session
+
     unmarked = [f"{item.nodeid}: uses the fixture `{fixture}`, so needs @pytest.mark.{marker}"
                 for item in items for fixture, marker in MARKER_OF_FIXTURE.items()
                 if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None]
     if unmarked:
         raise pytest.UsageError("\n".join(unmarked))
+    on_session = [item for item in items if uses_session(item)]
+    for item in on_session:
+        item.add_marker(pytest.mark.xdist_group("spark"))
+    items[:] = [item for item in items if not uses_session(item)] + on_session
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,7 +5,6 @@ option as the user wrote it. Beam's side is in test_beam.py, which runs in Beam'
 Spark's refusals here need PySpark only (no session is started)."""
 from __future__ import annotations
 
-import sys
 
 import pytest
 
@@ -106,24 +105,20 @@ def test_spark_refuses_a_master_that_doesnt_answer_naming_the_option_as_given(tm
 
 
 @pytest.mark.spark
-def test_spark_refuses_a_master_other_than_the_active_sessions_and_builds_on_it_without_one(tmp_path, monkeypatch):
+def test_spark_refuses_a_master_other_than_the_active_sessions_and_builds_on_it_without_one(spark, tmp_path):
     """A process has one Spark session: a build that names another master would run on the active
-    one in silence (getOrCreate); it is refused, and a build naming none uses the active one."""
-    pytest.importorskip("pyspark")
+    one in silence (getOrCreate); it is refused, and a build naming none uses the active one (the
+    run's one session, on the tests' cluster: support/spark_cluster.py)."""
     from pyspark.sql import SparkSession
     spec = write_spec(tmp_path, SPEC, {"rows.csv": ROWS})
-    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # the executors' Python: this one, with the package
-    active = (SparkSession.builder.master("local[1]").appName("tfrecord-builder tests")
-              .config("spark.ui.enabled", "false").getOrCreate())
-    try:
-        with pytest.raises(UsageError) as raised:
-            tb.build(spec, output=tmp_path / "out", runner="spark", runner_options={"spark.master": "local[2]"})
-        assert str(raised.value) == ("runner_options: spark.master=local[2]: a Spark session is already active on "
-                                     "local[1]; stop it, or leave out spark.master to build on it")
-        info = tb.build(spec, output=tmp_path / "out", runner="spark", runner_options={"spark.master": "local[1]"})
-        assert info.splits["train"].num_examples == 20
-        info = tb.build(spec, output=tmp_path / "out", runner="spark", overwrite=True)
-        assert info.splits["train"].num_examples == 20
-        assert SparkSession.getActiveSession().sparkContext.master == "local[1]"
-    finally:
-        active.stop()
+    master = spark.sparkContext.master
+    assert master.startswith("spark://127.0.0.1:")
+    with pytest.raises(UsageError) as raised:
+        tb.build(spec, output=tmp_path / "out", runner="spark", runner_options={"spark.master": "local[2]"})
+    assert str(raised.value) == ("runner_options: spark.master=local[2]: a Spark session is already active on "
+                                 f"{master}; stop it, or leave out spark.master to build on it")
+    info = tb.build(spec, output=tmp_path / "out", runner="spark", runner_options={"spark.master": master})
+    assert info.splits["train"].num_examples == 20
+    info = tb.build(spec, output=tmp_path / "out", runner="spark", overwrite=True)
+    assert info.splits["train"].num_examples == 20
+    assert SparkSession.getActiveSession().sparkContext.master == master

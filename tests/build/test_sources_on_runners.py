@@ -1,9 +1,9 @@
 """Sources of rows that live elsewhere on every runner: `builder: sql` (DuckDB and SQLite files,
 with `partition_by`, and DuckDB over a Parquet file in place), `builder: delta`, `builder: iceberg`,
 and a frame given from Python on Beam's DirectRunner. The same spec built by the local runner, on
-Beam (the DirectRunner, 2 worker processes, in .venv-beam) and on Spark (the session cluster of
-tests/support/spark_cluster.py) gives the same files byte for byte, the snapshot recorded the
-same, and every row once: a partition's range is read by one task, once."""
+Beam (the DirectRunner, 2 worker processes, in .venv-beam) and on Spark (the run's one session on
+the cluster of tests/support/spark_cluster.py) gives the same files byte for byte, the snapshot
+recorded the same, and every row once: a partition's range is read by one task, once."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -41,7 +41,6 @@ SOURCES = {
     "iceberg": {"builder": "iceberg", "table": "shop.events", "catalog": {"uri": "sqlite:///catalog.db",
                                                                           "warehouse": "warehouse"}},
 }
-RUNNERS = [pytest.param("beam", marks=pytest.mark.beam), pytest.param("spark", marks=pytest.mark.spark)]
 
 
 def _rows() -> pa.Table:
@@ -80,38 +79,18 @@ def folder(tmp_path_factory) -> Path:
     return here
 
 
-@pytest.fixture(scope="module")
-def spark(spark_master):
-    """A session on the tests' Spark cluster (two workers, each a JVM of its own), for the module."""
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (SparkSession.builder.master(spark_master).appName("tfrecord-builder sources")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.executor.memory", "768m")
-               .config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path)).getOrCreate())
-    yield session
-    session.stop()
-
-
 _LOCAL: dict[str, dict[str, bytes]] = {}  # the local runner's files of each spec, built once
 
 
-@pytest.mark.parametrize("runner", RUNNERS)
-@pytest.mark.parametrize("kind", SOURCES)
-def test_a_source_elsewhere_builds_the_same_bytes_on_every_runner(folder, kind, runner, request):
+def _same_as_local(folder: Path, kind: str, build: Callable[[Path, Path], None]) -> None:
+    """`build(spec, out)` of KIND's spec makes the local runner's files, the snapshot recorded the
+    same, every row once."""
     spec, out = folder / f"{kind}.yaml", folder / f"out-{kind}"
     if kind not in _LOCAL:
         tb.build(spec, output=out, workers=2)
         _LOCAL[kind] = files_of(out)
     shutil.rmtree(out, ignore_errors=True)
-    if runner == "spark":
-        request.getfixturevalue("spark")
-        tb.build(spec, output=out, runner="spark")
-    else:
-        done = run_beam("build", str(spec), "--output", str(out), "--workers", "2", env=SMALL_TASKS)
-        assert done.returncode == 0, done.stderr
+    build(spec, out)
     built = files_of(out)
     assert_same_files(_LOCAL[kind], built)
     snapshot = json.loads(built["rows/1.0.0/tfrecord_builder.json"])["source_snapshots"]["*"]
@@ -123,6 +102,22 @@ def test_a_source_elsewhere_builds_the_same_bytes_on_every_runner(folder, kind, 
     dataset = out / "rows" / "1.0.0"
     ids = sorted(int(record["id"]) for split in ("train", "test") for record in tb.read(dataset, split))
     assert ids == list(range(ROWS))  # every row once: each range (each data file) read by one task
+
+
+@pytest.mark.beam
+@pytest.mark.parametrize("kind", SOURCES)
+def test_a_source_elsewhere_builds_the_same_bytes_on_beam(folder, kind):
+    def build(spec: Path, out: Path) -> None:
+        done = run_beam("build", str(spec), "--output", str(out), "--workers", "2", env=SMALL_TASKS)
+        assert done.returncode == 0, done.stderr
+
+    _same_as_local(folder, kind, build)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", SOURCES)
+def test_a_source_elsewhere_builds_the_same_bytes_on_spark(folder, kind, spark):
+    _same_as_local(folder, kind, lambda spec, out: tb.build(spec, output=out, runner="spark"))
 
 
 FRAME_ON_BEAM = """

@@ -1,17 +1,18 @@
 """`build --runner spark`: the same dataset as the local runner, byte for byte, as a Spark job on a
-standalone cluster of separate processes (tests/support/spark_cluster.py: a master and two workers, whose
-executors are JVMs of their own with their own Python workers), one session shared by every test of
-the file, with speculative execution on; faults (an executor killed, a task run twice, the driver
-killed) change no byte."""
+standalone cluster of separate processes (tests/support/spark_cluster.py: a master and two workers,
+whose executors are JVMs of their own with their own Python workers), on the one session `spark`
+every test of the run that names it shares, with speculative execution on; faults (an executor
+killed, a task run twice, the driver killed) change no byte. The tests of the command line start
+drivers of their own (local[N]) in subprocesses: they run beside the session's tests."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from conftest import write_spec
 from support.cli import assert_error, run_cli
 from support.engines import (SMALL_TASKS, assert_chosen_runner, big_table, parts_spec as _parts_spec, sequence_sources,
                              shapes_spec, table as _table, tabular as _tabular)
-from support.object_store import GATE, objects
+from support.object_store import GATE, objects, pointed_at
 from support.reading import assert_same_files as _same, files_of as _files
 from support.small_disk import fill
 from support.spark_cluster import executors
@@ -32,62 +33,37 @@ pytestmark = [pytest.mark.spark, pytest.mark.server]
 
 
 @pytest.fixture(scope="module")
-def spark(spark_master, s3):
-    """One session on the cluster (a master and two workers, each a JVM of its own), started once."""
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (SparkSession.builder.master(spark_master).appName("tfrecord-builder tests")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.executor.memory", "768m").config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path))
-               .config("spark.executorEnv.AWS_ENDPOINT_URL", s3["AWS_ENDPOINT_URL"])  # as a cluster's own
-               .config("spark.executorEnv.AWS_ACCESS_KEY_ID", s3["AWS_ACCESS_KEY_ID"])  # settings would
-               .config("spark.executorEnv.AWS_SECRET_ACCESS_KEY", s3["AWS_SECRET_ACCESS_KEY"])
-               .config("spark.executorEnv.AWS_DEFAULT_REGION", s3["AWS_DEFAULT_REGION"])
-               # a request the S3 server holds (object_store.GATE) is held until Spark stops its
-               # attempt, far longer on a busy machine than s3fs's read timeout (15 s), which would
-               # send it again meanwhile: fsspec's own setting for every S3 filesystem made there
-               .config("spark.executorEnv.FSSPEC_S3", json.dumps({"config_kwargs": {"read_timeout": 900}}))
-               # every build of the file with speculation on: a task slower than 1.5x the median of
-               # half its stage's gets a second attempt (on the other worker), both running at once
-               .config("spark.speculation", "true").config("spark.speculation.interval", "100ms")
-               .config("spark.speculation.multiplier", "1.5").config("spark.speculation.quantile", "0.5")
-               .config("spark.speculation.minTaskRuntime", "500ms")
-               .getOrCreate())
-    deadline = time.monotonic() + 300  # a bound, not a measure: executors' JVMs start slowly on a busy machine
-    while len(executors(session)) < 2 and time.monotonic() < deadline:  # the workers start them once the app is known
-        time.sleep(0.1)
-    yield session
-    session.stop()
+def s3(spark_s3):
+    """The S3 server the shared session's executors are pointed at (support/spark_cluster.py), this
+    process's clients pointed there too for the module."""
+    with pointed_at(spark_s3):
+        yield spark_s3
 
 
-def both(spec: Path, tmp_path: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """Every file of the local build and of the Spark build of `spec`, built into the same path."""
+def both(spec: Path, tmp_path: Path, progress: Any = None) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """Every file of the local build and of the Spark build of `spec` (showing its `progress`),
+    built into the same path."""
     out = tmp_path / "out"
     tb.build(spec, output=out, workers=2)
     local = _files(out)
     shutil.rmtree(out)
-    tb.build(spec, output=out, runner="spark")
+    tb.build(spec, output=out, runner="spark", progress=progress)
     return local, _files(out)
 
 
-@pytest.mark.parametrize("output", [{}, {"shuffle": False}, {"compression": "gzip"},
-                                    {"naming": "suffix", "compression": "gzip"}],
-                         ids=["shuffled", "source-order", "gzip", "gzip-shards-named-tfrecord"])
-def test_a_table_builds_the_same_bytes_on_spark(spark, tmp_path, output):
+# gzip with the shards named as by default is the same writing as gzip with `naming: suffix`
+@pytest.mark.parametrize("output", [{}, {"shuffle": False}, {"naming": "suffix", "compression": "gzip"}],
+                         ids=["shuffled", "source-order", "gzip-shards-named-tfrecord"])
+def test_a_table_builds_the_same_bytes_on_spark_showing_its_progress_from_the_tasks_counts(spark, tmp_path, output):
     spec = write_spec(tmp_path, _tabular(**output), {"rows.csv": _table(600, bad=(5, 77))})
-    local, built = both(spec, tmp_path)
+    said: list[tuple[str, int, int | None]] = []
+    local, built = both(spec, tmp_path, progress=lambda *shown: said.append(shown))
     _same(local, built)
     if output.get("naming") == "suffix":
         assert "rows/1.0.0/rows-train-00002-of-00003.tfrecord.gz" in built
-
-
-def test_a_spark_build_shows_its_progress_from_the_tasks_counts(spark, tmp_path):
-    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(600, bad=(5, 77))})
-    said: list[tuple[str, int, int | None]] = []
-    tb.build(spec, output=tmp_path / "out", runner="spark", progress=lambda *shown: said.append(shown))
-    phases = [phase for phase, _, _ in said]
+    if output:
+        return
+    phases = [phase for phase, _, _ in said]  # the spec the progress is counted for
     assert phases == sorted(phases, key=["encoding", "writing"].index)  # the phases in turn
     assert said[phases.index("writing") - 1] == ("encoding", 639, None)  # every row read, the bad ones too
     assert said[-1] == ("writing", 636, 636)  # every record written (row 5 bad twice: it is repeated)
@@ -149,7 +125,7 @@ def test_a_duplicate_key_is_the_local_error_on_spark(spark, tmp_path, shuffle):
     assert not (tmp_path / "b" / "parts" / "1.0.0").exists()
 
 
-def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark, tmp_path, monkeypatch):
+def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark, s3, tmp_path, monkeypatch):
     """Output in an S3 bucket (moto on 127.0.0.1): the executors write the shards there themselves,
     the driver the rest; every object is the local disk build's file (the module names its place)."""
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
@@ -164,7 +140,7 @@ def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark
     assert not objects("spark/rows/.1.0.0.building")
 
 
-def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, tmp_path, monkeypatch):
+def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, s3, tmp_path, monkeypatch):
     """A shard's record in the manifest (the last object an attempt writes) held at the bucket's
     door: speculation runs a copy of its task on the other worker, which wins. The driver waits
     until Spark has stopped the attempt that lost before it publishes the dataset and clears the

@@ -256,21 +256,15 @@ def _engine_spec(tmp_path: Path) -> Path:
 
 
 @pytest.mark.spark
-def test_spark_learns_the_local_vocabulary_and_writes_the_local_bytes(tmp_path, monkeypatch):
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
+def test_spark_learns_the_local_vocabulary_and_writes_the_local_bytes(spark, tmp_path, monkeypatch):
+    """On the run's one session on the cluster (support/spark_cluster.py): two executors."""
     monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "4000")  # several tasks, on both executors
     path = _engine_spec(tmp_path)
     local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
     shutil.rmtree(tmp_path / "out")
-    try:
-        spark = files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path)
-    finally:  # the local session this build started goes with it
-        session = SparkSession.getActiveSession()
-        if session is not None:
-            session.stop()
+    built = files_of(tb.build(path, output=tmp_path / "out", runner="spark").path)
     assert {"review.tokenizer.json", "pair.vocab.txt"} <= set(local)
-    assert_same_files(local, spark)
+    assert_same_files(local, built)
 
 
 @pytest.mark.beam

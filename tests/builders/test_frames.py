@@ -196,15 +196,10 @@ def test_a_frame_with_the_spark_runner_is_refused(tmp_path):
 
 @pytest.mark.spark
 @pytest.mark.parametrize("runner", ["local", "beam"])
-def test_a_spark_dataframe_is_refused_naming_the_spark_runner(tmp_path, runner):
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[1]").appName("tfrecord-builder tests")
-               .config("spark.ui.enabled", "false").getOrCreate())
-    try:
-        with pytest.raises(tb.UsageError) as error:
-            _build(tmp_path, {}, session.createDataFrame([(1,)], ["x"]), runner=runner)
-    finally:
-        session.stop()
+def test_a_spark_dataframe_is_refused_naming_the_spark_runner(spark, tmp_path, runner):
+    """A DataFrame of the run's one session (support/spark_cluster.py)."""
+    with pytest.raises(tb.UsageError) as error:
+        _build(tmp_path, {}, spark.createDataFrame([(1,)], ["x"]), runner=runner)
     assert str(error.value) == ('source=: a Spark DataFrame is read by the Spark runner, on the executors where its '
                                 f'partitions are (never collected to this process): runner="spark", not {runner!r}')
 

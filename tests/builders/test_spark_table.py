@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +20,6 @@ import tfrecord_builder as tb
 from conftest import write_spec
 from support.engines import stopped_before_metadata
 from support.reading import files_of
-from support.spark_cluster import executors
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -45,22 +41,13 @@ def _png(shade: int) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def spark(spark_master, tmp_path_factory):
-    """One session on the cluster (a master and two workers, each a JVM of its own), its
-    warehouse a folder every executor sees, with the table `db.events` of every type mapped."""
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    session = (SparkSession.builder.master(spark_master).appName("tfrecord-builder spark_table tests")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.warehouse.dir", str(warehouse)).config("spark.sql.session.timeZone", "UTC")
-               .config("spark.executor.memory", "768m").config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path))
-               .getOrCreate())
-    deadline = time.monotonic() + 300  # a bound, not a measure: executors' JVMs start slowly on a busy machine
-    while len(executors(session)) < 2 and time.monotonic() < deadline:  # the workers start them once the app is known
-        time.sleep(0.1)
+def spark(spark):
+    """The run's one session on the cluster (support/spark_cluster.py: a master and two workers,
+    each a JVM of its own, its warehouse a folder every executor sees), on UTC for the module,
+    with the table `db.events` of every type mapped; the database dropped after the module."""
+    session = spark
+    zone = session.conf.get("spark.sql.session.timeZone")
+    session.conf.set("spark.sql.session.timeZone", "UTC")
     pictures = session.createDataFrame([(shade, bytearray(_png(shade))) for shade in range(0, 256, 32)],
                                        "shade int, picture binary")
     pictures.createOrReplaceTempView("pictures")
@@ -74,7 +61,9 @@ def spark(spark_master, tmp_path_factory):
                CAST(id / 4.0 AS DECIMAL(10, 2)) AS price, CASE WHEN id % 5 = 0 THEN NULL ELSE id * 2 END AS gaps
         FROM range({ROWS}) JOIN pictures p ON p.shade = (id % 8) * 32""").repartition(2).write.saveAsTable("db.events")
     yield session
-    session.stop()
+    session.sql("DROP DATABASE db CASCADE")
+    session.catalog.dropTempView("pictures")
+    session.conf.set("spark.sql.session.timeZone", zone)
 
 
 def _spec(folder: Path, source: dict, **more) -> Path:

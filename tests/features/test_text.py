@@ -305,9 +305,9 @@ def test_keras_hub_inputs_of_a_pair_are_the_padded_reading_renamed(tmp_path, voc
 
 
 @pytest.mark.spark
-def test_spark_writes_the_local_bytes(tmp_path, vocab):
-    """The tokenizer travels to Spark's Python workers as its file's bytes: the same dataset."""
-    pytest.importorskip("pyspark")
+def test_spark_writes_the_local_bytes(spark, tmp_path, vocab):
+    """The tokenizer travels to Spark's Python workers (the executors of the run's one session on
+    the cluster: support/spark_cluster.py) as its file's bytes: the same dataset."""
     import shutil
     from support.reading import assert_same_files, files_of
     path = write_spec(tmp_path, {"name": "texts", "source": {"builder": "jsonl", "path": "rows.jsonl"},
@@ -318,13 +318,7 @@ def test_spark_writes_the_local_bytes(tmp_path, vocab):
                       {"rows.jsonl": _rows(TEXTS, TEXTS[::-1])})
     local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
     shutil.rmtree(tmp_path / "out")
-    from pyspark.sql import SparkSession
-    try:
-        assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path))
-    finally:  # the local session this build started goes with it: a later build in this process names its own master
-        session = SparkSession.getActiveSession()
-        if session is not None:
-            session.stop()
+    assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark").path))
 
 
 def test_the_report_draws_the_lengths_in_ids(tmp_path, vocab):

@@ -180,25 +180,19 @@ def test_pack_mistakes_are_one_line_at_their_key(tmp_path, vocab, features, keys
 
 
 @pytest.mark.spark
-def test_spark_packs_and_windows_as_the_local_runner_does(tmp_path, vocab):
+def test_spark_packs_and_windows_as_the_local_runner_does(spark, tmp_path, vocab):
     """Packing happens where each batch is encoded, and windows fan out there: a Spark build (its
-    Python workers, their batches) writes the local bytes."""
-    pytest.importorskip("pyspark")
+    Python workers, their batches: the executors of the run's one session on the cluster,
+    support/spark_cluster.py) writes the local bytes."""
     import shutil
-    from pyspark.sql import SparkSession
     keys = {"splits": {"train": 0.7, "test": 0.3}, "output": {"shards": 2}}
     packed = _spec({"text": {"type": "text", "tokenizer": str(vocab), "max_length": 32}}, **keys)
     windowed = {**_spec({"text": {"type": "text", "tokenizer": str(vocab), "window": {"tokens": 32, "stride": 16}}},
                         **keys), "name": "windowed"}
     del windowed["pack"]
-    try:
-        for number, spec in enumerate((packed, windowed)):
-            path = write_spec(tmp_path / str(number), spec, {"rows.jsonl": _rows(SENTENCES[:1500])})
-            local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
-            shutil.rmtree(tmp_path / "out")
-            assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark", workers=2).path))
-            shutil.rmtree(tmp_path / "out")
-    finally:  # the local session this build started goes with it: a later build in this process names its own master
-        session = SparkSession.getActiveSession()
-        if session is not None:
-            session.stop()
+    for number, spec in enumerate((packed, windowed)):
+        path = write_spec(tmp_path / str(number), spec, {"rows.jsonl": _rows(SENTENCES[:1500])})
+        local = files_of(tb.build(path, output=tmp_path / "out", workers=2).path)
+        shutil.rmtree(tmp_path / "out")
+        assert_same_files(local, files_of(tb.build(path, output=tmp_path / "out", runner="spark").path))
+        shutil.rmtree(tmp_path / "out")

@@ -8,7 +8,8 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -99,10 +100,10 @@ def _connected(connection: socket.socket) -> bool:
 GATE = Gate()
 
 
-@pytest.fixture(scope="module")
-def s3():
-    """A fresh S3 server on 127.0.0.1 with a bucket `data`, behind `GATE`; the variables that
-    point clients at it."""
+@contextmanager
+def s3_server() -> Iterator[dict[str, str]]:
+    """A fresh S3 server on 127.0.0.1 with a bucket `data`, behind `GATE`: the variables that point
+    clients at it (os.environ untouched: `pointed_at`)."""
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -117,23 +118,44 @@ def s3():
     host, port = server.server_address[:2]
     env = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
     import boto3
 
-    boto3.client("s3").create_bucket(Bucket="data")
-    yield env
-    import s3fs
+    boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                 aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                 region_name=env["AWS_DEFAULT_REGION"]).create_bucket(Bucket="data")
+    try:
+        yield env
+    finally:
+        server.shutdown()
+        serving.join()
 
-    s3fs.S3FileSystem.clear_instance_cache()  # fsspec keeps filesystems by their arguments: this one's server stops
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    GATE.clear()
-    server.shutdown()
-    serving.join()
+
+@contextmanager
+def pointed_at(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """This process's clients pointed at the server of `env` (s3_server's), for the time of the
+    `with`; then as they were, `GATE` open."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield env
+    finally:
+        import s3fs
+
+        s3fs.S3FileSystem.clear_instance_cache()  # fsspec keeps filesystems by their arguments: this server goes
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        GATE.clear()
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """A fresh S3 server on 127.0.0.1 with a bucket `data`, behind `GATE`, for the module; the
+    variables that point clients at it (set meanwhile)."""
+    with s3_server() as env, pointed_at(env):
+        yield env
 
 
 def objects(prefix: str) -> dict[str, bytes]:
