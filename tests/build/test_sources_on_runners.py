@@ -79,20 +79,23 @@ def folder(tmp_path_factory) -> Path:
     return here
 
 
-_LOCAL: dict[str, dict[str, bytes]] = {}  # the local runner's files of each spec, built once
+# the local runner's files of each spec, built once a folder: the module's `folder` is made again when the
+# shared Spark session's tests (run apart from the file's others) have torn it down, and the generated
+# module names the folder it was built in
+_LOCAL: dict[tuple[Path, str], dict[str, bytes]] = {}
 
 
 def _same_as_local(folder: Path, kind: str, build: Callable[[Path, Path], None]) -> None:
     """`build(spec, out)` of KIND's spec makes the local runner's files, the snapshot recorded the
     same, every row once."""
     spec, out = folder / f"{kind}.yaml", folder / f"out-{kind}"
-    if kind not in _LOCAL:
+    if (folder, kind) not in _LOCAL:
         tb.build(spec, output=out, workers=2)
-        _LOCAL[kind] = files_of(out)
+        _LOCAL[folder, kind] = files_of(out)
     shutil.rmtree(out, ignore_errors=True)
     build(spec, out)
     built = files_of(out)
-    assert_same_files(_LOCAL[kind], built)
+    assert_same_files(_LOCAL[folder, kind], built)
     snapshot = json.loads(built["rows/1.0.0/tfrecord_builder.json"])["source_snapshots"]["*"]
     expected = {"delta": {"format": "delta", "version": 1}}.get(kind)
     if kind == "iceberg":
