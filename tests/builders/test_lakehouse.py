@@ -152,6 +152,22 @@ def test_an_iceberg_table_gives_every_value_and_the_bytes_of_the_same_rows_from_
     assert_same_files(_parquet_build(tmp_path, pa.concat_tables([first, second])), _shards(Path(info.path)))
 
 
+def test_an_iceberg_table_of_many_files_is_planned_once_not_once_a_file(tmp_path, monkeypatch):
+    """Each data file's task reads the table's plan (its manifests): planned again for every file,
+    a table of n files cost n plans (a 200-file table built 5x slower)."""
+    from tfrecord_builder.builders import iceberg
+
+    table = _catalog(tmp_path).create_table("shop.events", schema=_rows(0, 1).schema)
+    for start in range(0, 60, 10):
+        table.append(_rows(start, 10))  # six data files: six read tasks
+    plans = []
+    monkeypatch.setattr(iceberg, "planned", lambda *args, real=iceberg.planned: plans.append(args) or real(*args))
+    spec = _spec(tmp_path, {"builder": "iceberg", "table": "shop.events", "catalog": ICEBERG_CATALOG})
+    info = tb.build(spec, output=tmp_path / "out", workers=1)
+    assert _records(info) == _expected(table.scan().to_arrow())
+    assert len(plans) == 2  # the files listed for the tasks, then every file's read from one plan
+
+
 def test_a_delta_version_read_again_after_the_table_moved_on_gives_the_same_bytes(tmp_path):
     deltalake.write_deltalake(tmp_path / "events", _rows(0, 60))
     pinned = _spec(tmp_path, {"builder": "delta", "path": "events", "version": 0})

@@ -92,14 +92,28 @@ class IcebergBuilder(LakeBuilder):
 
         return schema_to_pyarrow(self._scan(version).projection(), include_field_ids=False)
 
+    def _planned(self, version: int, columns: tuple[str, ...]) -> tuple[Any, Any, dict[str, Any]]:
+        """The table, its scan of `columns` at `version` and the scan's file tasks by data file,
+        planned once a builder (a read of the manifests each: planned again for every data file,
+        a table of n files cost n plans)."""
+        plans = self.__dict__.setdefault("_plans", {})
+        if (version, columns) not in plans:
+            table = self._table()
+            scan = table.scan(snapshot_id=version, selected_fields=columns)
+            tasks = {task.file.file_path: task for task in planned(scan, self.table_name(), version)}
+            plans[version, columns] = (table, scan, tasks)
+        return plans[version, columns]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Sent to another process without its plans (the catalog's objects stay here)."""
+        return {key: value for key, value in self.__dict__.items() if key != "_plans"}
+
     def _files(self, version: int) -> list[str]:
         return [task.file.file_path for task in planned(self._scan(version), self.table_name(), version)]
 
     def _file_batches(self, part: DataFile, columns: list[str], batch_size: int) -> Iterator[Any]:
-        table = self._table()
-        scan = table.scan(snapshot_id=part.version, selected_fields=tuple(columns))
-        task = next((item for item in planned(scan, self.table_name(), part.version) if item.file.file_path == part.file),
-                    None)
+        table, scan, tasks = self._planned(part.version, tuple(columns))
+        task = tasks.get(part.file)
         if task is None:
             raise DataError(f"{self.table_name()}, snapshot {part.version}: no data file {part.file}")
         from pyiceberg.io.pyarrow import ArrowScan
