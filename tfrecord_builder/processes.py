@@ -83,7 +83,11 @@ def worker_pool(workers: int, state: Any = None, setup: Callable[[], None] | Non
     try:
         yield pool
     except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
+        # the error stands, not a second one from the shutdown: a generator over the pool that an
+        # error left suspended (a loop over its results raised) may be closed only at the
+        # interpreter's exit, after concurrent.futures closed the pool's queues (EBADF)
+        with contextlib.suppress(OSError):
+            pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 
