@@ -21,6 +21,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature
 from ..features.notices import Notices, added
+from ..features.values import Values
 from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
@@ -227,20 +228,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
         if not len(rows):
             continue
         every = len(rows) == len(batch)
-        statistics = SplitStatistics(spec.features)
-        for feature_name, by_key in encoded.values.items():
-            feature = spec.features[feature_name]
-            main = feature.statistics_values(by_key)
-            missing = encoded.missing[feature_name] if every else encoded.missing[feature_name][rows]
-            statistics.features[feature_name].add_missing(missing)  # rows, or rows x columns (`columns:`)
-            # the default's values aren't the source's: counted apart, left out of min, mean, classes...
-            # (per record: a gathered feature's cells filled among given ones stay in its figures)
-            filled = missing if feature.fills_missing and missing.ndim == 1 else np.zeros(len(missing), dtype=bool)
-            if filled.any():
-                statistics.add(feature_name, main.taken(np.flatnonzero(~filled) if every else rows[~filled]))
-            else:
-                statistics.add(feature_name, main if every else main.taken(rows))
-            statistics.features[feature_name].filled += int(filled.sum())
+        statistics = part_statistics(spec, statistics_values(spec, encoded.values), encoded.missing,
+                                     None if every else rows)
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
             labels = key_labels(batch, rows.tolist())
@@ -248,6 +237,32 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
                                        records if every else records.take(rows), statistics,
                                        labels, members=members if every else members[rows])
     return result
+
+
+def statistics_values(spec: Spec, values: dict[str, dict[str, Values]]) -> dict[str, Values]:
+    """Each feature's values its statistics count (`Feature.statistics_values`), of a batch's records."""
+    return {name: spec.features[name].statistics_values(by_key) for name, by_key in values.items()}
+
+
+def part_statistics(spec: Spec, values: dict[str, Values], missing: dict[str, np.ndarray],
+                    rows: np.ndarray | None) -> SplitStatistics:
+    """The statistics of a batch's records at `rows` (None: every one) that go to one split, from
+    each feature's `statistics_values` and missing flags of the batch's records."""
+    statistics = SplitStatistics(spec.features)
+    for feature_name, main in values.items():
+        feature = spec.features[feature_name]
+        missing_here = missing[feature_name] if rows is None else missing[feature_name][rows]
+        statistics.features[feature_name].add_missing(missing_here)  # rows, or rows x columns (`columns:`)
+        # the default's values aren't the source's: counted apart, left out of min, mean, classes...
+        # (per record: a gathered feature's cells filled among given ones stay in its figures)
+        filled = (missing_here if feature.fills_missing and missing_here.ndim == 1
+                  else np.zeros(len(missing_here), dtype=bool))
+        if filled.any():
+            statistics.add(feature_name, main.taken(np.flatnonzero(~filled) if rows is None else rows[~filled]))
+        else:
+            statistics.add(feature_name, main if rows is None else main.taken(rows))
+        statistics.features[feature_name].filled += int(filled.sum())
+    return statistics
 
 
 def key_labels(batch: Batch, rows: list[int]) -> list[str]:

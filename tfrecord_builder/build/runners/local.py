@@ -27,7 +27,7 @@ from ..encoding import (DividedBatch, SplitPart, classify_for_build, encode_batc
 from ...codec.bytecolumn import concat
 from ...features import notices
 from ... import processes
-from ...processes import allow_open_files
+from ...processes import allow_open_files, can_fork
 from ...progress import Progress
 from ...spec.model import Spec
 from ...write import checkpoint
@@ -36,12 +36,15 @@ from ...write.info import SplitInfo, write_file
 from ...write.keys import hash_keys
 from ...write.membership import KeptSplits
 from ...write.manifest import Manifest
+from ...write.naming import shard_name
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
 from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
-from ...write.shards import write_split
+from ...write.shards import kept_shard, write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
-from ..plan import ReadTask, StatisticsTree, strata_of, task_batches
+from ..keyed import (OneCopyRefused, discard_shards, estimate_bytes, guess_held, keyed_splits, keyed_statistics,
+                     write_keyed_shard)
+from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
 
@@ -59,6 +62,13 @@ class LocalRunner:
 
     def run(self, job: RunJob) -> RunResult:
         spec, staging, workers, progress = job.spec, job.staging, job.workers, job.progress
+        # a resumed build's encoding checkpoint is the usual path's to carry on
+        plan = keyed_plan_of(job) if job.restored is None else None
+        if plan is not None:
+            try:
+                return run_keyed(job, plan)
+            except OneCopyRefused:  # (a bad record, a shard count the estimate got wrong): the usual path
+                discard_shards(job.shards, plan, job.kept, job.build_id)
         with collector_paused():
             strata = first_pass(spec, job.tasks, job.builders, workers, progress)  # a stratified build's classes
             encoded = CheckpointedEncoding(spec, staging, job.build_id, job.restored, job.keep)
@@ -82,6 +92,60 @@ class LocalRunner:
         stratified build's first pass."""
         with collector_paused():
             return counted_words(job.spec, job.tasks, job.builders, job.workers, job.progress, job.keep)
+
+
+def keyed_plan_of(job: RunJob) -> KeyedPlan | None:
+    """The build decided from its records' keys (build/plan.py `keyed_plan`), or None: the usual path."""
+    spec = job.spec
+
+    def name(split: str, number: int, count: int) -> str:
+        return shard_name(spec.name, split, number, count, spec.output.compression, spec.output.naming)
+
+    with collector_paused():
+        return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
+
+
+# Files' bytes below which a keyed build writes its shards in this process: a pool of 2 costs
+# 10-100 ms to start and stop
+KEYED_POOL_BYTES = 2 * 1024**2
+
+
+def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
+    """The plan's shards written in one copy (build/keyed.py): each read, encoded and written by
+    one of `job.workers` processes (this one, for a few MiB of files), recorded in the manifest
+    as it is done; raises OneCopyRefused where the build must take the usual path."""
+    spec = job.spec
+    sources = [(split, builder) for split, builder, _, _ in plan.sources]
+    todo = [(shard, None if shard.file in job.kept and kept_shard(job.kept[shard.file], shard.file, len(shard.items),
+                                                                      shard.key_range) is not None
+             else os.path.join(job.shards, shard.file)) for shard in plan.shards]
+    check_not_empty(spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
+    files = sum(int(items.sizes.sum()) for _, _, items, _ in plan.sources)
+    count = min(job.workers, len(todo)) if can_fork() and files >= KEYED_POOL_BYTES else 1
+    manifest = Manifest(job.shards, job.build_id)
+    results = []
+    total, done = sum(len(split.items) for split in plan.splits.values()), 0
+    with collector_paused(), contextlib.ExitStack() as stack:
+        if count > 1:
+            pool = stack.enter_context(processes.worker_pool(count, (spec, sources)))
+            written = pool.map(processes.in_worker(write_keyed_shard), todo)
+        else:
+            written = map(functools.partial(write_keyed_shard, (spec, sources)), todo)
+        for (shard, _), result in zip(todo, written):
+            if result.shard is not None:  # recorded at once: a resumed build keeps it
+                manifest.add(shard.split, result.shard.to_dict(), *shard.key_range)
+            results.append(result)
+            done += len(shard.items)
+            if job.progress:
+                job.progress("writing", done, total)
+    guess_held(spec, plan, results)
+    statistics = keyed_statistics(spec, plan, results)
+    found: dict[str, int] = {}
+    for result in results:
+        notices.added(found, result.notices)
+    return RunResult(keyed_splits(plan, results, job.kept), statistics.to_dict(), [],
+                     {name: len(split.items) for name, split in plan.splits.items()}, found,
+                     {name: split.members for name, split in plan.splits.items()}, plan.kept)
 
 
 def counted_words(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
