@@ -204,6 +204,16 @@ def open_file(path: str, mode: str = "rb") -> IO[Any]:
     return file
 
 
+@_in_store
+def read_bytes(path: str) -> bytes:
+    """A whole file's bytes (a local path or a URL)."""
+    if not is_url(path):
+        with open(path, "rb") as file:
+            return file.read()
+    with open_file(path) as file:
+        return file.read()
+
+
 def open_stream(path: str) -> io.BufferedReader:
     """A file to read front to back, with `peek`: a local file as `open` gives it; an object
     behind a 1 MiB buffer (fsspec's file has no `peek`, and each read of it is a Python call)."""

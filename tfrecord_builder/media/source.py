@@ -38,10 +38,9 @@ def read_whole(value: Any, kind: str, bad: Refusal) -> bytes:
     """The bytes of the file `value` names (a path or a URL), or `value` itself when it is bytes."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    if type(value) is str and not fs.is_url(value):  # a local file read at once (a photo: 2,000 a build)
+    if type(value) is str:  # read at once (2,000 photos a build: the way below costs a third more)
         try:
-            with open(value, "rb") as file:
-                return file.read()
+            return fs.read_bytes(value)
         except OSError:
             pass  # said below, as for any source
     with opened(value, kind, bad) as file:

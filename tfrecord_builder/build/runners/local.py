@@ -102,7 +102,10 @@ def keyed_plan_of(job: RunJob) -> KeyedPlan | None:
         return shard_name(spec.name, split, number, count, spec.output.compression, spec.output.naming)
 
     with collector_paused():
-        return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
+        try:
+            return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
+        except OneCopyRefused:  # a record of the sample its bytes were estimated by doesn't encode
+            return None
 
 
 # Files' bytes below which a keyed build writes its shards in this process: a pool of 2 costs
