@@ -166,3 +166,26 @@ def test_a_duplicate_or_a_fanned_out_record_leaves_the_plan_to_the_usual_path(tm
     assert planned(spec_of(tmp_path)) is not None
     monkeypatch.setenv(ONE_COPY_VARIABLE, "0")
     assert planned(spec_of(tmp_path)) is None
+
+
+ANNOTATED = {"image": {"type": "image", "encoding": "jpeg"},
+             "boxes": {"type": "tensor", "dtype": "float32", "shape": [None, 4], "source": "bbox"},
+             "labels": {"type": "class_label", "shape": [None], "source": "label"},
+             "filename": {"dtype": "string"}, "height": {"dtype": "int64"}, "width": {"dtype": "int64"}}
+
+
+@pytest.mark.parametrize("kind", ["coco", "voc", "yolo"])
+def test_an_annotation_format_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monkeypatch, kind):
+    pytest.importorskip("skimage.data")  # the photos
+    from support.annotated_photos import COCO_SOURCE, write_coco, write_voc, write_yolo
+
+    sources = {"coco": (write_coco, COCO_SOURCE), "voc": (write_voc, {"builder": "voc", "path": "VOC/Annotations"}),
+               "yolo": (write_yolo, {"builder": "yolo", "path": "dataset/", "names_file": "dataset/data.yaml"})}
+    write, source = sources[kind]
+    write(tmp_path)
+    monkeypatch.setattr(local, "KEYED_POOL_BYTES", 0)
+    spec = write_spec(tmp_path, {"name": "det", "source": source, "features": ANNOTATED,
+                                 "splits": {"train": 0.6, "test": 0.4}, "output": {"shards": 2}})
+    assert planned(spec) is not None
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
+    assert_same_files(usual, once)

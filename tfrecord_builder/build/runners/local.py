@@ -11,6 +11,7 @@ of the runs (or gathering its records from memory).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import gc
@@ -42,8 +43,8 @@ from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
 from ...write.shards import kept_shard, write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
-from ..keyed import (OneCopyRefused, discard_shards, estimate_bytes, guess_held, keyed_splits, keyed_statistics,
-                     write_keyed_shard)
+from ..keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, guess_held, keyed_splits,
+                     keyed_statistics, write_keyed_shard)
 from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
@@ -115,8 +116,9 @@ KEYED_POOL_BYTES = 2 * 1024**2
 
 def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     """The plan's shards written in one copy (build/keyed.py): each read, encoded and written by
-    one of `job.workers` processes (this one, for a few MiB of files), recorded in the manifest
-    as it is done; raises OneCopyRefused where the build must take the usual path."""
+    one of `job.workers` processes, this one among them (alone, for a few MiB of files), and
+    recorded in the manifest as it is done; raises OneCopyRefused where the build must take the
+    usual path."""
     spec = job.spec
     sources = [(split, builder) for split, builder, _, _ in plan.sources]
     todo = [(shard, None if shard.file in job.kept and kept_shard(job.kept[shard.file], shard.file, len(shard.items),
@@ -126,29 +128,57 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     files = sum(int(items.sizes.sum()) for _, _, items, _ in plan.sources)
     count = min(job.workers, len(todo)) if can_fork() and files >= KEYED_POOL_BYTES else 1
     manifest = Manifest(job.shards, job.build_id)
-    results = []
-    total, done = sum(len(split.items) for split in plan.splits.values()), 0
+    results: dict[int, ShardResult] = {}
+    total = sum(len(split.items) for split in plan.splits.values())
+
+    def finished(number: int, result: ShardResult) -> None:
+        shard = todo[number][0]
+        if result.shard is not None:  # recorded at once: a resumed build keeps it
+            manifest.add(shard.split, result.shard.to_dict(), *shard.key_range)
+        results[number] = result
+        if job.progress:
+            job.progress("writing", sum(len(todo[done][0].items) for done in results), total)
+
     with collector_paused(), contextlib.ExitStack() as stack:
-        if count > 1:
-            pool = stack.enter_context(processes.worker_pool(count, (spec, sources)))
-            written = pool.map(processes.in_worker(write_keyed_shard), todo)
+        here = functools.partial(write_keyed_shard, (spec, sources))
+        if count > 1:  # this process writes shards too: one fork fewer, and it would only wait
+            pool = stack.enter_context(processes.worker_pool(count - 1, (spec, sources)))
+            _shared(todo, here, pool, processes.in_worker(write_keyed_shard), count - 1, finished)
         else:
-            written = map(functools.partial(write_keyed_shard, (spec, sources)), todo)
-        for (shard, _), result in zip(todo, written):
-            if result.shard is not None:  # recorded at once: a resumed build keeps it
-                manifest.add(shard.split, result.shard.to_dict(), *shard.key_range)
-            results.append(result)
-            done += len(shard.items)
-            if job.progress:
-                job.progress("writing", done, total)
-    guess_held(spec, plan, results)
-    statistics = keyed_statistics(spec, plan, results)
+            for number, job_of_shard in enumerate(todo):
+                finished(number, here(job_of_shard))
+    ordered = [results[number] for number in range(len(todo))]
+    guess_held(spec, plan, ordered)
+    statistics = keyed_statistics(spec, plan, ordered)
     found: dict[str, int] = {}
-    for result in results:
+    for result in ordered:
         notices.added(found, result.notices)
-    return RunResult(keyed_splits(plan, results, job.kept), statistics.to_dict(), [],
+    return RunResult(keyed_splits(plan, ordered, job.kept), statistics.to_dict(), [],
                      {name: len(split.items) for name, split in plan.splits.items()}, found,
                      {name: split.members for name, split in plan.splits.items()}, plan.kept)
+
+
+def _shared(todo: list, here: Callable[[Any], Any], pool: Any, there: Callable[..., Any], in_pool: int,
+            finished: Callable[[int, Any], None]) -> None:
+    """Each job of `todo` done once, by `here` in this process or by `there` in the pool's
+    `in_pool` processes: the pool takes jobs from the front, one each in flight, this process from
+    the back, so neither waits while jobs are left; `finished(number, result)` as each is done."""
+    left = deque(range(len(todo)))
+    running: dict[Any, int] = {}
+    while left or running:
+        while left and len(running) < in_pool:
+            number = left.popleft()
+            running[pool.submit(there, todo[number])] = number
+        if left:
+            number = left.pop()
+            finished(number, here(todo[number]))
+        else:
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                finished(running.pop(future), future.result())
+            continue
+        for future in [future for future in running if future.done()]:
+            finished(running.pop(future), future.result())
 
 
 def counted_words(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
