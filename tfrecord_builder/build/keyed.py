@@ -241,7 +241,7 @@ def discard_shards(folder: str, plan: KeyedPlan, kept: dict[str, dict], build_id
     if fs.exists(manifest):
         fs.remove(manifest)
     again = Manifest(folder, build_id)
-    for file, entry in kept.items():
-        shard = {key: value for key, value in entry.items()
-                 if key not in ("build", "split", "first_key_hash", "last_key_hash")}
-        again.add(entry["split"], shard, entry["first_key_hash"], entry["last_key_hash"])
+    for entry in kept.values():
+        recorded = {key: value for key, value in entry.items()
+                    if key not in ("build", "split", "first_key_hash", "last_key_hash")}
+        again.add(entry["split"], recorded, entry["first_key_hash"], entry["last_key_hash"])
