@@ -63,7 +63,7 @@ def planned(spec: Path):
                                     {"shards": 2, "compression": "gzip"}])
 def test_an_image_folder_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monkeypatch, workers, output):
     photos(tmp_path / "images", 120)
-    monkeypatch.setattr(local, "KEYED_POOL_BYTES", 0)  # workers even for a few KiB of photos
+    monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)  # workers even for a few KiB of photos
     spec = spec_of(tmp_path, splits={"train": 0.7, "test": 0.3}, output=output)
     assert planned(spec) is not None
     usual, once = both_ways(spec, tmp_path / "out", monkeypatch, workers)
@@ -73,7 +73,7 @@ def test_an_image_folder_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, 
 
 def test_per_split_folders_and_many_read_tasks_are_the_usual_build(tmp_path, monkeypatch):
     monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "4000")  # tasks of a few photos: statistics merged task by task
-    monkeypatch.setattr(local, "KEYED_POOL_BYTES", 0)
+    monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)
     for split, count in (("train", 90), ("test", 30)):
         photos(tmp_path / split, count, seed=count)
     spec = write_spec(tmp_path, {"name": "pics", "features": FEATURES, "label": "label", "output": {"shards": 3},
@@ -183,7 +183,7 @@ def test_an_annotation_format_in_one_copy_is_the_usual_build_byte_for_byte(tmp_p
                "yolo": (write_yolo, {"builder": "yolo", "path": "dataset/", "names_file": "dataset/data.yaml"})}
     write, source = sources[kind]
     write(tmp_path)
-    monkeypatch.setattr(local, "KEYED_POOL_BYTES", 0)
+    monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)
     spec = write_spec(tmp_path, {"name": "det", "source": source, "features": ANNOTATED,
                                  "splits": {"train": 0.6, "test": 0.4}, "output": {"shards": 2}})
     assert planned(spec) is not None

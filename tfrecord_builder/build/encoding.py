@@ -85,7 +85,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS; then, with `workers` > 1, in that
     many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far
-    (`_working_seconds`), else here too (`_work_ahead`). Given a `runs` folder, workers write their
+    (`working_seconds`), else here too (`_work_ahead`). Given a `runs` folder, workers write their
     records there (`collect.write_run`) and send back the run's name in their place.
 
     `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
@@ -94,11 +94,11 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
-    encoding, records = 0.0, 0  # seconds `stage` worked (`_working_seconds`), and the records it was given
+    encoding, records = 0.0, 0  # seconds `stage` worked (`working_seconds`), and the records it was given
     for split, batch in batches:
-        began = _working_seconds()
+        began = working_seconds()
         result = _ReadFailure.raised(batch) or stage(spec, split, batch)
-        encoding += _working_seconds() - began
+        encoding += working_seconds() - began
         records += len(batch)
         yield result
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
@@ -123,7 +123,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
             yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
 
 
-def _working_seconds() -> float:
+def working_seconds() -> float:
     """Seconds since some start, less the time this thread waited for a core (Linux: its
     schedstat): the pace of the work on a machine to itself. Wall time alone would count what
     other processes on the cores take as work left, and start workers when they help least; CPU

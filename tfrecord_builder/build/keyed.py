@@ -50,13 +50,13 @@ from ..write.naming import index_name
 from ..write.order import count_shards
 from ..write.shards import ShardInfo, kept_shard, write_shard
 from .encode_batch import encode_batch
-from .encoding import part_statistics, statistics_values
+from .encoding import part_statistics, statistics_values, working_seconds
 from .plan import KeyedPlan, KeyedShard, StatisticsTree
 
 __all__ = ["OneCopyRefused", "ShardResult", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
-           "guess_held", "discard_shards", "keyed_splits"]
+           "guess_held", "discard_shards", "keyed_splits", "work_seconds"]
 
-SAMPLE_RECORDS = 16  # records of a split encoded to estimate its bytes (a target shard size only)
+SAMPLE_RECORDS = 16  # records encoded to estimate a split's bytes (a target shard size only), or the work's pace
 
 
 class OneCopyRefused(Exception):
@@ -167,6 +167,20 @@ def estimate_bytes(spec: Spec, plan_sources: Sequence[tuple[str | None, Builder,
         return int(encoded * len(rows) / len(sample))
 
     return estimate
+
+
+def work_seconds(spec: Spec, plan: KeyedPlan) -> float:
+    """The seconds the plan's encoding would take one process, at the pace of SAMPLE_RECORDS of
+    its records (spread over it) encoded here: whether workers are worth starting."""
+    sources = [(split, builder) for split, builder, _, _ in plan.sources]
+    every = np.concatenate([split.items for split in plan.splits.values()])
+    if not len(every):
+        return 0.0
+    sample = every[np.unique(np.linspace(0, len(every) - 1, min(len(every), SAMPLE_RECORDS)).astype(np.int64))]
+    began = working_seconds()
+    for _ in encoded_chunks(spec, sources, sample, Notices()):
+        pass
+    return (working_seconds() - began) * len(every) / len(sample)
 
 
 def guess_held(spec: Spec, plan: KeyedPlan, results: Sequence[ShardResult]) -> None:

@@ -37,7 +37,7 @@ from ..builders.base import Batch, Builder, KeyedItems, PendingBatch
 from ..spec.model import Spec
 from ..write.keys import assign_splits, hash_keys, hash_hex, member_hashes
 from ..write.membership import KeptSplits
-from ..write.order import count_shards, shard_starts, write_order
+from ..write.order import count_shards, key_order, repeats, shard_starts, write_order
 from ..write.stats import SplitStatistics
 from ..write.strata import Strata, stratified
 
@@ -210,7 +210,7 @@ def keyed_plan(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Bui
             return None
         sources.append((split, builder, items, [task.index for task in tasks if task.split == split]))
     hashes = [hash_keys(items.keys, spec.output.seed) for _, _, items, _ in sources]
-    if any(len(np.unique(found, axis=0)) != len(found) for found in hashes):
+    if any(len(repeats(found[key_order(found)])) for found in hashes):
         return None  # a key given twice: the usual path says which, as it always has
     names = list(spec.splits)
     every_hash = np.concatenate(hashes) if hashes else np.zeros((0, 2), np.uint64)

@@ -8,6 +8,13 @@ itself and sends back only what the build's process needs (statistics, counts, s
 encoded in this process are held in memory (spilled to runs beyond a budget). A long build is
 checkpointed. Then forked processes write the shards side by side, each merging its own slices
 of the runs (or gathering its records from memory).
+
+A source whose records are known by key before their bytes are read (an image folder, COCO, VOC,
+YOLO: `Builder.keyed_items`) takes one copy instead (`run_keyed`): the plan orders and cuts every
+split from the keys alone (build/plan.py `keyed_plan`), and each shard is read, encoded and
+written whole by one process, this one among the workers (build/keyed.py); no records go to runs.
+A record that doesn't encode, or a shard count an estimate got wrong, sends the build down the
+usual path, which ends as it always has.
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ...builders.base import Batch, Builder, PendingBatch, parsed_batch
-from ..encoding import (DividedBatch, SplitPart, classify_for_build, encode_batches, encode_for_build,
+from ..encoding import (PARALLEL_SECONDS, DividedBatch, SplitPart, classify_for_build, encode_batches, encode_for_build,
                         encode_in_worker, keys_digest)
 from ...codec.bytecolumn import concat
 from ...features import notices
@@ -44,7 +51,7 @@ from ...write.strata import Strata
 from ...write.shards import kept_shard, write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
 from ..keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, guess_held, keyed_splits,
-                     keyed_statistics, write_keyed_shard)
+                     keyed_statistics, work_seconds, write_keyed_shard)
 from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
@@ -109,14 +116,17 @@ def keyed_plan_of(job: RunJob) -> KeyedPlan | None:
             return None
 
 
-# Files' bytes below which a keyed build writes its shards in this process: a pool of 2 costs
-# 10-100 ms to start and stop
-KEYED_POOL_BYTES = 2 * 1024**2
+# A keyed build starts workers only for at least this much work (in one process, at the pace of a
+# sample of its records): as for batches (`encoding.PARALLEL_SECONDS`), a pool costs 15-100 ms to
+# start and stop, and its forks' memory more CPU time than that (2,000 small photos: 0.10 s of CPU
+# with a worker, 0.06 s without, with TensorFlow loaded in the caller)
+KEYED_PARALLEL_SECONDS = PARALLEL_SECONDS
 
 
 def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     """The plan's shards written in one copy (build/keyed.py): each read, encoded and written by
-    one of `job.workers` processes, this one among them (alone, for a few MiB of files), and
+    one of `job.workers` processes, this one among them (alone, for under KEYED_PARALLEL_SECONDS
+    of work), and
     recorded in the manifest as it is done; raises OneCopyRefused where the build must take the
     usual path."""
     spec = job.spec
@@ -125,8 +135,9 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
                                                                       shard.key_range) is not None
              else os.path.join(job.shards, shard.file)) for shard in plan.shards]
     check_not_empty(spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
-    files = sum(int(items.sizes.sum()) for _, _, items, _ in plan.sources)
-    count = min(job.workers, len(todo)) if can_fork() and files >= KEYED_POOL_BYTES else 1
+    count = min(job.workers, len(todo)) if can_fork() else 1
+    if count > 1 and work_seconds(spec, plan) < KEYED_PARALLEL_SECONDS:
+        count = 1
     manifest = Manifest(job.shards, job.build_id)
     results: dict[int, ShardResult] = {}
     total = sum(len(split.items) for split in plan.splits.values())
