@@ -53,7 +53,7 @@ from .encode_batch import encode_batch
 from .encoding import part_statistics, statistics_values, working_seconds
 from .plan import KeyedPlan, KeyedShard, StatisticsTree
 
-__all__ = ["OneCopyRefused", "ShardResult", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
+__all__ = ["OneCopyRefused", "ShardResult", "readers", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
            "guess_held", "discard_shards", "keyed_splits", "work_seconds"]
 
 SAMPLE_RECORDS = 16  # records encoded to estimate a split's bytes (a target shard size only), or the work's pace
@@ -86,20 +86,30 @@ def needed_names(spec: Spec) -> list[str]:
     return sorted({column for feature in spec.features.values() for column in feature.source_names})
 
 
-def encoded_chunks(spec: Spec, sources: Sequence[tuple[str | None, Builder]], items: np.ndarray,
+Reader = tuple["str | None", Builder, int]  # a source's split, its builder, the records it reads at once
+
+
+def readers(plan_sources: Sequence[tuple[str | None, Builder, Any, list[int]]]) -> list[Reader]:
+    """Each of a plan's sources as a shard's worker reads it: a chunk at a time of as many records
+    as its largest batch (`KeyedItems.batches`: the builder's own cut, by its files' bytes, so a
+    chunk holds what the usual path's batches hold)."""
+    return [(split, builder, max((stop - start for _, start, stop in items.batches), default=1))
+            for split, builder, items, _ in plan_sources]
+
+
+def encoded_chunks(spec: Spec, sources: Sequence[Reader], items: np.ndarray,
                    notices: Notices) -> Iterator[tuple[slice, Any]]:
-    """The records at `items` ((source, position) each), in that order, encoded a batch at a time
+    """The records at `items` ((source, position) each), in that order, encoded a chunk at a time
     (`encode_batch`, framed): each chunk's place among them and its BatchRecords. A record that
     doesn't encode raises OneCopyRefused."""
-    size = min(feature.batch_rows for feature in spec.features.values())
     needed = needed_names(spec)
     start = 0
     while start < len(items):
         source = int(items[start, 0])
+        split, builder, size = sources[source]
         stop = min(len(items), start + size)
         same = np.flatnonzero(items[start:stop, 0] != source)  # a chunk reads one source
         stop = start + int(same[0]) if len(same) else stop
-        split, builder = sources[source]
         try:
             batch = parsed_batch(builder.keyed_batch(split, items[start:stop, 1].tolist(), needed), notices)
             if batch.broken or len(batch) != stop - start:
@@ -111,10 +121,9 @@ def encoded_chunks(spec: Spec, sources: Sequence[tuple[str | None, Builder]], it
         start = stop
 
 
-def write_keyed_shard(state: tuple[Spec, Sequence[tuple[str | None, Builder]]], job: tuple[KeyedShard, str | None]
-                      ) -> ShardResult:
+def write_keyed_shard(state: tuple[Spec, Sequence[Reader]], job: tuple[KeyedShard, str | None]) -> ShardResult:
     """Reads, encodes and writes one shard at `path` (None: kept, only encoded for its statistics).
-    `state`: the spec and the plan's sources, (split, builder) each (a worker's, given once)."""
+    `state`: the spec and the plan's sources (`readers`; a worker's, given once)."""
     spec, sources = state
     shard, path = job
     notices = Notices()
@@ -152,7 +161,7 @@ def estimate_bytes(spec: Spec, plan_sources: Sequence[tuple[str | None, Builder,
     """`keyed_plan`'s estimate of a split's encoded bytes: SAMPLE_RECORDS of its records (spread
     over it) encoded here, their bytes scaled by the files' bytes of all of them (by the record
     count where the files' sizes are unknown)."""
-    sources = [(split, builder) for split, builder, _, _ in plan_sources]
+    sources = readers(plan_sources)
     items_at = np.concatenate([np.stack([np.full(len(items.keys), number), np.arange(len(items.keys))], axis=1)
                                for number, (_, _, items, _) in enumerate(plan_sources)])
     sizes = np.concatenate([items.sizes for _, _, items, _ in plan_sources])
@@ -172,7 +181,7 @@ def estimate_bytes(spec: Spec, plan_sources: Sequence[tuple[str | None, Builder,
 def work_seconds(spec: Spec, plan: KeyedPlan) -> float:
     """The seconds the plan's encoding would take one process, at the pace of SAMPLE_RECORDS of
     its records (spread over it) encoded here: whether workers are worth starting."""
-    sources = [(split, builder) for split, builder, _, _ in plan.sources]
+    sources = readers(plan.sources)
     every = np.concatenate([split.items for split in plan.splits.values()])
     if not len(every):
         return 0.0

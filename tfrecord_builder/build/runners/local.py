@@ -51,7 +51,7 @@ from ...write.strata import Strata
 from ...write.shards import kept_shard, write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
 from ..keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, guess_held, keyed_splits,
-                     keyed_statistics, work_seconds, write_keyed_shard)
+                     keyed_statistics, readers, work_seconds, write_keyed_shard)
 from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
@@ -130,7 +130,7 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     recorded in the manifest as it is done; raises OneCopyRefused where the build must take the
     usual path."""
     spec = job.spec
-    sources = [(split, builder) for split, builder, _, _ in plan.sources]
+    sources = readers(plan.sources)
     todo = [(shard, None if shard.file in job.kept and kept_shard(job.kept[shard.file], shard.file, len(shard.items),
                                                                       shard.key_range) is not None
              else os.path.join(job.shards, shard.file)) for shard in plan.shards]
