@@ -51,7 +51,6 @@ LAYERS = [
     {"build.packing"},  # a batch's records packed (the spec's pack:)
     {"build.encoding"},  # batches encoded in worker processes
     {"build.plan"},  # read tasks, statistics
-    {"build.keyed"},  # one copy: a keyed plan's shards read, encoded and written whole by one worker each
     {"build.vocabulary"},  # a learned vocabulary: the train split's words counted, the tokenizer learned
     {"build.metadata"},  # a dataset's files besides its shards, written at the end of a build
     {"build.runners"},  # the engines that run the plan: this machine's processes, Apache Beam

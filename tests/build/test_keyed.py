@@ -1,4 +1,4 @@
-"""One copy (build/keyed.py): a source whose records are known by key before their bytes are read
+"""One copy (build/runners/keyed.py): a source whose records are known by key before their bytes are read
 (an image folder) has its shards planned from the keys and written whole by one worker each. The
 dataset is the same, byte for byte, as the usual path's (sorted runs, merge:
 TFRECORD_BUILDER_ONE_COPY=0), whatever the splits, order, shard count, workers; a bad file, a
@@ -13,9 +13,8 @@ import pytest
 from PIL import Image
 
 import tfrecord_builder as tb
-from tfrecord_builder.build import keyed
 from tfrecord_builder.build.plan import ONE_COPY_VARIABLE, keyed_plan, read_tasks
-from tfrecord_builder.build.runners import local
+from tfrecord_builder.build.runners import keyed, local
 from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.spec.load import load_spec
 
@@ -127,7 +126,7 @@ def test_a_wrong_estimate_of_the_bytes_builds_the_usual_way(tmp_path, monkeypatc
             refused.append(error.reason)
             raise
 
-    monkeypatch.setattr(local, "guess_held", held)
+    monkeypatch.setattr(keyed, "guess_held", held)
     usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
     assert refused and len([name for name in once if ".tfrecord" in name]) > 1
     assert_same_files(usual, once)

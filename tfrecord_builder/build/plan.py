@@ -19,7 +19,7 @@
 the plan hashes every key, divides the records among the splits, orders each split, counts and
 cuts its shards, and names each shard's records (positions in the source). A runner then hands
 each shard to one worker, which reads that shard's records in shard order, encodes them and
-writes the shard once (build/keyed.py), with no sorted runs or merge. The plan is made only where
+writes the shard once (build/runners/keyed.py), with no sorted runs or merge. The plan is made only where
 the records are one a key, unchanged by encoding: no `pack:`, no `stratify:`, no feature that
 makes several records of a row, keys unique within each source split (else the usual path, which
 says the duplicate as today); TFRECORD_BUILDER_ONE_COPY=0 turns it off (tests and benchmarks

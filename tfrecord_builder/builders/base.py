@@ -149,7 +149,7 @@ def parsed_batch(batch: "Batch | PendingBatch", notices: Notices | None = None) 
 class KeyedItems:
     """A source split's records known by key before their bytes are read (`Builder.keyed_items`):
     what lets the build order them, cut shards and hand each shard to one worker, which reads
-    that shard's files and writes it once (build/keyed.py).
+    that shard's files and writes it once (build/runners/keyed.py).
 
     Attributes:
         keys: each record's key, in the source's order (the order `encoding_batches` gives them,

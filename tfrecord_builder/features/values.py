@@ -73,7 +73,7 @@ class Values:
 def joined(parts: "list[Values]") -> Values:
     """The records of `parts` (one record key's values of batches, one after another) as one
     Values, without `kept_objects` (which only encoding reads): how a shard's values are gathered
-    back for statistics (build/keyed.py)."""
+    back for statistics (build/runners/keyed.py)."""
     first = parts[0]
     flat: np.ndarray | list[bytes]
     if isinstance(first.values, list):

@@ -12,7 +12,7 @@ of the runs (or gathering its records from memory).
 A source whose records are known by key before their bytes are read (an image folder, COCO, VOC,
 YOLO: `Builder.keyed_items`) takes one copy instead (`run_keyed`): the plan orders and cuts every
 split from the keys alone (build/plan.py `keyed_plan`), and each shard is read, encoded and
-written whole by one process, this one among the workers (build/keyed.py); no records go to runs.
+written whole by one process, this one among the workers (build/runners/keyed.py); no records go to runs.
 A record that doesn't encode, or a shard count an estimate got wrong, sends the build down the
 usual path, which ends as it always has.
 """
@@ -48,10 +48,10 @@ from ...write.naming import shard_name
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
 from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
-from ...write.shards import kept_shard, write_split
+from ...write.shards import write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
-from ..keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, guess_held, keyed_splits,
-                     keyed_statistics, readers, work_seconds, write_keyed_shard)
+from .keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, keyed_jobs, keyed_result, readers,
+                     work_seconds, write_keyed_shard)
 from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
@@ -124,16 +124,14 @@ KEYED_PARALLEL_SECONDS = PARALLEL_SECONDS
 
 
 def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
-    """The plan's shards written in one copy (build/keyed.py): each read, encoded and written by
+    """The plan's shards written in one copy (build/runners/keyed.py): each read, encoded and written by
     one of `job.workers` processes, this one among them (alone, for under KEYED_PARALLEL_SECONDS
     of work), and
     recorded in the manifest as it is done; raises OneCopyRefused where the build must take the
     usual path."""
     spec = job.spec
     sources = readers(plan.sources)
-    todo = [(shard, None if shard.file in job.kept and kept_shard(job.kept[shard.file], shard.file, len(shard.items),
-                                                                      shard.key_range) is not None
-             else os.path.join(job.shards, shard.file)) for shard in plan.shards]
+    todo = keyed_jobs(plan, job.kept, job.shards)
     check_not_empty(spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
     count = min(job.workers, len(todo)) if can_fork() else 1
     if count > 1 and work_seconds(spec, plan) < KEYED_PARALLEL_SECONDS:
@@ -158,15 +156,7 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
         else:
             for number, job_of_shard in enumerate(todo):
                 finished(number, here(job_of_shard))
-    ordered = [results[number] for number in range(len(todo))]
-    guess_held(spec, plan, ordered)
-    statistics = keyed_statistics(spec, plan, ordered)
-    found: dict[str, int] = {}
-    for result in ordered:
-        notices.added(found, result.notices)
-    return RunResult(keyed_splits(plan, ordered, job.kept), statistics.to_dict(), [],
-                     {name: len(split.items) for name, split in plan.splits.items()}, found,
-                     {name: split.members for name, split in plan.splits.items()}, plan.kept)
+    return keyed_result(spec, plan, [results[number] for number in range(len(todo))], job.kept)
 
 
 def _shared(todo: list, here: Callable[[Any], Any], pool: Any, there: Callable[..., Any], in_pool: int,

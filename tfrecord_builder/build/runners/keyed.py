@@ -1,5 +1,5 @@
-"""One copy: a keyed plan's shards (build/plan.py `keyed_plan`), each read, encoded and written
-whole by one worker, and what the build's process makes of the results.
+"""One copy, for any runner: a keyed plan's shards (build/plan.py `keyed_plan`), each read,
+encoded and written whole by one worker, and what the build's process makes of the results.
 
 Where a source knows its records by key before it reads their bytes (a folder of image files),
 the plan has already ordered every split and cut its shards. A worker given a shard
@@ -37,24 +37,25 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .. import fs
-from ..builders.base import Builder, parsed_batch
-from ..codec.bytecolumn import ByteColumn
-from ..errors import DataError
-from ..features.notices import Notices, added
-from ..features.values import Values, joined
-from ..spec.model import Spec
-from ..write.info import SplitInfo
-from ..write.manifest import MANIFEST_FILE, Manifest
-from ..write.naming import index_name
-from ..write.order import count_shards
-from ..write.shards import ShardInfo, kept_shard, write_shard
-from .encode_batch import encode_batch
-from .encoding import part_statistics, statistics_values, working_seconds
-from .plan import KeyedPlan, KeyedShard, StatisticsTree
+from ... import fs
+from ...builders.base import Builder, parsed_batch
+from ...codec.bytecolumn import ByteColumn
+from ...errors import DataError
+from ...features.notices import Notices, added
+from ...features.values import Values, joined
+from ...spec.model import Spec
+from ...write.info import SplitInfo
+from ...write.manifest import MANIFEST_FILE, Manifest
+from ...write.naming import index_name
+from ...write.order import count_shards
+from ...write.shards import ShardInfo, kept_shard, write_shard
+from ..encode_batch import encode_batch
+from ..encoding import part_statistics, statistics_values, working_seconds
+from ..plan import KeyedPlan, KeyedShard, StatisticsTree
+from .contract import RunResult
 
 __all__ = ["OneCopyRefused", "ShardResult", "readers", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
-           "guess_held", "discard_shards", "keyed_splits", "work_seconds"]
+           "guess_held", "discard_shards", "keyed_jobs", "keyed_result", "keyed_splits", "work_seconds"]
 
 SAMPLE_RECORDS = 16  # records encoded to estimate a split's bytes (a target shard size only), or the work's pace
 
@@ -231,6 +232,28 @@ def keyed_statistics(spec: Spec, plan: KeyedPlan, results: Sequence[ShardResult]
                                        {feature: flags[ranks] for feature, flags in missing.items()}, None)
                 tree.add(task_indices[task] if task_indices else 0, name, part)
     return tree
+
+
+def keyed_jobs(plan: KeyedPlan, kept: dict[str, dict], folder: str) -> list[tuple[KeyedShard, str | None]]:
+    """Each shard of the plan with where it is written (`folder`, a local folder or a URL), or
+    None where an interrupted build finished it (`kept`, write/manifest.py): a job of
+    `write_keyed_shard`, for any runner."""
+    return [(shard, None if kept_shard(kept.get(shard.file), shard.file, len(shard.items), shard.key_range) is not None
+             else fs.join(folder, shard.file)) for shard in plan.shards]
+
+
+def keyed_result(spec: Spec, plan: KeyedPlan, results: Sequence[ShardResult], kept: dict[str, dict]) -> RunResult:
+    """What running the plan made, from every shard's result in the plan's order (any runner's):
+    the splits, the statistics (`keyed_statistics`), the notices, the members. Raises
+    OneCopyRefused where a guessed shard count doesn't hold (`guess_held`)."""
+    guess_held(spec, plan, results)
+    statistics = keyed_statistics(spec, plan, results)
+    found: dict[str, int] = {}
+    for result in results:
+        added(found, result.notices)
+    return RunResult(keyed_splits(plan, results, kept), statistics.to_dict(), [],
+                     {name: len(split.items) for name, split in plan.splits.items()}, found,
+                     {name: split.members for name, split in plan.splits.items()}, plan.kept)
 
 
 def keyed_splits(plan: KeyedPlan, results: Sequence[ShardResult], kept: dict[str, dict]) -> dict[str, SplitInfo]:
