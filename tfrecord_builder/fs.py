@@ -204,13 +204,17 @@ def open_file(path: str, mode: str = "rb") -> IO[Any]:
     return file
 
 
-@_in_store
 def read_bytes(path: str) -> bytes:
     """A whole file's bytes (a local path or a URL)."""
-    if not is_url(path):
+    if not is_url(path):  # (a photo of thousands: no wrapper, one test of the path)
         with open(path, "rb") as file:
             return file.read()
-    with open_file(path) as file:
+    return _stored_bytes(path)
+
+
+@_in_store
+def _stored_bytes(url: str) -> bytes:
+    with open_file(url) as file:
         return file.read()
 
 

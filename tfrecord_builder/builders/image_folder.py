@@ -90,7 +90,8 @@ class ImageFolderBuilder(Builder):
     def _images_batch(self, folder: str, run: Sequence[Listed], needed: Sequence[str]) -> Batch:
         """The batch of these listed images, made column by column."""
         keys = [relative for relative, _, _ in run]
-        offered = {"image": [fs.join(folder, relative) for relative in keys],
+        inside = fs.join(folder, "")  # the folder and its separator, joined once (listed paths are relative)
+        offered = {"image": [inside + relative for relative in keys],
                    "label": [label for _, label, _ in run], "filename": keys}
         return self._column_batch(keys, {name: offered.get(name, [None] * len(keys)) for name in needed})
 
