@@ -179,18 +179,24 @@ def estimate_bytes(spec: Spec, plan_sources: Sequence[tuple[str | None, Builder,
     return estimate
 
 
-def work_seconds(spec: Spec, plan: KeyedPlan) -> float:
-    """The seconds the plan's encoding would take one process, at the pace of SAMPLE_RECORDS of
-    its records (spread over it) encoded here: whether workers are worth starting."""
+def work_seconds(spec: Spec, plan: KeyedPlan, enough: float) -> float:
+    """The seconds the plan's encoding would take one process, at the pace of up to
+    SAMPLE_RECORDS of its records (spread over it) encoded here one by one: whether workers are
+    worth starting. It stops sampling once the pace says `enough` (large photos resized: one or
+    two records, not 16)."""
     sources = readers(plan.sources)
     every = np.concatenate([split.items for split in plan.splits.values()])
     if not len(every):
         return 0.0
     sample = every[np.unique(np.linspace(0, len(every) - 1, min(len(every), SAMPLE_RECORDS)).astype(np.int64))]
-    began = working_seconds()
-    for _ in encoded_chunks(spec, sources, sample, Notices()):
-        pass
-    return (working_seconds() - began) * len(every) / len(sample)
+    began, estimate = working_seconds(), 0.0
+    for done in range(1, len(sample) + 1):
+        for _ in encoded_chunks(spec, sources, sample[done - 1:done], Notices()):
+            pass
+        estimate = (working_seconds() - began) * len(every) / done
+        if estimate >= enough:
+            break
+    return estimate
 
 
 def guess_held(spec: Spec, plan: KeyedPlan, results: Sequence[ShardResult]) -> None:

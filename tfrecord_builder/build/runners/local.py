@@ -134,7 +134,7 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     todo = keyed_jobs(plan, job.kept, job.shards)
     check_not_empty(spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
     count = min(job.workers, len(todo)) if can_fork() else 1
-    if count > 1 and work_seconds(spec, plan) < KEYED_PARALLEL_SECONDS:
+    if count > 1 and work_seconds(spec, plan, KEYED_PARALLEL_SECONDS) < KEYED_PARALLEL_SECONDS:
         count = 1
     manifest = Manifest(job.shards, job.build_id)
     results: dict[int, ShardResult] = {}
