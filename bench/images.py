@@ -9,7 +9,8 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
    in 10 class sub-folders (the image_folder layout), and the YAML specs that read them.
 2. Build, in images/s, side by side, each `tb.build` case with 1 and with 2 workers:
    - ours, JPEG passthrough: `{type: image, encoding: jpeg, shape: [96, 96, 3]}` stores the files'
-     own bytes;
+     own bytes (in one copy: each shard read, encoded and written by one worker), and the same the
+     usual way (`TFRECORD_BUILDER_ONE_COPY=0`: sorted runs, then a merge);
    - ours, re-encoded: `shape: [64, 64, 3]` resizes and encodes a new JPEG;
    - ours, raw pixels: `encoding: raw, shape: [96, 96, 3]`;
    - the seed tutorials' raw-pixel loop: Pillow decode -> `tobytes()` -> a `tf.train.Example`
@@ -219,6 +220,8 @@ OUR_CASES = {  # kind: (case label, the seed loop its ratio is taken to)
     "resized": ("ours, re-encoded JPEG, resized to [64, 64, 3]", SEED_RAW),
     "raw": ("ours, raw pixels [96, 96, 3]", SEED_RAW),
 }
+USUAL_CASE = "ours, JPEG passthrough [96, 96, 3], the usual path (TFRECORD_BUILDER_ONE_COPY=0)"
+ONE_COPY = "TFRECORD_BUILDER_ONE_COPY"
 SEED_LARGE = "seed tutorial loop, JPEG bytes, the larger folder"
 LARGE_CASE = "ours, JPEG passthrough [96, 96, 3], the larger folder"
 LOOPS = {"pillow": camera.pillow_resized, "tf": camera.tf_resized}  # the camera cases' hand-written loops
@@ -319,6 +322,17 @@ def bench_build(paths: Paths, count: int, large: int, photos: int,
             infos[kind] = tb.build(paths.spec(DATASETS[kind][0]), output=paths.ours, overwrite=True, workers=workers)
         return run
 
+    def usual(kind: str, workers: int) -> Callable[[], None]:
+        """Ours the way before one copy (TFRECORD_BUILDER_ONE_COPY=0): records into sorted runs,
+        shards merged from them; what one copy gains is the ratio of the two."""
+        def run() -> None:
+            os.environ[ONE_COPY] = "0"
+            try:
+                tb.build(paths.spec(DATASETS[kind][0]), output=paths.ours, overwrite=True, workers=workers)
+            finally:
+                del os.environ[ONE_COPY]
+        return run
+
     def ours_named(name: str, workers: int) -> Callable[[], None]:
         def run() -> None:
             infos[name] = tb.build(paths.spec(name), output=paths.ours, overwrite=True, workers=workers)
@@ -328,6 +342,8 @@ def bench_build(paths: Paths, count: int, large: int, photos: int,
     for kind, (label, reference) in OUR_CASES.items():
         for workers in WORKERS:
             cases[workers_label(label, workers)] = (ours(kind, workers), reference, count)
+    for workers in WORKERS:
+        cases[workers_label(USUAL_CASE, workers)] = (usual("jpeg", workers), SEED_JPEG, count)
     cases[SEED_RAW] = (lambda: seed_loop(paths.photos, paths.seed_raw, "seed_raw", seed_raw_example), SEED_RAW, count)
     cases[SEED_JPEG] = (lambda: seed_loop(paths.photos, paths.seed_jpeg, "seed_jpeg", seed_jpeg_example), SEED_JPEG,
                         count)

@@ -204,6 +204,20 @@ def open_file(path: str, mode: str = "rb") -> IO[Any]:
     return file
 
 
+def read_bytes(path: str) -> bytes:
+    """A whole file's bytes (a local path or a URL)."""
+    if not is_url(path):  # (a photo of thousands: no wrapper, one test of the path)
+        with open(path, "rb") as file:
+            return file.read()
+    return _stored_bytes(path)
+
+
+@_in_store
+def _stored_bytes(url: str) -> bytes:
+    with open_file(url) as file:
+        return file.read()
+
+
 def open_stream(path: str) -> io.BufferedReader:
     """A file to read front to back, with `peek`: a local file as `open` gives it; an object
     behind a 1 MiB buffer (fsspec's file has no `peek`, and each read of it is a Python call)."""

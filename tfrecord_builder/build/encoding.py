@@ -21,6 +21,7 @@ from ..codec.bytecolumn import ByteColumn
 from ..errors import DataError
 from ..features import Feature
 from ..features.notices import Notices, added
+from ..features.values import Values
 from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
@@ -84,7 +85,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS; then, with `workers` > 1, in that
     many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far
-    (`_working_seconds`), else here too (`_work_ahead`). Given a `runs` folder, workers write their
+    (`working_seconds`), else here too (`_work_ahead`). Given a `runs` folder, workers write their
     records there (`collect.write_run`) and send back the run's name in their place.
 
     `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
@@ -93,11 +94,11 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
     stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
-    encoding, records = 0.0, 0  # seconds `stage` worked (`_working_seconds`), and the records it was given
+    encoding, records = 0.0, 0  # seconds `stage` worked (`working_seconds`), and the records it was given
     for split, batch in batches:
-        began = _working_seconds()
+        began = working_seconds()
         result = _ReadFailure.raised(batch) or stage(spec, split, batch)
-        encoding += _working_seconds() - began
+        encoding += working_seconds() - began
         records += len(batch)
         yield result
         if workers > 1 and time.perf_counter() - start >= IN_PROCESS_SECONDS:
@@ -122,7 +123,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
             yield _ReadFailure.raised(pending[0]) or pending.popleft().result()
 
 
-def _working_seconds() -> float:
+def working_seconds() -> float:
     """Seconds since some start, less the time this thread waited for a core (Linux: its
     schedstat): the pace of the work on a machine to itself. Wall time alone would count what
     other processes on the cores take as work left, and start workers when they help least; CPU
@@ -227,20 +228,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
         if not len(rows):
             continue
         every = len(rows) == len(batch)
-        statistics = SplitStatistics(spec.features)
-        for feature_name, by_key in encoded.values.items():
-            feature = spec.features[feature_name]
-            main = feature.statistics_values(by_key)
-            missing = encoded.missing[feature_name] if every else encoded.missing[feature_name][rows]
-            statistics.features[feature_name].add_missing(missing)  # rows, or rows x columns (`columns:`)
-            # the default's values aren't the source's: counted apart, left out of min, mean, classes...
-            # (per record: a gathered feature's cells filled among given ones stay in its figures)
-            filled = missing if feature.fills_missing and missing.ndim == 1 else np.zeros(len(missing), dtype=bool)
-            if filled.any():
-                statistics.add(feature_name, main.taken(np.flatnonzero(~filled) if every else rows[~filled]))
-            else:
-                statistics.add(feature_name, main if every else main.taken(rows))
-            statistics.features[feature_name].filled += int(filled.sum())
+        statistics = part_statistics(spec, statistics_values(spec, encoded.values), encoded.missing,
+                                     None if every else rows)
         labels = None
         if not batch.content_keys and spec.output.shuffle:  # checked for duplicates once sorted by hash
             labels = key_labels(batch, rows.tolist())
@@ -248,6 +237,32 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
                                        records if every else records.take(rows), statistics,
                                        labels, members=members if every else members[rows])
     return result
+
+
+def statistics_values(spec: Spec, values: dict[str, dict[str, Values]]) -> dict[str, Values]:
+    """Each feature's values its statistics count (`Feature.statistics_values`), of a batch's records."""
+    return {name: spec.features[name].statistics_values(by_key) for name, by_key in values.items()}
+
+
+def part_statistics(spec: Spec, values: dict[str, Values], missing: dict[str, np.ndarray],
+                    rows: np.ndarray | None) -> SplitStatistics:
+    """The statistics of a batch's records at `rows` (None: every one) that go to one split, from
+    each feature's `statistics_values` and missing flags of the batch's records."""
+    statistics = SplitStatistics(spec.features)
+    for feature_name, main in values.items():
+        feature = spec.features[feature_name]
+        missing_here = missing[feature_name] if rows is None else missing[feature_name][rows]
+        statistics.features[feature_name].add_missing(missing_here)  # rows, or rows x columns (`columns:`)
+        # the default's values aren't the source's: counted apart, left out of min, mean, classes...
+        # (per record: a gathered feature's cells filled among given ones stay in its figures)
+        filled = (missing_here if feature.fills_missing and missing_here.ndim == 1
+                  else np.zeros(len(missing_here), dtype=bool))
+        if filled.any():
+            statistics.add(feature_name, main.taken(np.flatnonzero(~filled) if rows is None else rows[~filled]))
+        else:
+            statistics.add(feature_name, main if rows is None else main.taken(rows))
+        statistics.features[feature_name].filled += int(filled.sum())
+    return statistics
 
 
 def key_labels(batch: Batch, rows: list[int]) -> list[str]:

@@ -15,11 +15,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
+
 from .. import fs
 from ..errors import DataError
 from ..features.notices import Notices
 from ..media.images import BadImage, pillow
-from .base import Batch, Builder, PendingBatch, parsed_batch
+from .base import Batch, Builder, KeyedItems, PendingBatch, parsed_batch
 from .image_folder import BATCH_BYTES, EXTENSIONS, cut_runs
 
 # said once for the build with the count (never a silent drop: they are records without boxes)
@@ -215,14 +217,42 @@ class AnnotationBuilder(Builder):
         carries what listing skipped (a batch even when there are no images)."""
         items, skipped = self.listed()
         context = self.context()
-        files = [self.image_file(item, context) for item in items]
-        if any(file is None or fs.is_url(file) for file in files):
-            runs = cut_runs(items, [0] * len(items), 1, max(1, min(batch_size, BATCH_IMAGES)))
-        else:
-            runs = cut_runs(items, [_file_size(file) for file in files], BATCH_BYTES, BATCH_IMAGES)
-        for index, run in enumerate(list(runs) or [()]):
+        _, runs = self._runs(items, context, batch_size)
+        for index, run in enumerate(runs or [()]):
             yield AnnotationBatch(run, type(self).READ, context, needed, self.path or "", self.keep_going,
                                   skipped if index == 0 else None)
+
+    def _runs(self, items: list[Any], context: Any, batch_size: int) -> tuple[list[int], list[tuple[Any, ...]]]:
+        """The images' files' bytes (0 where not known before reading the item) and the batches
+        `encoding_batches` cuts of them."""
+        files = [self.image_file(item, context) for item in items]
+        if any(file is None or fs.is_url(file) for file in files):
+            sizes = [0] * len(items)
+            return sizes, list(cut_runs(items, sizes, 1, max(1, min(batch_size, BATCH_IMAGES))))
+        sizes = [_file_size(file) for file in files]
+        return sizes, list(cut_runs(items, sizes, BATCH_BYTES, BATCH_IMAGES))
+
+    def item_key(self, item: Any) -> Any:
+        """The key `READ` gives the item's record, known from the item alone (None: not known
+        before reading it)."""
+        return None
+
+    def keyed_items(self, split: str | None, batch_size: int) -> KeyedItems | None:
+        """Each image's key (`item_key`), its file's bytes and the batches `encoding_batches` cuts;
+        None where listing skipped an entry (`on_error: skip`: the first batch lists it) or a key
+        isn't known before its item is read."""
+        items, skipped = self.listed()
+        keys = [self.item_key(item) for item in items]
+        if skipped or not items or any(key is None for key in keys):
+            return None
+        sizes, runs = self._runs(items, self.context(), batch_size)
+        starts = np.cumsum([0] + [len(run) for run in runs]).tolist()
+        return KeyedItems(keys, np.asarray(sizes, np.int64), [(0, low, high) for low, high in zip(starts, starts[1:])])
+
+    def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> PendingBatch:
+        items = self.listed()[0]
+        return AnnotationBatch([items[row] for row in rows], type(self).READ, self.context(), needed, self.path or "",
+                               self.keep_going)
 
     def batches(self, split: str | None, needed: Sequence[str], batch_size: int, task: Any = None) -> Iterator[Batch]:
         for batch in self.encoding_batches(split, needed, batch_size, task):

@@ -145,6 +145,27 @@ def parsed_batch(batch: "Batch | PendingBatch", notices: Notices | None = None) 
     return batch
 
 
+@dataclass(frozen=True)
+class KeyedItems:
+    """A source split's records known by key before their bytes are read (`Builder.keyed_items`):
+    what lets the build order them, cut shards and hand each shard to one worker, which reads
+    that shard's files and writes it once (build/runners/keyed.py).
+
+    Attributes:
+        keys: each record's key, in the source's order (the order `encoding_batches` gives them,
+            task after task); a record's position here is how `Builder.keyed_batch` names it.
+        sizes: int64, each record's file bytes (0 where unknown): an estimate of its size.
+        batches: the batches the build's usual path encodes, in the source's order, each as
+            (its task's position in `tasks(split)`, 0 without tasks; its first record; the one
+            after its last): a split's statistics are merged in those groups, so they come out
+            the same, float sums and all.
+    """
+
+    keys: Sequence[Any]
+    sizes: np.ndarray
+    batches: Sequence[tuple[int, int, int]]
+
+
 class Builder:
     """Base class of a data source.
 
@@ -298,6 +319,19 @@ class Builder:
         """What the build encodes of one task (None: the whole split): `batches`, or (built-in
         readers) batches left pending for the encoding workers to parse."""
         return self.batches(split, needed, batch_size, task)
+
+    def keyed_items(self, split: str | None, batch_size: int) -> KeyedItems | None:
+        """Optional: the split's records by key, known before their payloads are read (a folder's
+        image files), and the batches of `batch_size` records at most that `encoding_batches`
+        cuts; None (the default): the source can't say them without reading its records. A
+        builder that gives them gives `keyed_batch` too; its keys are its own (never rows'
+        content)."""
+        return None
+
+    def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> "Batch | PendingBatch":
+        """The records at positions `rows` of `keyed_items(split, ...).keys`, in that order, as
+        one batch of the `needed` source names: what `encoding_batches` gives for them."""
+        raise NotImplementedError(f"{type(self).__name__} gives keyed_items: it must implement keyed_batch")
 
     def origins(self, keys: list[Any]) -> Callable[[int], str]:
         """Names record i of a batch with these keys in messages (must pickle, for workers)."""

@@ -110,6 +110,9 @@ class CocoBuilder(AnnotationBuilder):
             self._offered = offered, images.point_names
         return self._index
 
+    def item_key(self, item: Item) -> Any:
+        return item[1]  # its image id
+
     @staticmethod
     def READ(item: Item, context: "Context", notices: Notices) -> tuple[Any, dict[str, Any]]:
         return record(item, context, notices)

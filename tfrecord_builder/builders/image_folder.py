@@ -16,10 +16,12 @@ import io
 import os
 from typing import Any, Iterable, Iterator, Sequence, TypeVar
 
+import numpy as np
+
 from .. import fs
 from ..errors import DataError, SpecError
 from ..features.class_label import class_order
-from .base import Batch, Builder, PathOrigins
+from .base import Batch, Builder, KeyedItems, PathOrigins
 from .opened import task_bytes
 
 EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
@@ -67,10 +69,31 @@ class ImageFolderBuilder(Builder):
         comes first, made column by column: `generate`'s records without a dict per image."""
         folder = self._folder()
         for run in _runs(self._listed() if task is None else task, BATCH_BYTES, batch_size):
-            keys = [relative for relative, _, _ in run]
-            offered = {"image": [fs.join(folder, relative) for relative in keys],
-                       "label": [label for _, label, _ in run], "filename": keys}
-            yield self._column_batch(keys, {name: offered.get(name, [None] * len(keys)) for name in needed})
+            yield self._images_batch(folder, run, needed)
+
+    def keyed_items(self, split: str | None, batch_size: int) -> KeyedItems:
+        """Every image's path below the folder (its key), its file's bytes, and the batches
+        `encoding_batches` cuts of each task: an image's record is known before its file is read."""
+        listed = self._listed()
+        batches, start = [], 0
+        for number, task in enumerate(self.tasks(split) or [tuple(listed)]):
+            for run in _runs(task, BATCH_BYTES, batch_size):
+                batches.append((number, start, start + len(run)))
+                start += len(run)
+        return KeyedItems([relative for relative, _, _ in listed],
+                          np.array([size for _, _, size in listed], dtype=np.int64), batches)
+
+    def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> Batch:
+        listed = self._listed()
+        return self._images_batch(self._folder(), [listed[row] for row in rows], needed)
+
+    def _images_batch(self, folder: str, run: Sequence[Listed], needed: Sequence[str]) -> Batch:
+        """The batch of these listed images, made column by column."""
+        keys = [relative for relative, _, _ in run]
+        inside = fs.join(folder, "")  # the folder and its separator, joined once (listed paths are relative)
+        offered = {"image": [inside + relative for relative in keys],
+                   "label": [label for _, label, _ in run], "filename": keys}
+        return self._column_batch(keys, {name: offered.get(name, [None] * len(keys)) for name in needed})
 
     def _listed(self) -> list[Listed]:
         """Every image below the folder, sorted, with its label and size: listed once per build

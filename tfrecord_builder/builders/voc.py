@@ -140,6 +140,9 @@ class VocBuilder(AnnotationBuilder):
             self._attributes = sorted(ATTRIBUTE + name for name in attributes if name)
         return self._scan, self._attributes
 
+    def item_key(self, item: Item) -> Any:
+        return item[2]  # its XML file's stem
+
     @staticmethod
     def READ(item: Item, context: Context, notices: Notices) -> tuple[Any, dict[str, Any]]:
         return record(item, context, notices)

@@ -80,6 +80,9 @@ class YoloBuilder(AnnotationBuilder):
     def context(self) -> list[str]:
         return self.names()
 
+    def item_key(self, item: Item) -> Any:
+        return item[1]  # its path below the folder
+
     @staticmethod
     def READ(item: Item, context: list[str], notices: Notices) -> tuple[Any, dict[str, Any]]:
         return record(item, context)  # (a YOLO labels file says nothing to count)

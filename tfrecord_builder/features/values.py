@@ -70,6 +70,22 @@ class Values:
                       marks=marks)
 
 
+def joined(parts: "list[Values]") -> Values:
+    """The records of `parts` (one record key's values of batches, one after another) as one
+    Values, without `kept_objects` (which only encoding reads): how a shard's values are gathered
+    back for statistics (build/runners/keyed.py)."""
+    first = parts[0]
+    flat: np.ndarray | list[bytes]
+    if isinstance(first.values, list):
+        flat = [value for part in parts for value in part.values]
+    else:
+        flat = np.concatenate([np.asarray(part.values) for part in parts])
+    steps = None if first.steps is None else np.concatenate([part.steps for part in parts if part.steps is not None])
+    marks = None if first.marks is None else {name: np.concatenate([(part.marks or {})[name] for part in parts])
+                                              for name in first.marks}
+    return Values(first.kind, flat, np.concatenate([part.counts for part in parts]), steps, marks=marks)
+
+
 @dataclass
 class Kept:
     """Which of the objects a batch's records gave a feature it kept.
