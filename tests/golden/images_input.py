@@ -510,39 +510,36 @@ def records_in_order(files, counts, compression, batch_size):
     are cut again to the pass's sizes, batch_size and then the last batch's, dropping a last one
     that comes short (`rebatch`: where the sizes agree, as in a whole pass, it passes the batches
     on as they are). A short pass thus ends short of its ceil(n / batch_size) batches, and the
-    one after its last fails the epoch (`damaged_pass`)."""
+    one after its last fails the epoch (`failed_pass`)."""
     total = sum(counts)
     number = -(-total // batch_size)
     sizes = [batch_size] * (number - 1) + [total - (number - 1) * batch_size] if total % batch_size else [batch_size]
     batches = tf.data.TFRecordDataset(files, compression_type=compression).batch(batch_size).ignore_errors()
-    failure = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string)).map(tf.autograph.experimental.do_not_convert(
-        lambda empty: damaged_pass(empty, files, counts, compression)))
+    failure = failed_pass(tf.constant(files, tf.string), tf.constant(counts, tf.int64), compression or "")
     return batches.rebatch(tf.constant(sizes, tf.int64), drop_remainder=True).concatenate(failure).take(number)
-
-
-def damaged_pass(empty, files, counts, compression):
-    """`empty`, after failing the epoch, once a pass of `records_in_order` came short: the shards
-    are read again one by one (`damaged_shard`), which fails naming the first damaged shard;
-    should they all read whole this time, it fails all the same."""
-    read = damaged_shard(tf.constant(files, tf.string), tf.constant(counts, tf.int64), compression or "")
-    with tf.control_dependencies([read]):
-        # (an assertion of strings only: one of other values is made under a tf.cond, 3 ms more to trace)
-        check = tf.debugging.Assert(False, ["a pass over the shards came short of records, though they read whole"
-                                            " again - run `tfrecord-builder verify` on the dataset"])
-    with tf.control_dependencies([check]):
-        return tf.identity(empty)
 
 
 @tf.function(input_signature=(tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int64),
                               tf.TensorSpec([], tf.string)), autograph=False)
-def damaged_shard(files, counts, compression):
-    """Reads the shards `files` again one by one (`read_shard`), which fails naming the first that
-    holds fewer records than its count in `counts`; else returns the number of records read.
-    A `tf.function` of a fixed signature, traced once in a process rather than for every
-    pipeline: its graph, a dataset per shard, costs as much to make as the rest of a pipeline."""
-    shards = tf.data.Dataset.from_tensor_slices((files, counts)).flat_map(
-        lambda path, count: read_shard(path, count, compression, 1024))
-    return shards.reduce(tf.constant(0, tf.int64), lambda found, batch: found + tf.size(batch, tf.int64))
+def failed_pass(files, counts, compression):
+    """A dataset of one (empty) batch of records that fails the epoch when read, after a pass of
+    `records_in_order` over the shards `files` came short: the shards are read again one by one
+    (`read_shard`), which fails naming the first that holds fewer records than its count in
+    `counts`; should they all read whole this time, it fails all the same. `compression` is ""
+    for none. A `tf.function` of a fixed signature, so made once in a process rather than for
+    every pipeline: its graph, a dataset per shard, costs more to make than the rest of one."""
+    def fail(empty):
+        shards = tf.data.Dataset.from_tensor_slices((files, counts)).flat_map(
+            lambda path, count: read_shard(path, count, compression, 1024))
+        read = shards.reduce(tf.constant(0, tf.int64), lambda found, batch: found + tf.size(batch, tf.int64))
+        with tf.control_dependencies([read]):
+            # (an assertion of strings only: one of other values is made under a tf.cond)
+            check = tf.debugging.Assert(False, ["a pass over the shards came short of records, though they read whole"
+                                                " again - run `tfrecord-builder verify` on the dataset"])
+        with tf.control_dependencies([check]):
+            return tf.identity(empty)
+
+    return tf.data.Dataset.from_tensors(tf.zeros([0], tf.string)).map(fail)
 
 
 def bucketed_batches(steps, boundaries, batch_size):
@@ -593,10 +590,23 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
     if mlm is not None:
         dataset = masked_batches(dataset, mlm)
         if reading.get("text") is not None:
-            return dataset.map(tf.autograph.experimental.do_not_convert(
-                lambda features: keras_hub_masked_lm(features, reading["text"]))).prefetch(tf.data.AUTOTUNE)
-        dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda features: finished(features, reading)))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+            dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+                lambda features: keras_hub_masked_lm(features, reading["text"])), num_parallel_calls=tf.data.AUTOTUNE)
+        else:
+            dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda features: finished(features, reading)),
+                                  num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(without_rewrites())
+
+
+def without_rewrites():
+    """`tf.data.Options` that turn tf.data's default graph rewrites off. They are made again each
+    time a dataset is iterated (each epoch), in time that grows with the pipeline's graph (10-15
+    ms an epoch here), and do nothing for a pipeline whose maps already run in parallel and end
+    in a prefetch. A user's own `map` after `input_fn` then runs as written (give it
+    `num_parallel_calls`); `with_options` can turn them on again."""
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    return options
 
 
 def finished(features, reading):
