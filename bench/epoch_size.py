@@ -2,8 +2,9 @@
 
 Reads the shards of a dataset that bench/images.py (or tabular.py, sequences.py) built, as one
 epoch and as an epoch of the same shards listed `--times` times over (a dataset that many times
-larger, from the same files), with `tb.input_fn`'s batching (per-shard reads that name a damaged
-shard) and with the sequential hand-written pipeline (`TFRecordDataset(files).batch`). Both parse
+larger, from the same files), with `tb.input_fn`'s batching (unshuffled: one record dataset of
+all the shards, cut again to a whole pass's batch sizes, which names a damaged shard only when a
+pass comes short; per-shard reads before issue 42) and with the sequential hand-written pipeline (`TFRecordDataset(files).batch`). Both parse
 and decode with the dataset's own parse function, so only the batching differs. Steady state,
 best of 7 interleaved rounds, ratios to the hand-written pipeline. Run by hand, after the
 benchmark that built the dataset:
@@ -11,8 +12,7 @@ benchmark that built the dataset:
     .venv/bin/python bench/epoch_size.py [DATASET] [--times 1 5]
 
 DATASET defaults to the image benchmark's JPEG photos (bench/out/images/build/images_jpeg).
-A gap that shrinks as the epoch grows is a fixed cost of each epoch (starting the per-shard
-reads), not a cost of each record.
+A gap that shrinks as the epoch grows is a fixed cost of each epoch, not a cost of each record.
 """
 from __future__ import annotations
 

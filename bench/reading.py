@@ -3,7 +3,7 @@
 Run by hand (everything it writes goes under bench/out/, which git ignores):
 
     .venv/bin/python bench/reading.py [--rows N] [--records M] [--repeats R] [--per-record-cap K]
-                                      [--lookups L] [--profile]
+                                      [--lookups L] [--profile] [--only-hand]
 
 1. Makes two datasets with `tb.build` (default workers), from the other benchmarks' data code:
    - a table of N rows (default 100,000): verify.py's synthetic CSV (tabular.py's mix with a
@@ -24,11 +24,17 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
    - `tb.input_fn(path, "train", batch_size=1024, shuffle=False)` to the end (rows counted per batch);
    - `tb.input_fn(path, "train", batch_size=1, shuffle=False)`, its first K records (default 20,000).
    Every call checks that it saw every record (K for the capped case).
-3. Random access: `ds.record("train", i)` for L random i (default 2,000), median and p99 latency in
+3. Against hand-written `tf.data` (`--against-hand`, on by default): one epoch, steady and cold, of
+   the generated module's `input_fn` and `tb.input_fn` (batches of 1024, no shuffle) over the
+   fastest of the three hand-written pipelines (harness.hand_pipelines: sequential, interleaved,
+   parallel reads) that parse each batch with the module's own parse specs (`FEATURES`, or
+   `CONTEXT_FEATURES` and `SEQUENCE_FEATURES`) and do nothing more (no casts, no ragged values);
+   harness.steady_and_cold, at least 5 rounds; the issue's targets (>= 1.0x steady, cold).
+4. Random access: `ds.record("train", i)` for L random i (default 2,000), median and p99 latency in
    microseconds, after one call per shard (which loads its index file); the first call on a fresh
    `tb.load` (index file included) is reported too. The tfrecord package has no random access
    (its nearest, `tfrecord_iterator(shard=(i, n))`, reloads the whole index text per call): not measured.
-4. Prints Markdown tables and the machine, and writes the same as JSON to bench/out/reading.json.
+5. Prints Markdown tables and the machine, and writes the same as JSON to bench/out/reading.json.
    With --profile, also a cProfile of one `tb.read` of the table (top 10 by cumulative, then by own time).
 
 Every timing is the best of R rounds; each round runs every case of a table once, in turn; no
@@ -83,8 +89,8 @@ tfrecord_reader = _tfrecord_package()
 
 import tfrecord_builder as tb  # noqa: E402
 from harness import (  # noqa: E402
-    OutputPaths, Result, argument_parser, best_of_rounds, machine, machine_line, markdown_table,
-    results_table, with_ratios,
+    OutputPaths, Result, Target, argument_parser, best_of_rounds, hand_pipelines, import_module, machine,
+    machine_line, markdown_table, reading_targets, results_table, steady_and_cold, targets_table, with_ratios,
 )
 import sequences as sequence_data  # noqa: E402  (sequences.py's generator, JSONL writer and spec)
 import verify as table_data  # noqa: E402  (verify.py's table: tabular.py's mix with class_label, uint8, int32)
@@ -215,6 +221,41 @@ def bench_read(path: str, repeats: int, cap: int) -> list[Result]:
     return with_ratios(results, reference=READ)
 
 
+# ---- against hand-written tf.data ------------------------------------------------------------------
+
+MODULE = "generated module `input_fn`"
+LIBRARY = "`tb.input_fn`"
+
+
+def rows_in(batch: Any) -> int:
+    """Examples in a batch of any reader here: its first value's rows (a dense, sparse or ragged one)."""
+    first = tf.nest.flatten(batch)[0]
+    if isinstance(first, tf.SparseTensor):
+        return int(first.dense_shape[0])
+    return int(first.nrows()) if isinstance(first, tf.RaggedTensor) else int(first.shape[0])
+
+
+def bench_against_hand(path: str, repeats: int) -> tuple[list[Result], list[Result]]:
+    """Steady and cold epochs of ours and the hand-written pipelines (harness.steady_and_cold),
+    ratios to the fastest hand-written one."""
+    dataset = tb.load(path)
+    name = dataset.info.name
+    module = import_module(os.path.join(path, f"{name}_input.py"), f"reading_{name}_input")
+    if dataset.reading["format"] == "example":
+        def parse(batch: Any) -> Any:
+            return tf.io.parse_example(batch, module.FEATURES)
+    else:
+        def parse(batch: Any) -> Any:
+            return tf.io.parse_sequence_example(batch, context_features=module.CONTEXT_FEATURES or None,
+                                                sequence_features=module.SEQUENCE_FEATURES)
+    cases = {
+        MODULE: lambda: module.input_fn("train", batch_size=BATCH_SIZE, shuffle=False),
+        LIBRARY: lambda: tb.input_fn(path, "train", batch_size=BATCH_SIZE, shuffle=False),
+        **hand_pipelines(dataset.files("train"), BATCH_SIZE, parse),
+    }
+    return steady_and_cold(cases, (MODULE, LIBRARY), dataset.num_examples("train"), rows_in, repeats)
+
+
 # ---- random access ------------------------------------------------------------------------------------
 
 def bench_lookups(path: str, lookups: int) -> dict[str, Any]:
@@ -297,6 +338,17 @@ def profile_read(path: str, top: int = 10) -> str:
     return text.getvalue().strip()
 
 
+def hand_report(hand: dict[str, tuple[list[Result], list[Result]]], targets: list[Target]) -> str:
+    """The tables of ours against the hand-written pipelines, steady and cold, and the targets."""
+    lines = []
+    for name, (steady, cold) in hand.items():
+        lines += [f"### {name.capitalize()}: against hand-written `tf.data` (batches of {BATCH_SIZE}, no shuffle), "
+                  "one steady epoch", "", results_table(steady, "examples", "the best hand-written"), "",
+                  f"### {name.capitalize()}: one cold pass (a fresh dataset: tracing, graph rewrites, files opened)", "",
+                  results_table(cold, "examples", "the best hand-written"), ""]
+    return "\n".join([*lines, "### Targets", "", targets_table(targets)])
+
+
 def report(args: Any, table: list[Result], sequences: list[Result], lookups: dict[str, dict[str, Any]],
            extra: dict[str, Any]) -> str:
     reads = {"table": table, "sequences": sequences}
@@ -339,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="records read by input_fn with batch_size=1 (default 20000; 0: leave the case out)")
     parser.add_argument("--lookups", type=int, default=2_000, help="random ds.record calls (default 2000)")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of one tb.read of the table")
+    parser.add_argument("--only-hand", action="store_true",
+                        help="only ours against the hand-written tf.data pipelines (and the data they need)")
     args = parser.parse_args(argv)
     if args.rows < 1 or args.records < 1 or args.repeats < 1 or args.lookups < 1:
         parser.error("--rows, --records, --repeats and --lookups: expected at least 1")
@@ -348,6 +402,15 @@ def main(argv: list[str] | None = None) -> int:
     table_path, sequence_path, steps = prepare(paths, args.rows, args.records)
     extra: dict[str, Any] = {"steps": steps, "prepare_seconds": time.perf_counter() - start,
                              "differ_table": same_records(table_path), "differ_sequences": same_records(sequence_path)}
+    hand = {"table": bench_against_hand(table_path, args.repeats),
+            "sequences": bench_against_hand(sequence_path, args.repeats)}
+    targets = [target for name, (steady, cold) in hand.items()
+               for target in reading_targets(name, steady, cold, MODULE, LIBRARY)]
+    print(f"## Reading against hand-written tf.data: {args.rows:,} rows, {args.records:,} sequences\n\n"
+          f"{machine_line(machine_info())}\n")
+    print(hand_report(hand, targets) + "\n")
+    if args.only_hand:
+        return 0
     table = bench_read(table_path, args.repeats, args.per_record_cap)
     sequences = bench_read(sequence_path, args.repeats, args.per_record_cap)
     lookups = {"table": bench_lookups(table_path, args.lookups),
@@ -362,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
         "per_record_cap": args.per_record_cap, "shards": SHARDS, "machine": machine_info(), **extra,
         "table": [result.as_json() for result in table], "sequences": [result.as_json() for result in sequences],
         "lookups": lookups,
+        "against_hand": {name: {"steady": [result.as_json() for result in steady],
+                                "cold": [result.as_json() for result in cold]} for name, (steady, cold) in hand.items()},
+        "targets": [target.as_json() for target in targets],
     }
     with open(paths.json, "w", encoding="utf-8") as file:
         json.dump(document, file, indent=2)

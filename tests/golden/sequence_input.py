@@ -457,33 +457,33 @@ def positive_batch_size(batch_size):
 def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buffer, repeat, bucketing=None):
     """Batches of serialised records from the shards `files` (holding `counts` records).
 
-    Each shard is read in whole batches (`read_shard`): the pipeline has no per-record step to
-    pay for. Without shuffling, the shards are read one after another, in order (so the records
-    come as `tb.read` and `record(i)` give them), and the batches re-cut to `batch_size` across
-    shards: one pass yields ceil(n / batch_size) batches. Shuffling reads 4 shards at a time in
-    parallel, in small batches taken apart into a shuffle buffer. The order is the same on every
-    run (under the same `tf.random` seed). `bucketing` = (record_length, boundaries, steps)
-    batches records of similar length together; `steps` ({number of steps: records}, or None)
-    gives the number of batches that makes.
+    Without shuffling, the shards are read one after another, in order (so the records come as
+    `tb.read` and `record(i)` give them), in batches of `batch_size` cut across shards
+    (`records_in_order`): one pass yields ceil(n / batch_size) batches. Shuffling reads 4 shards
+    at a time in parallel, each in small batches (`read_shard`) taken apart into a shuffle buffer.
+    The order is the same on every run (under the same `tf.random` seed). `bucketing` =
+    (record_length, boundaries, steps) batches records of similar length together; `steps`
+    ({number of steps: records}, or None) gives the number of batches that makes.
     """
     batch_size = positive_batch_size(batch_size)
     num_examples = sum(counts)
-    by_record = shuffle or bucketing is not None
-    chunk = 64 if by_record else batch_size
+    if not shuffle and bucketing is None:
+        dataset = records_in_order(files, counts, compression, batch_size)
+        if not repeat:
+            # a known length lets Keras show progress and end epochs without a "ran out of data" warning
+            return dataset.apply(tf.data.experimental.assert_cardinality(-(-num_examples // batch_size)))
+        # the batches span passes as they span shards
+        return dataset.repeat() if num_examples % batch_size == 0 else dataset.repeat().rebatch(batch_size)
     dataset = tf.data.Dataset.from_tensor_slices((tf.constant(files, tf.string), tf.constant(counts, tf.int64)))
     # plain graph code: autograph has nothing to convert (and can't read the source of a module
     # loaded from a path, which it warns about)
-    shard = tf.autograph.experimental.do_not_convert(lambda path, count: read_shard(path, count, compression, chunk))
+    shard = tf.autograph.experimental.do_not_convert(lambda path, count: read_shard(path, count, compression, 64))
     if shuffle:
         dataset = dataset.shuffle(len(files)).interleave(
             shard, cycle_length=max(1, min(len(files), 4)), num_parallel_calls=tf.data.AUTOTUNE)
     else:
-        # in order, one shard after another: on 2 cores, two read at a time in parallel (whole
-        # shards in turn, to keep the order) spent more CPU, faster on small records but slower
-        # on large ones (docs/performance.md: "Where the time goes")
         dataset = dataset.flat_map(shard)
-    if by_record:
-        dataset = dataset.unbatch()
+    dataset = dataset.unbatch()
     if shuffle:
         dataset = dataset.shuffle(shuffle_buffer)
     if repeat:
@@ -498,12 +498,56 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
             dataset = dataset.apply(tf.data.experimental.assert_cardinality(
                 bucketed_batches(steps, boundaries, batch_size)))
         return dataset
-    dataset = dataset.batch(batch_size) if by_record else dataset.rebatch(batch_size)
+    dataset = dataset.batch(batch_size)
     if not repeat:
-        # a known length lets Keras show progress and end epochs without a "ran out of data"
-        # warning; reading a different number of records than the info lists is then an error
+        # a known length; reading a different number of records than the info lists is then an error
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(-(-num_examples // batch_size)))
     return dataset
+
+
+def records_in_order(files, counts, compression, batch_size):
+    """One pass over the shards `files` (holding `counts` records), one after another, in
+    batches of `batch_size` cut across shards, read as a hand-written pipeline reads them: one
+    `TFRecordDataset` of all the files, nothing per shard or per record.
+
+    TensorFlow's error for a corrupt or cut record doesn't name the file, and it ends the file,
+    so naming the shard is a fallback, made only when a pass comes short. A batch that can't be
+    read is dropped (`ignore_errors`, which leaves the pass short of records), and the batches
+    are cut again to the pass's sizes, batch_size and then the last batch's, dropping a last one
+    that comes short (`rebatch`: where the sizes agree, as in a whole pass, it passes the batches
+    on as they are). A short pass thus ends short of its ceil(n / batch_size) batches, and the
+    one after its last fails the epoch (`failed_pass`)."""
+    total = sum(counts)
+    number = -(-total // batch_size)
+    sizes = [batch_size] * (number - 1) + [total - (number - 1) * batch_size] if total % batch_size else [batch_size]
+    batches = tf.data.TFRecordDataset(files, compression_type=compression).batch(batch_size).ignore_errors()
+    failure = failed_pass(tf.constant(files, tf.string), tf.constant(counts, tf.int64), compression or "")
+    return batches.rebatch(tf.constant(sizes, tf.int64), drop_remainder=True).concatenate(failure).take(number)
+
+
+@tf.function(input_signature=(tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int64),
+                              tf.TensorSpec([], tf.string)), autograph=False)
+def failed_pass(files, counts, compression):
+    """A dataset of one (empty) batch of records that fails the epoch when read, after a pass of
+    `records_in_order` over the shards `files` came short: the shards are read again one by one
+    (`read_shard`), which fails naming the first that holds fewer records than its count in
+    `counts`; should they all read whole this time, it fails all the same. `compression` is ""
+    for none. A `tf.function` of a fixed signature, so made once in a process rather than for
+    every pipeline: its graph, a dataset per shard, costs more to make than the rest of one."""
+    def fail(empty):
+        shards = tf.data.Dataset.from_tensor_slices((files, counts)).flat_map(
+            tf.autograph.experimental.do_not_convert(lambda path, count: read_shard(path, count, compression, 1024)))
+        read = shards.reduce(tf.constant(0, tf.int64), tf.autograph.experimental.do_not_convert(
+            lambda found, batch: found + tf.size(batch, tf.int64)))
+        with tf.control_dependencies([read]):
+            # (an assertion of strings only: one of other values is made under a tf.cond)
+            check = tf.debugging.Assert(False, ["a pass over the shards came short of records, though they read whole"
+                                                " again - run `tfrecord-builder verify` on the dataset"])
+        with tf.control_dependencies([check]):
+            return tf.identity(empty)
+
+    # plain graph code: nothing for autograph to convert
+    return tf.data.Dataset.from_tensors(tf.zeros([0], tf.string)).map(tf.autograph.experimental.do_not_convert(fail))
 
 
 def bucketed_batches(steps, boundaries, batch_size):
@@ -545,24 +589,45 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
                      buckets["boundaries"], None)
     dataset = batched_records(files, counts, reading["compression"], batch_size, shuffle, reading["shuffle_buffer"],
                               repeat, bucketing)
-    # plain graph code: nothing for autograph to convert
-    dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda records: parse_records(records, reading)),
-                          num_parallel_calls=tf.data.AUTOTUNE)
-    if reading.get("mlm") is not None:  # (a key of datasets read for masked-language-model pretraining only)
-        dataset = masked_batches(dataset, reading["mlm"])
+    # plain graph code: nothing for autograph to convert. What follows the parse is done in its map
+    # (but after `input.mlm`'s masking): each stage of a pipeline costs something per batch
+    mlm = reading.get("mlm")  # (a key of datasets read for masked-language-model pretraining only)
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+        lambda records: parse_records(records, reading) if mlm else finished(parse_records(records, reading), reading)),
+        num_parallel_calls=tf.data.AUTOTUNE)
+    if mlm is not None:
+        dataset = masked_batches(dataset, mlm)
         if reading.get("text") is not None:
-            return dataset.map(tf.autograph.experimental.do_not_convert(
-                lambda features: keras_hub_masked_lm(features, reading["text"]))).prefetch(tf.data.AUTOTUNE)
+            dataset = dataset.map(tf.autograph.experimental.do_not_convert(
+                lambda features: keras_hub_masked_lm(features, reading["text"])), num_parallel_calls=tf.data.AUTOTUNE)
+        else:
+            dataset = dataset.map(tf.autograph.experimental.do_not_convert(lambda features: finished(features, reading)),
+                                  num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(without_rewrites())
+
+
+def without_rewrites():
+    """`tf.data.Options` that turn tf.data's default graph rewrites off. They are made when a
+    dataset is first iterated, in time that grows with the pipeline's graph (15-20 ms of a table's
+    first epoch here, as much as the rest of making its iterator), and do nothing for a pipeline
+    whose maps already run in parallel and end in a prefetch. A user's own `map` after `input_fn`
+    then runs as written (give it `num_parallel_calls`); `with_options` can turn them on again."""
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    return options
+
+
+def finished(features, reading):
+    """A batch of decoded features as `input_fn` yields it: as KerasHub's text models take it
+    (`input.text`), as `(images, {"boxes": ..., "labels": ...})` for its detectors
+    (`input.detection`), or as `(features, label)`; the features alone without a label."""
     if reading.get("text") is not None:  # (a key of datasets with a text feature read for KerasHub only)
-        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
-            lambda features: keras_hub_text(features, reading["text"], reading["label"])))
+        features = keras_hub_text(features, reading["text"], reading["label"])
     if reading["format"] == "example" and reading["detection"] is not None:
-        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
-            lambda features: detection_pair(features, reading["detection"])))
-    elif reading["label"] is not None:
-        dataset = dataset.map(tf.autograph.experimental.do_not_convert(
-            lambda features: split_label(features, reading["label"])))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+        return detection_pair(features, reading["detection"])
+    if reading["label"] is not None:
+        return split_label(features, reading["label"])
+    return features
 
 
 def keras_hub_text(features, text, label):

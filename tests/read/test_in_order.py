@@ -1,0 +1,102 @@
+"""An unshuffled pass reads the shards as a hand-written pipeline does (one `TFRecordDataset` of
+all of them, batches cut across them), and still fails by name on a damaged shard, whatever the
+damage leaves of the pass's batches; errors that aren't damage keep TensorFlow's own words."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import tfrecord_builder as tb
+
+from conftest import batches_as_numpy, import_module, write_spec
+
+ROWS = "".join(f'{{"id": {i}, "x": [{i}, {i + 1}]}}\n' for i in range(60))
+SPEC = {"name": "o", "source": {"builder": "jsonl", "path": "d.jsonl"}, "output": {"shards": 3},
+        "features": {"id": {"dtype": "int64"}, "x": {"dtype": "float32", "shape": [2]}}}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("in_order")
+    return tb.build(write_spec(folder, SPEC, {"d.jsonl": ROWS}), output=folder / "out", workers=1)
+
+
+def _readers(path, **options):
+    return {"tb.input_fn": tb.input_fn(path, "train", **options),
+            "generated module": import_module(Path(path) / "o_input.py").input_fn("train", **options)}
+
+
+def _per_shard_ops(tf, dataset):
+    """The ops of the functions the pipeline's top-level `flat_map`s and `interleave`s run per
+    shard (TFRecordDataset's own of several files is one: a bare record dataset per file)."""
+    graph = tf.compat.v1.GraphDef()
+    graph.ParseFromString(dataset._as_serialized_graph().numpy())
+    functions = {function.signature.name: function for function in graph.library.function}
+    return [sorted(node.op for node in functions[node.attr["f"].func.name].node_def)
+            for node in graph.node if node.op in ("FlatMapDataset", "InterleaveDataset", "ParallelInterleaveDatasetV4")]
+
+
+def test_an_unshuffled_pass_reads_each_shard_as_a_hand_written_pipeline_does(tf, built):
+    """Before: each shard read in batches, its errors dropped, a failure concatenated, its batches
+    counted and prefetched (a dataset of six stages per shard), the batches then cut again."""
+    files = [str(Path(built.path) / name) for name in built.splits["train"].files]
+    hand = _per_shard_ops(tf, tf.data.TFRecordDataset(files).batch(7))
+    assert len(hand) == 1
+    for reader, dataset in _readers(built.path, batch_size=7, shuffle=False).items():
+        assert _per_shard_ops(tf, dataset) == hand, reader
+
+
+@pytest.mark.parametrize("batch_size", [7, 50, 60])
+def test_batches_are_cut_across_shards_in_order(tf, built, batch_size):
+    ids = [int(record["id"]) for record in tb.read(built.path, "train")]
+    for reader, dataset in _readers(built.path, batch_size=batch_size, shuffle=False).items():
+        batches = batches_as_numpy(dataset)
+        assert [len(batch["id"]) for batch in batches] == [batch_size] * (60 // batch_size) + (
+            [60 % batch_size] if 60 % batch_size else []), reader
+        assert [int(i) for batch in batches for i in batch["id"]] == ids, reader
+
+
+def test_repeated_batches_span_passes(tf, built):
+    ids = [int(record["id"]) for record in tb.read(built.path, "train")]
+    for reader, dataset in _readers(built.path, batch_size=25, shuffle=False, repeat=True).items():
+        batches = batches_as_numpy(dataset.take(6))
+        assert [int(i) for batch in batches for i in batch["id"]] == ids + ids + ids[:30], reader
+
+
+def _damaged(built, tmp_path, shard_number, where):
+    target = tmp_path / "copy"
+    shutil.copytree(built.path, target)
+    shard = target / built.splits["train"].files[shard_number]
+    damaged = bytearray(shard.read_bytes())
+    damaged[where if where >= 0 else len(damaged) + where] ^= 0x01
+    shard.write_bytes(bytes(damaged))
+    return target, shard
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+@pytest.mark.parametrize("batch_size", [50, 59, 64])
+def test_damage_that_leaves_the_pass_its_number_of_batches_still_fails_naming_the_shard(tf, built, tmp_path,
+                                                                                      batch_size, repeat):
+    """The last record of the last shard: 59 records read of 60, which make as many batches of 50
+    or 59 as 60 do (a short last one), or the one batch of 64: the pass is short all the same."""
+    target, shard = _damaged(built, tmp_path, 2, -6)  # the last record's data, before its checksum
+    message = rf"cannot be read \(corrupt or cut\) in shard\] \[{re.escape(str(shard))}\]"
+    for reader, dataset in _readers(target, batch_size=batch_size, shuffle=False, repeat=repeat).items():
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            for _ in dataset.take(4):
+                pass
+
+
+def test_a_record_the_spec_cannot_parse_fails_with_tensorflows_words(tf, built, tmp_path):
+    """Not damage: the records read whole, so no shard is named, and TensorFlow's parse error stands."""
+    target = tmp_path / "copy"
+    shutil.copytree(built.path, target)
+    module = target / "o_input.py"
+    module.write_text(module.read_text().replace("'parse': {'id': ('fixed', 'int64', [])}",
+                                                 "'parse': {'id': ('fixed', 'float32', [])}"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Key: id, Index: 0.  Data types don't match"):
+        for _ in import_module(module).input_fn("train", batch_size=7, shuffle=False):
+            pass
