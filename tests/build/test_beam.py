@@ -4,7 +4,8 @@ DirectRunner in multi-processing mode (2 workers).
 Beam lives in an environment of its own (`.venv-beam`, made by `make test`): it caps protobuf and
 pyarrow below what TensorFlow takes, and the build's workers need no TensorFlow, so that
 environment has none. Every case builds the same spec twice into the same path, once with each
-runner (in its own environment), and compares every file of the two folders.
+runner (in its own environment), and compares every file of the two folders. A Beam job takes
+5-10 s to start whatever its size, so the tests asserting on one build share its job (`table_built`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -43,25 +46,82 @@ def _both(spec: Path, tmp_path: Path, env: dict[str, str] | None = None,
     return local_files, _files(out)
 
 
-@pytest.mark.parametrize("output, records", [({}, "files"), ({"shuffle": False}, "files"),
-                                             ({"compression": "gzip"}, "files"), ({}, "elements"),
-                                             ({"shuffle": False}, "elements"),
-                                             ({"naming": "suffix"}, "files")],
-                         ids=["shuffled", "source-order", "gzip", "shuffled-as-elements", "source-order-as-elements",
-                              "shards-named-tfrecord"])
-def test_a_table_builds_the_same_bytes_on_beam(tmp_path, output, records):
+# Beam's own options for the DirectRunner in 2 processes, as `--runner-option KEY=VALUE` (and KEY
+# alone for a flag): the job they name is the one `--workers 2` starts
+RUNNER_OPTIONS = ("runner=DirectRunner", "direct_running_mode=multi_processing", "direct_num_workers=2",
+                  "save_main_session")
+# the table's cases: (spec keys added, output options, how Beam's steps carry records, runner
+# options). Each is one Beam job shared by every test asserting on it: a job takes 5-10 s whatever
+# its size, so each case takes one of the paths that differ on Beam (records as files or as Beam
+# elements, shuffled or in the source's order) with the options besides (stratify, gzip, names)
+TABLE_CASES = {
+    "shuffled-stratified-runner-options": ({"stratify": "label"}, {}, "files", RUNNER_OPTIONS),
+    "source-order-shards-named-tfrecord": ({}, {"shuffle": False, "naming": "suffix"}, "files", ()),
+    "gzip-as-elements": ({}, {"compression": "gzip"}, "elements", ()),
+    "source-order-as-elements": ({}, {"shuffle": False}, "elements", ()),
+}
+
+
+@dataclass(frozen=True)
+class Built:
+    """One spec built on both runners into the same path: what each said and every file it wrote."""
+    local: subprocess.CompletedProcess
+    local_files: dict[str, bytes]
+    beam: subprocess.CompletedProcess
+    beam_files: dict[str, bytes]
+
+
+@pytest.fixture(scope="module")
+def table_built(tmp_path_factory) -> Callable[[str], Built]:
+    """`table_built(case)`: the 3,000-row table with bad rows built as TABLE_CASES[case] says, on
+    the local runner (once per output: how Beam carries records is no option of its) and on Beam,
+    each built once for the whole module."""
+    folder = tmp_path_factory.mktemp("table")
+    local: dict[str, tuple[Path, subprocess.CompletedProcess, dict[str, bytes]]] = {}
+    jobs: dict[str, Built] = {}
+
+    def built(case: str) -> Built:
+        if case in jobs:
+            return jobs[case]
+        added, output, records, options = TABLE_CASES[case]
+        named = json.dumps([added, output], sort_keys=True)
+        if named not in local:
+            spec = write_spec(folder / str(len(local)), {**_tabular(**output), **added},
+                              {"rows.csv": _table(3000, bad=(5, 1234, 2999))})
+            out = spec.parent / "out"
+            said = _cli(sys.executable, "build", str(spec), "--output", str(out), "--workers", "2", env=SMALL_TASKS)
+            assert said.returncode == 0, said.stderr
+            local[named] = (spec, said, _files(out))
+            shutil.rmtree(out)
+        spec, said, local_files = local[named]
+        out = spec.parent / "out"  # the local build's path
+        given = [word for option in options for word in ("--runner-option", option)] or ["--workers", "2"]
+        beam = _beam("build", str(spec), "--output", str(out), *given,
+                     env={**SMALL_TASKS, "TFRECORD_BUILDER_BEAM_RECORDS": records})
+        assert beam.returncode == 0, beam.stderr
+        jobs[case] = Built(said, local_files, beam, _files(out))
+        shutil.rmtree(out)
+        return jobs[case]
+    return built
+
+
+@pytest.mark.parametrize("case", list(TABLE_CASES))
+def test_a_table_builds_the_same_bytes_on_beam(table_built, case):
     """Records cross the job's steps as files on the DirectRunner, as Beam elements on a remote
     runner (`TFRECORD_BUILDER_BEAM_RECORDS` chooses here): the same bytes either way."""
-    spec = write_spec(tmp_path, _tabular(**output), {"rows.csv": _table(3000, bad=(5, 1234, 2999))})
-    local, beam = _both(spec, tmp_path, {**SMALL_TASKS, "TFRECORD_BUILDER_BEAM_RECORDS": records})
-    _same(local, beam)
+    built = table_built(case)
+    assert built.beam.stderr == built.local.stderr  # the same warnings: Beam's own log lines are held back
+    beam = built.beam_files
+    _same(built.local_files, beam)
     skipped = beam["rows/1.0.0/skipped.jsonl"].decode().splitlines()
     assert [json.loads(line)["record"] for line in skipped] == ["rows.csv, line 7", "rows.csv, line 1236",
                                                                   "rows.csv, line 3001", "rows.csv, line 3007"]
     info = json.loads(beam["rows/1.0.0/tfrecord_builder.json"])
     assert sum(split["num_examples"] for split in info["splits"].values()) == 3000 + 39 - 4
-    if output.get("naming") == "suffix":
+    if TABLE_CASES[case][1].get("naming") == "suffix":
         assert "rows/1.0.0/rows-train-00002-of-00003.tfrecord" in beam
+    if TABLE_CASES[case][1].get("compression") == "gzip":
+        assert "rows/1.0.0/rows-train.tfrecord-00002-of-00003.gz" in beam
 
 
 @pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "source-order"])
@@ -230,16 +290,16 @@ def test_bad_data_stops_a_beam_build_with_the_local_error(tmp_path):
     assert not (tmp_path / "b" / "rows" / "1.0.0").exists()
 
 
-def test_a_stratified_table_builds_the_same_bytes_on_beam(tmp_path):
+def test_a_stratified_table_builds_the_same_bytes_on_beam(table_built, tmp_path):
     """`stratify:` over many tasks, with skipped rows and repeated ones: Beam's first pass (a side
-    input of the encoding) divides every class as the local one does; a bad class label, read in
-    that first pass, is the same error on both."""
-    spec = {**_tabular(), "stratify": "label"}
-    path = write_spec(tmp_path, spec, {"rows.csv": _table(3000, bad=(5, 1234))})
-    local, beam = _both(path, tmp_path, SMALL_TASKS)
-    _same(local, beam)
-    info = json.loads(beam["rows/1.0.0/tfrecord_builder.json"])
+    input of the encoding) divides every class as the local one does (the table's stratified job);
+    a bad class label, read in that first pass, is the same error on both."""
+    built = table_built("shuffled-stratified-runner-options")
+    assert built.beam.stderr == built.local.stderr
+    _same(built.local_files, built.beam_files)
+    info = json.loads(built.beam_files["rows/1.0.0/tfrecord_builder.json"])
     assert info["spec"]["stratify"] == "label"
+    spec = {**_tabular(), "stratify": "label"}
     lines = _table(3000).splitlines()
     lines[2501] = lines[2501].rsplit(",", 1)[0] + ",cow"
     path = write_spec(tmp_path / "bad", {**spec, "on_error": "fail"}, {"rows.csv": "\n".join(lines) + "\n"})
@@ -271,22 +331,15 @@ def test_options_beam_refuses_are_one_line_and_exit_2(tmp_path, named, options, 
     assert not (tmp_path / "out" / "rows" / "1.0.0").exists()
 
 
-def test_runner_options_are_beams_pipeline_options_without_their_dashes(tmp_path):
+def test_runner_options_are_beams_pipeline_options_without_their_dashes(table_built):
     """`--runner-option KEY=VALUE` is Beam's `--KEY=VALUE`, and KEY alone its flag `--KEY`: the
-    DirectRunner so named (with a flag) builds the local runner's bytes."""
-    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(300, bad=(7,))})
-    out = tmp_path / "out"
-    local = _cli(sys.executable, "build", str(spec), "--output", str(out), "--workers", "2")
-    assert local.returncode == 0, local.stderr
-    local_files = _files(out)
-    shutil.rmtree(out)
-    options = ["runner=DirectRunner", "direct_running_mode=multi_processing", "direct_num_workers=2",
-               "save_main_session"]
-    beam = _beam("build", str(spec), "--output", str(out), *[word for option in options
-                                                              for word in ("--runner-option", option)])
-    assert beam.returncode == 0, beam.stderr
-    assert beam.stderr == local.stderr
-    _same(local_files, _files(out))
+    DirectRunner so named (with a flag) builds the local runner's bytes (RUNNER_OPTIONS: the
+    table's job built so)."""
+    built = table_built("shuffled-stratified-runner-options")
+    assert TABLE_CASES["shuffled-stratified-runner-options"][3] == RUNNER_OPTIONS
+    assert built.beam.returncode == 0, built.beam.stderr
+    assert built.beam.stderr == built.local.stderr
+    _same(built.local_files, built.beam_files)
 
 
 def test_without_beam_the_message_names_the_extra(tmp_path):

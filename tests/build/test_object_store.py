@@ -34,26 +34,39 @@ pytestmark = pytest.mark.server
 STORES = {"s3": _objects, "gs": gs_objects}
 
 
+def _on_disk(folder: Path, spec: dict, rows: str) -> tuple[Path, Path]:
+    """`spec` of `rows` (rows.csv) written into `folder` and built there on the local disk (from
+    many read tasks), as every store's build of it is compared with: the spec's path and the build's."""
+    path = write_spec(folder, spec, {"rows.csv": rows})
+    disk = _cli(sys.executable, "build", str(path), "--output", str(folder / "disk"), env=SMALL_TASKS)
+    assert disk.returncode == 0, disk.stderr
+    return path, folder / "disk"
+
+
+@pytest.fixture(scope="module")
+def table_on_disk(tmp_path_factory) -> tuple[Path, Path]:
+    """A table with a bad row built on disk, once for both stores."""
+    return _on_disk(tmp_path_factory.mktemp("table"), _tabular(), _table(2000, bad=(9,)))
+
+
 @pytest.mark.beam
 @pytest.mark.parametrize("scheme", ["s3", "gs"])
-def test_both_runners_write_the_local_bytes_into_a_bucket(request, scheme, tmp_path):
+def test_both_runners_write_the_local_bytes_into_a_bucket(request, scheme, table_on_disk):
     request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
     objects = STORES[scheme]
-    spec = write_spec(tmp_path, _tabular(), {"rows.csv": _table(2000, bad=(9,))})
-    disk = _cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "disk"), env=SMALL_TASKS)
-    assert disk.returncode == 0, disk.stderr
+    spec, disk = table_on_disk
     local = _cli(sys.executable, "build", str(spec), "--output", f"{scheme}://data/local", env=SMALL_TASKS)
     assert local.returncode == 0, local.stderr
     assert f"rows 1.0.0 -> {scheme}://data/local/rows/1.0.0" in local.stdout
     beam = _cli(BEAM_PYTHON, "build", str(spec), "--output", f"{scheme}://data/beam", "--runner", "beam", env=SMALL_TASKS)
     assert beam.returncode == 0, beam.stderr
-    on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
+    on_disk = _files(disk / "rows" / "1.0.0")
     from_local, from_beam = objects("local/rows/1.0.0"), objects("beam/rows/1.0.0")
     assert sorted(from_local) == sorted(from_beam) == sorted(on_disk)
     for name, content in on_disk.items():
         if name == "rows_input.py":  # its DATA_DIR names where it was built
-            assert from_local[name] == content.replace(str(tmp_path / "disk").encode(), f"{scheme}://data/local".encode())
-            assert from_beam[name] == content.replace(str(tmp_path / "disk").encode(), f"{scheme}://data/beam".encode())
+            assert from_local[name] == content.replace(str(disk).encode(), f"{scheme}://data/local".encode())
+            assert from_beam[name] == content.replace(str(disk).encode(), f"{scheme}://data/beam".encode())
         else:
             assert from_local[name] == from_beam[name] == content, name
     assert not objects("local/rows/.1.0.0.building") and not objects("beam/rows/.1.0.0.building")
@@ -102,22 +115,27 @@ def test_a_store_we_cannot_write_is_one_line_before_any_work(s3, gcs, tmp_path, 
     assert (done.returncode, done.stderr) == (2, message)
 
 
-@pytest.mark.beam
-@pytest.mark.parametrize("scheme", ["s3", "gs"])
-def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wrote_there(request, scheme, tmp_path):
-    """Beam's workers write shards straight into the bucket's staging prefix (a remote runner's
-    workers have no disk in common with the machine that started the job), so a killed job's
-    finished shards are found there by `--resume`."""
-    request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
-    objects = STORES[scheme]
+@pytest.fixture(scope="module")
+def long_table_on_disk(tmp_path_factory) -> tuple[Path, Path]:
+    """40,000 rows in 32 shards, long enough a build to kill mid-write, built on disk once for both stores."""
     generator = random.Random(5)
     rows = ["id,x,label"] + [f"{row},{generator.random():.6f},{generator.choice(['cat', 'dog'])}" for row in range(40000)]
     spec = {"name": "rows", "source": {"builder": "csv", "path": "rows.csv"},
             "features": {"x": {"dtype": "float32"}, "label": {"type": "class_label", "names": ["cat", "dog"]}},
             "splits": {"train": 0.8, "test": 0.2}, "output": {"shards": 16}}
-    path = write_spec(tmp_path, spec, {"rows.csv": "\n".join(rows) + "\n"})
-    local = _cli(sys.executable, "build", str(path), "--output", str(tmp_path / "disk"), env=SMALL_TASKS)
-    assert local.returncode == 0, local.stderr
+    return _on_disk(tmp_path_factory.mktemp("long"), spec, "\n".join(rows) + "\n")
+
+
+@pytest.mark.beam
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wrote_there(request, scheme,
+                                                                                         long_table_on_disk):
+    """Beam's workers write shards straight into the bucket's staging prefix (a remote runner's
+    workers have no disk in common with the machine that started the job), so a killed job's
+    finished shards are found there by `--resume`."""
+    request.getfixturevalue({"s3": "s3", "gs": "gcs"}[scheme])
+    objects = STORES[scheme]
+    path, disk = long_table_on_disk
     command = [str(BEAM_PYTHON), "-m", "tfrecord_builder", "build", str(path), "--output", f"{scheme}://data/killed",
                "--runner", "beam"]
     job = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **SMALL_TASKS}, start_new_session=True,
@@ -142,12 +160,12 @@ def test_a_killed_beam_job_into_a_bucket_resumes_from_the_shards_its_workers_wro
     if scheme == "s3":
         assert resumed.stderr.startswith("warning: s3://data/killed/rows/1.0.0: took over the lock of a build that "), \
             resumed.stderr
-    on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
+    on_disk = _files(disk / "rows" / "1.0.0")
     in_bucket = objects("killed/rows/1.0.0")
     assert sorted(in_bucket) == sorted(on_disk)
     for name, content in on_disk.items():
         if name.endswith((".json", ".py")):
-            assert in_bucket[name] == content.replace(str(tmp_path / "disk").encode(), f"{scheme}://data/killed".encode()), name
+            assert in_bucket[name] == content.replace(str(disk).encode(), f"{scheme}://data/killed".encode()), name
         else:
             assert in_bucket[name] == content, name
     assert sorted(objects("killed/rows")) == sorted(f"1.0.0/{name}" for name in on_disk)  # no staging, no lock

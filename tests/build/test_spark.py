@@ -6,13 +6,14 @@ killed, a task run twice, the driver killed) change no byte. The tests of the co
 drivers of their own (local[N]) in subprocesses: they run beside the session's tests."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Callable
 
 import pytest
 
@@ -40,7 +41,7 @@ def s3(spark_s3):
         yield spark_s3
 
 
-def both(spec: Path, tmp_path: Path, progress: Any = None) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def both(spec: Path, tmp_path: Path, progress: Callable | None = None) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """Every file of the local build and of the Spark build of `spec` (showing its `progress`),
     built into the same path."""
     out = tmp_path / "out"
@@ -51,28 +52,53 @@ def both(spec: Path, tmp_path: Path, progress: Any = None) -> tuple[dict[str, by
     return local, _files(out)
 
 
-# gzip with the shards named as by default is the same writing as gzip with `naming: suffix`
-@pytest.mark.parametrize("output", [{}, {"shuffle": False}, {"naming": "suffix", "compression": "gzip"}],
-                         ids=["shuffled", "source-order", "gzip-shards-named-tfrecord"])
-def test_a_table_builds_the_same_bytes_on_spark_showing_its_progress_from_the_tasks_counts(spark, tmp_path, output):
-    spec = write_spec(tmp_path, _tabular(**output), {"rows.csv": _table(600, bad=(5, 77))})
-    said: list[tuple[str, int, int | None]] = []
-    local, built = both(spec, tmp_path, progress=lambda *shown: said.append(shown))
+# the table's cases (spec keys added, output options): each built once on each runner, shared by
+# the tests asserting on it (the shuffled one records its progress): a Spark job's fixed cost is
+# most of its time at this size, so the options that take no path of their own share one
+TABLE_CASES = {
+    "shuffled": ({}, {}),
+    "source-order": ({}, {"shuffle": False}),
+    "stratified-gzip-shards-named-tfrecord": ({"stratify": "label"}, {"naming": "suffix", "compression": "gzip"}),
+}
+
+
+@pytest.fixture(scope="module")
+def table_built(spark, tmp_path_factory) -> Callable[[str], tuple[dict[str, bytes], dict[str, bytes], list]]:
+    """`table_built(case)`: the local and the Spark build's files of the 600-row table built as
+    TABLE_CASES[case] says, and the Spark build's progress, each built once for the module."""
+    folder = tmp_path_factory.mktemp("table")
+    built: dict[str, tuple[dict[str, bytes], dict[str, bytes], list]] = {}
+
+    def table(case: str) -> tuple[dict[str, bytes], dict[str, bytes], list]:
+        if case not in built:
+            added, output = TABLE_CASES[case]
+            spec = write_spec(folder / case, {**_tabular(**output), **added}, {"rows.csv": _table(600, bad=(5, 77))})
+            said: list[tuple[str, int, int | None]] = []
+            built[case] = (*both(spec, folder / case, progress=lambda *shown: said.append(shown)), said)
+        return built[case]
+    return table
+
+
+@pytest.mark.parametrize("case", list(TABLE_CASES))
+def test_a_table_builds_the_same_bytes_on_spark(table_built, case):
+    local, built, _ = table_built(case)
     _same(local, built)
-    if output.get("naming") == "suffix":
+    if TABLE_CASES[case][1].get("naming") == "suffix":
         assert "rows/1.0.0/rows-train-00002-of-00003.tfrecord.gz" in built
-    if output:
-        return
-    phases = [phase for phase, _, _ in said]  # the spec the progress is counted for
+
+
+def test_a_spark_build_shows_its_progress_from_the_tasks_counts(table_built):
+    said = table_built("shuffled")[2]  # the table's shuffled build
+    phases = [phase for phase, _, _ in said]
     assert phases == sorted(phases, key=["encoding", "writing"].index)  # the phases in turn
     assert said[phases.index("writing") - 1] == ("encoding", 639, None)  # every row read, the bad ones too
     assert said[-1] == ("writing", 636, 636)  # every record written (row 5 bad twice: it is repeated)
 
 
-def test_a_stratified_table_builds_the_same_bytes_on_spark(spark, tmp_path):
-    spec = write_spec(tmp_path, {**_tabular(), "stratify": "label", "splits": {"train": 0.8, "test": 0.2}},
-                      {"rows.csv": _table(500)})
-    _same(*both(spec, tmp_path))
+def test_a_stratified_table_builds_the_same_bytes_on_spark(table_built):
+    local, built, _ = table_built("stratified-gzip-shards-named-tfrecord")
+    assert json.loads(built["rows/1.0.0/tfrecord_builder.json"])["spec"]["stratify"] == "label"
+    _same(local, built)
 
 
 def test_many_read_tasks_with_index_files_build_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
@@ -125,22 +151,33 @@ def test_a_duplicate_key_is_the_local_error_on_spark(spark, tmp_path, shuffle):
     assert not (tmp_path / "b" / "parts" / "1.0.0").exists()
 
 
-def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark, s3, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def on_disk(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
+    """A table's spec (with index files, from many read tasks), the folder the local runner built
+    it into and the dataset's files there: what the builds into a bucket are compared with."""
+    folder = tmp_path_factory.mktemp("bucket")
+    spec = write_spec(folder, _tabular(index=True), {"rows.csv": _table(2000, bad=(9,))})
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv(*next(iter(SMALL_TASKS.items())))
+        tb.build(spec, output=folder / "disk")
+    return spec, folder / "disk", _files(folder / "disk" / "rows" / "1.0.0")
+
+
+def test_the_executors_write_the_shards_into_a_bucket_with_the_local_bytes(spark, s3, on_disk, monkeypatch):
     """Output in an S3 bucket (moto on 127.0.0.1): the executors write the shards there themselves,
     the driver the rest; every object is the local disk build's file (the module names its place)."""
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    spec = write_spec(tmp_path, _tabular(index=True), {"rows.csv": _table(2000, bad=(9,))})
-    tb.build(spec, output=tmp_path / "disk")
+    spec, disk, on_disk = on_disk
     tb.build(spec, output="s3://data/spark", runner="spark")
-    on_disk, stored = _files(tmp_path / "disk" / "rows" / "1.0.0"), objects("spark/rows/1.0.0")
+    stored = objects("spark/rows/1.0.0")
     assert sorted(stored) == sorted(on_disk)
     for name, content in on_disk.items():
-        expected = content.replace(str(tmp_path / "disk").encode(), b"s3://data/spark") if name.endswith(".py") else content
+        expected = content.replace(str(disk).encode(), b"s3://data/spark") if name.endswith(".py") else content
         assert stored[name] == expected, name
     assert not objects("spark/rows/.1.0.0.building")
 
 
-def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, s3, tmp_path, monkeypatch):
+def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, s3, on_disk, monkeypatch):
     """A shard's record in the manifest (the last object an attempt writes) held at the bucket's
     door: speculation runs a copy of its task on the other worker, which wins. The driver waits
     until Spark has stopped the attempt that lost before it publishes the dataset and clears the
@@ -148,8 +185,7 @@ def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, 
     (Released once the driver clears the records, it would land after them: issue 38's objects
     left in `manifest/` by a busy machine's slow attempts.)"""
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    spec = write_spec(tmp_path, _tabular(index=True), {"rows.csv": _table(2000, bad=(9,))})
-    tb.build(spec, output=tmp_path / "disk")
+    spec, disk, on_disk = on_disk
     GATE.hold("PUT", r"^/data/late/rows/\.1\.0\.0\.building/manifest/[^/]+\.json$",
               until=lambda method, path, body: method == "POST" and "?delete" in path
               and b"/.1.0.0.building/manifest/" in body)
@@ -157,11 +193,10 @@ def test_a_copy_that_lost_writes_nothing_into_the_bucket_after_the_build(spark, 
         tb.build(spec, output="s3://data/late", runner="spark")
     finally:
         GATE.clear()
-    on_disk = _files(tmp_path / "disk" / "rows" / "1.0.0")
     assert sorted(objects("late")) == sorted(f"rows/1.0.0/{name}" for name in on_disk)
     stored = objects("late/rows/1.0.0")
     for name, content in on_disk.items():
-        expected = content.replace(str(tmp_path / "disk").encode(), b"s3://data/late") if name.endswith(".py") else content
+        expected = content.replace(str(disk).encode(), b"s3://data/late") if name.endswith(".py") else content
         assert stored[name] == expected, name
     assert (GATE.again, GATE.outcome) == (1, "dropped")  # a copy wrote the record; the attempt held was stopped
 
@@ -234,6 +269,7 @@ def test_a_spark_master_that_doesnt_answer_is_one_line_before_anything_is_made(t
 
 
 CRASHING_BUILDER = '''
+import json
 import os
 import tfrecord_builder as tb
 
@@ -307,7 +343,18 @@ def _local_bytes(spec: Path, out: Path) -> dict[str, bytes]:
     return built
 
 
-def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
+    """big_table's 30,000 rows in 48 shards, from many read tasks: its spec, the folder every build
+    of it goes into (one at a time: each test empties it first) and the local runner's files there."""
+    folder = tmp_path_factory.mktemp("big")
+    spec = big_table(folder, 30000)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv(*next(iter(SMALL_TASKS.items())))
+        return spec, folder / "out", _local_bytes(spec, folder / "out")
+
+
+def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, big, monkeypatch):
     """SIGKILL to an executor JVM (and so its Python workers) once the first shard is in place:
     Spark starts another executor and runs the lost tasks again (and the steps whose outputs it
     held); the dataset is the local runner's, without a partial or doubled shard."""
@@ -315,9 +362,8 @@ def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_pa
     import threading
 
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    spec = big_table(tmp_path, 30000)
-    out = tmp_path / "out"
-    expected = _local_bytes(spec, out)
+    spec, out, expected = big
+    shutil.rmtree(out, ignore_errors=True)
     before = executors(spark)
     assert len(before) == 2
     entries = out / "rows" / ".1.0.0.building" / "manifest"
@@ -343,6 +389,7 @@ def test_an_executor_killed_while_it_writes_shards_changes_no_byte(spark, tmp_pa
 
 
 SLOW_FIRST_ATTEMPT = '''
+import json
 import os
 import pathlib
 import time
@@ -392,7 +439,7 @@ def test_a_task_run_twice_at_once_by_speculation_changes_no_byte(spark, tmp_path
     _same(expected, _files(out))
 
 
-def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, monkeypatch):
+def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(big, tmp_path, monkeypatch):
     """The driver (the CLI, its JVM and its local executors) killed with SIGKILL once some shards
     are in place: `--resume` on Spark keeps them as they are and writes the rest, the local bytes."""
     import signal
@@ -401,9 +448,8 @@ def test_a_killed_spark_driver_resumes_keeping_its_finished_shards(tmp_path, mon
     if shutil.which("java") is None:
         pytest.skip("Spark needs Java 17 or later (on PATH)")
     monkeypatch.setenv(*next(iter(SMALL_TASKS.items())))
-    spec = big_table(tmp_path, 30000)
-    out = tmp_path / "out"
-    expected = _local_bytes(spec, out)
+    spec, out, expected = big
+    shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "tfrecord_builder", "build", str(spec), "--output", str(out), "--runner", "spark",
                "--workers", "2"]
     job = subprocess.Popen(command, env={**os.environ, **NO_UI, **SMALL_TASKS}, start_new_session=True,
