@@ -22,6 +22,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.features import TensorFeature
 
 from conftest import write_spec
+from support.reading import files_of
 
 csv_blocks = importlib.import_module("tfrecord_builder.builders.csv_blocks")
 json_blocks = importlib.import_module("tfrecord_builder.builders.json_blocks")
@@ -256,3 +257,71 @@ def test_a_lone_carriage_return_is_one_not_followed_by_a_newline(data):
     """What the fast readers refuse a block for (the csv module ends a row at it), found with NumPy."""
     lone = any(byte == 13 and data[index + 1 : index + 2] != b"\n" for index, byte in enumerate(data))
     assert lines.lone_carriage_return(data) == lone
+
+
+def _pending_batches(spec_path: Path) -> list:
+    """The batches the build's process hands its encoding workers, for the spec at `spec_path`."""
+    from tfrecord_builder.build.plan import read_tasks, task_batches
+    from tfrecord_builder.builders.sources import source_builders, with_source_classes, with_source_columns
+    from tfrecord_builder.spec.load import load_spec
+
+    spec = load_spec(spec_path)
+    builders = source_builders(spec)
+    spec = with_source_columns(with_source_classes(spec, builders), builders)
+    return [batch for task in read_tasks(builders) for batch in task_batches(spec, dict(builders)[task.split], task)]
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_workers_read_the_lines_of_a_plain_file_themselves(tmp_path, monkeypatch, kind):
+    """The build's process only finds where a plain file's batches of lines start and end: a
+    pending batch holds that place (a few bytes to send a worker), not the lines, and is read there.
+    A compressed file's batches hold their bytes. Both build the same shards, whether the file is
+    read whole or in windows (tasks)."""
+    import gzip
+    import pickle
+
+    from tfrecord_builder.features.notices import Notices
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 64)
+    if kind == "csv":
+        text = "n,x,t\n" + "".join(f"{i},{i * 0.25},{' '.join(map(str, range(i % 5)))}\r\n" for i in range(1000))
+        features = {"n": {"dtype": "int64"}, "x": {"dtype": "float32"}, "t": {"dtype": "int64", "shape": [None]}}
+        source = {"builder": "csv"}
+    else:
+        text = "".join(json.dumps({"n": i, "x": i * 0.25, "t": list(range(i % 5))}) + "\n" for i in range(1000))
+        features = {"n": {"dtype": "int64"}, "x": {"dtype": "float32"}, "t": {"dtype": "int64", "shape": [None]}}
+        source = {"builder": "jsonl"}
+    built = {}
+    for task_bytes in (None, 4000):  # the file whole, and cut into windows read as tasks of their own
+        if task_bytes is not None:
+            monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", str(task_bytes))
+        for name, data in ((f"d.{kind}", text.encode()), (f"d.{kind}.gz", gzip.compress(text.encode(), mtime=0))):
+            folder = tmp_path / f"{name}-{task_bytes}"
+            path = write_spec(folder, {"name": "r", "source": {**source, "path": name}, "features": features,
+                                       "output": {"shards": 2}}, {name: data})
+            batches = _pending_batches(path)
+            assert sum(map(len, batches)) == 1000
+            if name.endswith(".gz"):
+                assert all(isinstance(batch.lines, bytes) for batch in batches)
+            else:
+                assert all(isinstance(batch.lines, lines.FileLines) for batch in batches)
+                assert all(len(pickle.dumps(batch.lines)) < 200 for batch in batches)
+                first = batches[3].load(Notices()).origin(0)
+                assert task_bytes is not None or first == f"{name}, line {3 * 64 + 1 + (kind == 'csv')}"
+            info = tb.build(path, output=folder / "out", workers=2)
+            built[(name.endswith(".gz"), task_bytes)] = (
+                {file: data for file, data in files_of(info.path).items() if ".tfrecord" in file}, info.statistics)
+    # (a compressed file is read whole; a window's batches start at its first line, so their
+    # statistics are merged otherwise: its shards alone are compared)
+    assert repr(built[(False, None)]) == repr(built[(True, None)]) == repr(built[(True, 4000)])
+    assert built[(False, None)][0] == built[(False, 4000)][0]
+
+
+def test_a_file_cut_short_after_its_lines_were_found_is_an_error(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"n\n1\n2\n")
+    part = lines.FileLines(str(path), 2, 6)
+    assert part.read() == b"1\n2\n"
+    path.write_bytes(b"n\n1\n")
+    with pytest.raises(tb.DataError, match=r"d\.csv: the file changed while it was read"):
+        part.read()

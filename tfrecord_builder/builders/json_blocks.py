@@ -24,8 +24,8 @@ import numpy as np
 
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
-from .lines import BOM, blank_lines, line_batches, line_blocks
-from .opened import Window, open_window
+from .lines import BOM, FileLines, blank_lines, line_batches, line_blocks, lines_data
+from .opened import Window, open_window, read_again
 from ..features import grouped
 from ..features.cells import JsonValues
 from ..features.notices import Notices
@@ -60,8 +60,9 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
             return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
-            lambda data, count, done: JsonLines(data, count, name, before + done + 1, schema, list(needed), key, keep_going,
-                                                na_values)))
+            lambda lines, count, done: JsonLines(lines, count, name, before + done + 1, schema, list(needed), key,
+                                                 keep_going, na_values),
+            read_again(path), window.start if window is not None else 0))
 
 
 def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
@@ -72,9 +73,10 @@ def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
 @dataclass
 class JsonLines(PendingBatch):
     """`count` lines of a JSONL file, none blank, from line `line` on: Arrow parses them where they
-    are encoded, into columns of the types the spec asks (`schema`)."""
+    are encoded, into columns of the types the spec asks (`schema`). `lines` are their bytes, or
+    their place in the file, read there."""
 
-    data: bytes
+    lines: bytes | FileLines
     count: int
     name: str
     line: int
@@ -83,8 +85,10 @@ class JsonLines(PendingBatch):
     key: str | None
     keep_going: bool = False  # on_error: skip: a line json.loads can't read is listed, not raised
     na_values: frozenset[str] = frozenset()  # string values read as missing
+    data: bytes = b""  # the lines' bytes, once `load` has them
 
     def load(self, notices: Notices) -> Batch:  # (reading a table notes nothing)
+        self.data = lines_data(self.lines)
         if not self.data.isascii() and not _utf8(self.data):
             return self._json_loads()  # Arrow's JSON parser lets bytes that aren't UTF-8 through
         options = (pajson.ReadOptions(use_threads=False, block_size=len(self.data) + 1),
