@@ -325,3 +325,88 @@ def test_a_file_cut_short_after_its_lines_were_found_is_an_error(tmp_path):
     path.write_bytes(b"n\n1\n")
     with pytest.raises(tb.DataError, match=r"d\.csv: the file changed while it was read"):
         part.read()
+
+
+NUMBER_TEXT = st.sampled_from(["0", "7", "-3", "-0", "1.0", "1.5", "-0.0", "1e2", "1E-2", "2.5e+3", " 4 ",
+                               "9223372036854775807", "9223372036854775808", "-9223372036854775809", "1e400",
+                               "NaN", "null", "true", '"5"', "[1]", "[]"])
+
+
+@st.composite
+def _number_lines(draw):
+    """JSON lines of an int `n`, a float list `t` and a list of float pairs `p`, spelled oddly:
+    spaces, keys in any order, a key missing or repeated, lists of other shapes."""
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        size = draw(st.sampled_from([2, 2, 2, 0, 1, 3]))  # mostly pairs, of one size a line
+        pairs = draw(st.lists(st.lists(NUMBER_TEXT, min_size=size, max_size=size + draw(st.sampled_from([0, 0, 1]))),
+                              max_size=3))
+        fields = {"n": draw(NUMBER_TEXT), "t": "[" + ",".join(draw(st.lists(NUMBER_TEXT, max_size=4))) + "]",
+                  "p": "[" + ", ".join("[" + ",".join(pair) + "]" for pair in pairs) + "]"}
+        names = draw(st.permutations(list(fields)))
+        if draw(st.integers(0, 9)) == 0:
+            names = names[:-1]
+        if draw(st.integers(0, 9)) == 0:
+            names = [*names, names[0]]
+        space = draw(st.sampled_from(["", " ", "\t"]))
+        lines.append(("{" + f",{space}".join(f'"{name}":{space}{fields[name]}' for name in names) + "}").encode())
+    return lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=_number_lines())
+def test_numbers_simdjson_reads_are_what_json_loads_reads(lines):
+    """A batch of numbers goes through simdjson (json_blocks.numbers_table) only where its columns
+    hold exactly what json.loads reads, in the same shapes; any other batch is left to Arrow."""
+    import math
+
+    import pyarrow as pa
+
+    schema = pa.schema([("n", pa.int64()), ("t", pa.list_(pa.float64())), ("p", pa.list_(pa.list_(pa.float64())))])
+    table = json_blocks.numbers_table(lines, schema)
+    if table is None:
+        return
+    assert table.schema == schema and table.num_rows == len(lines)
+    for line, row in zip(lines, table.to_pylist()):
+        pairs = list(json.loads(line, object_pairs_hook=lambda pairs: pairs))
+        assert sorted(name for name, _ in pairs) == ["n", "p", "t"]
+        record = dict(pairs)
+        assert type(record["n"]) is int and record["n"] == row["n"]
+        assert [float(value) for value in record["t"]] == row["t"]
+        assert [[float(value) for value in pair] for pair in record["p"]] == row["p"]
+        assert not any(math.isnan(value) for value in row["t"])
+
+
+def test_numbers_take_simdjson_where_it_is_installed():
+    """The property test above would pass if simdjson never read a batch."""
+    import pyarrow as pa
+
+    pytest.importorskip("simdjson")
+    schema = pa.schema([("n", pa.int64()), ("t", pa.list_(pa.float64())), ("p", pa.list_(pa.list_(pa.float64())))])
+    lines = [b'{"n": 1, "t": [1.5, 2], "p": [[1, 2], [3, 4.25]]}', b'{"p":[],"t":[],"n":-7}\r']
+    assert json_blocks.numbers_table(lines, schema).to_pylist() == [
+        {"n": 1, "t": [1.5, 2.0], "p": [[1.0, 2.0], [3.0, 4.25]]}, {"n": -7, "t": [], "p": []}]
+    assert json_blocks.numbers_table([b'{"n": 1, "t": [[1.5]], "p": []}'], schema) is None  # a list too deep
+    assert json_blocks.numbers_table([b'{"n": 1, "t": [], "p": [[1, 2], [3]]}'], schema) is None  # pairs of 2 and 1
+    assert json_blocks.numbers_table([b'{"n": 1, "t": [], "p": [], "n": 2}'], schema) is None  # json.loads keeps 2
+
+
+def test_sequences_build_the_same_shards_with_simdjson_or_arrow_alone(tmp_path, monkeypatch):
+    """Batches simdjson reads (numbers alone) and batches it leaves to Arrow (a string, a step
+    of another size) build the same bytes as with Arrow's parser alone."""
+    pytest.importorskip("simdjson")
+    monkeypatch.setattr(TensorFeature, "batch_rows", 8)
+    lines = [json.dumps({"n": i, "t": [[i, 0.1 * i]] * (i % 5), "w": list(range(i % 4))}) for i in range(60)]
+    lines[17] = '{"n": 17, "t": [[1, 2], [3]], "w": []}'  # a step of one value: an error in both
+    lines[30] = '{"n": 30, "t": [], "w": [1], "note": "x"}'  # a field the spec doesn't read
+    spec = {"name": "s", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "d.jsonl"},
+            "context": {"n": {"dtype": "int64"}, "w": {"dtype": "int64", "shape": [None]}},
+            "sequence": {"t": {"dtype": "float32", "shape": [2]}}, "on_error": "skip", "output": {"shards": 2}}
+    built = []
+    for index, parser in enumerate((json_blocks.simdjson, None)):
+        monkeypatch.setattr(json_blocks, "simdjson", parser)
+        info = tb.build(write_spec(tmp_path / f"c{index}", spec, {"d.jsonl": "\n".join(lines) + "\n"}),
+                        output=tmp_path / "out", overwrite=True)
+        built.append(({name: data for name, data in files_of(info.path).items() if ".tfrecord" in name},
+                      info.statistics, info.skipped, Path(info.path, "skipped.jsonl").read_text()))
+    assert built[0] == built[1] and built[0][2] == 1 and "d.jsonl, line 18" in built[0][3]
