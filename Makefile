@@ -24,7 +24,7 @@ TFM_KERAS_HUB_DEPS := regex rich 'kagglehub!=1.0.1' tokenizers==0.23.3
 DATUMARO_VENV := .venv-datumaro
 DATUMARO_STAMP := $(DATUMARO_VENV)/.installed-stamp
 DATUMARO ?= 'datumaro==1.13.*' tensorflow-cpu==2.21.0
-EXTRAS ?= cpu,parquet,sql,lake,test,docs
+EXTRAS ?= cpu,parquet,fast,sql,lake,test,docs
 # KerasHub (its RetinaNet trains from `input: {detection: ...}` in the demo, the detection notebook and
 # the tests) without its declared tensorflow-text, which would install the `tensorflow` package
 # beside tensorflow-cpu; its detectors don't use it. Its other dependencies are light

@@ -45,6 +45,7 @@ def test_a_build_within_the_in_process_time_starts_no_workers(tmp_path, monkeypa
     monkeypatch.setattr(TensorFeature, "batch_rows", 500)
     monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 30.0)
     monkeypatch.setattr(processes, "worker_pool", _NoPool)
+    monkeypatch.setattr(processes, "ProcessPoolExecutor", _NoPool)  # (a pool kept for the shards, too)
     spec = write_spec(tmp_path, SPEC, {"d.csv": ROWS})
     in_process = tb.build(spec, output=tmp_path / "a", workers=2)
     assert in_process.splits["train"].num_examples == 3000
@@ -60,6 +61,39 @@ def test_workers_started_midway_write_the_same_bytes(tmp_path, monkeypatch):
     monkeypatch.setattr(encoding, "IN_PROCESS_SECONDS", 0.0)  # workers from the second batch on
     two = tb.build(spec, output=tmp_path / "two", workers=2)
     assert _digests(one) == _digests(two) and len(_digests(one)) == 2
+
+
+def test_the_encodings_workers_write_the_shards_the_same(tmp_path, monkeypatch):
+    """Records in the workers' runs, shards written side by side (POOL_BYTES 0): the workers that
+    encoded merge the runs into the shards, so a build starts one pool, not two; the same shards
+    as writers started for them, and as one process."""
+    from tfrecord_builder.build.runners import local
+    from tfrecord_builder.features import TensorFeature
+    from tfrecord_builder.write import shards
+
+    started = []
+
+    class Counted(processes.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            started.append(args)
+            super().__init__(*args, **kwargs)
+
+    def own_pool(*args, **kwargs):  # the shards' writers started for them, as before
+        return shards.write_split(*args, **{**kwargs, "pool": None})
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 100)  # 30 batches
+    monkeypatch.setattr(shards, "POOL_BYTES", 0)
+    monkeypatch.setattr(processes, "ProcessPoolExecutor", Counted)
+    spec = write_spec(tmp_path, SPEC, {"d.csv": ROWS})
+    one = tb.build(spec, output=tmp_path / "one", workers=1)
+    assert not started
+    kept = tb.build(spec, output=tmp_path / "kept", workers=2)
+    assert len(started) == 1
+    monkeypatch.setattr(local, "write_split", own_pool)
+    apart = tb.build(spec, output=tmp_path / "apart", workers=2)
+    assert len(started) == 3
+    assert _digests(kept) == _digests(apart) == _digests(one) and len(_digests(one)) == 2
+    assert kept.statistics == apart.statistics == one.statistics
 
 
 def _paced(spec, split, batch):

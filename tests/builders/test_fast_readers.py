@@ -22,6 +22,7 @@ import tfrecord_builder as tb
 from tfrecord_builder.features import TensorFeature
 
 from conftest import write_spec
+from support.reading import files_of
 
 csv_blocks = importlib.import_module("tfrecord_builder.builders.csv_blocks")
 json_blocks = importlib.import_module("tfrecord_builder.builders.json_blocks")
@@ -256,3 +257,156 @@ def test_a_lone_carriage_return_is_one_not_followed_by_a_newline(data):
     """What the fast readers refuse a block for (the csv module ends a row at it), found with NumPy."""
     lone = any(byte == 13 and data[index + 1 : index + 2] != b"\n" for index, byte in enumerate(data))
     assert lines.lone_carriage_return(data) == lone
+
+
+def _pending_batches(spec_path: Path) -> list:
+    """The batches the build's process hands its encoding workers, for the spec at `spec_path`."""
+    from tfrecord_builder.build.plan import read_tasks, task_batches
+    from tfrecord_builder.builders.sources import source_builders, with_source_classes, with_source_columns
+    from tfrecord_builder.spec.load import load_spec
+
+    spec = load_spec(spec_path)
+    builders = source_builders(spec)
+    spec = with_source_columns(with_source_classes(spec, builders), builders)
+    return [batch for task in read_tasks(builders) for batch in task_batches(spec, dict(builders)[task.split], task)]
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_workers_read_the_lines_of_a_plain_file_themselves(tmp_path, monkeypatch, kind):
+    """The build's process only finds where a plain file's batches of lines start and end: a
+    pending batch holds that place (a few bytes to send a worker), not the lines, and is read there.
+    A compressed file's batches hold their bytes. Both build the same shards, whether the file is
+    read whole or in windows (tasks)."""
+    import gzip
+    import pickle
+
+    from tfrecord_builder.features.notices import Notices
+
+    monkeypatch.setattr(TensorFeature, "batch_rows", 64)
+    if kind == "csv":
+        text = "n,x,t\n" + "".join(f"{i},{i * 0.25},{' '.join(map(str, range(i % 5)))}\r\n" for i in range(1000))
+        features = {"n": {"dtype": "int64"}, "x": {"dtype": "float32"}, "t": {"dtype": "int64", "shape": [None]}}
+        source = {"builder": "csv"}
+    else:
+        text = "".join(json.dumps({"n": i, "x": i * 0.25, "t": list(range(i % 5))}) + "\n" for i in range(1000))
+        features = {"n": {"dtype": "int64"}, "x": {"dtype": "float32"}, "t": {"dtype": "int64", "shape": [None]}}
+        source = {"builder": "jsonl"}
+    built = {}
+    for task_bytes in (None, 4000):  # the file whole, and cut into windows read as tasks of their own
+        if task_bytes is not None:
+            monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", str(task_bytes))
+        for name, data in ((f"d.{kind}", text.encode()), (f"d.{kind}.gz", gzip.compress(text.encode(), mtime=0))):
+            folder = tmp_path / f"{name}-{task_bytes}"
+            path = write_spec(folder, {"name": "r", "source": {**source, "path": name}, "features": features,
+                                       "output": {"shards": 2}}, {name: data})
+            batches = _pending_batches(path)
+            assert sum(map(len, batches)) == 1000
+            if name.endswith(".gz"):
+                assert all(isinstance(batch.lines, bytes) for batch in batches)
+            else:
+                assert all(isinstance(batch.lines, lines.FileLines) for batch in batches)
+                assert all(len(pickle.dumps(batch.lines)) < 200 for batch in batches)
+                first = batches[3].load(Notices()).origin(0)
+                assert task_bytes is not None or first == f"{name}, line {3 * 64 + 1 + (kind == 'csv')}"
+            info = tb.build(path, output=folder / "out", workers=2)
+            built[(name.endswith(".gz"), task_bytes)] = (
+                {file: data for file, data in files_of(info.path).items() if ".tfrecord" in file}, info.statistics)
+    # (a compressed file is read whole; a window's batches start at its first line, so their
+    # statistics are merged otherwise: its shards alone are compared)
+    assert repr(built[(False, None)]) == repr(built[(True, None)]) == repr(built[(True, 4000)])
+    assert built[(False, None)][0] == built[(False, 4000)][0]
+
+
+def test_a_file_cut_short_after_its_lines_were_found_is_an_error(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"n\n1\n2\n")
+    part = lines.FileLines(str(path), 2, 6)
+    assert part.read() == b"1\n2\n"
+    path.write_bytes(b"n\n1\n")
+    with pytest.raises(tb.DataError, match=r"d\.csv: the file changed while it was read"):
+        part.read()
+
+
+NUMBER_TEXT = st.sampled_from(["0", "7", "-3", "-0", "1.0", "1.5", "-0.0", "1e2", "1E-2", "2.5e+3", " 4 ",
+                               "9223372036854775807", "9223372036854775808", "-9223372036854775809", "1e400",
+                               "NaN", "null", "true", '"5"', "[1]", "[]"])
+
+
+@st.composite
+def _number_lines(draw):
+    """JSON lines of an int `n`, a float list `t` and a list of float pairs `p`, spelled oddly:
+    spaces, keys in any order, a key missing or repeated, lists of other shapes."""
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        size = draw(st.sampled_from([2, 2, 2, 0, 1, 3]))  # mostly pairs, of one size a line
+        pairs = draw(st.lists(st.lists(NUMBER_TEXT, min_size=size, max_size=size + draw(st.sampled_from([0, 0, 1]))),
+                              max_size=3))
+        fields = {"n": draw(NUMBER_TEXT), "t": "[" + ",".join(draw(st.lists(NUMBER_TEXT, max_size=4))) + "]",
+                  "p": "[" + ", ".join("[" + ",".join(pair) + "]" for pair in pairs) + "]"}
+        names = draw(st.permutations(list(fields)))
+        if draw(st.integers(0, 9)) == 0:
+            names = names[:-1]
+        if draw(st.integers(0, 9)) == 0:
+            names = [*names, names[0]]
+        space = draw(st.sampled_from(["", " ", "\t"]))
+        lines.append(("{" + f",{space}".join(f'"{name}":{space}{fields[name]}' for name in names) + "}").encode())
+    return lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=_number_lines())
+def test_numbers_simdjson_reads_are_what_json_loads_reads(lines):
+    """A batch of numbers goes through simdjson (json_blocks.numbers_table) only where its columns
+    hold exactly what json.loads reads, in the same shapes; any other batch is left to Arrow."""
+    import math
+
+    import pyarrow as pa
+
+    schema = pa.schema([("n", pa.int64()), ("t", pa.list_(pa.float64())), ("p", pa.list_(pa.list_(pa.float64())))])
+    table = json_blocks.numbers_table(lines, schema)
+    if table is None:
+        return
+    assert table.schema == schema and table.num_rows == len(lines)
+    for line, row in zip(lines, table.to_pylist()):
+        pairs = list(json.loads(line, object_pairs_hook=lambda pairs: pairs))
+        assert sorted(name for name, _ in pairs) == ["n", "p", "t"]
+        record = dict(pairs)
+        assert type(record["n"]) is int and record["n"] == row["n"]
+        assert [float(value) for value in record["t"]] == row["t"]
+        assert [[float(value) for value in pair] for pair in record["p"]] == row["p"]
+        assert not any(math.isnan(value) for value in row["t"])
+
+
+def test_numbers_take_simdjson_where_it_is_installed():
+    """The property test above would pass if simdjson never read a batch."""
+    import pyarrow as pa
+
+    pytest.importorskip("simdjson")
+    schema = pa.schema([("n", pa.int64()), ("t", pa.list_(pa.float64())), ("p", pa.list_(pa.list_(pa.float64())))])
+    lines = [b'{"n": 1, "t": [1.5, 2], "p": [[1, 2], [3, 4.25]]}', b'{"p":[],"t":[],"n":-7}\r']
+    assert json_blocks.numbers_table(lines, schema).to_pylist() == [
+        {"n": 1, "t": [1.5, 2.0], "p": [[1.0, 2.0], [3.0, 4.25]]}, {"n": -7, "t": [], "p": []}]
+    assert json_blocks.numbers_table([b'{"n": 1, "t": [[1.5]], "p": []}'], schema) is None  # a list too deep
+    assert json_blocks.numbers_table([b'{"n": 1, "t": [], "p": [[1, 2], [3]]}'], schema) is None  # pairs of 2 and 1
+    assert json_blocks.numbers_table([b'{"n": 1, "t": [], "p": [], "n": 2}'], schema) is None  # json.loads keeps 2
+
+
+def test_sequences_build_the_same_shards_with_simdjson_or_arrow_alone(tmp_path, monkeypatch):
+    """Batches simdjson reads (numbers alone) and batches it leaves to Arrow (a string, a step
+    of another size) build the same bytes as with Arrow's parser alone."""
+    pytest.importorskip("simdjson")
+    monkeypatch.setattr(TensorFeature, "batch_rows", 8)
+    lines = [json.dumps({"n": i, "t": [[i, 0.1 * i]] * (i % 5), "w": list(range(i % 4))}) for i in range(60)]
+    lines[17] = '{"n": 17, "t": [[1, 2], [3]], "w": []}'  # a step of one value: an error in both
+    lines[30] = '{"n": 30, "t": [], "w": [1], "note": "x"}'  # a field the spec doesn't read
+    spec = {"name": "s", "format": "sequence_example", "source": {"builder": "sequence_jsonl", "path": "d.jsonl"},
+            "context": {"n": {"dtype": "int64"}, "w": {"dtype": "int64", "shape": [None]}},
+            "sequence": {"t": {"dtype": "float32", "shape": [2]}}, "on_error": "skip", "output": {"shards": 2}}
+    built = []
+    for index, parser in enumerate((json_blocks.simdjson, None)):
+        monkeypatch.setattr(json_blocks, "simdjson", parser)
+        info = tb.build(write_spec(tmp_path / f"c{index}", spec, {"d.jsonl": "\n".join(lines) + "\n"}),
+                        output=tmp_path / "out", overwrite=True)
+        built.append(({name: data for name, data in files_of(info.path).items() if ".tfrecord" in name},
+                      info.statistics, info.skipped, Path(info.path, "skipped.jsonl").read_text()))
+    assert built[0] == built[1] and built[0][2] == 1 and "d.jsonl, line 18" in built[0][3]

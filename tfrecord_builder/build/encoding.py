@@ -6,6 +6,7 @@ back in source order, so the output is byte-identical whatever the worker count.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import time
@@ -80,8 +81,8 @@ LOOKAHEAD_BATCHES = 256
 
 
 def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | PendingBatch]],
-                   workers: int = 1, runs: str | None = None, stage: Callable[..., Any] | None = None
-                   ) -> Iterator[Any]:
+                   workers: int = 1, runs: str | None = None, stage: Callable[..., Any] | None = None,
+                   shared: processes.SharedPool | None = None) -> Iterator[Any]:
     """Encodes every `(split or None, batch)` in source order (a pending batch is parsed there
     too): in this process for the first IN_PROCESS_SECONDS; then, with `workers` > 1, in that
     many worker processes if the batches ahead hold PARALLEL_SECONDS of work at the pace so far
@@ -90,7 +91,8 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
 
     `stage(spec, split, batch)` is what is done to each batch (a module-level function, or a
     partial of one, for the workers): `encode_for_build` (the default; with its strata bound, for
-    a stratified build), or a stratified build's first pass, `classify_for_build`."""
+    a stratified build), or a stratified build's first pass, `classify_for_build`. Given a
+    `shared` pool, the workers are started there and left running for a later phase (the shards)."""
     stage = stage or encode_for_build
     batches = _failure_in_turn(batches)
     start = time.perf_counter()
@@ -112,7 +114,10 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         for split, batch in ahead:
             yield _ReadFailure.raised(batch) or stage(spec, split, batch)
         return
-    with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
+    with contextlib.ExitStack() as stack:
+        state = (spec, runs, stage)
+        pool = (shared.started(workers, state, renew_run_names) if shared is not None else
+                stack.enter_context(processes.worker_pool(workers, state, renew_run_names)))
         pending: deque = deque()
         in_worker = processes.in_worker(encode_in_worker)
         for split, batch in itertools.chain(ahead, batches):

@@ -26,8 +26,8 @@ import numpy as np
 from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
-from .lines import BOM, blank_lines, line_batches, line_blocks, lone_carriage_return
-from .opened import Window, open_window
+from .lines import BOM, FileLines, blank_lines, line_batches, line_blocks, lines_data, lone_carriage_return
+from .opened import Window, open_window, read_again
 from ..features.cells import TextCells
 from ..features.notices import Notices
 
@@ -61,16 +61,18 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         wanted = [column for column in (header if needed is None else needed) if column in header]
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _plain,
-            lambda data, count, done: CsvLines(data, count, name, before + done + 2, first, header, wanted, key, delimiter,
-                                               keep_going, na_values)))
+            lambda lines, count, done: CsvLines(lines, count, name, before + done + 2, first, header, wanted, key,
+                                                delimiter, keep_going, na_values),
+            read_again(path), window.start if window is not None else len(first)))
 
 
 @dataclass
 class CsvLines(PendingBatch):
     """`count` plain lines of a CSV (no quote, blank line or lone carriage return), from line
-    `line` on: Arrow parses them where they are encoded, into columns of text cells."""
+    `line` on: Arrow parses them where they are encoded, into columns of text cells. `lines` are
+    their bytes, or their place in the file, read there."""
 
-    data: bytes
+    lines: bytes | FileLines
     count: int
     name: str
     line: int
@@ -81,8 +83,10 @@ class CsvLines(PendingBatch):
     delimiter: str
     keep_going: bool = False  # on_error: skip: a row the csv module can't read is listed, not raised
     na_values: frozenset[str] = frozenset()  # cells read as missing, as an empty one is
+    data: bytes = b""  # the lines' bytes, once `load` has them
 
     def load(self, notices: Notices) -> Batch:  # (reading a table notes nothing)
+        self.data = lines_data(self.lines)
         options = (
             pacsv.ReadOptions(column_names=self.header, use_threads=False, block_size=len(self.data) + 1),
             pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, newlines_in_values=False,

@@ -24,8 +24,8 @@ import numpy as np
 
 from . import json_rows
 from .base import Batch, PendingBatch, RowOrigins
-from .lines import BOM, blank_lines, line_batches, line_blocks
-from .opened import Window, open_window
+from .lines import BOM, FileLines, blank_lines, line_batches, line_blocks, lines_data
+from .opened import Window, open_window, read_again
 from ..features import grouped
 from ..features.cells import JsonValues
 from ..features.notices import Notices
@@ -39,6 +39,18 @@ try:
     import pyarrow.json as pajson
 except ImportError:  # optional: without it every JSONL takes json.loads
     pa = None
+
+
+def _simdjson() -> Any:
+    """pysimdjson, optional (the `fast` extra): without it numbers go through Arrow's parser."""
+    try:
+        import simdjson
+    except ImportError:
+        return None
+    return simdjson
+
+
+simdjson = _simdjson()
 
 
 def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | None, key: str | None,
@@ -60,8 +72,9 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
             return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
-            lambda data, count, done: JsonLines(data, count, name, before + done + 1, schema, list(needed), key, keep_going,
-                                                na_values)))
+            lambda lines, count, done: JsonLines(lines, count, name, before + done + 1, schema, list(needed), key,
+                                                 keep_going, na_values),
+            read_again(path), window.start if window is not None else 0))
 
 
 def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
@@ -72,9 +85,10 @@ def _no_blank_line(data: bytes, ends: np.ndarray) -> bool:
 @dataclass
 class JsonLines(PendingBatch):
     """`count` lines of a JSONL file, none blank, from line `line` on: Arrow parses them where they
-    are encoded, into columns of the types the spec asks (`schema`)."""
+    are encoded, into columns of the types the spec asks (`schema`). `lines` are their bytes, or
+    their place in the file, read there."""
 
-    data: bytes
+    lines: bytes | FileLines
     count: int
     name: str
     line: int
@@ -83,24 +97,29 @@ class JsonLines(PendingBatch):
     key: str | None
     keep_going: bool = False  # on_error: skip: a line json.loads can't read is listed, not raised
     na_values: frozenset[str] = frozenset()  # string values read as missing
+    data: bytes = b""  # the lines' bytes, once `load` has them
 
     def load(self, notices: Notices) -> Batch:  # (reading a table notes nothing)
+        self.data = lines_data(self.lines)
         if not self.data.isascii() and not _utf8(self.data):
             return self._json_loads()  # Arrow's JSON parser lets bytes that aren't UTF-8 through
-        options = (pajson.ReadOptions(use_threads=False, block_size=len(self.data) + 1),
-                   pajson.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="ignore",
-                                       newlines_in_values=False))
-        try:
-            table = pajson.read_json(pa.py_buffer(self.data), *options)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return self._json_loads()
-        if table.num_rows != self.count:
-            return self._json_loads()  # e.g. two objects on one line, which json.loads refuses
-        if self.key is not None and table.column(self.key).null_count:
-            return self._json_loads()  # a missing key: json.loads's reader says where
-        if _blank_column(table):
-            return self._json_loads()
-        keys = [] if self.key is not None else [text.strip() for text in self.data.split(b"\n")[: self.count]]
+        lines = self.data.split(b"\n")[: self.count]
+        table = numbers_table(lines, self.schema)
+        if table is None:  # not numbers alone, shaped as the spec says: Arrow's parser reads them
+            options = (pajson.ReadOptions(use_threads=False, block_size=len(self.data) + 1),
+                       pajson.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="ignore",
+                                           newlines_in_values=False))
+            try:
+                table = pajson.read_json(pa.py_buffer(self.data), *options)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return self._json_loads()
+            if table.num_rows != self.count:
+                return self._json_loads()  # e.g. two objects on one line, which json.loads refuses
+            if self.key is not None and table.column(self.key).null_count:
+                return self._json_loads()  # a missing key: json.loads's reader says where
+            if _blank_column(table):
+                return self._json_loads()
+        keys = [] if self.key is not None else [text.strip() for text in lines]
         return _batch(table, keys, self.name, self.line, self.needed, self.key, self.na_values)
 
     def _json_loads(self) -> Batch:
@@ -109,6 +128,137 @@ class JsonLines(PendingBatch):
         return self.only_batch(json_rows.read_batches(io.BytesIO(self.data), self.name, "utf-8", self.needed,
                                                       self.key, self.count, first_line=self.line,
                                                       keep_going=self.keep_going, na_values=self.na_values))
+
+
+# What a line's skeleton leaves out: the characters of JSON's numbers, and whitespace
+_NUMBER_OR_SPACE = b"0123456789+-.eE \t\r"
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def numbers_table(lines: list[bytes], schema: Any) -> Any:
+    """The lines' records as Arrow columns of the `schema`'s types, parsed by simdjson, where every
+    field is a number or a list (or a list of lists of one length) of numbers; None where any line
+    is anything else (a string, a null, a missing, repeated or other field, lists of other
+    shapes, an integer past int64, a number simdjson refuses such as NaN or 1e400), or simdjson isn't
+    installed: Arrow's parser then reads the batch, which json.loads backs.
+
+    simdjson parses a line into its own memory and copies a list of numbers out in one call
+    (`as_buffer`, which flattens lists of lists), with no Python object per value: 2.2x Arrow's
+    parse of bench/sequences.py's lines. What the flattening can't show, the lists' shapes, the
+    line's skeleton does: the line less its numbers and whitespace must be exactly the skeleton of
+    the records the lengths describe (`{"id":,"tokns":[,,],"valus":[[,],[,]]}`), so the values
+    are those json.loads would read, in the same places."""
+    if simdjson is None:
+        return None
+    fields = _number_fields(schema)
+    if fields is None:
+        return None
+    parser = _parser()
+    values: dict[str, list[Any]] = {name: [] for name in fields}
+    lengths: dict[str, list[int]] = {name: [] for name, (_, depth) in fields.items() if depth}
+    inner: dict[str, int] = {}  # a list of lists' inner length, the same in every record of the batch
+    prefixes: dict[tuple[str, ...], list[bytes] | None] = {}  # each order of the keys: their skeletons
+    for line in lines:
+        try:
+            parts = _line_parts(parser.parse(line), fields, values, lengths, inner, prefixes)
+        except (ValueError, TypeError, RuntimeError):  # simdjson's refusals (UnicodeDecodeError is a ValueError)
+            return None
+        if parts is None or line.translate(None, _NUMBER_OR_SPACE) != b"{" + b",".join(parts) + b"}":
+            return None
+    columns = {}
+    for name, (kind, depth) in fields.items():
+        if not depth:
+            columns[name] = pa.array(values[name], pa.int64() if kind == "int64" else pa.float64())
+            continue
+        flat = np.frombuffer(b"".join(values[name]), np.int64 if kind == "int64" else np.float64)
+        if len(flat) >= 2**31:
+            return None  # (Arrow's lists count their values in int32)
+        array = pa.array(flat)
+        if depth == 2:  # the inner lists, all of one size
+            size = inner.get(name, 0)
+            starts = (np.arange(0, len(flat) + 1, size, dtype=np.int32) if size
+                      else np.zeros(sum(lengths[name]) + 1, np.int32))
+            array = pa.ListArray.from_arrays(pa.array(starts), array)
+        offsets = np.zeros(len(lines) + 1, np.int32)
+        np.cumsum(lengths[name], out=offsets[1:])
+        columns[name] = pa.ListArray.from_arrays(pa.array(offsets), array)
+    return pa.table(columns, schema=schema)
+
+
+def _line_parts(record: Any, fields: dict[str, tuple[str, int]], values: dict[str, list[Any]],
+                lengths: dict[str, list[int]], inner: dict[str, int],
+                prefixes: dict[tuple[str, ...], list[bytes] | None]) -> list[bytes] | None:
+    """A parsed line's values added to the columns (`values`, the lists' `lengths`, each list of
+    lists' `inner` size); its skeleton's parts, key by key, or None if it isn't numbers alone in
+    the fields' shapes (then the columns are dropped with the batch). Raises simdjson's errors
+    (a list holding a value that isn't a number of its kind)."""
+    if not isinstance(record, simdjson.Object):
+        return None
+    names = tuple(record.keys())
+    if names not in prefixes:
+        prefixes[names] = _key_skeletons(names, fields)
+    prefix = prefixes[names]
+    if prefix is None:
+        return None  # a field missing, repeated or not the spec's
+    parts = []
+    for name, key in zip(names, prefix):
+        kind, depth = fields[name]
+        value = record[name]
+        if not depth:
+            if type(value) is not int and (kind == "int64" or type(value) is not float):
+                return None
+            if type(value) is int and not _INT64[0] <= value <= _INT64[1]:
+                return None
+            values[name].append(value)
+            parts.append(key)
+            continue
+        if not isinstance(value, simdjson.Array):
+            return None
+        flat = value.as_buffer(of_type="i" if kind == "int64" else "d")  # (a copy)
+        count, outer = memoryview(flat).nbytes // 8, len(value)
+        if depth == 1:
+            parts.append(key + b"[" + b"," * (count - 1) + b"]" if count else key + b"[]")
+        else:
+            size = inner.setdefault(name, count // outer) if outer else 0
+            if count != outer * size:
+                return None
+            step = b"[" + b"," * (size - 1) + b"]," if size else b"[],"
+            parts.append(key + b"[" + (step * outer)[:-1] + b"]")
+        values[name].append(flat)
+        lengths[name].append(outer)
+    return parts  # (nothing of the line is held: the parser is reused)
+
+
+def _number_fields(schema: Any) -> dict[str, tuple[str, int]] | None:
+    """Each field's kind of number ("int64", "float") and depth of lists (0-2), or None if some
+    field isn't numbers."""
+    fields = {}
+    for field in schema:
+        type_, depth = field.type, 0
+        while pa.types.is_list(type_) and depth < 3:
+            type_, depth = type_.value_type, depth + 1
+        if depth > 2 or not (pa.types.is_int64(type_) or pa.types.is_float64(type_)):
+            return None
+        fields[field.name] = ("int64" if pa.types.is_int64(type_) else "float", depth)
+    return fields
+
+
+def _key_skeletons(names: tuple[str, ...], fields: dict[str, Any]) -> list[bytes] | None:
+    """`"key":` of each of a record's keys as its line's skeleton holds it; None unless they are
+    the fields, each once."""
+    if len(names) != len(fields) or set(names) != set(fields):
+        return None
+    return [b'"' + name.encode("utf-8").translate(None, _NUMBER_OR_SPACE) + b'":' for name in names]
+
+
+_PARSERS: list[Any] = []
+
+
+def _parser() -> Any:
+    """This process's simdjson parser (made once: it keeps its buffers between lines)."""
+    if not _PARSERS:
+        _PARSERS.append(simdjson.Parser())
+    return _PARSERS[0]
 
 
 def _utf8(data: bytes) -> bool:

@@ -2,14 +2,20 @@
 
 The fast readers (csv_blocks.py, json_blocks.py) cut files this way in the build's process and
 leave the parsing to the workers; the plain CSV reader (csv_rows.py) reads its blocks the same way.
+A batch of a plain local file is handed on as the place of its lines in the file (`FileLines`),
+which the worker that parses them reads itself: the build's process only finds the line ends, and
+never copies the lines or sends them through a pipe. A compressed file or an object in a store,
+which can't be read again at a place cheaply, hands on the lines' bytes.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
 
 from .base import PendingBatch
+from ..errors import DataError
 
 BLOCK_BYTES = 1 << 20
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark, which a file may start with
@@ -30,17 +36,45 @@ def line_blocks(file: Any, size: int = BLOCK_BYTES) -> Iterator[bytes]:
             return  # (a block without a newline is part of a long line: read on)
 
 
+@dataclass(frozen=True)
+class FileLines:
+    """Whole lines of a plain local file, from byte `start` to byte `stop`: what a pending batch
+    reads where it is parsed."""
+
+    path: str
+    start: int
+    stop: int
+
+    def read(self) -> bytes:
+        """The lines' bytes; a file cut shorter since its lines were found is a DataError."""
+        with open(self.path, "rb") as file:
+            file.seek(self.start)
+            data = file.read(self.stop - self.start)
+        if len(data) != self.stop - self.start:
+            raise DataError(f"{self.path}: the file changed while it was read (bytes {self.start}-{self.stop} "
+                            "are no longer there)")
+        return data
+
+
+def lines_data(lines: bytes | FileLines) -> bytes:
+    """The bytes of a pending batch's lines, read from the file if they are its place in it."""
+    return lines.read() if isinstance(lines, FileLines) else lines
+
+
 def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[bytes, np.ndarray], bool],
-                 pending: Callable[[bytes, int, int], PendingBatch]) -> Generator[Any, None, int | None]:
+                 pending: Callable[[bytes | FileLines, int, int], PendingBatch],
+                 path: str | None = None, at: int = 0) -> Generator[Any, None, int | None]:
     """The blocks' lines `batch_size` at a time (the last batch may hold fewer), each as
-    `pending(lines' bytes, number of lines, lines before them)`.
+    `pending(lines, number of lines, lines before them)`: the lines' bytes, or, given the `path` of
+    the plain local file whose bytes from `at` on the blocks are, their place in it (`FileLines`).
 
     Stops at the first block `plain(block, its line ends)` refuses and returns how many lines it
     handed on (the lines before that block that don't fill a batch are left out); returns None
     when it read them all.
     """
-    held: list[bytes] = []  # lines read, not yet a whole batch
+    held: list[bytes] = []  # lines read, not yet a whole batch (their bytes, without a path)
     held_lines = done = 0
+    first = position = at  # (with a path) where the held lines start, and where the block does
     for data in blocks:
         ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
         if not data.endswith(b"\n"):
@@ -49,14 +83,20 @@ def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[byte
             return done
         start = 0
         for cut in ends[batch_size - held_lines - 1 :: batch_size].tolist():
-            yield pending(b"".join(held + [data[start:cut]]), batch_size, done)
+            if path is None:
+                yield pending(b"".join(held + [data[start:cut]]), batch_size, done)
+            else:
+                yield pending(FileLines(path, first, position + cut), batch_size, done)
+                first = position + cut
             held, held_lines, start = [], 0, cut
             done += batch_size
         if start < len(data):
-            held.append(data[start:])
+            if path is None:
+                held.append(data[start:])
             held_lines += len(ends) - int(np.searchsorted(ends, start, side="right"))
+        position += len(data)
     if held_lines:
-        yield pending(b"".join(held), held_lines, done)
+        yield pending(b"".join(held) if path is None else FileLines(path, first, position), held_lines, done)
     return None
 
 

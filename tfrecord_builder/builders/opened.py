@@ -50,6 +50,17 @@ def open_source(path: str) -> io.BufferedReader:
     return io.BufferedReader(_Checked(stream, fs.basename(path), kind, source if source is not path else None), 1 << 20)
 
 
+def read_again(path: str) -> str | None:
+    """The path by which a worker reads parts of the file itself (`lines.FileLines`): a plain local
+    file's; None for a compressed file or an object in a store, whose parts are handed on as bytes."""
+    if not fs.is_local(path):
+        return None
+    try:
+        return path if compression(path) is None else None
+    except OSError:
+        return None  # the reader says what is wrong, at the file
+
+
 def plain_name(path: str) -> str:
     """The file's name without a compression suffix (`rows.jsonl.gz` -> `rows.jsonl`)."""
     lower = path.lower()

@@ -5,6 +5,7 @@ import contextlib
 import functools
 import hashlib
 import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -47,7 +48,8 @@ class ShardInfo:
 
 def write_split(folder: str, name: str, split: str, records: RecordsInMemory | Sequence[ShardSlices], num_shards: int,
                 compression: str, kept: dict[str, dict] | None = None, manifest: Manifest | None = None,
-                processes: int = 1, index: bool = False, shuffle: bool = True, naming: str = "tfds") -> list[ShardInfo]:
+                processes: int = 1, index: bool = False, shuffle: bool = True, naming: str = "tfds",
+                pool: ProcessPoolExecutor | None = None) -> list[ShardInfo]:
     """Writes a split's records into `num_shards` shards of near-equal example counts, up to
     `processes` at a time in forked processes, once the records (held, or their runs) reach POOL_BYTES.
 
@@ -56,7 +58,9 @@ def write_split(folder: str, name: str, split: str, records: RecordsInMemory | S
     `ShardSlices` lists (each writer merges its own, by key hash when `shuffle`), named as `naming`
     says (write/naming.py shard_name). A shard in
     `kept` (from an interrupted run) whose records would be the same, by count and key range, is
-    kept as it is; every shard written is added to `manifest` as soon as it is done.
+    kept as it is; every shard written is added to `manifest` as soon as it is done. Records in
+    runs are merged in the workers of a running `pool` (the encoding's: `processes.SharedPool`)
+    rather than in processes started for it.
     """
     kept = kept or {}
     shards: list[ShardInfo | None] = [None] * num_shards
@@ -83,7 +87,8 @@ def write_split(folder: str, name: str, split: str, records: RecordsInMemory | S
     held = records if isinstance(records, RecordsInMemory) else None  # forked writers read it from the parent's memory
     with contextlib.ExitStack() as stack:
         if processes > 1:
-            pool = stack.enter_context(worker_pool(processes, held))
+            if held is not None or pool is None:  # (held records: only forked now do the writers see them)
+                pool = stack.enter_context(worker_pool(processes, held))
             written = pool.map(in_worker(write), todo)  # in order, each as soon as it is done
         else:
             written = map(functools.partial(write, held), todo)
@@ -117,7 +122,7 @@ def _write_held_shard(held: RecordsInMemory, job: _Job) -> tuple[ShardInfo, str,
     return write_shard(path, held.chunks(start, stop), count, compression, index)
 
 
-def _write_sliced_shard(_: None, job: _Job) -> tuple[ShardInfo, str, str]:
+def _write_sliced_shard(_: object, job: _Job) -> tuple[ShardInfo, str, str]:
     _, path, count, (slices, shuffle), compression, index = job
     return write_shard(path, read_slices(slices, shuffle), count, compression, index)
 

@@ -26,6 +26,7 @@ import itertools
 import os
 import time
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -78,18 +79,26 @@ class LocalRunner:
                 return run_keyed(job, plan)
             except OneCopyRefused:  # (a bad record, a shard count the estimate got wrong): the usual path
                 discard_shards(job.shards, plan, job.kept, job.build_id)
-        with collector_paused():
-            strata = first_pass(spec, job.tasks, job.builders, workers, progress)  # a stratified build's classes
-            encoded = CheckpointedEncoding(spec, staging, job.build_id, job.restored, job.keep)
-            try:
-                encoded.run(job.tasks, job.builders, workers, progress, strata)
-            except StaleCheckpoint:  # the source changed since the checkpoint: start over
-                encoded.discard()
-                encoded = CheckpointedEncoding(spec, staging, job.build_id, None, job.keep)
-                encoded.run(job.tasks, job.builders, workers, progress, strata)
-        encoded.combine_runs(workers)
-        manifest = Manifest(job.shards, job.build_id)  # each shard is recorded once written: --resume keeps it
-        splits, distinct = write_shards(spec, job.shards, encoded.records, job.kept, manifest, progress, workers)
+        allow_open_files(MAX_RUNS)  # (before any worker starts: the shard writers may be the encoding's)
+        # the encoding's workers, if it starts any, are kept to write the shards: no second pool forked
+        # from this process grown large, and the writers run without the cycle collector, as they
+        # encoded (a shard's merge makes no cycles; a collection in a process forked from this one
+        # scanned every object it inherited: for the sequences, 0.3 s of CPU a writer against 0.15)
+        with processes.SharedPool() as pool:
+            with collector_paused():
+                strata = first_pass(spec, job.tasks, job.builders, workers, progress)  # a stratified build's classes
+                encoded = CheckpointedEncoding(spec, staging, job.build_id, job.restored, job.keep)
+                try:
+                    encoded.run(job.tasks, job.builders, workers, progress, strata, pool)
+                except StaleCheckpoint:  # the source changed since the checkpoint: start over
+                    pool.close(cancel=True)  # its workers' batches are the old encoding's: done before it is discarded
+                    encoded.discard()
+                    encoded = CheckpointedEncoding(spec, staging, job.build_id, None, job.keep)
+                    encoded.run(job.tasks, job.builders, workers, progress, strata, pool)
+            encoded.combine_runs(workers)
+            manifest = Manifest(job.shards, job.build_id)  # each shard is recorded once written: --resume keeps it
+            splits, distinct = write_shards(spec, job.shards, encoded.records, job.kept, manifest, progress, workers,
+                                            pool.running)
         encoded.discard()
         members = {name: encoded.split_members(name) for name in spec.splits}
         return RunResult(splits, encoded.statistics.to_dict(), encoded.skipped, distinct, encoded.state.notices,
@@ -236,8 +245,9 @@ class CheckpointedEncoding:
         return self.state.skipped
 
     def run(self, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
-            progress: Progress | None, strata: Strata | None = None) -> None:
-        """Encodes every batch after the restored ones (divided by `strata` for a stratified build)."""
+            progress: Progress | None, strata: Strata | None = None, pool: processes.SharedPool | None = None) -> None:
+        """Encodes every batch after the restored ones (divided by `strata` for a stratified build),
+        in the workers of `pool` (started if wanted) or of a pool of its own."""
         spec, state = self.spec, self.state
         sizes = [builder.num_records(split) for split, builder in builders.items()]
         total = sum(sizes) if None not in sizes else None
@@ -249,9 +259,9 @@ class CheckpointedEncoding:
         stage = functools.partial(encode_for_build, strata=strata, keep=self.keep)
         last_save = time.monotonic()
         if resumed:  # the restored batches are read here again, to check their keys
-            results = self._after_restored(tasks, builders, workers, stage, state.batches, state.keys_digest)
+            results = self._after_restored(tasks, builders, workers, stage, state.batches, state.keys_digest, pool)
         else:
-            results = encoded_in_order(spec, tasks, builders, workers, self.runs, stage)
+            results = encoded_in_order(spec, tasks, builders, workers, self.runs, stage, None, pool)
         for task, result in results:
             state.skipped.extend(result.skipped)
             notices.added(state.notices, result.notices)
@@ -281,7 +291,8 @@ class CheckpointedEncoding:
             self.save()  # a long build: a kill while writing won't cost the encoding again
 
     def _after_restored(self, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
-                        stage: Callable[..., Any], restored: int, expected: str) -> Iterator[tuple[int, Any]]:
+                        stage: Callable[..., Any], restored: int, expected: str,
+                        pool: processes.SharedPool | None = None) -> Iterator[tuple[int, Any]]:
         """The staged batches after the `restored` ones the checkpoint holds: those are read here
         again (their keys must chain to the `expected` digest), not encoded. The rest of the task
         they end in is read here too; the tasks after it are read as a build that didn't stop
@@ -292,7 +303,7 @@ class CheckpointedEncoding:
             if index == restored:  # the checkpoint ends with the task before
                 if digest != expected:
                     raise StaleCheckpoint
-                yield from encoded_in_order(self.spec, tasks[number:], builders, workers, self.runs, stage)
+                yield from encoded_in_order(self.spec, tasks[number:], builders, workers, self.runs, stage, None, pool)
                 return
             batches = ((task.index, task.split, batch) for batch in task_batches(self.spec, builders[task.split], task))
             for _, split, batch in batches:
@@ -300,8 +311,8 @@ class CheckpointedEncoding:
                     if digest != expected:
                         raise StaleCheckpoint
                     rest = itertools.chain([(task.index, split, batch)], batches)
-                    yield from encoded_in_order(self.spec, [task], builders, workers, self.runs, stage, rest)
-                    yield from encoded_in_order(self.spec, tasks[number + 1:], builders, workers, self.runs, stage)
+                    yield from encoded_in_order(self.spec, [task], builders, workers, self.runs, stage, rest, pool)
+                    yield from encoded_in_order(self.spec, tasks[number + 1:], builders, workers, self.runs, stage, None, pool)
                     return
                 digest = checkpoint.chain(digest, self._restored_keys(split, batch))
                 index += 1
@@ -403,30 +414,35 @@ def _batches(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Build
 
 def encoded_in_order(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
                      runs: str | None, stage: Callable[..., Any],
-                     batches: Iterator[tuple[int, str | None, Batch | PendingBatch]] | None = None
-                     ) -> Iterator[tuple[int, Any]]:
+                     batches: Iterator[tuple[int, str | None, Batch | PendingBatch]] | None = None,
+                     shared: processes.SharedPool | None = None) -> Iterator[tuple[int, Any]]:
     """`stage`'s result for each batch (`encode_batches`), with its task's index, in source order.
 
     With workers, tasks of more than one, and sources whose tasks a worker reads itself
     (`Builder.TASKS_READ_IN_WORKERS`), each task is read and staged whole in a worker: each range
     of a query read once, by the process that encodes it, at most `workers` + 1 tasks in flight.
-    Otherwise (or given the `batches`) this process reads the tasks and hands their batches out."""
+    Otherwise (or given the `batches`) this process reads the tasks and hands their batches out.
+    Given a `shared` pool, the workers are started there (`encode_batches`)."""
     if batches is None and workers > 1 and len(tasks) > 1 and \
             all(builders[task.split].TASKS_READ_IN_WORKERS for task in tasks):
-        yield from _tasks_in_workers(spec, tasks, builders, workers, runs, stage)
+        yield from _tasks_in_workers(spec, tasks, builders, workers, runs, stage, shared)
         return
     order: deque[int] = deque()  # the task of each batch handed to the encoder, in order
     noted = _tasks_noted(batches if batches is not None else _batches(spec, tasks, builders), order)
-    for result in encode_batches(spec, noted, workers, runs, stage):
+    for result in encode_batches(spec, noted, workers, runs, stage, shared):
         yield order.popleft(), result
 
 
 def _tasks_in_workers(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
-                      runs: str | None, stage: Callable[..., Any]) -> Iterator[tuple[int, Any]]:
+                      runs: str | None, stage: Callable[..., Any], shared: processes.SharedPool | None = None
+                      ) -> Iterator[tuple[int, Any]]:
     """Each task read and staged in a worker (its builder pickled without what it opened); the
     results taken task by task in order (a task's error is raised in its turn, after the earlier
-    tasks' results)."""
-    with processes.worker_pool(workers, (spec, runs, stage), renew_run_names) as pool:
+    tasks' results). In the `shared` pool's workers, if given."""
+    with contextlib.ExitStack() as stack:
+        state = (spec, runs, stage)
+        pool = (shared.started(workers, state, renew_run_names) if shared is not None else
+                stack.enter_context(processes.worker_pool(workers, state, renew_run_names)))
         in_worker = processes.in_worker(_task_in_worker)
         pending: deque = deque()
         for task in tasks:
@@ -521,10 +537,10 @@ def _check_unique(batch: Batch, hashes: np.ndarray, seen: SeenKeys) -> None:
 
 
 def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kept: dict[str, dict],
-                 manifest: Manifest, progress: Progress | None,
-                 processes: int) -> tuple[dict[str, SplitInfo], dict[str, int | None]]:
-    """Writes every split's shards into the staging folder; returns the splits and how many
-    different keys each has (None: not counted)."""
+                 manifest: Manifest, progress: Progress | None, processes: int,
+                 pool: ProcessPoolExecutor | None = None) -> tuple[dict[str, SplitInfo], dict[str, int | None]]:
+    """Writes every split's shards into the staging folder (runs merged in the running `pool`'s
+    workers, if given); returns the splits and how many different keys each has (None: not counted)."""
     splits = {}
     written = 0
     distinct: dict[str, int | None] = {}
@@ -537,7 +553,7 @@ def write_shards(spec: Spec, staging: str, records: dict[str, SplitRecords], kep
         else:
             source, distinct[name] = split_records.slices(shard_starts(split_records.num_examples, num_shards))
         shards = write_split(staging, spec.name, name, source, num_shards, spec.output.compression, kept, manifest,
-                             processes, spec.output.writes_index, spec.output.shuffle, spec.output.naming)
+                             processes, spec.output.writes_index, spec.output.shuffle, spec.output.naming, pool=pool)
         splits[name] = SplitInfo(name, split_records.num_examples, sum(s.num_bytes for s in shards),
                                  [shard.to_dict() for shard in shards])
         written += split_records.num_examples
