@@ -105,9 +105,11 @@ WRITING = {"runs": rf"/runs{FULL}run-(train|test)-[0-9a-f-]+",  # a worker's sor
                      rf"|{FULL}manifest\.jsonl)"}
 
 
-# local-shards: the disk filled as the shards' writing begins (FILL_AT_SHARDS), with room for two
-# train shards (each 0.55 MB) and their index files, of 5.5 MB
-@pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 3 * MiB // 2, "shards"),
+# local-shards: the disk filled as the shards' writing begins (FILL_AT_SHARDS), with room for three
+# train shards (each 0.55 MB) and their index files, of 5.5 MB: when the first shard written is
+# recorded, the other writer has written at most one shard of its own, so the record always has room
+# (with room for two, under load the other writer's second shard could fill the disk first)
+@pytest.mark.parametrize("runner, leave, phase", [("local", 3 * MiB, "runs"), ("local", 2 * MiB, "shards"),
                                                   pytest.param("beam", 3 * MiB, "beam-runs", marks=pytest.mark.beam),
                                                   pytest.param("beam", 16 * MiB, "shards", marks=pytest.mark.beam)],
                          ids=["local-runs", "local-shards", "beam-runs", "beam-shards"])
