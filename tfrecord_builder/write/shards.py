@@ -1,13 +1,13 @@
 """Writes a split's ordered records into shards: aside under a temporary name, then moved into place."""
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
-import functools
 import hashlib
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -89,10 +89,14 @@ def write_split(folder: str, name: str, split: str, records: RecordsInMemory | S
         if processes > 1:
             if held is not None or pool is None:  # (held records: only forked now do the writers see them)
                 pool = stack.enter_context(worker_pool(processes, held))
-            written = pool.map(in_worker(write), todo)  # in order, each as soon as it is done
+            # each taken as soon as it is done, in whatever order: a shard finished is recorded even
+            # while one before it is still being written (and then fails: the disk full)
+            futures = {pool.submit(in_worker(write), item): item[0] for item in todo}
+            written: Iterator[tuple[int, Any]] = ((futures[done], done.result())
+                                                  for done in concurrent.futures.as_completed(futures))
         else:
-            written = map(functools.partial(write, held), todo)
-        for (number, *_), (shard, first, last) in zip(todo, written):
+            written = ((item[0], write(held, item)) for item in todo)  # type: ignore[arg-type]
+        for number, (shard, first, last) in written:
             if manifest is not None:  # recorded at once: a resumed build keeps it
                 manifest.add(split, shard.to_dict(), first, last)
             shards[number] = shard
