@@ -115,7 +115,7 @@ def test_a_bad_file_ends_the_build_as_the_usual_path_does(tmp_path, monkeypatch,
 def test_a_wrong_estimate_of_the_bytes_builds_the_usual_way(tmp_path, monkeypatch):
     photos(tmp_path / "images", 80)
     spec = spec_of(tmp_path, output={"shard_size": 5000})
-    monkeypatch.setattr(local, "estimate_bytes", lambda spec, sources: lambda rows: 1)  # one shard, it says
+    monkeypatch.setattr(keyed, "estimate_bytes", lambda spec, sources: lambda rows: 1)  # one shard, it says
     refused = []
     real = keyed.guess_held
 

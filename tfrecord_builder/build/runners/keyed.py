@@ -32,6 +32,7 @@ The dataset is the same, byte for byte, as the usual path's:
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -45,17 +46,17 @@ from ...features.notices import Notices, added
 from ...features.values import Values, joined
 from ...spec.model import Spec
 from ...write.info import SplitInfo
-from ...write.manifest import MANIFEST_FILE, Manifest
-from ...write.naming import index_name
+from ...write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest
+from ...write.naming import index_name, shard_name
 from ...write.order import count_shards
 from ...write.shards import ShardInfo, kept_shard, write_shard
 from ..encode_batch import encode_batch
 from ..encoding import part_statistics, statistics_values, working_seconds
-from ..plan import KeyedPlan, KeyedShard, StatisticsTree
-from .contract import RunResult
+from ..plan import KeyedPlan, KeyedShard, StatisticsTree, keyed_plan
+from .contract import RunJob, RunResult
 
 __all__ = ["OneCopyRefused", "HeldValues", "ShardResult", "readers", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
-           "guess_held", "discard_shards", "keyed_jobs", "keyed_result", "keyed_splits", "work_seconds"]
+           "guess_held", "discard_shards", "plan_of", "keyed_jobs", "keyed_result", "keyed_splits", "work_seconds"]
 
 SURE_SECONDS = 0.01  # a sampled chunk this long tells the pace, whatever a call's own cost
 SAMPLE_RECORDS = 16  # records encoded to estimate a split's bytes (a target shard size only), or the work's pace
@@ -123,6 +124,21 @@ class ShardResult:
     values: dict[str, HeldValues]  # by feature, the values its statistics count, in the shard's order
     missing: dict[str, np.ndarray]  # by feature, whether each record's source had no value
     notices: dict[str, int] = field(default_factory=dict)
+
+
+def plan_of(job: RunJob) -> KeyedPlan | None:
+    """The build of a runner's `job` decided from its records' keys (build/plan.py `keyed_plan`,
+    estimating bytes with `estimate_bytes`), or None: the usual path (as for a record of the sample
+    its bytes are estimated by that doesn't encode)."""
+    spec = job.spec
+
+    def name(split: str, number: int, count: int) -> str:
+        return shard_name(spec.name, split, number, count, spec.output.compression, spec.output.naming)
+
+    try:
+        return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
+    except OneCopyRefused:
+        return None
 
 
 def needed_names(spec: Spec) -> list[str]:
@@ -334,7 +350,7 @@ def discard_shards(folder: str, plan: KeyedPlan, kept: dict[str, dict], build_id
     for shard in plan.shards:
         if shard.file in kept:
             continue
-        for name in (shard.file, index_name(shard.file)):
+        for name in (shard.file, index_name(shard.file), fs.join(SHARDS_FOLDER, shard.file + ".json")):
             path = fs.join(folder, name)
             if fs.exists(path):
                 fs.remove(path)

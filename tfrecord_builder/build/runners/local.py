@@ -45,15 +45,14 @@ from ...write.info import SplitInfo, write_file
 from ...write.keys import hash_keys
 from ...write.membership import KeptSplits
 from ...write.manifest import Manifest
-from ...write.naming import shard_name
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
 from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
 from ...write.shards import write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
-from .keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, keyed_jobs, keyed_result, readers,
-                     work_seconds, write_keyed_shard)
-from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
+from .keyed import (OneCopyRefused, ShardResult, discard_shards, keyed_jobs, keyed_result, plan_of, readers, work_seconds,
+                     write_keyed_shard)
+from ..plan import KeyedPlan, ReadTask, StatisticsTree, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
 
@@ -104,17 +103,9 @@ class LocalRunner:
 
 
 def keyed_plan_of(job: RunJob) -> KeyedPlan | None:
-    """The build decided from its records' keys (build/plan.py `keyed_plan`), or None: the usual path."""
-    spec = job.spec
-
-    def name(split: str, number: int, count: int) -> str:
-        return shard_name(spec.name, split, number, count, spec.output.compression, spec.output.naming)
-
+    """The build decided from its records' keys (keyed.py `plan_of`), or None: the usual path."""
     with collector_paused():
-        try:
-            return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
-        except OneCopyRefused:  # a record of the sample its bytes were estimated by doesn't encode
-            return None
+        return plan_of(job)
 
 
 # A keyed build starts workers only for at least this much work (in one process, at the pace of a
