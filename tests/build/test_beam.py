@@ -224,6 +224,50 @@ def test_an_image_folder_builds_the_same_bytes(tmp_path):
     _same(*_both(spec, tmp_path, {"TFRECORD_BUILDER_TASK_BYTES": "4000"}, local_python=BEAM_PYTHON))
 
 
+@pytest.mark.parametrize("output", [{"shards": 3}, {"shuffle": False, "shards": 2}], ids=["shuffled", "source-order"])
+def test_photos_in_one_copy_on_beam_are_the_usual_local_build_byte_for_byte(tmp_path, output):
+    """Beam runs the keyed plan (a task per shard, each read, encoded and written whole by a worker):
+    the same files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0)."""
+    generator = np.random.default_rng(8)
+    for index in range(40):
+        path = tmp_path / "photos" / f"class_{index % 3}" / f"photo_{index:03d}.jpg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(generator.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(path, quality=90)
+    spec = write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
+                                 "splits": {"train": 0.7, "test": 0.3}, "label": "label", "output": output,
+                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]},
+                                              "label": {"type": "class_label"}, "filename": {"dtype": "string"}}})
+    out = tmp_path / "out"
+    usual = _cli(sys.executable, "build", str(spec), "--output", str(out), "--workers", "2",
+                 env={"TFRECORD_BUILDER_ONE_COPY": "0"})
+    assert usual.returncode == 0, usual.stderr
+    usual_files = _files(out)
+    shutil.rmtree(out)
+    beam = _beam("build", str(spec), "--output", str(out), "--workers", "2")
+    assert beam.returncode == 0, beam.stderr
+    assert beam.stderr == usual.stderr
+    _same(usual_files, _files(out))
+
+
+def test_a_bad_photo_in_one_copy_on_beam_fails_as_the_usual_build_does(tmp_path):
+    """A worker that can't encode a shard's file sends the build down the usual pipeline: the same
+    one-line error as the local runner's, and no dataset."""
+    generator = np.random.default_rng(9)
+    (tmp_path / "photos").mkdir()
+    for index in range(12):
+        Image.fromarray(generator.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(
+            tmp_path / "photos" / f"photo_{index:02d}.jpg", quality=90)
+    (tmp_path / "photos" / "photo_05.jpg").write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 40)
+    spec = write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
+                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]}}})
+    said = [_cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "local"), "--workers", "2"),
+            _beam("build", str(spec), "--output", str(tmp_path / "beam"), "--workers", "2")]
+    assert [done.returncode for done in said] == [1, 1], said[1].stderr
+    assert said[0].stderr.splitlines()[-1].replace("local", "") == said[1].stderr.splitlines()[-1].replace("beam", "")
+    left = [sorted(str(path.relative_to(tmp_path / way)) for path in (tmp_path / way).rglob("*")) for way in ("local", "beam")]
+    assert left[0] == left[1]  # nothing that looks like a dataset either way (a lock file)
+
+
 def test_jpegs_re_encoded_to_turn_them_upright_are_the_same_notice_on_both_runners(tmp_path):
     """Counted in each Beam task, added up by the job: one line, as the local runner says it."""
     generator = np.random.default_rng(6)

@@ -115,7 +115,7 @@ def test_a_bad_file_ends_the_build_as_the_usual_path_does(tmp_path, monkeypatch,
 def test_a_wrong_estimate_of_the_bytes_builds_the_usual_way(tmp_path, monkeypatch):
     photos(tmp_path / "images", 80)
     spec = spec_of(tmp_path, output={"shard_size": 5000})
-    monkeypatch.setattr(local, "estimate_bytes", lambda spec, sources: lambda rows: 1)  # one shard, it says
+    monkeypatch.setattr(keyed, "estimate_bytes", lambda spec, sources: lambda rows: 1)  # one shard, it says
     refused = []
     real = keyed.guess_held
 
@@ -188,3 +188,16 @@ def test_an_annotation_format_in_one_copy_is_the_usual_build_byte_for_byte(tmp_p
     assert planned(spec) is not None
     usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
     assert_same_files(usual, once)
+
+
+def test_statistics_values_are_held_without_an_object_a_value():
+    """A shard's bytes values come back as one buffer (HeldValues), and give the same values again."""
+    from tfrecord_builder.build.runners.keyed import HeldValues
+    from tfrecord_builder.features.values import Values
+
+    names = Values("bytes", [b"a", b"", b"ccc", b"dd"], np.array([1, 0, 2, 1]))
+    numbers = Values("float", np.array([1.5, 2.5, 3.5], np.float32), np.array([2, 0, 1]))
+    held = HeldValues.joined([HeldValues.of(names), HeldValues.of(names)])
+    assert held.data == b"acccddacccdd" and not isinstance(held.values.values, list)
+    assert held.repeated(np.array([2, 3, 4, 6])).values == [b"", b"ccc", b"dd", b"a", b"", b"ccc"]
+    assert HeldValues.of(numbers).repeated(np.array([0, 2])).values.tolist() == [1.5, 2.5, 3.5]

@@ -20,6 +20,12 @@ shard is recorded in `manifest/` so `--resume` keeps it. The DirectRunner retrie
 waits forever for a bundle whose worker process died: that death fails the build
 (beam_watchdog.py).
 
+A source whose records are known by key before their bytes are read (an image folder, COCO, VOC,
+YOLO) takes one copy instead (build/runners/keyed.py): the plan is made here from the keys, and
+the job is a task per shard, each read, encoded and written whole by a worker (builders made on
+the worker) and recorded in `manifest/`; the shards' results come back in the plan's order. A
+record that doesn't encode sends the build down the pipeline above, which ends as it always has.
+
 The steps are build/runners/steps.py's (Spark's runner runs the same); Beam only carries their
 values: each step's outputs by their tags, the groupings as GroupByKey, the layout and the strata
 as side inputs.
@@ -50,9 +56,11 @@ from ...registry import builtin_class
 from ...errors import DiskFullError, TFRecordBuilderError, UsageError
 from ...processes import stderr_held
 from ...spec.model import Spec
-from ..plan import ReadTask
+from ...write.manifest import record_shard
+from ..plan import KeyedPlan, KeyedShard, ReadTask
 from .beam_watchdog import watched_workers, worker_os_error
-from .contract import RunJob, RunnerOptions, RunResult
+from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
+from .keyed import OneCopyRefused, discard_shards, keyed_jobs, keyed_result, plan_of, readers, write_keyed_shard
 from .distributed import BuildSummary, Layout, layout_of, strata_from
 from ..vocabulary import WordCounts, words_from
 from .steps import (DISTINCT, KEYS, OWN_KEYS, PARTS, PROBLEMS, RECORDS, SUMMARY, Carrier, Steps, counted_keys,
@@ -108,6 +116,12 @@ class BeamRunner:
         summary_path = fs.join(job.shards, SUMMARY_FILE)
         if fs.exists(summary_path):
             fs.remove(summary_path)
+        plan = plan_of(job)
+        if plan is not None:
+            try:
+                return _run_keyed(options, local, job, plan)
+            except OneCopyRefused:  # (a bad record, a shard count the estimate got wrong): the usual pipeline
+                discard_shards(job.shards, plan, job.kept, job.build_id)
         steps = Steps.of(job, _carrier(local, os.path.join(job.staging, RUNS_FOLDER)))
         pipeline = _pipeline(options, job)
         _plan(pipeline, steps, job.tasks)
@@ -144,6 +158,55 @@ class BeamRunner:
             return words_from(_load(job.shards, "words"))
         finally:
             fs.remove(fs.join(job.shards, "beam-words.pickle"))
+
+
+def _run_keyed(options: PipelineOptions, local: bool, job: RunJob, plan: KeyedPlan) -> RunResult:
+    """One copy (build/runners/keyed.py): the plan made here, a task per shard on the workers (each
+    read, encoded and written whole, and recorded in the manifest), the results carried back in the
+    plan's order. Raises OneCopyRefused where a shard's worker found the build must take the usual path."""
+    steps = Steps.of(job)
+    todo = keyed_jobs(plan, job.kept, job.shards)
+    check_not_empty(job.spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
+    sizes = [(split, size) for split, _, size in readers(plan.sources)]
+    pipeline = _pipeline(options, job)
+    (pipeline
+     | "KeyedShards" >> beam.Create(list(enumerate(todo)))
+     | "KeyedSpread" >> beam.Reshuffle()
+     | "KeyedWrite" >> beam.ParDo(_KeyedShard(steps.past_encoding(), sizes))
+     | "KeyedAll" >> beam.combiners.ToList()
+     | "KeyedSave" >> beam.Map(_save, job.shards, "keyed"))
+    _run_watched(pipeline, local, job.progress, lambda error: None)
+    found = dict(_load(job.shards, "keyed"))
+    fs.remove(fs.join(job.shards, "beam-keyed.pickle"))
+    refused = [found[number] for number in sorted(found) if isinstance(found[number], str)]
+    if refused:
+        raise OneCopyRefused(refused[0])
+    return keyed_result(job.spec, plan, [found[number] for number in range(len(todo))], job.kept)
+
+
+class _KeyedShard(beam.DoFn):
+    """Reads, encodes and writes one shard of a keyed plan (`write_keyed_shard`, with builders made
+    on the worker) and records it in the manifest: (its number, its ShardResult), or the reason the
+    build must take the usual path."""
+
+    def __init__(self, steps: Steps, sizes: list[tuple[str | None, int]]):
+        self.steps = steps
+        self.sizes = sizes
+
+    def setup(self) -> None:
+        builders = self.steps.builders()
+        self.state = (self.steps.spec, [(split, builders[split], size) for split, size in self.sizes])
+
+    def process(self, item: tuple[int, tuple[KeyedShard, str | None]]) -> Iterator[Any]:
+        number, (shard, path) = item
+        try:
+            result = write_keyed_shard(self.state, (shard, path))
+        except OneCopyRefused as refused:
+            yield number, refused.reason
+            return
+        if result.shard is not None:
+            record_shard(self.steps.shards, self.steps.build_id, shard.split, result.shard.to_dict(), *shard.key_range)
+        yield number, result
 
 
 def _on_this_machine(options: PipelineOptions) -> bool:

@@ -32,6 +32,7 @@ The dataset is the same, byte for byte, as the usual path's:
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -45,17 +46,17 @@ from ...features.notices import Notices, added
 from ...features.values import Values, joined
 from ...spec.model import Spec
 from ...write.info import SplitInfo
-from ...write.manifest import MANIFEST_FILE, Manifest
-from ...write.naming import index_name
+from ...write.manifest import MANIFEST_FILE, SHARDS_FOLDER, Manifest
+from ...write.naming import index_name, shard_name
 from ...write.order import count_shards
 from ...write.shards import ShardInfo, kept_shard, write_shard
 from ..encode_batch import encode_batch
 from ..encoding import part_statistics, statistics_values, working_seconds
-from ..plan import KeyedPlan, KeyedShard, StatisticsTree
-from .contract import RunResult
+from ..plan import KeyedPlan, KeyedShard, StatisticsTree, keyed_plan
+from .contract import RunJob, RunResult
 
-__all__ = ["OneCopyRefused", "ShardResult", "readers", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
-           "guess_held", "discard_shards", "keyed_jobs", "keyed_result", "keyed_splits", "work_seconds"]
+__all__ = ["OneCopyRefused", "HeldValues", "ShardResult", "readers", "write_keyed_shard", "keyed_statistics", "estimate_bytes",
+           "guess_held", "discard_shards", "plan_of", "keyed_jobs", "keyed_result", "keyed_splits", "work_seconds"]
 
 SURE_SECONDS = 0.01  # a sampled chunk this long tells the pace, whatever a call's own cost
 SAMPLE_RECORDS = 16  # records encoded to estimate a split's bytes (a target shard size only), or the work's pace
@@ -71,6 +72,48 @@ class OneCopyRefused(Exception):
 
 
 @dataclass
+class HeldValues:
+    """A feature's statistics values of records, held until the build's statistics are merged:
+    numbers as NumPy columns; bytes (a file's name, a class's text) as one buffer and each value's
+    length, with `values.values` their positions (no Python object a value: a record's few values
+    cost their bytes and 8 more, not 50 more each)."""
+
+    values: Values
+    data: bytes = b""
+    lengths: np.ndarray | None = None  # bytes only: each value's length in `data`
+
+    @staticmethod
+    def of(values: Values) -> "HeldValues":
+        if not isinstance(values.values, list):
+            return HeldValues(Values(values.kind, values.values, values.counts, values.steps, marks=values.marks))
+        lengths = np.fromiter(map(len, values.values), np.int64, len(values.values))
+        return HeldValues(Values(values.kind, np.arange(len(lengths)), values.counts, values.steps,
+                                 marks=values.marks), b"".join(values.values), lengths)
+
+    @staticmethod
+    def joined(parts: "list[HeldValues]") -> "HeldValues":
+        """The records of `parts`, one after another."""
+        together = joined([part.values for part in parts])
+        if parts[0].lengths is None:
+            return HeldValues(together)
+        lengths = np.concatenate([part.lengths for part in parts if part.lengths is not None])
+        together.values = np.arange(len(lengths))
+        return HeldValues(together, b"".join(part.data for part in parts), lengths)
+
+    def repeated(self, records: np.ndarray) -> Values:
+        """The values of the records at `records` (`Values.repeated`), bytes as bytes again."""
+        found = self.values.repeated(records)
+        if self.lengths is None:
+            return found
+        ends = np.cumsum(self.lengths)
+        chosen = np.asarray(found.values)
+        data = self.data
+        found.values = [data[start:end] for start, end in zip((ends[chosen] - self.lengths[chosen]).tolist(),
+                                                               ends[chosen].tolist())]
+        return found
+
+
+@dataclass
 class ShardResult:
     """What a worker sends back of a shard it wrote (or, for a kept one, only encoded)."""
 
@@ -78,9 +121,24 @@ class ShardResult:
     number: int
     shard: ShardInfo | None  # None: an interrupted build's shard, kept
     record_bytes: int  # its records' bytes, framed, uncompressed (what a target shard size counts)
-    values: dict[str, Values]  # by feature, the values its statistics count, in the shard's order
+    values: dict[str, HeldValues]  # by feature, the values its statistics count, in the shard's order
     missing: dict[str, np.ndarray]  # by feature, whether each record's source had no value
     notices: dict[str, int] = field(default_factory=dict)
+
+
+def plan_of(job: RunJob) -> KeyedPlan | None:
+    """The build of a runner's `job` decided from its records' keys (build/plan.py `keyed_plan`,
+    estimating bytes with `estimate_bytes`), or None: the usual path (as for a record of the sample
+    its bytes are estimated by that doesn't encode)."""
+    spec = job.spec
+
+    def name(split: str, number: int, count: int) -> str:
+        return shard_name(spec.name, split, number, count, spec.output.compression, spec.output.naming)
+
+    try:
+        return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
+    except OneCopyRefused:
+        return None
 
 
 def needed_names(spec: Spec) -> list[str]:
@@ -154,7 +212,7 @@ def write_keyed_shard(state: tuple[Spec, Sequence[Reader]], job: tuple[KeyedShar
     added(counted.counts, notices.counts)
     names = list(spec.features)
     return ShardResult(shard.split, shard.number, written, record_bytes,
-                       {name: joined([part[name] for part in values]) for name in names} if values else {},
+                       {name: HeldValues.of(joined([part[name] for part in values])) for name in names} if values else {},
                        {name: np.concatenate([part[name] for part in missing]) for name in names} if missing else {},
                        counted.counts)
 
@@ -222,13 +280,14 @@ def keyed_statistics(spec: Spec, plan: KeyedPlan, results: Sequence[ShardResult]
     order, then batch by batch within a task and task by task."""
     tree = StatisticsTree(spec)
     offsets = np.cumsum([0] + [len(items.keys) for _, _, items, _ in plan.sources])
-    by_split: dict[str, tuple[np.ndarray, dict[str, Values], dict[str, np.ndarray]]] = {}
+    by_split: dict[str, tuple[np.ndarray, dict[str, HeldValues], dict[str, np.ndarray]]] = {}
     for name, split in plan.splits.items():
         shards = sorted((result for result in results if result.split == name and result.values),
                         key=lambda result: result.number)
         if not shards:
             continue
-        values = {feature: joined([result.values[feature] for result in shards]) for feature in spec.features}
+        values = {feature: HeldValues.joined([result.values[feature] for result in shards])
+                  for feature in spec.features}
         missing = {feature: np.concatenate([result.missing[feature] for result in shards]) for feature in spec.features}
         rows = offsets[split.items[:, 0]] + split.items[:, 1]  # ascending: the source's order
         by_split[name] = (rows, values, missing)
@@ -291,7 +350,7 @@ def discard_shards(folder: str, plan: KeyedPlan, kept: dict[str, dict], build_id
     for shard in plan.shards:
         if shard.file in kept:
             continue
-        for name in (shard.file, index_name(shard.file)):
+        for name in (shard.file, index_name(shard.file), fs.join(SHARDS_FOLDER, shard.file + ".json")):
             path = fs.join(folder, name)
             if fs.exists(path):
                 fs.remove(path)

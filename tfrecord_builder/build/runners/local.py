@@ -12,7 +12,8 @@ of the runs (or gathering its records from memory).
 A source whose records are known by key before their bytes are read (an image folder, COCO, VOC,
 YOLO: `Builder.keyed_items`) takes one copy instead (`run_keyed`): the plan orders and cuts every
 split from the keys alone (build/plan.py `keyed_plan`), and each shard is read, encoded and
-written whole by one process, this one among the workers (build/runners/keyed.py); no records go to runs.
+written whole by one worker (build/runners/keyed.py); no records go to runs, and this process
+holds only the plan and the records' statistics values.
 A record that doesn't encode, or a shard count an estimate got wrong, sends the build down the
 usual path, which ends as it always has.
 """
@@ -46,15 +47,14 @@ from ...write.info import SplitInfo, write_file
 from ...write.keys import hash_keys
 from ...write.membership import KeptSplits
 from ...write.manifest import Manifest
-from ...write.naming import shard_name
 from ...write.order import SeenKeys, count_shards, key_label, shard_starts
 from ...write.runs import RunFile, renew_run_names
 from ...write.strata import Strata
 from ...write.shards import write_split
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
-from .keyed import (OneCopyRefused, ShardResult, discard_shards, estimate_bytes, keyed_jobs, keyed_result, readers,
-                     work_seconds, write_keyed_shard)
-from ..plan import KeyedPlan, ReadTask, StatisticsTree, keyed_plan, strata_of, task_batches
+from .keyed import (OneCopyRefused, ShardResult, discard_shards, keyed_jobs, keyed_result, plan_of, readers, work_seconds,
+                     write_keyed_shard)
+from ..plan import KeyedPlan, ReadTask, StatisticsTree, strata_of, task_batches
 from ..vocabulary import WordCounts, count_for_build, summed_into
 
 
@@ -113,17 +113,9 @@ class LocalRunner:
 
 
 def keyed_plan_of(job: RunJob) -> KeyedPlan | None:
-    """The build decided from its records' keys (build/plan.py `keyed_plan`), or None: the usual path."""
-    spec = job.spec
-
-    def name(split: str, number: int, count: int) -> str:
-        return shard_name(spec.name, split, number, count, spec.output.compression, spec.output.naming)
-
+    """The build decided from its records' keys (keyed.py `plan_of`), or None: the usual path."""
     with collector_paused():
-        try:
-            return keyed_plan(spec, job.tasks, job.builders, job.keep, name, functools.partial(estimate_bytes, spec))
-        except OneCopyRefused:  # a record of the sample its bytes were estimated by doesn't encode
-            return None
+        return plan_of(job)
 
 
 # A keyed build starts workers only for at least this much work (in one process, at the pace of a
@@ -135,10 +127,9 @@ KEYED_PARALLEL_SECONDS = PARALLEL_SECONDS
 
 def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     """The plan's shards written in one copy (build/runners/keyed.py): each read, encoded and written by
-    one of `job.workers` processes, this one among them (alone, for under KEYED_PARALLEL_SECONDS
-    of work), and
-    recorded in the manifest as it is done; raises OneCopyRefused where the build must take the
-    usual path."""
+    one of `job.workers` worker processes (or by this one alone, for under KEYED_PARALLEL_SECONDS
+    of work), and recorded in the manifest as it is done; raises OneCopyRefused where the build
+    must take the usual path."""
     spec = job.spec
     sources = readers(plan.sources)
     todo = keyed_jobs(plan, job.kept, job.shards)
@@ -158,38 +149,18 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
         if job.progress:
             job.progress("writing", sum(len(todo[done][0].items) for done in results), total)
 
-    with collector_paused(), contextlib.ExitStack() as stack:
-        here = functools.partial(write_keyed_shard, (spec, sources))
-        if count > 1:  # this process writes shards too: one fork fewer, and it would only wait
-            pool = stack.enter_context(processes.worker_pool(count - 1, (spec, sources)))
-            _shared(todo, here, pool, processes.in_worker(write_keyed_shard), count - 1, finished)
+    with collector_paused():
+        if count > 1:  # every shard in the pool: this process only records them, so its memory stays
+            # the plan's and the statistics' (a process encoding photos holds tens of MB more)
+            with processes.worker_pool(count, (spec, sources)) as pool:
+                running = {pool.submit(processes.in_worker(write_keyed_shard), shard_job): number
+                           for number, shard_job in enumerate(todo)}
+                for future in concurrent.futures.as_completed(running):
+                    finished(running.pop(future), future.result())
         else:
-            for number, job_of_shard in enumerate(todo):
-                finished(number, here(job_of_shard))
+            for number, shard_job in enumerate(todo):
+                finished(number, write_keyed_shard((spec, sources), shard_job))
     return keyed_result(spec, plan, [results[number] for number in range(len(todo))], job.kept)
-
-
-def _shared(todo: list, here: Callable[[Any], Any], pool: Any, there: Callable[..., Any], in_pool: int,
-            finished: Callable[[int, Any], None]) -> None:
-    """Each job of `todo` done once, by `here` in this process or by `there` in the pool's
-    `in_pool` processes: the pool takes jobs from the front, one each in flight, this process from
-    the back, so neither waits while jobs are left; `finished(number, result)` as each is done."""
-    left = deque(range(len(todo)))
-    running: dict[Any, int] = {}
-    while left or running:
-        while left and len(running) < in_pool:
-            number = left.popleft()
-            running[pool.submit(there, todo[number])] = number
-        if left:
-            number = left.pop()
-            finished(number, here(todo[number]))
-        else:
-            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in done:
-                finished(running.pop(future), future.result())
-            continue
-        for future in [future for future in running if future.done()]:
-            finished(running.pop(future), future.result())
 
 
 def counted_words(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], workers: int,
