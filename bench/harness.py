@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -388,6 +389,30 @@ def machine_line(info: Mapping[str, Any]) -> str:
             f"Python {info['python']}{packages}")
 
 
+# ---- the run: the machine's load at the script's start and end -------------------------------------
+
+def load_now() -> list[float]:
+    """The machine's load average now: 1, 5 and 15 minutes, rounded to 0.01."""
+    return [round(load, 2) for load in os.getloadavg()]
+
+
+# the load when the script started: it imports this module first, before its data, TensorFlow and its cases
+LOAD_AT_START = load_now()
+
+
+def run_info() -> dict[str, Any]:
+    """What every report says of its run (its "run" entry, which bench/summary.py prints): the load
+    average at the script's start (when it imported this module) and at the call (the report's
+    writing), and the commit it ran at ("+" if the work tree had changes), None outside a git work tree."""
+    try:
+        done = subprocess.run(["git", "describe", "--always", "--dirty=+", "--abbrev=10"], cwd=HERE,
+                              capture_output=True, text=True, timeout=10)
+        commit = done.stdout.strip() if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {"load_average": {"start": LOAD_AT_START, "end": load_now()}, "commit": commit}
+
+
 # ---- the report --------------------------------------------------------------------------------------
 
 class Column(NamedTuple):
@@ -444,9 +469,11 @@ def argument_parser(doc: str, option: str, default: int, help: str) -> argparse.
 def write_json(path: str, document: Mapping[str, Any], build: list[Result], read: list[Result],
                targets: Sequence[Target] = ()) -> None:
     """Writes the report's JSON, indented, and says where: `document` (the settings, the machine,
-    the checks), then the build and the read results (`Result.as_json`) and the targets."""
+    the checks), then the build and the read results (`Result.as_json`), the targets and the run
+    (`run_info`: the load at the start and now)."""
     document = {**document, "build": [result.as_json() for result in build],
-                "read": [result.as_json() for result in read], "targets": [target.as_json() for target in targets]}
+                "read": [result.as_json() for result in read], "targets": [target.as_json() for target in targets],
+                "run": run_info()}
     with open(path, "w", encoding="utf-8") as file:
         json.dump(document, file, indent=2)
         file.write("\n")
