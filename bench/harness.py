@@ -341,17 +341,23 @@ def with_best_hand_ratios(results: list[Result]) -> list[Result]:
     return with_ratios(results)
 
 
+# the reading bars (issue 42): steady epochs at least as fast as the best hand-written pipeline, one
+# cold pass (tracing, graph rewrites, opening the shards: what a first epoch pays) at least 0.95x it
+READ_STEADY_BAR, READ_COLD_BAR = 1.0, 0.95
+
+
 def reading_targets(kind: str, steady: list[Result], cold: list[Result], module: str, library: str) -> list[Target]:
     """The reading targets of a dataset `kind`: the generated module's and `tb.input_fn`'s
-    throughput over the best hand-written pipeline's, steady and cold (>= 1.0x each), and the two
-    within 3% of each other in steady state (the slower over the faster >= 0.97)."""
+    throughput over the best hand-written pipeline's, steady (>= READ_STEADY_BAR) and cold
+    (>= READ_COLD_BAR), and the two within 3% of each other in steady state (the slower over
+    the faster >= 0.97)."""
     by_case = {result.case: result for result in steady}
     by_cold = {result.case: result for result in cold}
     targets = []
     for case, short in ((module, "generated module"), (library, "`tb.input_fn`")):
-        targets.append(Target(f"{kind} read, {short}, steady", by_case[case].ratio, 1.0,
+        targets.append(Target(f"{kind} read, {short}, steady", by_case[case].ratio, READ_STEADY_BAR,
                               note=f"over the best hand-written ({best_hand_written(steady).case.split(', ')[-1]})"))
-        targets.append(Target(f"{kind} read, {short}, one cold pass", by_cold[case].ratio, 1.0,
+        targets.append(Target(f"{kind} read, {short}, one cold pass", by_cold[case].ratio, READ_COLD_BAR,
                               note=f"over the best hand-written ({best_hand_written(cold).case.split(', ')[-1]})"))
     rates = sorted([by_case[module].per_second, by_case[library].per_second])
     targets.append(Target(f"{kind} read, module and `tb.input_fn` alike", rates[0] / rates[1], 0.97,

@@ -67,8 +67,9 @@ def run_line(script: str, path: str, document: dict[str, Any]) -> str:
         parts.append(f"load average (1 / 5 / 15 min) {_loads(load['start'])} at its start, {_loads(load['end'])} at its end")
     else:
         parts.append("load average not recorded")
-    if "machine" in document:
-        parts.append(machine_line(document["machine"]).removeprefix("Machine: "))
+    if "machine" in document:  # (less the loads some scripts keep there too)
+        machine = {key: value for key, value in document["machine"].items() if not key.startswith("load_average")}
+        parts.append(machine_line(machine).removeprefix("Machine: "))
     return "; ".join(parts) + "."
 
 
