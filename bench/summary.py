@@ -7,10 +7,10 @@ Run after the scripts (`make bench` runs it last), or alone on the reports alrea
 Reads each script's report `DIR/NAME.json` (default bench/out) for the scripts in SCRIPTS, takes
 its `targets` (harness.Target: the case, its ratio, the bar, whether it was met, how the ratio is
 taken), and prints them as one Markdown table, script by script; then, per script, when its
-report was written, the commit it ran at and the machine's load average at its start and end (the
-report's `run`, harness.run_info), and its machine; then the scripts that have no report, by name.
-The scripts `make bench` runs that measure without a bar (reading.py, text_tokenizers.py) are
-not in it.
+report was written, the commit it ran at, its size (SIZES), the machine's load average at its
+start and end (the report's `run`, harness.run_info) and its machine; then the scripts that have
+no report, by name. The scripts `make bench` runs that measure without a bar (reading.py) are not
+in it.
 
 `--markdown FILE` also writes the summary into FILE: between the lines START and END (see below)
 where FILE holds them, replacing what was there (docs/performance.md's current figures); as the
@@ -37,6 +37,9 @@ from harness import Target, machine_line, markdown_table  # noqa: E402
 SCRIPTS = ("tabular", "images", "sequences", "bad_rows", "workers", "memory", "verify", "beam", "coco",
            "coco_memory", "audio", "video", "text_build", "engines", "sql_postgres", "frames", "spark_table")
 
+# the settings a report may give at its top level that say how large its run was
+SIZES = ("rows", "records", "sequences", "images", "large", "photos", "clips", "copies", "megabytes", "repeats", "rounds")
+
 # the lines of a Markdown file between which `--markdown` writes the summary
 START = "<!-- bench/summary.py: the current figures, from here -->"
 END = "<!-- bench/summary.py: to here -->"
@@ -55,13 +58,18 @@ def _loads(loads: list[float]) -> str:
 
 
 def run_line(script: str, path: str, document: dict[str, Any]) -> str:
-    """A report's line under the table: when it was written, its commit, the load at its start and end, its machine."""
+    """A report's line under the table: when it was written, its commit, its size, the load at its start and end,
+    its machine."""
     written = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(path)))
     run = document.get("run")
     parts = [f"`{script}.py` ({written}"]
     if run and run.get("commit"):
         parts[0] += f", at {run['commit']}"
     parts[0] += ")"
+    sizes = [f"{key} {document[key]:,}" for key in SIZES
+             if isinstance(document.get(key), int) and not isinstance(document[key], bool)]
+    if sizes:
+        parts.append(", ".join(sizes))
     if run:
         load = run["load_average"]
         parts.append(f"load average (1 / 5 / 15 min) {_loads(load['start'])} at its start, {_loads(load['end'])} at its end")
@@ -100,7 +108,9 @@ def summary(out: str) -> tuple[str, int]:
         *runs,
     ]
     if missing:
-        lines += ["", f"Not run (no report in {out}): " + ", ".join(f"`{name}.py`" for name in missing) + "."]
+        root = os.path.dirname(HERE)
+        where = os.path.relpath(out, root) if os.path.abspath(out).startswith(root + os.sep) else out
+        lines += ["", f"Not run (no report in {where}): " + ", ".join(f"`{name}.py`" for name in missing) + "."]
     return "\n".join(lines), missed
 
 
