@@ -110,7 +110,7 @@ def main() -> None:
     info = machine({}, load_average=True)
     print("\n" + targets_table(targets) + "\n\n" + machine_line(info))
     with open(os.path.join(out, "coco_memory.json"), "w") as file:
-        json.dump({"file_bytes": size, "peak_bytes": results, "machine": info,
+        json.dump({"megabytes": arguments.megabytes, "file_bytes": size, "peak_bytes": results, "machine": info,
                    "targets": [target.as_json() for target in targets], "run": run_info()}, file, indent=1)
     os.remove(path)
 

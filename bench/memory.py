@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     info = machine({}, load_average=True)
     print("\n" + targets_table(targets) + "\n\n" + machine_line(info))
     with open(os.path.join(args.out, "memory.json"), "w", encoding="utf-8") as file:
-        json.dump({"results": results, "time": time.time(), "machine": info,
+        json.dump({"rows": args.rows, "images": args.images, "results": results, "time": time.time(), "machine": info,
                    "targets": [target.as_json() for target in targets], "run": run_info()}, file, indent=2)
     return 0
 

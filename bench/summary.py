@@ -57,6 +57,19 @@ def _loads(loads: list[float]) -> str:
     return " / ".join(f"{load:.2f}" for load in loads)
 
 
+def _size(value: Any) -> str:
+    """A setting as the run line gives it ("200,000", "20", "100,000 / 1,000,000"); "" for what isn't a size."""
+    if isinstance(value, bool):
+        return ""
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list) and value and all(_size(item) for item in value):
+        return " / ".join(_size(item) for item in value)
+    return ""
+
+
 def run_line(script: str, path: str, document: dict[str, Any]) -> str:
     """A report's line under the table: when it was written, its commit, its size, the load at its start and end,
     its machine."""
@@ -66,8 +79,7 @@ def run_line(script: str, path: str, document: dict[str, Any]) -> str:
     if run and run.get("commit"):
         parts[0] += f", at {run['commit']}"
     parts[0] += ")"
-    sizes = [f"{key} {document[key]:,}" for key in SIZES
-             if isinstance(document.get(key), int) and not isinstance(document[key], bool)]
+    sizes = [f"{key} {_size(document[key])}" for key in SIZES if _size(document.get(key))]
     if sizes:
         parts.append(", ".join(sizes))
     if run:
@@ -97,6 +109,8 @@ def summary(out: str) -> tuple[str, int]:
                          "yes" if target.met else "**no**", target.note])
     lines = [
         "## Benchmark targets",
+        "",
+        "Written by `bench/summary.py` from the reports of each script's last run, the last step of `make bench`.",
         "",
         f"{len(rows) - missed} of {len(rows)} targets met.",
         "",

@@ -23,7 +23,7 @@ def _target(case, ratio, bar, at_least=True, note="ours / theirs"):
 
 
 def _report(folder, name, targets, run=True):
-    document = {"rows": 200000, "repeats": 3, "machine": MACHINE, "targets": targets}
+    document = {"rows": [100000, 1000000], "repeats": 3, "machine": MACHINE, "targets": targets}
     if run:
         document["run"] = {"load_average": {"start": [0.25, 0.5, 1.0], "end": [1.75, 0.75, 1.0]},
                            "commit": "f48dfef1a2"}
@@ -61,7 +61,7 @@ def test_each_run_gives_its_load_at_start_and_end_and_the_missing_scripts_are_na
     _fake_reports(tmp_path)
     text = _summary("--out", tmp_path).stdout
     tabular = next(line for line in text.splitlines() if line.startswith("- `tabular.py` ("))
-    assert "at f48dfef1a2" in tabular and "rows 200,000, repeats 3" in tabular
+    assert "at f48dfef1a2" in tabular and "rows 100,000 / 1,000,000, repeats 3" in tabular
     assert "load average (1 / 5 / 15 min) 0.25 / 0.50 / 1.00 at its start, 1.75 / 0.75 / 1.00 at its end" in tabular
     assert "2 CPUs (x86_64)" in tabular and "TensorFlow 2.21.0" in tabular
     coco = next(line for line in text.splitlines() if line.startswith("- `coco.py` ("))
