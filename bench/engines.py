@@ -41,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from harness import Target, machine, machine_line, markdown_table, rss_by_pid, targets_table  # noqa: E402
+from harness import Target, machine, machine_line, markdown_table, rss_by_pid, run_info, targets_table  # noqa: E402
 
 LOCAL = os.path.join(ROOT, ".venv", "bin", "python")
 BEAM = os.path.join(ROOT, ".venv-beam", "bin", "python")
@@ -302,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             for folder in run.outputs:
                 shutil.rmtree(folder, ignore_errors=True)
     report["targets"] = [target.as_json() for target in targets]
+    report["run"] = run_info()
     print("\n".join(tables))
     print(targets_table(targets))
     print("\n" + machine_line(report["machine"]))

@@ -17,7 +17,8 @@ Run by hand (everything it writes goes under bench/out/frames/, which git ignore
 3. Prints each case's best time over the rounds, rows/s, its ratio to Parquet's, the peak RSS of
    the build's process (the frame's own memory included: it is the caller's) and of its largest
    worker, and checks that every case wrote the same shards, byte for byte. Writes the same as
-   JSON to bench/out/frames/frames.json.
+   JSON to bench/out/frames.json, with the targets (issue 41): each DataFrame case at least
+   SPEED_BAR (0.9x) Parquet's speed.
 """
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "out", "frames")
+REPORT = os.path.join(HERE, "out", "frames.json")
+sys.path.insert(0, HERE)
+
+from harness import Target, machine, machine_line, run_info, targets_table  # noqa: E402  (no TensorFlow)
+
+SPEED_BAR = 0.9  # a DataFrame source's speed over the same rows from Parquet (issue 41)
 
 SPEC = """name: frames
 source: {source}
@@ -150,9 +157,14 @@ def main() -> None:
     print("\n".join(lines))
     print(f"\n{args.rows:,} rows, {args.workers} workers, best of {args.repeats}; shards byte-identical across "
           f"cases: {same}; {os.cpu_count()} cores, Python {sys.version.split()[0]}")
-    with open(os.path.join(OUT, "frames.json"), "w", encoding="utf-8") as file:
+    targets = [Target(f"DataFrame source, {kind}, over Parquet", reference / best[kind]["seconds"], SPEED_BAR,
+                      note=f"Parquet's time / the {kind} frame's, {args.workers} workers") for kind in CASES[1:]]
+    info = machine({}, load_average=True)
+    print("\n" + targets_table(targets) + "\n\n" + machine_line(info))
+    with open(REPORT, "w", encoding="utf-8") as file:
         json.dump({"rows": args.rows, "workers": args.workers, "repeats": args.repeats, "same_shards": same,
-                   "cases": best}, file, indent=2)
+                   "cases": best, "machine": info, "targets": [target.as_json() for target in targets],
+                   "run": run_info()}, file, indent=2)
     if not same:
         sys.exit("the cases wrote different shards: " + json.dumps(digests))
 

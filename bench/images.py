@@ -90,7 +90,8 @@ DATASETS = {
 FLOAT32 = "images_jpeg_float32"  # the jpeg spec with `input: {image_dtype: float32}`: its module only
 LARGE = "images_jpeg_large"  # the passthrough spec over the larger folder (--large photos)
 CAMERA = {kind: f"camera_{kind}" for kind in camera.KINDS}  # a dataset per camera source kind
-BARS = {"camera": 2.5, "passthrough": 1.0, "scaling": 1.8}  # the targets (bench/README.md)
+# the targets (bench/README.md): the passthrough's 1.5x the seed loop at 2,000 and 20,000 photos is issue 42's
+BARS = {"camera": 2.5, "passthrough": 1.5, "scaling": 1.8}
 
 
 # ---- data and specs -------------------------------------------------------------------------------

@@ -286,13 +286,14 @@ def bench_build(paths: Paths, count: int, repeats: int) -> tuple[list[SequenceRe
 
 
 def build_targets(build: list[SequenceResult]) -> list[Target]:
-    """The build's targets (bench/README.md): 2 workers' time over the floor's, and 2 workers over 1."""
+    """The build's targets (bench/README.md; issue 42's bars): 2 workers' time over the floor's (at
+    most 5x), and 2 workers over 1 (at least 1.6x)."""
     seconds = {result.case: result.seconds for result in build}
     one, two = (seconds[case] for case in OURS)
     return [
         Target("sequence build, time over the TFRecordWriter floor", two / seconds[FLOOR], 5.0, at_least=False,
                note="`tb.build` (2 workers) time / floor time"),
-        Target("sequence build, 2 workers over 1", one / two, 1.8, note="1 worker's time / 2 workers' time"),
+        Target("sequence build, 2 workers over 1", one / two, 1.6, note="1 worker's time / 2 workers' time"),
     ]
 
 

@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from harness import Target, machine, machine_line, markdown_table, targets_table  # noqa: E402
+from harness import Target, machine, machine_line, markdown_table, run_info, targets_table  # noqa: E402
 
 TABLE = "bench.events"
 LABELS = ["click", "view", "buy", "share", "skip"]
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + machine_line(info))
     report = {"rows": args.rows, "partitions": args.partitions, "read_partitions": partitions,
               "workers": args.workers, "rounds": args.rounds, "driver_memory": args.driver_memory, "times": times,
-              "snapshot_pass": snapshots, "holds": found, "targets": [target.as_json()],
+              "snapshot_pass": snapshots, "holds": found, "targets": [target.as_json()], "run": run_info(),
               "machine": info}
     with open(os.path.join(args.out, "spark_table.json"), "w", encoding="utf-8") as file:
         json.dump(report, file, indent=2)

@@ -17,7 +17,8 @@ Run by hand (everything it writes goes under bench/out/, which git ignores):
      in Python, one at a time, in one process: what verify did before it read columns
      (left out with --no-old: about 3 minutes per round at 300,000 rows).
 3. Prints a Markdown table (each case's time and its ratio to the build's and to the old
-   verify's) and the machine, and writes the same as JSON to bench/out/verify.json.
+   verify's), the target (`verify`'s time at most BAR, 1.5x, the build's) and the machine, and
+   writes the same as JSON to bench/out/verify.json.
 
 Before timing, every verify case must pass the freshly built dataset with N records.
 No TensorFlow is imported: neither the build nor verify needs it.
@@ -38,10 +39,12 @@ sys.path.insert(0, os.path.dirname(HERE))  # the repository, should the package 
 import tfrecord_builder as tb  # noqa: E402
 from tfrecord_builder.tools.verify import verify  # noqa: E402
 from harness import (  # noqa: E402
-    Column, OutputPaths, Result, argument_parser, best_of_rounds, machine, machine_line, results_table, with_ratios,
+    Column, OutputPaths, Result, Target, argument_parser, best_of_rounds, machine, machine_line, results_table,
+    run_info, targets_table, with_ratios,
 )
 
 NAME = "verify"
+BAR = 1.5  # verify's time (default workers) over the build's, at most
 SHARDS = 4
 SEED = 20240601
 MAX_LIST = 8
@@ -173,8 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     results = with_ratios([Result("verify", case, timing.seconds, args.rows, timing.cpu_seconds)
                            for case, timing in zip(timed, timings)], reference=BUILD)
     print(report(args.rows, args.repeats, results))
+    seconds = {result.case: result.seconds for result in results}
+    targets = [Target("verify, time over the build's", seconds[VERIFY] / seconds[BUILD], BAR, at_least=False,
+                      note="`verify` (default workers) time / `tb.build` (default workers) time")]
+    print("\n" + targets_table(targets))
     document = {"rows": args.rows, "columns": len(FEATURES), "shards": SHARDS, "repeats": args.repeats,
-                "machine": machine_info(), "results": [result.as_json() for result in results]}
+                "machine": machine_info(), "results": [result.as_json() for result in results],
+                "targets": [target.as_json() for target in targets], "run": run_info()}
     with open(paths.json, "w", encoding="utf-8") as file:
         json.dump(document, file, indent=2)
         file.write("\n")

@@ -26,7 +26,8 @@ Run by hand (everything it writes goes under bench/out/video/, which git ignores
    (`to_tensor`), sequential, interleaved and with parallel reads; steady and one cold pass.
 
 Writes bench/out/video.json with the targets (bench/summary.py): build >= 3x the issue's loop,
-memory of the 10-minute clip <= 1.1x the short one's, read >= 1.0x the best hand-written.
+memory of the 10-minute clip <= 1.1x the short one's, read >= 1.0x the best hand-written steady
+and >= 0.95x for one cold pass (harness.READ_STEADY_BAR, READ_COLD_BAR).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 from harness import (  # noqa: E402
-    Result, Target, argument_parser, best_of_rounds, hand_pipelines, import_module, machine, machine_line,
+    READ_COLD_BAR, READ_STEADY_BAR, Result, Target, argument_parser, best_of_rounds, hand_pipelines, import_module, machine, machine_line,
     markdown_table, our_build, results_table, steady_and_cold, targets_table, with_ratios, write_json,
 )
 
@@ -300,9 +301,9 @@ def main() -> int:
                note="source frames a second"),
         Target("video build memory, a 10-minute clip over a 10 s one (max_frames: 32)", long_over_short, 1.1,
                at_least=False, note="resident memory the build adds at its peak"),
-        Target("video read, generated module, steady", steady[0].ratio, 1.0,
+        Target("video read, generated module, steady", steady[0].ratio, READ_STEADY_BAR,
                note=f"over the best hand-written ({steady[0].reference})"),
-        Target("video read, generated module, one cold pass", cold[0].ratio, 1.0,
+        Target("video read, generated module, one cold pass", cold[0].ratio, READ_COLD_BAR,
                note=f"over the best hand-written ({cold[0].reference})"),
     ]
     print("\n" + targets_table(targets))
