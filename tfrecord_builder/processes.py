@@ -130,6 +130,18 @@ class SharedPool:
         self.close(cancel=kind is not None)
 
 
+@contextlib.contextmanager
+def pool_in(shared: SharedPool | None, workers: int, state: Any = None, setup: Callable[[], None] | None = None
+            ) -> Iterator[ProcessPoolExecutor]:
+    """A phase's pool: `shared`'s (started now if it isn't, and left running for a later phase), or
+    without one a `worker_pool` of its own, stopped on leaving the `with`."""
+    if shared is not None:
+        yield shared.started(workers, state, setup)
+        return
+    with worker_pool(workers, state, setup) as pool:
+        yield pool
+
+
 def _start_worker(parent: int, state: Any, setup: Callable[[], None] | None) -> None:
     global _STATE
     die_with_parent(parent)

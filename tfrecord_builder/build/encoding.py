@@ -6,7 +6,6 @@ back in source order, so the output is byte-identical whatever the worker count.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import time
@@ -114,10 +113,7 @@ def encode_batches(spec: Spec, batches: Iterable[tuple[str | None, Batch | Pendi
         for split, batch in ahead:
             yield _ReadFailure.raised(batch) or stage(spec, split, batch)
         return
-    with contextlib.ExitStack() as stack:
-        state = (spec, runs, stage)
-        pool = (shared.started(workers, state, renew_run_names) if shared is not None else
-                stack.enter_context(processes.worker_pool(workers, state, renew_run_names)))
+    with processes.pool_in(shared, workers, (spec, runs, stage), renew_run_names) as pool:
         pending: deque = deque()
         in_worker = processes.in_worker(encode_in_worker)
         for split, batch in itertools.chain(ahead, batches):

@@ -410,10 +410,7 @@ def _tasks_in_workers(spec: Spec, tasks: list[ReadTask], builders: dict[str | No
     """Each task read and staged in a worker (its builder pickled without what it opened); the
     results taken task by task in order (a task's error is raised in its turn, after the earlier
     tasks' results). In the `shared` pool's workers, if given."""
-    with contextlib.ExitStack() as stack:
-        state = (spec, runs, stage)
-        pool = (shared.started(workers, state, renew_run_names) if shared is not None else
-                stack.enter_context(processes.worker_pool(workers, state, renew_run_names)))
+    with processes.pool_in(shared, workers, (spec, runs, stage), renew_run_names) as pool:
         in_worker = processes.in_worker(_task_in_worker)
         pending: deque = deque()
         for task in tasks:
