@@ -105,12 +105,19 @@ class HeldValues:
         found = self.values.repeated(records)
         if self.lengths is None:
             return found
-        ends = np.cumsum(self.lengths)
+        ends = self._ends
         chosen = np.asarray(found.values)
         data = self.data
         found.values = [data[start:end] for start, end in zip((ends[chosen] - self.lengths[chosen]).tolist(),
                                                                ends[chosen].tolist())]
         return found
+
+    @functools.cached_property
+    def _ends(self) -> np.ndarray:
+        """Where each value ends in `data`: summed once, not once a batch of the statistics (a
+        split's values are taken batch by batch)."""
+        assert self.lengths is not None
+        return np.cumsum(self.lengths)
 
 
 @dataclass
@@ -217,6 +224,12 @@ def write_keyed_shard(state: tuple[Spec, Sequence[Reader]], job: tuple[KeyedShar
                        counted.counts)
 
 
+def _spread(rows: np.ndarray) -> np.ndarray:
+    """Up to SAMPLE_RECORDS of `rows`, evenly spread over them, the first and the last included:
+    the records a sample encodes."""
+    return rows[np.unique(np.linspace(0, len(rows) - 1, min(len(rows), SAMPLE_RECORDS)).astype(np.int64))]
+
+
 def estimate_bytes(spec: Spec, plan_sources: Sequence[tuple[str | None, Builder, Any, list[int]]]) -> Any:
     """`keyed_plan`'s estimate of a split's encoded bytes: SAMPLE_RECORDS of its records (spread
     over it) encoded here, their bytes scaled by the files' bytes of all of them (by the record
@@ -227,7 +240,7 @@ def estimate_bytes(spec: Spec, plan_sources: Sequence[tuple[str | None, Builder,
     sizes = np.concatenate([items.sizes for _, _, items, _ in plan_sources])
 
     def estimate(rows: np.ndarray) -> int:
-        sample = rows[np.unique(np.linspace(0, len(rows) - 1, min(len(rows), SAMPLE_RECORDS)).astype(np.int64))]
+        sample = _spread(rows)
         encoded = sum(int(chunk.records.offsets[-1] - chunk.records.offsets[0])
                       for _, chunk in encoded_chunks(spec, sources, items_at[sample], Notices()))
         files, sampled_files = int(sizes[rows].sum()), int(sizes[sample].sum())
@@ -248,7 +261,7 @@ def work_seconds(spec: Spec, plan: KeyedPlan, enough: float) -> float:
     every = np.concatenate([split.items for split in plan.splits.values()])
     if not len(every):
         return 0.0
-    sample = every[np.unique(np.linspace(0, len(every) - 1, min(len(every), SAMPLE_RECORDS)).astype(np.int64))]
+    sample = _spread(every)
     start, size, estimate = 0, 1, float("inf")
     while start < len(sample):
         chunk = sample[start:start + size]
