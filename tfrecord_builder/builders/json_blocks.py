@@ -29,6 +29,7 @@ from .opened import Window, open_window, read_again
 from ..features import grouped
 from ..features.cells import JsonValues
 from ..features.notices import Notices
+from ..optional import imported
 
 BLOCK_BYTES = 4 * 1024**2
 _UTF8 = {"utf-8", "utf-8-sig"}
@@ -41,16 +42,8 @@ except ImportError:  # optional: without it every JSONL takes json.loads
     pa = None
 
 
-def _simdjson() -> Any:
-    """pysimdjson, optional (the `fast` extra): without it numbers go through Arrow's parser."""
-    try:
-        import simdjson
-    except ImportError:
-        return None
-    return simdjson
-
-
-simdjson = _simdjson()
+# pysimdjson, optional (the `fast` extra): without it numbers go through Arrow's parser
+simdjson: Any = imported("simdjson")
 
 
 def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | None, key: str | None,
