@@ -233,6 +233,7 @@ IS_URL_ALLOWED = {
     "tools.diff.sides": "in a store a folder is a prefix: what isn't a file is taken for a dataset",
     "tools.infer": "infer samples local files: a URL is refused",
     "builders.annotations": "a local image's size is a stat; a stored one's a request each, so its batches are cut by count",
+    "builders.opened": "a worker reads its lines of a local file again at their place; a store's are read once, handed on",
 }
 
 

@@ -46,12 +46,6 @@ def is_url(path: object) -> bool:
     return isinstance(path, str) and bool(URL.match(path))
 
 
-def is_local(path: str) -> bool:
-    """Whether `path` is a file of this machine, which any process reads with `open` at any place
-    (a worker reading its own part of a source file)."""
-    return not is_url(path)
-
-
 def place_problem(path: object) -> str | None:
     """What is wrong with `path` as a place to read or write (a URL whose scheme no installed
     filesystem serves), or None."""

@@ -53,7 +53,7 @@ def open_source(path: str) -> io.BufferedReader:
 def read_again(path: str) -> str | None:
     """The path by which a worker reads parts of the file itself (`lines.FileLines`): a plain local
     file's; None for a compressed file or an object in a store, whose parts are handed on as bytes."""
-    if not fs.is_local(path):
+    if fs.is_url(path):
         return None
     try:
         return path if compression(path) is None else None
