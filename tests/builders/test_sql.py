@@ -309,6 +309,20 @@ def test_a_query_batch_is_sent_to_the_worker_that_encodes_it_as_its_arrow_rows(t
     assert [key for batch in batches for key in batch.keys] == [str(row[0]) for row in rows]
 
 
+def _noting_reads(reads: Path, monkeypatch) -> Path:
+    """The folder `reads`, where each range a SqlBuilder reads leaves a file `PID-TASK`: which
+    process read which range (workers are forked, so a file, not a list)."""
+    reads.mkdir()
+    original = SqlBuilder.read_batches
+
+    def noted(self, needed, batch_size, task=None):
+        (reads / f"{os.getpid()}-{task}").write_text("")
+        return original(self, needed, batch_size, task)
+
+    monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    return reads
+
+
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
 def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_path, engine, monkeypatch):
     """The local runner's workers read the ranges of `partition_by` themselves (each range once,
@@ -329,15 +343,7 @@ def test_with_workers_each_range_is_read_once_by_a_worker_byte_identical(tmp_pat
             connection.executemany("INSERT INTO p VALUES (?, ?, ?)", rows)
         connection_url = "sqlite:///../p.db"
     pq.write_table(table, tmp_path / "rows.parquet")
-    reads = tmp_path / "reads"
-    reads.mkdir()
-    original = SqlBuilder.read_batches
-
-    def noted(self, needed, batch_size, task=None):  # which process read which range (workers are forked)
-        (reads / f"{os.getpid()}-{task}").write_text("")
-        return original(self, needed, batch_size, task)
-
-    monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    reads = _noting_reads(tmp_path / "reads", monkeypatch)
     opens = tmp_path / "opens"
     opens.mkdir()
     original_opened = sql_module.opened
@@ -415,15 +421,7 @@ def test_a_resumed_build_reads_the_ranges_after_its_checkpoint_in_workers(tmp_pa
         patched.setattr(local.CheckpointedEncoding, "save", save_then_stop)
         with pytest.raises(KeyboardInterrupt):
             tb.build(spec, output=tmp_path / "out", workers=2)
-    reads = tmp_path / "reads"
-    reads.mkdir()
-    original = SqlBuilder.read_batches
-
-    def noted(self, needed, batch_size, task=None):  # which process read which range (workers are forked)
-        (reads / f"{os.getpid()}-{task}").write_text("")
-        return original(self, needed, batch_size, task)
-
-    monkeypatch.setattr(SqlBuilder, "read_batches", noted)
+    reads = _noting_reads(tmp_path / "reads", monkeypatch)
     resumed = tb.build(spec, output=tmp_path / "out", resume=True, workers=2)
     here = sorted(read.name.split("-", 1)[1] for read in reads.iterdir() if read.name.startswith(f"{os.getpid()}-"))
     elsewhere = sorted(read.name.split("-", 1)[1] for read in reads.iterdir()
