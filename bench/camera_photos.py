@@ -41,16 +41,19 @@ class Kind:
     channels: int  # of the stored 224x224 image
     encoding: str  # how it is stored: jpeg or png
     label: str  # as the report names it
+    scale: str = ""  # 16 bits into 8: how (`scale_16bit`; the build refuses to choose)
 
     @property
     def feature(self) -> str:
-        return f"{{type: image, encoding: {self.encoding}, shape: [{TARGET}, {TARGET}, {self.channels}]}}"
+        scale = f", scale_16bit: {self.scale}" if self.scale else ""
+        return f"{{type: image, encoding: {self.encoding}, shape: [{TARGET}, {TARGET}, {self.channels}]{scale}}}"
 
 
 KINDS = {
     "jpeg": Kind("jpeg", ".jpg", 3, "jpeg", "12 MP JPEG"),
     "png": Kind("png", ".png", 3, "jpeg", "12 MP PNG (8-bit RGB)"),
-    "png16": Kind("png16", ".png", 1, "png", "12 MP PNG (16-bit grey)"),
+    # the loops keep the high byte (value >> 8); full_range is value / 257, rounded
+    "png16": Kind("png16", ".png", 1, "png", "12 MP PNG (16-bit grey)", "full_range"),
 }
 
 
