@@ -25,8 +25,9 @@ import pytest
 from PIL import Image
 
 from conftest import ROOT, write_spec
-from support.engines import (BEAM_PYTHON, SMALL_TASKS, big_table, parts_spec as _parts_spec, run_beam as _beam,
-                             run_in as _cli, sequence_sources, shapes_spec, table as _table, tabular as _tabular)
+from support.engines import (BEAM_PYTHON, SMALL_TASKS, big_table, parts_spec as _parts_spec, photos_spec,
+                             run_beam as _beam, run_in as _cli, sequence_sources, shapes_spec, table as _table,
+                             tabular as _tabular)
 from support.reading import assert_same_files as _same, files_of as _files
 
 pytestmark = pytest.mark.beam
@@ -228,15 +229,7 @@ def test_an_image_folder_builds_the_same_bytes(tmp_path):
 def test_photos_in_one_copy_on_beam_are_the_usual_local_build_byte_for_byte(tmp_path, output):
     """Beam runs the keyed plan (a task per shard, each read, encoded and written whole by a worker):
     the same files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0)."""
-    generator = np.random.default_rng(8)
-    for index in range(40):
-        path = tmp_path / "photos" / f"class_{index % 3}" / f"photo_{index:03d}.jpg"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        Image.fromarray(generator.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(path, quality=90)
-    spec = write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
-                                 "splits": {"train": 0.7, "test": 0.3}, "label": "label", "output": output,
-                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]},
-                                              "label": {"type": "class_label"}, "filename": {"dtype": "string"}}})
+    spec = photos_spec(tmp_path, output)
     out = tmp_path / "out"
     usual = _cli(sys.executable, "build", str(spec), "--output", str(out), "--workers", "2",
                  env={"TFRECORD_BUILDER_ONE_COPY": "0"})
@@ -252,14 +245,7 @@ def test_photos_in_one_copy_on_beam_are_the_usual_local_build_byte_for_byte(tmp_
 def test_a_bad_photo_in_one_copy_on_beam_fails_as_the_usual_build_does(tmp_path):
     """A worker that can't encode a shard's file sends the build down the usual pipeline: the same
     one-line error as the local runner's, and no dataset."""
-    generator = np.random.default_rng(9)
-    (tmp_path / "photos").mkdir()
-    for index in range(12):
-        Image.fromarray(generator.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(
-            tmp_path / "photos" / f"photo_{index:02d}.jpg", quality=90)
-    (tmp_path / "photos" / "photo_05.jpg").write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 40)
-    spec = write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
-                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]}}})
+    spec = photos_spec(tmp_path, {"shards": 2}, count=12, bad=5)
     said = [_cli(sys.executable, "build", str(spec), "--output", str(tmp_path / "local"), "--workers", "2"),
             _beam("build", str(spec), "--output", str(tmp_path / "beam"), "--workers", "2")]
     assert [done.returncode for done in said] == [1, 1], said[1].stderr

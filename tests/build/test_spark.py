@@ -22,8 +22,8 @@ from tfrecord_builder.errors import DiskFullError
 
 from conftest import write_spec
 from support.cli import assert_error, run_cli
-from support.engines import (SMALL_TASKS, assert_chosen_runner, big_table, parts_spec as _parts_spec, sequence_sources,
-                             shapes_spec, table as _table, tabular as _tabular)
+from support.engines import (SMALL_TASKS, assert_chosen_runner, big_table, parts_spec as _parts_spec, photos_spec,
+                             sequence_sources, shapes_spec, table as _table, tabular as _tabular)
 from support.object_store import GATE, objects, pointed_at
 from support.reading import assert_same_files as _same, files_of as _files
 from support.small_disk import fill
@@ -123,6 +123,39 @@ def test_sequences_from_jsonl_and_from_a_long_table_build_the_same_bytes_on_spar
 def test_an_image_folder_builds_the_same_bytes_on_spark(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "4000")
     _same(*both(shapes_spec(tmp_path), tmp_path))
+
+
+@pytest.mark.parametrize("output", [{"shards": 3}, {"shuffle": False, "shards": 2}], ids=["shuffled", "source-order"])
+def test_photos_in_one_copy_on_spark_are_the_usual_local_build_byte_for_byte(spark, tmp_path, monkeypatch, output):
+    """A Spark task per shard of the keyed plan, each read, encoded and written whole by an
+    executor's Python worker (no records through a shuffle: no encoding phase shown): the same
+    files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0)."""
+    spec = photos_spec(tmp_path, output)
+    out = tmp_path / "out"
+    with monkeypatch.context() as usual:
+        usual.setenv("TFRECORD_BUILDER_ONE_COPY", "0")
+        tb.build(spec, output=out, workers=2)
+    expected = _files(out)
+    shutil.rmtree(out)
+    said: list[tuple[str, int, int | None]] = []
+    tb.build(spec, output=out, runner="spark", progress=lambda *shown: said.append(shown))
+    _same(expected, _files(out))
+    assert "encoding" not in [phase for phase, _, _ in said]
+    assert said[-1] == ("writing", 40, 40)
+
+
+def test_a_bad_photo_in_one_copy_on_spark_fails_as_the_usual_build_does(spark, tmp_path):
+    """An executor that can't encode a shard's file sends the build down the usual job, which
+    names the photo as the local runner does; the shards one copy wrote are gone."""
+    spec = photos_spec(tmp_path, {"shards": 2}, count=12, bad=5)
+    with pytest.raises(tb.DataError) as local:
+        tb.build(spec, output=tmp_path / "local")
+    with pytest.raises(tb.DataError) as built:
+        tb.build(spec, output=tmp_path / "spark", runner="spark")
+    assert str(built.value) == str(local.value)
+    assert "photo_005.jpg" in str(built.value)
+    left = [sorted(str(path.relative_to(tmp_path / way)) for path in (tmp_path / way).rglob("*")) for way in ("local", "spark")]
+    assert left[0] == left[1]  # nothing that looks like a dataset either way (a lock file)
 
 
 def test_a_custom_builder_runs_its_parts_on_the_executors(spark, tmp_path):

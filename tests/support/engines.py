@@ -1,7 +1,7 @@
 """The same build on two engines: the CLI in a process of its own (the main environment's Python
 or the Beam environment's), and the sources the engine tests build on every runner (a table with
-bad rows, sequences two ways, an image folder, a custom builder in parts, a table big enough to
-kill mid-write). tests/build/test_beam.py, test_beam_faults.py, test_spark.py and
+bad rows, sequences two ways, an image folder resized, photos passed through, a custom builder in
+parts, a table big enough to kill mid-write). tests/build/test_beam.py, test_beam_faults.py, test_spark.py and
 test_object_store.py compare their runners' datasets with the local runner's, byte for byte
 (`support.reading.files_of`, `assert_same_files`)."""
 from __future__ import annotations
@@ -92,6 +92,23 @@ def shapes_spec(tmp_path: Path) -> Path:
                                  "features": {"image": {"type": "image", "shape": [16, 16, 3], "resize": "stretch"},
                                               "label": {"type": "class_label"}},
                                  "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
+
+
+def photos_spec(tmp_path: Path, output: dict, count: int = 40, bad: int | None = None, seed: int = 8) -> Path:
+    """`count` small JPEG photos (16x16, random pixels) in three class folders, the one numbered
+    `bad` cut after its header, and a spec storing their bytes (`output` its output options): a
+    source the build writes in one copy (build/runners/keyed.py)."""
+    generator = np.random.default_rng(seed)
+    for index in range(count):
+        path = tmp_path / "photos" / f"class_{index % 3}" / f"photo_{index:03d}.jpg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(generator.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(path, quality=90)
+        if index == bad:
+            path.write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 40)
+    return write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
+                                 "splits": {"train": 0.7, "test": 0.3}, "label": "label", "output": output,
+                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]},
+                                              "label": {"type": "class_label"}, "filename": {"dtype": "string"}}})
 
 
 PARTS_BUILDER = '''

@@ -56,11 +56,10 @@ from ...registry import builtin_class
 from ...errors import DiskFullError, TFRecordBuilderError, UsageError
 from ...processes import stderr_held
 from ...spec.model import Spec
-from ...write.manifest import record_shard
 from ..plan import KeyedPlan, KeyedShard, ReadTask
 from .beam_watchdog import watched_workers, worker_os_error
 from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
-from .keyed import OneCopyRefused, discard_shards, keyed_jobs, keyed_result, plan_of, readers, write_keyed_shard
+from .keyed import OneCopyRefused, discard_shards, keyed_jobs, keyed_result, plan_of, readers
 from .distributed import BuildSummary, Layout, layout_of, strata_from
 from ..vocabulary import WordCounts, words_from
 from .steps import (DISTINCT, KEYS, OWN_KEYS, PARTS, PROBLEMS, RECORDS, SUMMARY, Carrier, Steps, counted_keys,
@@ -178,35 +177,24 @@ def _run_keyed(options: PipelineOptions, local: bool, job: RunJob, plan: KeyedPl
     _run_watched(pipeline, local, job.progress, lambda error: None)
     found = dict(_load(job.shards, "keyed"))
     fs.remove(fs.join(job.shards, "beam-keyed.pickle"))
-    refused = [found[number] for number in sorted(found) if isinstance(found[number], str)]
-    if refused:
-        raise OneCopyRefused(refused[0])
     return keyed_result(job.spec, plan, [found[number] for number in range(len(todo))], job.kept)
 
 
 class _KeyedShard(beam.DoFn):
-    """Reads, encodes and writes one shard of a keyed plan (`write_keyed_shard`, with builders made
-    on the worker) and records it in the manifest: (its number, its ShardResult), or the reason the
-    build must take the usual path."""
+    """One shard of a keyed plan read, encoded, written and recorded (`Steps.write_keyed`, with
+    builders made on the worker): (its number, its ShardResult or the reason the build must take
+    the usual path)."""
 
     def __init__(self, steps: Steps, sizes: list[tuple[str | None, int]]):
         self.steps = steps
         self.sizes = sizes
 
     def setup(self) -> None:
-        builders = self.steps.builders()
-        self.state = (self.steps.spec, [(split, builders[split], size) for split, size in self.sizes])
+        self.builders = self.steps.builders()
 
     def process(self, item: tuple[int, tuple[KeyedShard, str | None]]) -> Iterator[Any]:
-        number, (shard, path) = item
-        try:
-            result = write_keyed_shard(self.state, (shard, path))
-        except OneCopyRefused as refused:
-            yield number, refused.reason
-            return
-        if result.shard is not None:
-            record_shard(self.steps.shards, self.steps.build_id, shard.split, result.shard.to_dict(), *shard.key_range)
-        yield number, result
+        number, job = item
+        yield number, self.steps.write_keyed(self.builders, self.sizes, job)
 
 
 def _on_this_machine(options: PipelineOptions) -> bool:

@@ -326,10 +326,15 @@ def keyed_jobs(plan: KeyedPlan, kept: dict[str, dict], folder: str) -> list[tupl
              else fs.join(folder, shard.file)) for shard in plan.shards]
 
 
-def keyed_result(spec: Spec, plan: KeyedPlan, results: Sequence[ShardResult], kept: dict[str, dict]) -> RunResult:
-    """What running the plan made, from every shard's result in the plan's order (any runner's):
-    the splits, the statistics (`keyed_statistics`), the notices, the members. Raises
-    OneCopyRefused where a guessed shard count doesn't hold (`guess_held`)."""
+def keyed_result(spec: Spec, plan: KeyedPlan, outcomes: Sequence[ShardResult | str], kept: dict[str, dict]) -> RunResult:
+    """What running the plan made, from every shard's outcome in the plan's order (any runner's:
+    its ShardResult, or the reason its worker found the build must take the usual path): the
+    splits, the statistics (`keyed_statistics`), the notices, the members. Raises OneCopyRefused
+    with the first shard's reason, or where a guessed shard count doesn't hold (`guess_held`)."""
+    refused = [outcome for outcome in outcomes if isinstance(outcome, str)]
+    if refused:
+        raise OneCopyRefused(refused[0])
+    results = [outcome for outcome in outcomes if isinstance(outcome, ShardResult)]
     guess_held(spec, plan, results)
     statistics = keyed_statistics(spec, plan, results)
     found: dict[str, int] = {}

@@ -6,6 +6,12 @@
     records -> groupByKey(split, bucket) -> sorted, cut at shard bounds -> PARTS ((split, shard), (bucket, piece))
             -> groupByKey(split, shard) -> our writer on the executor: temporary name, then rename
 
+A source that knows its records' keys before their bytes (an image folder, COCO, VOC, YOLO) is
+built in one copy (keyed.py): the plan is made on the driver from the keys, and each shard is a
+Spark task that reads, encodes and writes it whole (`Steps.write_keyed`); no records cross a
+shuffle. Where that can't be (a bad record, a shard count the estimate got wrong) the shards it
+wrote are removed and the job above runs.
+
 The steps are build/runners/steps.py's (Beam's runner runs the same); Spark only carries their
 values: each step's outputs as (tag, value) elements, filtered by tag. The driver holds task
 descriptions, summaries and the layout, never records: records cross Spark's shuffles (which
@@ -39,8 +45,10 @@ from ...features import notices
 from ...progress import Progress
 from ...registry import builtin_class
 from ...spec.model import Spec
-from .contract import RunJob, RunnerOptions, RunResult
+from ..plan import KeyedPlan
+from .contract import RunJob, RunnerOptions, RunResult, check_not_empty
 from .distributed import layout_of, strata_from
+from .keyed import OneCopyRefused, discard_shards, keyed_jobs, keyed_result, plan_of, readers
 from .spark_attempts import every_attempt_ended, job_group
 from .spark_frames import Step, over_partitions, spark_source
 from .spark_session import (APP_NAME, LOG, SparkJobError, check_master, check_visible, conf, ours, session,
@@ -89,6 +97,12 @@ class SparkRunner:
             return words_from(_over_tasks(built_on, job, steps, _count(steps, stratified)).collect())
 
     def _run(self, built_on: SparkSession, job: RunJob) -> RunResult:
+        plan = plan_of(job) if spark_source(job) is None else None
+        if plan is not None:
+            try:
+                return _run_keyed(built_on, job, plan)
+            except OneCopyRefused:  # (a bad record, a shard count the estimate got wrong): the usual job
+                discard_shards(job.shards, plan, job.kept, job.build_id)
         context = built_on.sparkContext
         steps = Steps.of(job)
         later = steps.past_encoding()  # what the steps after encoding ship
@@ -141,6 +155,44 @@ class SparkRunner:
             encoded.unpersist()
             if sorted_parts is not None:
                 sorted_parts.unpersist()
+
+
+def _run_keyed(built_on: SparkSession, job: RunJob, plan: KeyedPlan) -> RunResult:
+    """One copy (keyed.py): a Spark task per shard of the plan (`Steps.write_keyed`: read, encoded,
+    written whole and recorded in the manifest), the outcomes collected in the plan's order. Raises
+    OneCopyRefused where a shard's task found the build must take the usual path; returns once every
+    attempt of the job's tasks has ended, so none writes after the shards are discarded or published."""
+    context = built_on.sparkContext
+    steps = Steps.of(job).past_encoding()
+    todo = keyed_jobs(plan, job.kept, job.shards)
+    check_not_empty(job.spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
+    sizes = [(split, size) for split, _, size in readers(plan.sources)]
+    written = context.accumulator(0)  # the progress shown (a retried task adds again)
+
+    def per_part(part: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+        builders = steps.builders()  # a custom builder's code runs here, on the executor
+        for number, shard_job in part:
+            try:
+                outcome = steps.write_keyed(builders, sizes, shard_job)
+            except OSError as error:  # a full disk: the one line of the local runner's, from the executor
+                raise DiskFullError.of(error, steps.shards) or error from error
+            written.add(len(shard_job[0].items))
+            yield number, outcome
+
+    group = f"{APP_NAME} {job.build_id[:12]} one copy {uuid.uuid4().hex[:8]}"
+    total = sum(len(split.items) for split in plan.splits.values())
+    with _shown(job.progress, "writing", written, total), \
+            job_group(context, group, "tfrecord-builder: the shards read, encoded and written"):
+        try:
+            found = dict(context.parallelize(list(enumerate(todo)), max(1, len(todo))).mapPartitions(per_part).collect())
+        except Exception:  # a failed job: its other attempts are being stopped, and may write meanwhile
+            every_attempt_ended(context, group, jobs=0)
+            raise
+    late = every_attempt_ended(context, group, jobs=1)
+    result = keyed_result(job.spec, plan, [found[number] for number in range(len(todo))], job.kept)
+    if late is not None:
+        notices.added(result.notices, {late: 1})
+    return result
 
 
 @contextlib.contextmanager

@@ -15,6 +15,10 @@ the groupings the tags name:
                                    PROBLEMS: every one
     layout_of's summary, PROBLEMS, DISTINCT summed -> Steps.result
 
+One copy (keyed.py), where the plan was made from the records' keys before the job:
+
+    Steps.write_keyed(shard) per shard of the plan -> every one, in the plan's order -> keyed.keyed_result
+
 Beam's runner (beam.py) makes the groupings with GroupByKey and side inputs, Spark's (spark.py)
 with groupByKey and the driver, tests/build/test_contract.py's with dicts in one process.
 """
@@ -33,12 +37,14 @@ from ...atomic import AtomicFile
 from ...builders.base import Builder
 from ...builders.sources import add_shipped_sources, builder_sources, source_builders
 from ...spec.model import Spec
+from ...write.manifest import record_shard
 from ...write.membership import KeptSplits
 from ...write.strata import Strata
 from ..encoding import BatchClasses
-from ..plan import ReadTask
+from ..plan import KeyedShard, ReadTask
 from ..vocabulary import TaskWords, count_task
 from .contract import RunJob, RunResult
+from .keyed import OneCopyRefused, ShardResult, write_keyed_shard
 from .distributed import (BuildSummary, Layout, PlacedRecords, TaskSummary, by_bucket, classify_task, count_keys,
                           encode_task, joined, run_result, sort_bucket, unique_keys, write_placed_shard)
 
@@ -214,6 +220,21 @@ class Steps:
         handles = [handle for _, handle in sorted(parts, key=lambda part: part[0])]  # by bucket
         return write_placed_shard(self.spec, self.shards, self.build_id, self.kept, split, index,
                                   [functools.partial(self.carrier.get, handle) for handle in handles], layout)
+
+    def write_keyed(self, builders: dict[str | None, Builder], sizes: list[tuple[str | None, int]],
+                    job: tuple[KeyedShard, str | None]) -> ShardResult | str:
+        """One copy: reads, encodes and writes one shard of a keyed plan (keyed.py
+        `write_keyed_shard`; `sizes` are the plan's sources as keyed.py `readers` gives them, without
+        their builders) and records it in the manifest: its ShardResult, or the reason the build must
+        take the usual path (every one, in the plan's order, to `keyed_result`)."""
+        shard, _ = job
+        try:
+            result = write_keyed_shard((self.spec, [(split, builders[split], size) for split, size in sizes]), job)
+        except OneCopyRefused as refused:
+            return refused.reason
+        if result.shard is not None:  # recorded at once: a resumed build keeps it
+            record_shard(self.shards, self.build_id, shard.split, result.shard.to_dict(), *shard.key_range)
+        return result
 
     def result(self, summary: BuildSummary, problems: list[tuple[tuple, str]], distinct: dict[str, int]) -> RunResult:
         """The runner's result (`run_result`) from `layout_of`'s summary, every PROBLEMS output and
