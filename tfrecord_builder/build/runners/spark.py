@@ -157,10 +157,20 @@ class SparkRunner:
                 sorted_parts.unpersist()
 
 
-# An executor's Python worker's builders for the one-copy job it runs (by the job's id), made by
-# the first of its tasks: Spark gives a worker task after task, and a source's builder lists its
-# folder, or parses its annotations, once it is made (20,000 photos: 80 ms), not once a shard
-_made: dict[str, dict] = {}
+_made: dict[str, dict] = {}  # an executor's Python worker's builders for the one-copy job `run` it runs
+
+
+def _builders_once(run: str, steps: Steps) -> dict:
+    """The builders of `steps` for the one-copy job `run`, made by the first of its tasks an
+    executor's Python worker runs (a custom builder's code runs here, on the executor): Spark gives
+    a worker task after task, and a source's builder lists its folder, or parses its annotations,
+    once it is made (20,000 photos: 80 ms), not once a shard. A module's function, which Spark's
+    pickling sends by name: a closure's globals would come as copies, a new cache each task."""
+    builders = _made.get(run)
+    if builders is None:
+        _made.clear()
+        builders = _made[run] = steps.builders()
+    return builders
 
 
 def _run_keyed(built_on: SparkSession, job: RunJob, plan: KeyedPlan) -> RunResult:
@@ -177,10 +187,7 @@ def _run_keyed(built_on: SparkSession, job: RunJob, plan: KeyedPlan) -> RunResul
     run = uuid.uuid4().hex
 
     def per_part(part: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
-        builders = _made.get(run)
-        if builders is None:  # a custom builder's code runs here, on the executor
-            _made.clear()
-            builders = _made[run] = steps.builders()
+        builders = _builders_once(run, steps)
         for number, shard_job in part:
             try:
                 outcome = steps.write_keyed(builders, sizes, shard_job)
