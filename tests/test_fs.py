@@ -45,6 +45,22 @@ def test_a_local_file_written_whole_is_left_as_it_was_when_writing_fails(tmp_pat
     assert (open(path, "rb").read(), sorted(os.listdir(tmp_path))) == (b"old", ["kept.bin"])
 
 
+@pytest.mark.parametrize("size", [0, 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 3 << 20])
+def test_a_local_file_is_read_whole_whatever_its_size(tmp_path, size):
+    """Read in one system call below 64 KiB, on to the end above (a photo, a 12 MP photo)."""
+    data = os.urandom(size)
+    (tmp_path / "file").write_bytes(data)
+    assert fs.read_bytes(str(tmp_path / "file")) == data
+
+
+def test_reading_a_missing_file_or_a_folder_is_open_s_error(tmp_path):
+    with pytest.raises(FileNotFoundError) as missing:
+        fs.read_bytes(str(tmp_path / "nothing.jpg"))
+    assert missing.value.filename == str(tmp_path / "nothing.jpg")
+    with pytest.raises(IsADirectoryError):
+        fs.read_bytes(str(tmp_path))
+
+
 def test_makedirs_refuses_a_file_in_the_way(tmp_path):
     (tmp_path / "taken").write_text("")
     with pytest.raises(FileExistsError):

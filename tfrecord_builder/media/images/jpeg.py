@@ -2,11 +2,16 @@
 decoded strictly with libjpeg-turbo (which Pillow is not)."""
 from __future__ import annotations
 
+import struct
+
 import simplejpeg
 
 from . import BadImage
 
 _SOF_MARKERS = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+_STANDALONE = frozenset([0xD8, 0xD9, *range(0xD0, 0xD8)])  # markers without a length: none belongs in a header
+_SEGMENT = struct.Struct(">BBH").unpack_from  # a segment's 0xFF, marker and length
+_FRAME = struct.Struct(">HHB").unpack_from  # a frame header's height, width and components
 _COLORSPACES = {"Gray": "GRAY", "CMYK": "CMYK", "YCCK": "CMYK"}  # simplejpeg's names -> what it decodes to
 
 
@@ -17,31 +22,32 @@ def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
         return None
     position, size, frame = 2, len(data), None
     while position + 4 <= size:
-        if data[position] != 0xFF:
+        fill, marker, length = _SEGMENT(data, position)  # (one call, not four indexings: 20,000 photos, 10 ms)
+        if fill != 0xFF:
             return None
-        marker = data[position + 1]
         if marker == 0xFF:  # fill byte
             position += 1
             continue
-        length = (data[position + 2] << 8) | data[position + 3]
-        if length < 2 or position + 2 + length > size:
+        end = position + 2 + length
+        if length < 2 or end > size:
             return None
-        if marker == 0xE1 and data[position + 4 : position + 8] == b"Exif":
-            return None  # it may turn the image: Pillow reads the orientation
-        if marker == 0xE2 and data[position + 4 : position + 8] == b"MPF\0":
-            return None  # an MPO: pictures follow the first, which Pillow's MP index finds the end of
+        if marker == 0xDA:  # start of scan: the compressed data follows the header
+            if frame is None or not frame[0] or not frame[1] or frame[2] not in (1, 3):
+                return None
+            return (*frame, end)
         if marker in _SOF_MARKERS:
             if frame is not None or length < 8 or data[position + 4] != 8:
                 return None
-            frame = ((data[position + 5] << 8) | data[position + 6], (data[position + 7] << 8) | data[position + 8],
-                     data[position + 9])
-        elif marker == 0xDA:  # start of scan: the compressed data follows the header
-            if frame is None or not frame[0] or not frame[1] or frame[2] not in (1, 3):
-                return None
-            return (*frame, position + 2 + length)
-        elif marker in (0xD9, 0xD8) or 0xD0 <= marker <= 0xD7:
+            frame = _FRAME(data, position + 5)
+        elif marker == 0xE1:
+            if data[position + 4 : position + 8] == b"Exif":
+                return None  # it may turn the image: Pillow reads the orientation
+        elif marker == 0xE2:
+            if data[position + 4 : position + 8] == b"MPF\0":
+                return None  # an MPO: pictures follow the first, which Pillow's MP index finds the end of
+        elif marker in _STANDALONE:
             return None
-        position += 2 + length
+        position = end
     return None
 
 
