@@ -97,3 +97,36 @@ def test_a_malformed_json_stops_even_under_skip_and_exits_1_from_the_command_lin
     assert run.returncode == 1
     assert run.stderr.strip().splitlines()[-1].endswith(expected)
     assert finished(tmp_path / "cli") == []
+
+
+GOOD = {"id": 7, "image_id": 3, "category_id": 18, "bbox": [1, 2.5, 3, 4], "area": 12.0, "iscrowd": 0}
+# each: a change to GOOD; the quick check (COCO's `Annotations.add`) must keep what the full one keeps and
+# refuse with the same words what it refuses
+ANNOTATIONS = [
+    {}, {"area": None}, {"iscrowd": True}, {"iscrowd": 1}, {"iscrowd": 1.0}, {"iscrowd": "1"}, {"iscrowd": None},
+    {"bbox": [1, 2, 3]}, {"bbox": [1, 2, 3, "4"]}, {"bbox": [1, 2, 3, True]}, {"bbox": (1, 2, 3, 4)},
+    {"image_id": 3.0}, {"image_id": True}, {"category_id": "18"}, {"area": "12"}, {"area": 5},
+    {"keypoints": [1, 2, 2]}, {"keypoints": None}, {"attributes": {"occluded": True}}, {"attributes": []},
+    {"id": None}, "not an object",
+]
+
+
+@pytest.mark.parametrize("change", ANNOTATIONS, ids=[json.dumps(change)[:40] for change in ANNOTATIONS])
+@pytest.mark.parametrize("missing", [None, "area", "iscrowd", "id", "bbox", "image_id"])
+def test_coco_s_quick_check_of_an_annotation_keeps_and_refuses_what_the_full_check_does(change, missing):
+    from tfrecord_builder.builders.coco import Annotations
+
+    annotation = {**GOOD, **change} if isinstance(change, dict) else change
+    if isinstance(annotation, dict) and missing is not None:
+        annotation.pop(missing, None)
+    outcomes = []
+    for way in ("add", "_checked"):
+        packed = Annotations("instances.json")
+        try:
+            getattr(packed, way)(4, annotation)
+        except (DataError, TypeError) as error:
+            outcomes.append((type(error), str(error)))
+            continue
+        outcomes.append([list(part) for part in (packed.ids, packed.image_ids, packed.category_ids, packed.boxes,
+                                                 packed.areas, packed.crowds)] + [packed.keypointed])
+    assert outcomes[0] == outcomes[1]
