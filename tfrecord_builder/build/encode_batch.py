@@ -57,7 +57,8 @@ def encode_batch(features: Mapping[str, Feature], batch: Batch, equal_lengths: b
 def _context(batch: Batch, notices: Notices | None = None) -> EncodeContext:
     """What the features are told of `batch` as they encode it; what they note goes to `notices`
     (a collector of its own where none is given: a trial's notes are dropped with it)."""
-    return EncodeContext(batch.origin, batch.base_dir, batch.language, Notices() if notices is None else notices)
+    return EncodeContext(batch.origin, batch.base_dir, batch.language, Notices() if notices is None else notices,
+                         batch.image_sizes)
 
 
 def encode_good_rows(features: Mapping[str, Feature], batch: Batch, equal_lengths: bool = True,

@@ -86,7 +86,12 @@ class AnnotationBatch(PendingBatch):
             places.append(item[0])
             records.append(record)
         columns = {name: [record.get(name) for record in records] for name in self.needed}
-        return Batch(keys=keys, columns=columns, origin=Places(places), source=self.name, broken=broken)
+        sizes = None
+        if getattr(self.context, "measures", False):  # each image's file measured (`measured`): its record's size
+            sizes = {record["image"]: (record["height"], record["width"]) for record in records
+                     if isinstance(record.get("image"), str)}
+        return Batch(keys=keys, columns=columns, origin=Places(places), source=self.name, broken=broken,
+                     image_sizes=sizes)
 
 
 @dataclass(frozen=True)

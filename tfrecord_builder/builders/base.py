@@ -44,6 +44,10 @@ class Batch:
     # the columns whose values are groups of rows, a `features.grouped.GroupRows` a record (rows
     # grouped into one Example: `source.group_by`), which the features taking every row's value read
     grouped: frozenset[str] = frozenset()
+    # the upright (height, width) of image files the source measured from their headers while
+    # reading its records, by the path its column gives: what a feature of boxes or keypoints
+    # would measure again (an annotation set's images, each checked against its annotations)
+    image_sizes: Mapping[str, tuple[int, int]] | None = None
 
     def __len__(self) -> int:
         return len(self.keys)

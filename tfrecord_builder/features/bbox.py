@@ -223,7 +223,7 @@ class BBoxFeature(Feature):
             return np.zeros((0, 4), np.float32), np.zeros(0, bool)
         size, shown_image = None, ""
         if self.image is not None and (self.units == "pixels" or self.image_fit is not None):
-            size, shown_image = self._image_size(image, origin, row, context.base_dir)
+            size, shown_image = record_image_size(self, image, origin, row, context, "boxes")
         fast = self._all_fine(given, size)
         if fast is not None:
             return fast, np.ones(len(given), bool)
@@ -344,10 +344,6 @@ class BBoxFeature(Feature):
         notices.note(f"feature `{self.name}`: {{count}} object{{s}} cut to the part `resize: crop` keeps of image "
                      f"`{self.image}`")
         return placed
-
-    def _image_size(self, image: Any, origin: Origin, row: int, base_dir: str | None) -> tuple[tuple[int, int], str]:
-        """The record's image's (height, width) as shown, and how to name it."""
-        return record_image_size(self, image, origin, row, base_dir, "boxes")
 
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         """Every box's four fractions, 4 a box (in the stored order), whatever the layout."""

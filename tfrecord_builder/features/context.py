@@ -19,7 +19,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from .notices import Notices
 from .shown import Language
@@ -50,6 +50,8 @@ class EncodeContext:
     # what encoding did that the spec didn't ask for in so many words, counted here and said once
     # for the build: `context.notices.note("feature `x`: {count} value{s} ...")`
     notices: Notices = field(default_factory=Notices)
+    # the upright (height, width) of image files the source measured already, by path (`Batch.image_sizes`)
+    image_sizes: Mapping[str, tuple[int, int]] | None = None
 
     def named(self, origin: Origin) -> EncodeContext:
         """The same context, naming rows by `origin` (the rows of groups, the steps of sequences)."""

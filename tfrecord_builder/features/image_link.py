@@ -56,26 +56,31 @@ def image_link(features: Mapping[str, Any], named: str | None, at: At, *, needed
     return ImageLink(name, image.source_name, fit, shapes)
 
 
-def image_size(image: Any, base_dir: str | None) -> tuple[tuple[int, int], str]:
-    """A record's image's (height, width) as shown (after its EXIF orientation), from its header,
-    and how to name it; raises BadImage."""
+def image_size(image: Any, base_dir: str | None, known: Mapping[str, tuple[int, int]] | None = None
+               ) -> tuple[tuple[int, int], str]:
+    """A record's image's (height, width) as shown (after its EXIF orientation), from its header
+    (or from `known`, where its source measured it so already: `Batch.image_sizes`), and how to
+    name it; raises BadImage."""
+    given = image
     if base_dir is not None and isinstance(image, str):
         image = fs.resolve(image, base_dir)
     shown = os.fspath(image) if isinstance(image, (str, os.PathLike)) else type(image).__name__
+    if known is not None and isinstance(given, str) and given in known:
+        return known[given], shown
     try:
         return pillow.oriented_size(image), shown
     except BadImage as error:
         raise BadImage(f"image {shown}: {error}") from None
 
 
-def record_image_size(feature: Any, image: Any, origin: Any, row: int, base_dir: str | None, what: str
+def record_image_size(feature: Any, image: Any, origin: Any, row: int, context: Any, what: str
                       ) -> tuple[tuple[int, int], str]:
-    """`image_size` of a record's image for `feature` (boxes, keypoints: `what`), whose problems are
-    the feature's errors naming the row."""
+    """`image_size` of a record's image for `feature` (boxes, keypoints: `what`) as `context` (an
+    EncodeContext) places and knows it, whose problems are the feature's errors naming the row."""
     if image is None:
         raise feature.fail(origin, row, f"no image in `{feature.image_source}` to measure the {what} by "
                                         f"(`image: {feature.image}`)")
     try:
-        return image_size(image, base_dir)
+        return image_size(image, context.base_dir, context.image_sizes)
     except BadImage as error:
         raise feature.fail(origin, row, str(error)) from None

@@ -196,7 +196,7 @@ class KeypointsFeature(Feature):
             return points, visible
         scale, shown_image = None, ""
         if self.units == "pixels" or self.image_fit is not None:
-            height_width, shown_image = self._image_size(image, origin, row, context.base_dir)
+            height_width, shown_image = record_image_size(self, image, origin, row, context, "keypoints")
             scale = height_width
         per_point = 3 if self.format == "xyv" else 2
         for index, numbers in enumerate(objects):
@@ -277,10 +277,6 @@ class KeypointsFeature(Feature):
             notices.note(f"feature `{self.name}`: {{count}} keypoint{{s}} outside the part `resize: crop` keeps of "
                          f"image `{self.image}` stored as not labelled (visibility 0)")
         return placed, labelled & ~outside
-
-    def _image_size(self, image: Any, origin: Origin, row: int, base_dir: str | None) -> tuple[tuple[int, int], str]:
-        """The record's image's (height, width) as shown, and how to name it."""
-        return record_image_size(self, image, origin, row, base_dir, "keypoints")
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         size = self.size
