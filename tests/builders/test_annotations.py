@@ -73,6 +73,28 @@ def test_coco_records_equal_pycocotools_view(tmp_path):
     assert "source: 1 image without objects, kept as records with no boxes" in info.warnings
 
 
+def test_each_image_is_measured_once_for_its_size_check_and_its_pixel_boxes(tmp_path, monkeypatch):
+    """The source measures each file's header to check it against the JSON's size; the `bbox`
+    feature's pixel boxes are divided by that size, taken from the batch, not measured again."""
+    from tfrecord_builder.media.images import pillow
+
+    measured: list[str] = []
+    original = pillow.stored_size
+    monkeypatch.setattr(pillow, "stored_size", lambda value: measured.append(str(value)) or original(value))
+    write_coco(tmp_path)
+    info = build(tmp_path, COCO_SOURCE, {"objects": {"type": "bbox", "source": "bbox", "format": "xywh",
+                                                     "units": "pixels", "image": "image"}},
+                 output={"shuffle": False, "shards": 1})  # (a shard size would encode a sample first)
+    assert sorted(measured) == sorted(str(tmp_path / "images" / name) for name in PHOTOS)
+    got = records(info)
+    for name, record in got.items():
+        height, width = record["image"].shape[:2]
+        expected = record["boxes"].reshape(-1, 4)[:, [1, 0, 3, 2]].astype(np.float64)
+        expected[:, 2:] += expected[:, :2]
+        expected /= [height, width, height, width]
+        np.testing.assert_allclose(record["objects"], expected.astype(np.float32), rtol=1e-6, err_msg=name)
+
+
 def test_coco_segmentation_and_annotation_ids_are_offered_as_in_the_json(tmp_path):
     from tfrecord_builder.builders.coco import CocoBuilder
 
