@@ -173,6 +173,31 @@ def test_a_build_whose_lock_was_taken_over_publishes_nothing(s3, tmp_path):
     assert json.loads(objects("lock-stalled/rows")[".1.0.0.lock"])["token"] == other.holder["token"]
 
 
+def test_a_lock_that_cant_be_read_once_is_read_again_before_the_build_is_judged_taken_over(s3, monkeypatch):
+    """A busy store fails the build's look at its lock before publishing (or answers while the
+    heartbeat replaces it): asked again, it is still this build's, and the build goes on. A lock
+    that is gone for good is still a lock lost."""
+    folder = "s3://data/lock-busy/rows/1.0.0"
+    lock = publish._StoreLock(folder, 300.0)
+    lock.take()
+    read = publish._StoreLock._holder
+    looks: list[dict] = []
+
+    def failing_once(self: publish._StoreLock) -> dict:
+        looks.append(read(self) if looks else {})
+        return looks[-1]
+
+    monkeypatch.setattr(publish._StoreLock, "_holder", failing_once)
+    lock.check()
+    assert [found.get("token") for found in looks] == [None, lock.holder["token"]]
+    fs.remove(publish.lock_url(folder))  # gone for good
+    with pytest.raises(UsageError, match=r"was taken over by another build \(its holder unreadable\)"):
+        lock.check()
+    assert len(looks) == 2 + 1 + len(publish.CHECK_AGAIN_SECONDS)
+    lock.release()
+    assert objects("lock-busy") == {}
+
+
 def test_a_store_without_a_conditional_create_is_said_to_lack_it(capsys):
     """fsspec's memory filesystem creates `mode="create"` by looking, then writing."""
     folder = "memory://lockless/rows/1.0.0"

@@ -203,6 +203,11 @@ class _StoreLock:
     def check(self) -> None:
         """UsageError if the lock is no longer this build's (taken over while the build stalled)."""
         holder = self._holder()
+        for pause in CHECK_AGAIN_SECONDS:  # not read: a store busy, or answering while the heartbeat rewrites it
+            if holder or self.lost:
+                break
+            time.sleep(pause)
+            holder = self._holder()
         if self.lost or holder.get("token") != self.holder["token"]:
             self.lost = True
             raise UsageError(f"{self.folder}: this build's lock {self.url} was taken over by another build "
@@ -222,6 +227,10 @@ class _StoreLock:
             _warn(f"{self.url}: this build's lock could not be removed ({error}); the next build takes it over "
                   f"after {self.stale:g} s")
 
+
+# Before a build's lock is judged gone at publishing, an object that couldn't be read (a busy store
+# may fail a request, or answer while the heartbeat replaces it) is asked for again after these pauses
+CHECK_AGAIN_SECONDS = (0.2, 0.5, 1.0)
 
 # The store locks this process holds, by dataset: publishing checks that its lock is still its own.
 _HELD: dict[str, _StoreLock] = {}
