@@ -189,6 +189,11 @@ class KeyedPlan:
     def shards(self) -> list[KeyedShard]:
         return [shard for split in self.splits.values() for shard in split.shards]
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Each split's number of records."""
+        return {name: len(split.items) for name, split in self.splits.items()}
+
 
 def keyed_plan(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Builder], keep: KeptSplits | None,
                shard_name: Any, estimate: Any = None) -> KeyedPlan | None:

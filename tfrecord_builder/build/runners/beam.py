@@ -165,7 +165,7 @@ def _run_keyed(options: PipelineOptions, local: bool, job: RunJob, plan: KeyedPl
     plan's order. Raises OneCopyRefused where a shard's worker found the build must take the usual path."""
     steps = Steps.of(job)
     todo = keyed_jobs(plan, job.kept, job.shards)
-    check_not_empty(job.spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
+    check_not_empty(job.spec, plan.counts, [])
     sizes = [(split, size) for split, _, size in readers(plan.sources)]
     pipeline = _pipeline(options, job)
     (pipeline

@@ -340,8 +340,8 @@ def keyed_result(spec: Spec, plan: KeyedPlan, outcomes: Sequence[ShardResult | s
     found: dict[str, int] = {}
     for result in results:
         added(found, result.notices)
-    return RunResult(keyed_splits(plan, results, kept), statistics.to_dict(), [],
-                     {name: len(split.items) for name, split in plan.splits.items()}, found,
+    distinct: dict[str, int | None] = {**plan.counts}  # one record a key: each split's count
+    return RunResult(keyed_splits(plan, results, kept), statistics.to_dict(), [], distinct, found,
                      {name: split.members for name, split in plan.splits.items()}, plan.kept)
 
 

@@ -133,13 +133,13 @@ def run_keyed(job: RunJob, plan: KeyedPlan) -> RunResult:
     spec = job.spec
     sources = readers(plan.sources)
     todo = keyed_jobs(plan, job.kept, job.shards)
-    check_not_empty(spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
+    check_not_empty(spec, plan.counts, [])
     count = min(job.workers, len(todo)) if can_fork() else 1
     if count > 1 and work_seconds(spec, plan, KEYED_PARALLEL_SECONDS) < KEYED_PARALLEL_SECONDS:
         count = 1
     manifest = Manifest(job.shards, job.build_id)
     results: dict[int, ShardResult] = {}
-    total = sum(len(split.items) for split in plan.splits.values())
+    total = sum(plan.counts.values())
 
     def finished(number: int, result: ShardResult) -> None:
         shard = todo[number][0]

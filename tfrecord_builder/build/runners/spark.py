@@ -181,7 +181,7 @@ def _run_keyed(built_on: SparkSession, job: RunJob, plan: KeyedPlan) -> RunResul
     context = built_on.sparkContext
     steps = Steps.of(job).past_encoding()
     todo = keyed_jobs(plan, job.kept, job.shards)
-    check_not_empty(job.spec, {name: len(split.items) for name, split in plan.splits.items()}, [])
+    check_not_empty(job.spec, plan.counts, [])
     sizes = [(split, size) for split, _, size in readers(plan.sources)]
     written = context.accumulator(0)  # the progress shown (a retried task adds again)
     run = uuid.uuid4().hex
@@ -197,7 +197,7 @@ def _run_keyed(built_on: SparkSession, job: RunJob, plan: KeyedPlan) -> RunResul
             yield number, outcome
 
     group = f"{APP_NAME} {job.build_id[:12]} one copy {uuid.uuid4().hex[:8]}"
-    total = sum(len(split.items) for split in plan.splits.values())
+    total = sum(plan.counts.values())
     with _shown(job.progress, "writing", written, total), \
             job_group(context, group, "tfrecord-builder: the shards read, encoded and written"):
         try:
