@@ -410,3 +410,19 @@ def test_sequences_build_the_same_shards_with_simdjson_or_arrow_alone(tmp_path, 
         built.append(({name: data for name, data in files_of(info.path).items() if ".tfrecord" in name},
                       info.statistics, info.skipped, Path(info.path, "skipped.jsonl").read_text()))
     assert built[0] == built[1] and built[0][2] == 1 and "d.jsonl, line 18" in built[0][3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(cells=st.lists(st.one_of(st.none(), st.text(alphabet="-+.0123456789eEx é", max_size=6)), max_size=8),
+       start=st.integers(0, 8), length=st.integers(0, 8), large=st.booleans())
+def test_a_column_made_of_number_characters_is_told_as_value_by_value(cells, start, length, large):
+    """`_made_of` looks at the column's bytes at once: the same answer as asking each value, for
+    slices of a column, nulls and large strings."""
+    from tfrecord_builder.features.cells import _CHARACTERS, _made_of
+
+    import pyarrow as pa
+
+    array = pa.array(cells, pa.large_string() if large else pa.string()).slice(start, length)
+    for characters in (*_CHARACTERS.values(), " -+.0123456789eE"):
+        assert _made_of(array, characters) == all(value is None or set(value) <= set(characters)
+                                                  for value in array.to_pylist())

@@ -56,6 +56,14 @@ def test_varints_match_the_scalar_encoder(values):
     assert column.rows() == [varint(value) for value in values]
 
 
+@given(st.sampled_from([2**7, 2**14, 2**21, 2**28, 2**35]).flatmap(
+    lambda top: st.lists(st.integers(0, top - 1) | st.sampled_from([0, 127, 128, top - 1]), max_size=50)))
+def test_varints_of_narrow_values_match_the_scalar_encoder(values):
+    """The narrow paths (values under 2^14: at most two bytes; under 2^28: 32-bit groups)."""
+    column = varints(np.array(values, dtype=np.int64))
+    assert column.rows() == [varint(value) for value in values]
+
+
 def test_join_concatenates_rows():
     left = ByteColumn.from_rows([b"a", b"", b"ccc"])
     right = ByteColumn.from_rows([b"1", b"22", b""])

@@ -7,7 +7,7 @@ import numpy as np
 
 from tfrecord_builder.build.encoding import key_labels
 from tfrecord_builder.builders.base import Batch, KeyOrigins, RowOrigins
-from tfrecord_builder.write.keys import hash_keys, keys_bytes, member_hashes
+from tfrecord_builder.write.keys import hash_keys, hash_keys_and_members, keys_bytes, member_hashes
 from tfrecord_builder.write.order import key_label
 
 
@@ -31,6 +31,11 @@ def test_each_key_hashed_as_its_bytes_with_and_without_the_seed():
     plain = b"".join(hashlib.blake2b(data, digest_size=8).digest() for data in BYTES)
     assert np.array_equal(member_hashes(KEYS), np.frombuffer(plain, dtype="<u8").astype(np.uint64))
     assert hash_keys([], 1).shape == (0, 2) and member_hashes([]).shape == (0,)
+    both = hash_keys_and_members(KEYS, seed)  # one pass: the same two hashes
+    assert np.array_equal(both[0], expected) and np.array_equal(both[1], member_hashes(KEYS))
+    assert both[0].dtype == both[1].dtype == np.uint64
+    empty = hash_keys_and_members([], 1)
+    assert empty[0].shape == (0, 2) and empty[1].shape == (0,)
 
 
 def test_labels_of_a_file_s_rows_are_the_key_labels():

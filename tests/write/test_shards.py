@@ -77,3 +77,12 @@ def test_runs_below_pool_bytes_are_written_by_the_build_process(tmp_path, monkey
     two = tb.build(spec, output=tmp_path / "two", workers=2)
     assert [shard["sha256"] for shard in two.splits["train"].shards] == \
         [shard["sha256"] for shard in one.splits["train"].shards] and len(one.splits["train"].shards) == 3
+
+
+@given(st.lists(st.integers(0, 2**63 - 1) | st.integers(0, 10**6), max_size=30))
+def test_index_decimals_are_the_numbers_as_str_writes_them(values):
+    from tfrecord_builder.write.index import decimals
+
+    column = decimals(np.array(values, np.int64))
+    assert column.data[: column.offsets[-1]].tobytes() == "".join(map(str, values)).encode()
+    assert np.diff(column.offsets).tolist() == [len(str(value)) for value in values]

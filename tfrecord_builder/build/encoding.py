@@ -26,7 +26,7 @@ from ..spec.model import Spec
 from ..write.collect import write_run
 from ..write.order import key_label
 from ..write.runs import RunFile, renew_run_names
-from ..write.keys import assign_splits, hash_keys, key_bytes, keys_bytes, member_hashes
+from ..write.keys import assign_splits, hash_keys, hash_keys_and_members, key_bytes, member_hashes
 from ..write.membership import KeptSplits
 from ..write.strata import Strata
 from ..write.stats import SplitStatistics
@@ -66,8 +66,10 @@ class DividedBatch:
 
 
 # Encoded in the build's process first, however many workers are asked for: long enough to
-# measure the work's pace (the records encoded a second)
-IN_PROCESS_SECONDS = 0.1
+# measure the work's pace (the records encoded a second). No longer: meanwhile a core idles (at
+# 0.1 s the 200,000-row table of bench/tabular.py had two of its 60-80 ms batches encoded here
+# before the workers started, not one: its build took 2% longer)
+IN_PROCESS_SECONDS = 0.05
 # Workers start only for at least this much work left (estimated at that pace): a pool of 2 costs
 # 50-100 ms to start, warm up and stop (a fork of the caller's memory per worker, more with
 # TensorFlow loaded), and its records go through run files the shard writers merge again, so the
@@ -186,8 +188,8 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     """
     read = Notices()  # what parsing the batch notes (an annotation format's images without objects)
     batch = parsed_batch(batch, read)
-    source_keys, key_data = batch.keys, keys_bytes(batch.keys)  # the keys' bytes: both hashes hash them
-    all_hashes = hash_keys(key_data, spec.output.seed)
+    source_keys = batch.keys
+    all_hashes, all_members = hash_keys_and_members(source_keys, spec.output.seed)
     if not len(batch):
         return DividedBatch(None, split, all_hashes, keys_digest(all_hashes), 0, skipped=list(batch.broken),
                             notices=read.counts)
@@ -204,7 +206,7 @@ def encode_for_build(spec: Spec, split: str | None, batch: Batch | PendingBatch,
     if encoded is None:
         return result
     records = encoded.records  # framed as TFRecords (with their CRCs) here, in parallel
-    members = member_hashes(key_data if batch.keys is source_keys else batch.keys)  # all kept: the same keys
+    members = all_members if batch.keys is source_keys else member_hashes(batch.keys)  # all kept: the same keys
     names = list(spec.splits)
     if split is None and spec.stratify is not None:
         assert strata is not None, "a stratified spec's records are divided by the strata of its first pass"

@@ -31,6 +31,24 @@ def hash_keys(keys: Sequence[Any], seed: int) -> np.ndarray:
     return np.frombuffer(digests, dtype=">u8").reshape(-1, 2).astype(np.uint64)
 
 
+def hash_keys_and_members(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`hash_keys(keys, seed)` and `member_hashes(keys)`, in one pass over the keys: where a
+    batch needs both (a loop of Python per key is a third of their cost)."""
+    salt = (seed % (1 << 128)).to_bytes(16, "little")
+    keyed, plain = hashlib.blake2b(digest_size=16, key=salt).copy, _PLAIN_8.copy
+    digests: list[bytes] = []
+    members: list[bytes] = []
+    for key in keys_bytes(keys):
+        state = keyed()
+        state.update(key)
+        digests.append(state.digest())
+        state = plain()
+        state.update(key)
+        members.append(state.digest())
+    return (np.frombuffer(b"".join(digests), dtype=">u8").reshape(-1, 2).astype(np.uint64),
+            np.frombuffer(b"".join(members), dtype="<u8").astype(np.uint64))
+
+
 def assign_splits(hashes: np.ndarray, fractions: Sequence[float]) -> np.ndarray:
     """The split index of each hash: its high half, as a fraction of 2^64, falls in a split's range."""
     position = hashes[:, 0].astype(np.float64) / 2.0**64
