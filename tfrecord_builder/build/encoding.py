@@ -73,7 +73,7 @@ IN_PROCESS_SECONDS = 0.05
 # Workers start only for at least this much work left (estimated at that pace): a pool of 2 costs
 # 50-100 ms to start, warm up and stop (a fork of the caller's memory per worker, more with
 # TensorFlow loaded), and its records go through run files the shard writers merge again, so the
-# 2,000 small photos of bench/images.py (0.2-0.3 s left after the first 0.1 s) were 1.1-1.25x
+# 2,000 small photos of bench/images.py (0.2-0.3 s left after 0.1 s in-process) were 1.1-1.25x
 # slower with 2 workers than in one process, on 2 cores shared with other work
 PARALLEL_SECONDS = 0.5
 # The batches read ahead to see whether that much work is left, at most: a source of many
