@@ -198,18 +198,19 @@ class ImageFolderBuilder(Builder):
         return message
 
 
-def _images(folder: str) -> Iterator[tuple[str, int]]:
+def _images(folder: str) -> list[tuple[str, int]]:
     """Paths of the image files below `folder`, relative and with `/`, sorted, with their sizes
     (0 where unreadable: reading the image says why); hidden ones skipped. A folder's files come
     before its sub-folders, as `os.walk` gives them."""
     if fs.is_url(folder):  # a store lists every object below a prefix at once, and has no links to follow
-        yield from _stored_images(folder)
-        return
-    yield from _walk(folder, "", _ancestors(folder))
+        return _stored_images(folder)
+    found = list(_walk(folder, "", _ancestors(folder)))
+    return list(zip([relative for relative, _ in found], fs.local_sizes([path for _, path in found])))
 
 
-def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, int]]:
-    """`_images` below `root` (`prefix` its path below the top); `chain` the real paths above."""
+def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, str]]:
+    """`_images` below `root` (`prefix` its path below the top), each with its path to stat;
+    `chain` the real paths above."""
     folders: list[os.DirEntry[str]] = []
     files: list[os.DirEntry[str]] = []
     try:
@@ -226,11 +227,7 @@ def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, int]]:
         name = entry.name  # (os.path.splitext's extension, without its call: 20,000 photos, 30 ms)
         if name.startswith(".") or name[name.rfind("."):].lower() not in EXTENSIONS:  # (no dot: its last letter)
             continue
-        try:
-            size = entry.stat().st_size  # one stat, kept by the entry
-        except OSError:
-            size = 0
-        yield prefix + entry.name, size
+        yield prefix + name, entry.path
     for name, real in _followed(root, [entry.name for entry in folders], chain):
         yield from _walk(os.path.join(root, name), f"{prefix}{name}/", chain | {real})
 

@@ -43,9 +43,11 @@ def write_order(hashes: np.ndarray, shuffle: bool, places: np.ndarray | None = N
 def _by_hash(hashes: np.ndarray) -> np.ndarray:
     """The records by key hash, ties by position (`np.lexsort` of the low and high words). Sorted
     by the high words alone when no two of those are equal, which is then the same order: one
-    stable sort instead of two (equal high words are equal keys, nearly always)."""
+    sort instead of two (equal high words are equal keys, nearly always). That sort needn't be
+    stable, as no two of its keys are equal: NumPy's quicksort (its SIMD sort) takes a fifth of the
+    stable sort's time."""
     high = np.ascontiguousarray(hashes[:, 0])
-    order = np.argsort(high, kind="stable")
+    order = np.argsort(high)
     ordered = high[order]
     if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
         return np.lexsort((hashes[:, 1], high))

@@ -15,9 +15,31 @@ _FRAME = struct.Struct(">HHB").unpack_from  # a frame header's height, width and
 _COLORSPACES = {"Gray": "GRAY", "CMYK": "CMYK", "YCCK": "CMYK"}  # simplejpeg's names -> what it decodes to
 
 
+# The last header read (its bytes up to the compressed data, and what they said). Photos saved by
+# one encoder at one quality and size share their headers byte for byte (the quantisation and
+# Huffman tables, the frame's size): a file that starts with the same bytes says the same.
+_LAST_HEADER: tuple[bytes, tuple[int, int, int, int]] | None = None
+
+
 def jpeg_header(data: bytes) -> tuple[int, int, int, int] | None:
     """(height, width, components, offset of the compressed data) of a baseline or progressive
-    8-bit JPEG without EXIF or an MP index, read from its markers; None if the file is anything else."""
+    8-bit JPEG without EXIF or an MP index, read from its markers; None if the file is anything else.
+
+    What it says depends only on the bytes before the compressed data, so a file whose header is
+    the last one's, byte for byte, is answered from that (a comparison of those bytes: 0.2 us,
+    where walking the segments takes 3 us)."""
+    global _LAST_HEADER
+    last = _LAST_HEADER
+    if last is not None and data.startswith(last[0]):
+        return last[1]
+    header = _walked_header(data)
+    if header is not None:
+        _LAST_HEADER = (data[: header[3]], header)
+    return header
+
+
+def _walked_header(data: bytes) -> tuple[int, int, int, int] | None:
+    """`jpeg_header`, read by walking the file's segments."""
     if not data.startswith(b"\xff\xd8"):
         return None
     position, size, frame = 2, len(data), None
