@@ -234,7 +234,8 @@ def _made_of(array: Any, characters: str) -> bool:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if array.null_count or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+    if not isinstance(array, pa.Array) or array.null_count or not (pa.types.is_string(array.type)
+                                                                   or pa.types.is_large_string(array.type)):
         return not bool(pc.any(pc.not_equal(pc.utf8_length(pc.utf8_trim(array, characters)), 0)).as_py())
     _, offsets, data = array.buffers()
     if data is None or not len(array):

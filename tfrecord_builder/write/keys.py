@@ -26,16 +26,13 @@ def keys_bytes(keys: Sequence[Any]) -> list[bytes]:
 
 def hash_keys(keys: Sequence[Any], seed: int) -> np.ndarray:
     """An (n, 2) uint64 array: the high and low halves of each key's hash."""
-    salt = (seed % (1 << 128)).to_bytes(16, "little")
-    digests = _digests(keys, hashlib.blake2b(digest_size=16, key=salt))  # (the salt hashed once)
-    return np.frombuffer(digests, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+    return _halves(_digests(keys, _keyed(seed)))
 
 
 def hash_keys_and_members(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
     """`hash_keys(keys, seed)` and `member_hashes(keys)`, in one pass over the keys: where a
     batch needs both (a loop of Python per key is a third of their cost)."""
-    salt = (seed % (1 << 128)).to_bytes(16, "little")
-    keyed, plain = hashlib.blake2b(digest_size=16, key=salt).copy, _PLAIN_8.copy
+    keyed, plain = _keyed(seed).copy, _PLAIN_8.copy
     digests: list[bytes] = []
     members: list[bytes] = []
     for key in keys_bytes(keys):
@@ -45,8 +42,7 @@ def hash_keys_and_members(keys: Sequence[Any], seed: int) -> tuple[np.ndarray, n
         state = plain()
         state.update(key)
         members.append(state.digest())
-    return (np.frombuffer(b"".join(digests), dtype=">u8").reshape(-1, 2).astype(np.uint64),
-            np.frombuffer(b"".join(members), dtype="<u8").astype(np.uint64))
+    return _halves(b"".join(digests)), _members(b"".join(members))
 
 
 def assign_splits(hashes: np.ndarray, fractions: Sequence[float]) -> np.ndarray:
@@ -61,10 +57,26 @@ def member_hashes(keys: Sequence[Any]) -> np.ndarray:
 
     Unlike `hash_keys` these don't depend on `output.seed`: they name a record across versions of
     a dataset built with any seed, in the split membership files (write/membership.py)."""
-    return np.frombuffer(_digests(keys, _PLAIN_8), dtype="<u8").astype(np.uint64)
+    return _members(_digests(keys, _PLAIN_8))
 
 
 _PLAIN_8 = hashlib.blake2b(digest_size=8)
+
+
+def _keyed(seed: int) -> Any:
+    """`hash_keys`' hash before any key: 16-byte BLAKE2b keyed by the seed (the salt hashed once;
+    each key's hash is a copy of it)."""
+    return hashlib.blake2b(digest_size=16, key=(seed % (1 << 128)).to_bytes(16, "little"))
+
+
+def _halves(digests: bytes) -> np.ndarray:
+    """16-byte digests side by side as (n, 2) uint64: high and low halves, big-endian."""
+    return np.frombuffer(digests, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+
+
+def _members(digests: bytes) -> np.ndarray:
+    """8-byte digests side by side as uint64, read little-endian."""
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
 def _digests(keys: Sequence[Any], start: Any) -> bytes:
