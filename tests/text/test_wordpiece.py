@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from support.texts import Reference, corpus, english, needs_model_garden
 from tfrecord_builder import text
+from tfrecord_builder.text import bert
 
 TEXTS = corpus()
 
@@ -131,3 +132,33 @@ def test_known_ids_of_the_basic_tokenization(tmp_path):
         "Café", "don", "'", "t", "[UNK]", ",", "中", "文", "!", "[UNK]", "[UNK]", "[UNK]"]
     assert text.words(line) == ["cafe", "don", "'", "t", "running", ",", "中", "文", "!", "οδος", "σας", "\ue000"]
     assert uncased.decode(uncased.encode([line])[0]) == "cafe don ' t running, 中 文! οδος σας [UNK]"
+
+
+ASCII = [chr(code) for code in range(128)]
+
+
+@pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
+def test_the_ascii_shortcut_gives_the_normalizers_ids(vocabularies, lowercase):
+    """Text that is all ASCII is normalized by `str.translate` and encoded without the normalizer
+    (bert.ASCII_TABLES): the same ids as through it, for every ASCII character (controls
+    included), alone and in batches mixed with other text, in the batch's order; and the same
+    words for a learned vocabulary's count (`text.words`)."""
+    tokenizer = text.load(vocabularies[lowercase], lowercase=lowercase)
+
+    def through_normalizer(batch: list[str]) -> list[list[int]]:
+        return [encoding.ids for encoding in tokenizer._hf.encode_batch_fast(batch, add_special_tokens=False)]
+
+    every = ["".join(ASCII), "".join(ASCII).upper(), *ASCII]
+    assert tokenizer.encode(every) == through_normalizer(every)
+    english_lines = [line for line in TEXTS if line.isascii()]
+    assert len(english_lines) > 100 and tokenizer.encode(english_lines) == through_normalizer(english_lines)
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(st.text(alphabet=st.sampled_from(ASCII + ALPHABET[:30]), max_size=40)
+                    | st.text(alphabet=st.sampled_from(ASCII), max_size=40), min_size=1, max_size=20))
+    def check(batch):
+        assert tokenizer.encode(batch) == through_normalizer(batch)
+        normalize, split = bert._WORDS[lowercase]
+        assert [text.words(line, lowercase) for line in batch] == [
+            [word for word, _ in split.pre_tokenize_str(normalize.normalize_str(line))] for line in batch]
+    check()

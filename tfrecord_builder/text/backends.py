@@ -98,6 +98,13 @@ def wordpiece(data: bytes, name: str, lowercase: bool) -> tokenizers.Tokenizer:
     return model
 
 
+def without_normalizer(model: tokenizers.Tokenizer) -> tokenizers.Tokenizer:
+    """A copy of `model` that doesn't normalize: for text normalized beforehand (bert.ASCII_TABLES)."""
+    copy = tokenizers.Tokenizer.from_str(model.to_str())
+    copy.normalizer = None
+    return copy
+
+
 def tokenizer_json(data: bytes, name: str) -> tuple[tokenizers.Tokenizer, dict[str, Any]]:
     """A Hugging Face tokenizer.json, with its own truncation and padding turned off (the caller
     cuts and pads), and the file's JSON."""

@@ -13,7 +13,7 @@ import sentencepiece
 import tokenizers
 
 from ..media.source import read_whole
-from . import backends
+from . import backends, bert
 from .backends import Special, Specials, WordPieces
 from .errors import BadText, BadTokenizer
 from .inputs import Inputs, Template, assemble
@@ -66,6 +66,7 @@ class Tokenizer:
         self.lowercase = (True if lowercase is None else lowercase) if self.kind == "wordpiece" else None
         self._hf: tokenizers.Tokenizer | None = None
         self._spm: sentencepiece.SentencePieceProcessor | None = None
+        self._ascii: tokenizers.Tokenizer | None = None  # a vocab.txt's, for ASCII text (bert.ASCII_TABLES)
         if self.kind == "sentencepiece":
             self._spm = backends.sentencepiece_model(data, name)
             self.specials = backends.sentencepiece_specials(self._spm, name)
@@ -74,6 +75,7 @@ class Tokenizer:
             return
         if self.kind == "wordpiece":
             self._hf = backends.wordpiece(data, name, bool(self.lowercase))
+            self._ascii = backends.without_normalizer(self._hf)
             described: dict[str, Any] = {"model": {"unk_token": "[UNK]"}}
         else:
             self._hf, described = backends.tokenizer_json(data, name)
@@ -102,9 +104,24 @@ class Tokenizer:
             if self._spm is not None:
                 return self._spm.encode(batch, out_type=int)
             assert self._hf is not None
-            return [encoding.ids for encoding in self._hf.encode_batch_fast(batch, add_special_tokens=False)]
+            if self._ascii is not None:
+                return self._wordpiece_ids(batch)
+            return _ids(self._hf, batch)
         except (TypeError, UnicodeEncodeError):  # a str with lone surrogates (from JSON's "\ud800")
             raise _surrogates(batch) from None
+
+    def _wordpiece_ids(self, batch: list[str]) -> list[list[int]]:
+        """A vocab.txt's ids of `batch`: the ASCII texts normalized by `str.translate` and encoded
+        without the normalizer, the others with it (the same ids, faster: bert.py)."""
+        assert self._hf is not None and self._ascii is not None
+        table = bert.ASCII_TABLES[bool(self.lowercase)]
+        plain = [text.isascii() for text in batch]
+        if all(plain):
+            return _ids(self._ascii, [text.translate(table) for text in batch])
+        ids = _ids(self._ascii, [text.translate(table) for text, ascii in zip(batch, plain) if ascii])
+        others = _ids(self._hf, [text for text, ascii in zip(batch, plain) if not ascii])
+        fast, slow = iter(ids), iter(others)
+        return [next(fast) if ascii else next(slow) for ascii in plain]
 
     def encode_words(self, sentences: Sequence[Sequence[str]]) -> list[WordPieces]:
         """Each sentence of words (a list of words, as a CoNLL file gives them) as pieces, each with
@@ -165,6 +182,11 @@ class Tokenizer:
         text first as BERT's `_truncate_seq_pair` does. `Inputs.truncated` counts the examples
         cut."""
         return self.assemble(self.encode(first), None if second is None else self.encode(second), max_length, side)
+
+
+def _ids(model: tokenizers.Tokenizer, batch: list[str]) -> list[list[int]]:
+    """Each text's ids from a Hugging Face tokenizer, without special ids."""
+    return [encoding.ids for encoding in model.encode_batch_fast(batch, add_special_tokens=False)] if batch else []
 
 
 def _shown(value: Any) -> str:
