@@ -69,6 +69,12 @@ def _ascii_table(lowercase: bool) -> dict[int, int | None]:
 ASCII_TABLES = {case: _ascii_table(case) for case in (False, True)}
 
 
+def ascii_normalized(text: str, lowercase: bool) -> str | None:
+    """`text` normalized (steps 1 to 3) by `str.translate` if it is all ASCII, else None: the
+    normalizer's work."""
+    return text.translate(ASCII_TABLES[lowercase]) if text.isascii() else None
+
+
 def pre_tokenizer() -> pre_tokenizers.PreTokenizer:
     """BERT's split on whitespace and around punctuation (step 4)."""
     return pre_tokenizers.BertPreTokenizer()
@@ -82,5 +88,7 @@ def words(text: str, lowercase: bool = True) -> list[str]:
     makes applies before its vocabulary): `words("Don't stop, Café!")` is
     `["don", "'", "t", "stop", ",", "cafe", "!"]`."""
     normalize, split = _WORDS[lowercase]
-    normalized = text.translate(ASCII_TABLES[lowercase]) if text.isascii() else normalize.normalize_str(text)
+    normalized = ascii_normalized(text, lowercase)
+    if normalized is None:
+        normalized = normalize.normalize_str(text)
     return [word for word, _ in split.pre_tokenize_str(normalized)]

@@ -66,7 +66,9 @@ class Tokenizer:
         self.lowercase = (True if lowercase is None else lowercase) if self.kind == "wordpiece" else None
         self._hf: tokenizers.Tokenizer | None = None
         self._spm: sentencepiece.SentencePieceProcessor | None = None
-        self._ascii: tokenizers.Tokenizer | None = None  # a vocab.txt's, for ASCII text (bert.ASCII_TABLES)
+        # a vocab.txt's copy without its normalizer, for ASCII text (bert.ascii_normalized): made at the
+        # first batch that has some (30 ms for BERT's 30,522 tokens: not for a tokenizer that only decodes)
+        self._ascii: tokenizers.Tokenizer | None = None
         if self.kind == "sentencepiece":
             self._spm = backends.sentencepiece_model(data, name)
             self.specials = backends.sentencepiece_specials(self._spm, name)
@@ -75,7 +77,6 @@ class Tokenizer:
             return
         if self.kind == "wordpiece":
             self._hf = backends.wordpiece(data, name, bool(self.lowercase))
-            self._ascii = backends.without_normalizer(self._hf)
             described: dict[str, Any] = {"model": {"unk_token": "[UNK]"}}
         else:
             self._hf, described = backends.tokenizer_json(data, name)
@@ -104,7 +105,7 @@ class Tokenizer:
             if self._spm is not None:
                 return self._spm.encode(batch, out_type=int)
             assert self._hf is not None
-            if self._ascii is not None:
+            if self.kind == "wordpiece":
                 return self._wordpiece_ids(batch)
             return _ids(self._hf, batch)
         except (TypeError, UnicodeEncodeError):  # a str with lone surrogates (from JSON's "\ud800")
@@ -113,15 +114,18 @@ class Tokenizer:
     def _wordpiece_ids(self, batch: list[str]) -> list[list[int]]:
         """A vocab.txt's ids of `batch`: the ASCII texts normalized by `str.translate` and encoded
         without the normalizer, the others with it (the same ids, faster: bert.py)."""
-        assert self._hf is not None and self._ascii is not None
-        table = bert.ASCII_TABLES[bool(self.lowercase)]
-        plain = [text.isascii() for text in batch]
-        if all(plain):
-            return _ids(self._ascii, [text.translate(table) for text in batch])
-        ids = _ids(self._ascii, [text.translate(table) for text, ascii in zip(batch, plain) if ascii])
-        others = _ids(self._hf, [text for text, ascii in zip(batch, plain) if not ascii])
-        fast, slow = iter(ids), iter(others)
-        return [next(fast) if ascii else next(slow) for ascii in plain]
+        assert self._hf is not None
+        normalized = [bert.ascii_normalized(text, bool(self.lowercase)) for text in batch]
+        plain = [text for text in normalized if text is not None]
+        fast = iter(_ids(self._without_normalizer(), plain) if plain else [])
+        slow = iter(_ids(self._hf, [text for text, done in zip(batch, normalized) if done is None]))
+        return [next(slow) if done is None else next(fast) for done in normalized]
+
+    def _without_normalizer(self) -> tokenizers.Tokenizer:
+        assert self._hf is not None
+        if self._ascii is None:
+            self._ascii = backends.without_normalizer(self._hf)
+        return self._ascii
 
     def encode_words(self, sentences: Sequence[Sequence[str]]) -> list[WordPieces]:
         """Each sentence of words (a list of words, as a CoNLL file gives them) as pieces, each with
