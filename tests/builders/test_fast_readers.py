@@ -426,3 +426,82 @@ def test_a_column_made_of_number_characters_is_told_as_value_by_value(cells, sta
     for characters in (*_CHARACTERS.values(), " -+.0123456789eE"):
         assert _made_of(array, characters) == all(value is None or set(value) <= set(characters)
                                                   for value in array.to_pylist())
+
+
+# cells as written in the file: quoted well (Arrow reads them), and quoted in ways the csv module
+# alone reads (a quote within a plain cell) or refuses (text after a closing quote, a quote left open)
+QUOTED_CELLS = st.sampled_from(['"a, b"', '""', '"say ""hi"""', '""""', '"two\nlines"', '"crlf\r\nin"',
+                                '"\n"', '"x"', 'plain', '', 'Zürich', '"ü, ""ö"""'])
+HOSTILE_CELLS = st.sampled_from(['5" screen', '"a"b', ' "a"', '"open', 'a""b', '"a" ', '"\r"'])
+
+
+def _records_and_origins(tmp_path: Path, spec: dict, text: bytes, fast: bool) -> tuple:
+    """The records a build of `text` holds (as read back) and its skipped rows, or its error text."""
+    saved = csv_blocks.pa
+    csv_blocks.pa = saved if fast else None
+    try:
+        path = write_spec(tmp_path, spec, {"d.csv": text})
+        info = tb.build(path, output=tmp_path / "out", workers=1)
+        skipped = Path(info.path, "skipped.jsonl")
+        return ([(record["n"], record["word"]) for record in tb.read(info.path, "train")],
+                skipped.read_text() if skipped.exists() else "")
+    except tb.DataError as error:
+        return ("error", str(error).replace(str(tmp_path), "case"))
+    finally:
+        csv_blocks.pa = saved
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(cells=st.lists(st.tuples(QUOTED_CELLS, QUOTED_CELLS), min_size=1, max_size=10),
+       hostile=st.one_of(st.none(), st.tuples(st.integers(0, 9), HOSTILE_CELLS)), quoted_header=st.booleans(),
+       crlf=st.booleans(), skip=st.booleans(), last_newline=st.booleans(), batch_rows=st.sampled_from([1, 2, 16384]),
+       block=st.sampled_from([8, 40, 4 * 1024**2]), bad_number=st.one_of(st.none(), st.integers(0, 9)))
+def test_quoted_csv_cells_read_alike(tmp_path_factory, cells, hostile, quoted_header, crlf, skip, last_newline,
+                                     batch_rows, block, bad_number):
+    """Quoted cells, with delimiters, doubled quotes and newlines in them, read by Arrow as the csv
+    module reads them: the same values, the same line numbers in skips and errors (a row after
+    a cell of two lines is on a later line), whatever the batches and blocks cut; and quoting
+    the csv module alone reads (or refuses) goes to the csv module."""
+    tmp_path = tmp_path_factory.mktemp("quoted")
+    end = "\r\n" if crlf else "\n"
+    rows = []
+    for index, (first, second) in enumerate(cells):
+        if hostile is not None and hostile[0] % len(cells) == index:
+            first = hostile[1]
+        number = "x" if bad_number is not None and bad_number % len(cells) == index else str(index)
+        rows.append(f"{number},{first},{second}")
+    header = '"n","word","note"' if quoted_header else "n,word,note"
+    text = (end.join([header] + rows) + (end if last_newline else "")).encode()
+    spec = {"name": "q", "source": {"builder": "csv", "path": "d.csv"}, "output": {"shards": 1, "shuffle": False},
+            "features": {"n": {"dtype": "int64"}, "word": {"dtype": "string"}},
+            "on_error": "skip" if skip else "fail"}
+    with mock.patch.object(TensorFeature, "batch_rows", batch_rows), mock.patch.object(csv_blocks, "BLOCK_BYTES", block):
+        fast = _records_and_origins(tmp_path / "fast", spec, text, True)
+        plain = _records_and_origins(tmp_path / "plain", spec, text, False)
+    assert fast == plain
+
+
+def test_quoted_cells_take_the_fast_way(tmp_path, monkeypatch):
+    """Quoted well, a file is Arrow's to the end, cells of two lines included; a quote within a
+    plain cell hands the rest to the csv module's reader."""
+    calls = []
+    original = csv_blocks.fast_batches
+
+    def spy(*args, **kwargs):
+        result = yield from original(*args, **kwargs)
+        calls.append(result)
+        return result
+
+    monkeypatch.setattr(csv_blocks, "fast_batches", spy)
+    monkeypatch.setattr(TensorFeature, "batch_rows", 2)
+    spec = {"name": "c", "source": {"builder": "csv", "path": "d.csv"},
+            "features": {"n": {"dtype": "int64"}, "word": {"dtype": "string"}}, "output": {"shuffle": False}}
+    quoted = '"n","word"\n1,"a, b"\n2,"two\nlines"\n3,"say ""hi"""\n4,plain\n'
+    info = tb.build(write_spec(tmp_path / "q", spec, {"d.csv": quoted}), output=tmp_path / "q" / "out")
+    assert [(r["n"], r["word"]) for r in tb.read(info.path, "train")] == [
+        (1, b"a, b"), (2, b"two\nlines"), (3, b'say "hi"'), (4, b"plain")]
+    stray = 'n,word\n1,"a, b"\n2,x\n3,5" screen\n4,plain\n'
+    info = tb.build(write_spec(tmp_path / "s", spec, {"d.csv": stray}), output=tmp_path / "s" / "out")
+    assert [(r["n"], r["word"]) for r in tb.read(info.path, "train")] == [
+        (1, b"a, b"), (2, b"x"), (3, b'5" screen'), (4, b"plain")]
+    assert calls == [None, 2]

@@ -152,7 +152,7 @@ JSONL_WITH_BROKEN_LINES = b'{"n": 1, "x": 1.5}\n{"n": 2, "x": 2.5\n{"n": 3, "x":
 
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("batch_rows", [2, 16384])
-@pytest.mark.parametrize("data", ["csv", "csv with a quoted cell", "jsonl"])
+@pytest.mark.parametrize("data", ["csv", "csv with a quoted cell", "csv with a quote in a plain cell", "jsonl"])
 def test_on_error_skip_also_skips_rows_the_reader_cannot_read(tf, tmp_path, monkeypatch, workers, batch_rows, data):
     """A row with the wrong number of fields, a line that isn't a JSON object or isn't UTF-8: under
     `on_error: skip` each is skipped and listed like a bad value, by the fast readers (and their
@@ -162,8 +162,10 @@ def test_on_error_skip_also_skips_rows_the_reader_cannot_read(tf, tmp_path, monk
     monkeypatch.setattr(TensorFeature, "batch_rows", batch_rows)
     name = "d.jsonl" if data == "jsonl" else "d.csv"
     text = JSONL_WITH_BROKEN_LINES if data == "jsonl" else CSV_WITH_BROKEN_ROWS
-    if data == "csv with a quoted cell":  # the csv module's reader reads the whole file
+    if data == "csv with a quoted cell":  # Arrow reads it, quoted
         text = text.replace("5,5.5", '5,"5.5"')
+    if data == "csv with a quote in a plain cell":  # the csv module's reader reads the whole file
+        text = 'n,x,note\n1,1.5,5" screen\n2,2.5,a,extra\n3,3.5,\n4\n5,5.5,\n'
     spec = {"name": "s", "source": {"builder": name.split(".")[1], "path": name}, "on_error": "skip",
             "features": {"n": {"dtype": "int64"}, "x": {"dtype": "float32"}}}
     info = tb.build(write_spec(tmp_path, spec, {name: text}), output=tmp_path / "out", workers=workers)
@@ -176,10 +178,13 @@ def test_on_error_skip_also_skips_rows_the_reader_cannot_read(tf, tmp_path, monk
             {"record": "d.jsonl, line 4", "reason": "d.jsonl, line 4: expected a JSON object, received list"},
             {"record": "d.jsonl, line 5", "reason": "d.jsonl, line 5: not valid utf-8 text (byte 0xff)"}]
     else:
+        width = 3 if data == "csv with a quote in a plain cell" else 2
         assert sorted(batch["n"].tolist()) == [1, 3, 5]
         assert skipped == [
-            {"record": "d.csv, line 3", "reason": "d.csv, line 3: expected 2 fields (as in the header), received 3"},
-            {"record": "d.csv, line 5", "reason": "d.csv, line 5: expected 2 fields (as in the header), received 1"}]
+            {"record": "d.csv, line 3", "reason": f"d.csv, line 3: expected {width} fields (as in the header), "
+                                                  f"received {width + 1}"},
+            {"record": "d.csv, line 5", "reason": f"d.csv, line 5: expected {width} fields (as in the header), "
+                                                  "received 1"}]
     assert info.skipped == len(skipped)
 
 
@@ -243,7 +248,7 @@ def _gathered_source(tmp_path, builder, quoted=False):
         pq.write_table(pa.Table.from_pylist([dict(zip(GATHERED_HEADER, row)) for row in GATHERED_ROWS]), tmp_path / name)
     elif builder == "jsonl":
         (tmp_path / name).write_text("".join(json.dumps(dict(zip(GATHERED_HEADER, row))) + "\n" for row in GATHERED_ROWS))
-    else:  # a quoted cell sends the whole file through the csv module's reader, not Arrow's
+    else:  # (Arrow reads quoted cells as the csv module does)
         cells = [[f'"{value}"' if quoted and column == "label" else str(value) for column, value in zip(GATHERED_HEADER, row)]
                  for row in GATHERED_ROWS]
         (tmp_path / name).write_text(",".join(GATHERED_HEADER) + "\n" + "".join(",".join(row) + "\n" for row in cells))

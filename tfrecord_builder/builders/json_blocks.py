@@ -65,8 +65,8 @@ def fast_batches(path: str, spec: Any, encoding: str, needed: Sequence[str] | No
             return 0  # a byte-order mark: the plain reader drops it (json.loads would refuse it)
         return (yield from line_batches(
             line_blocks(file, BLOCK_BYTES), batch_size, _no_blank_line,
-            lambda lines, count, done: JsonLines(lines, count, name, before + done + 1, schema, list(needed), key,
-                                                 keep_going, na_values),
+            lambda lines, count, lines_before: JsonLines(lines, count, name, before + lines_before + 1, schema,
+                                                         list(needed), key, keep_going, na_values),
             read_again(path), window.start if window is not None else 0))
 
 

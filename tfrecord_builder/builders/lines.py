@@ -1,4 +1,4 @@
-"""Cutting a file into whole lines: blocks read from disk, and runs of lines for batches.
+"""Cutting a file into whole lines: blocks read from disk, and runs of records for batches.
 
 The fast readers (csv_blocks.py, json_blocks.py) cut files this way in the build's process and
 leave the parsing to the workers; the plain CSV reader (csv_rows.py) reads its blocks the same way.
@@ -61,42 +61,51 @@ def lines_data(lines: bytes | FileLines) -> bytes:
     return lines.read() if isinstance(lines, FileLines) else lines
 
 
+def line_ends(data: bytes) -> np.ndarray:
+    """Where each line of a block ends: just after its newline (the last may end without one)."""
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
+    return ends if data.endswith(b"\n") else np.append(ends, len(data))
+
+
 def line_batches(blocks: Iterator[bytes], batch_size: int, plain: Callable[[bytes, np.ndarray], bool],
                  pending: Callable[[bytes | FileLines, int, int], PendingBatch],
-                 path: str | None = None, at: int = 0) -> Generator[Any, None, int | None]:
-    """The blocks' lines `batch_size` at a time (the last batch may hold fewer), each as
-    `pending(lines, number of lines, lines before them)`: the lines' bytes, or, given the `path` of
-    the plain local file whose bytes from `at` on the blocks are, their place in it (`FileLines`).
+                 path: str | None = None, at: int = 0,
+                 record_ends: Callable[[bytes], np.ndarray] = line_ends) -> Generator[Any, None, int | None]:
+    """The blocks' records `batch_size` at a time (the last batch may hold fewer), each as
+    `pending(lines, number of records, number of lines before them)`: the lines' bytes, or, given
+    the `path` of the plain local file whose bytes from `at` on the blocks are, their place in it
+    (`FileLines`). A record is a line unless `record_ends` says otherwise (a CSV's quoted cell may
+    hold a newline); each block ends where a record does.
 
-    Stops at the first block `plain(block, its line ends)` refuses and returns how many lines it
-    handed on (the lines before that block that don't fill a batch are left out); returns None
+    Stops at the first block `plain(block, its record ends)` refuses and returns how many records
+    it handed on (the records before that block that don't fill a batch are left out); returns None
     when it read them all.
     """
-    held: list[bytes] = []  # lines read, not yet a whole batch (their bytes, without a path)
-    held_lines = done = 0
-    first = position = at  # (with a path) where the held lines start, and where the block does
+    held: list[bytes] = []  # records read, not yet a whole batch (their bytes, without a path)
+    held_records = held_lines = done = lines_done = 0
+    first = position = at  # (with a path) where the held records start, and where the block does
     for data in blocks:
-        ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
-        if not data.endswith(b"\n"):
-            ends = np.append(ends, len(data))  # the file's last line, without a newline
+        ends = record_ends(data)
         if not plain(data, ends):
             return done
         start = 0
-        for cut in ends[batch_size - held_lines - 1 :: batch_size].tolist():
+        for cut in ends[batch_size - held_records - 1 :: batch_size].tolist():
             if path is None:
-                yield pending(b"".join(held + [data[start:cut]]), batch_size, done)
+                yield pending(b"".join(held + [data[start:cut]]), batch_size, lines_done)
             else:
-                yield pending(FileLines(path, first, position + cut), batch_size, done)
+                yield pending(FileLines(path, first, position + cut), batch_size, lines_done)
                 first = position + cut
-            held, held_lines, start = [], 0, cut
+            lines_done += held_lines + data.count(b"\n", start, cut)
+            held, held_records, held_lines, start = [], 0, 0, cut
             done += batch_size
         if start < len(data):
             if path is None:
                 held.append(data[start:])
-            held_lines += len(ends) - int(np.searchsorted(ends, start, side="right"))
+            held_records += len(ends) - int(np.searchsorted(ends, start, side="right"))
+            held_lines += data.count(b"\n", start)
         position += len(data)
-    if held_lines:
-        yield pending(b"".join(held) if path is None else FileLines(path, first, position), held_lines, done)
+    if held_records:
+        yield pending(b"".join(held) if path is None else FileLines(path, first, position), held_records, lines_done)
     return None
 
 
