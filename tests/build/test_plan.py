@@ -39,9 +39,8 @@ def _records(spec_path: Path) -> tuple[int, list, list[str]]:
     return len(tasks), keys, origins
 
 
-def _csv(rows: int, quoted: bool = False) -> str:
-    quote = '"a, b"'
-    lines = ["id,x,name"] + [f"{row},{row * 0.5},{quote if quoted and row == 7 else f'n{row}'}" for row in range(rows)]
+def _csv(rows: int, quoted: str | None = None) -> str:
+    lines = ["id,x,name"] + [f"{row},{row * 0.5},{quoted if quoted and row == 7 else f'n{row}'}" for row in range(rows)]
     return "\n".join(lines) + "\n"
 
 
@@ -68,8 +67,23 @@ def test_windows_of_jsonl_keep_line_numbers_past_blank_lines(tmp_path, small_tas
     assert origins[299:301] == ["rows.jsonl, line 300", "rows.jsonl, line 302"]
 
 
-@pytest.mark.parametrize("content", [_csv(1000, quoted=True), _csv(1000).replace("\n", "\r", 1),
-                                     gzip.compress(_csv(1000).encode(), mtime=0)], ids=["quotes", "cr", "gzip"])
+def test_windows_of_a_quoted_csv_end_where_rows_end(tmp_path, small_tasks, monkeypatch):
+    """A quoted cell may hold the delimiter and newlines: windows are cut where rows end, and
+    each row keeps the line it starts on."""
+    rows = [f'{row},{row * 0.5},"n{row}' + (',\nsecond line""' if row % 3 == 0 else "") + '"' for row in range(600)]
+    path = write_spec(tmp_path, SPEC, {"rows.csv": '"id","x","name"\n' + "\n".join(rows) + "\n"})
+    count, keys, origins = _records(path)
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", str(10**9))
+    whole_count, whole_keys, whole_origins = _records(path)
+    assert (whole_count, count > 5) == (1, True)
+    assert keys == whole_keys and origins == whole_origins and len(keys) == 600
+    assert origins[:5] == ["rows.csv, line 2", "rows.csv, line 4", "rows.csv, line 5", "rows.csv, line 6",
+                           "rows.csv, line 8"]
+
+
+@pytest.mark.parametrize("content", [_csv(1000, quoted='5" screen'), _csv(1000, quoted=' "spaced"'),
+                                     _csv(1000).replace("\n", "\r", 1), gzip.compress(_csv(1000).encode(), mtime=0)],
+                         ids=["quote in a plain cell", "quote after a space", "cr", "gzip"])
 def test_a_file_whose_lines_may_not_be_records_is_one_task(tmp_path, small_tasks, content):
     count, keys, _ = _records(write_spec(tmp_path, SPEC, {"rows.csv": content}))
     assert count == 1 and len(keys) >= 999

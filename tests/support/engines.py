@@ -38,14 +38,18 @@ def run_beam(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     return run_in(BEAM_PYTHON, *args, "--runner", "beam", env=env)
 
 
-def table(rows: int, bad: tuple[int, ...] = ()) -> str:
-    """A CSV of `rows` rows (`bad`: rows whose `y` isn't a number), and 39 of them repeated."""
+def table(rows: int, bad: tuple[int, ...] = (), quoted: bool = False) -> str:
+    """A CSV of `rows` rows (`bad`: rows whose `y` isn't a number), and 39 of them repeated.
+    `quoted`: each name quoted, some holding a comma, a doubled quote or a newline (a row of two
+    lines), so that read tasks are cut where rows end, not lines."""
     generator = random.Random(7)
     lines = ["id,x,y,name,label"]
     for row in range(rows):
         y = "oops" if row in bad else str(generator.randint(-5, 5))
-        lines.append(f"{row},{generator.random() * 100:.6f},{y},{generator.choice('abcde') * 3}{row % 37},"
-                     f"{generator.choice(['cat', 'dog', 'bird'])}")
+        name = f"{generator.choice('abcde') * 3}{row % 37}"
+        if quoted:
+            name = '"' + name + (', a ""b""' if row % 7 == 0 else "") + (",\nc" if row % 11 == 0 else "") + '"'
+        lines.append(f"{row},{generator.random() * 100:.6f},{y},{name},{generator.choice(['cat', 'dog', 'bird'])}")
     lines += lines[1:40]  # rows repeated: equal keys, the same split
     return "\n".join(lines) + "\n"
 

@@ -6,9 +6,9 @@ columns in C++, and the tensor features convert those columns at once (features/
 
 It takes only what it reads exactly as the csv module would: UTF-8 blocks with no blank line, no
 lone carriage return and no NUL, whose quotes (if any) only open a cell, close it or are doubled
-within it (`_quoting_alike`). A quoted cell may hold a newline, so a row ends at a newline with an
-even number of quotes before it (`row_ends`). The build's process only cuts such blocks into
-batches of whole rows (`CsvLines`); Arrow parses each where it is encoded, in a worker. Should Arrow refuse one (e.g. a row with the wrong number
+within it (csv_quotes.py: a quoted cell may then hold a newline, and a row ends at a newline with
+an even number of quotes before it). The build's process only cuts such blocks into batches of
+whole rows (`CsvLines`); Arrow parses each where it is encoded, in a worker. Should Arrow refuse one (e.g. a row with the wrong number
 of fields), the csv module's reader reads that batch instead, with its exact messages and line
 numbers. At the first block that isn't plain, the fast way stops and says how many rows it
 yielded; the csv module's reader carries on from there.
@@ -20,20 +20,20 @@ import csv
 import io
 import os
 from dataclasses import dataclass
-from typing import Any, Generator, Iterator, Sequence
+from typing import Any, Generator, Sequence
 
 import numpy as np
 
 from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
-from .lines import BOM, FileLines, blank_lines, line_batches, line_blocks, line_ends, lines_data, lone_carriage_return
+from .csv_quotes import lines_within, quoting_alike, row_blocks, row_ends
+from .lines import BOM, FileLines, blank_lines, line_batches, line_blocks, lines_data, lone_carriage_return
 from .opened import Window, open_window, read_again
 from ..features.cells import TextCells
 from ..features.notices import Notices
 
 BLOCK_BYTES = 4 * 1024**2
-QUOTE = 34  # the double quote's byte: the csv module's default quote character, and Arrow's
 _UTF8 = {"utf-8", "utf-8-sig"}
 
 try:
@@ -61,9 +61,9 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         if header is None or (key is not None and key not in header):
             return 0  # the csv module's reader says what is wrong
         wanted = [column for column in (header if needed is None else needed) if column in header]
-        separator = ord(delimiter)
+        separator = ord(delimiter)  # (a single ASCII character, as checked above)
         return (yield from line_batches(
-            _row_blocks(line_blocks(file, BLOCK_BYTES)), batch_size,
+            row_blocks(line_blocks(file, BLOCK_BYTES)), batch_size,
             lambda data, ends: _plain(data, ends, separator),
             lambda lines, count, lines_before: CsvLines(lines, count, name, before + lines_before + 2, first, header,
                                                         wanted, key, delimiter, keep_going, na_values),
@@ -105,7 +105,7 @@ class CsvLines(PendingBatch):
             return self._csv_module()
         if table.num_rows != self.count:
             return self._csv_module()
-        lines = self.line + (_lines_within(self.data) if quoted else np.arange(self.count))
+        lines = self.line + (lines_within(self.data) if quoted else np.arange(self.count))
         return _batch(table, self.name, lines.tolist(), self.header, self.wanted, self.key, self.na_values)
 
     def _csv_module(self) -> Batch:
@@ -120,7 +120,7 @@ class CsvLines(PendingBatch):
 def _header(first: bytes, delimiter: str) -> list[str] | None:
     if first.startswith(BOM):
         first = first[len(BOM):]
-    if not first.endswith(b"\n") or b"\r" in first[:-2] or not _quoting_alike(first, ord(delimiter)):
+    if not first.endswith(b"\n") or b"\r" in first[:-2] or not quoting_alike(first, ord(delimiter)):
         return None  # (a quoted name holding a newline: its quotes are odd in number)
     try:
         text = first.decode("utf-8")
@@ -132,33 +132,6 @@ def _header(first: bytes, delimiter: str) -> list[str] | None:
     return header
 
 
-def row_ends(data: bytes) -> np.ndarray:
-    """Where each row of a block of CSV ends: after a newline with an even number of quotes before
-    it (others are within a quoted cell). A block that ends within a quoted cell has no end there."""
-    if b'"' not in data:
-        return line_ends(data)
-    codes = np.frombuffer(data, np.uint8)
-    newlines = np.flatnonzero(codes == 10)
-    quotes = np.flatnonzero(codes == QUOTE)
-    ends = newlines[np.searchsorted(quotes, newlines) % 2 == 0] + 1
-    return ends if data.endswith(b"\n") or len(quotes) % 2 else np.append(ends, len(data))
-
-
-def _row_blocks(blocks: Iterator[bytes]) -> Iterator[bytes]:
-    """The blocks (each cut after a newline) cut where a row ends: a block that ends within a
-    quoted cell hands its last row's start on to the next. Should a row not end within the next
-    block either (a quote left open), the two go on together, which `_plain` refuses."""
-    rest = b""
-    for block in blocks:
-        data = rest + block if rest else block
-        ends = row_ends(data) if rest or b'"' in block else None
-        cut = len(data) if ends is None or not len(ends) else int(ends[-1])
-        yield data[:cut]
-        rest = data[cut:]
-    if rest:
-        yield rest
-
-
 def _plain(data: bytes, ends: np.ndarray, delimiter: int) -> bool:
     """A block of whole rows that Arrow reads as the csv module does."""
     if not len(ends) or ends[-1] != len(data):
@@ -167,36 +140,9 @@ def _plain(data: bytes, ends: np.ndarray, delimiter: int) -> bool:
         return False
     if lone_carriage_return(data):
         return False  # the csv module ends a row there
-    if b'"' in data and not _quoting_alike(data, delimiter):
+    if b'"' in data and not quoting_alike(data, delimiter):
         return False
     return not blank_lines(data, ends, b"\r\n")  # the csv module skips a blank line
-
-
-def _quoting_alike(data: bytes, delimiter: int) -> bool:
-    """Whether every quote in these whole rows opens a cell, closes one or is doubled within one:
-    the quoting that the csv module (strict) and Arrow read alike. A quote within an unquoted cell
-    (the csv module keeps it, as text) or text after a closing quote (an error to the csv module)
-    is left to the csv module's reader. Paired in order, each even quote opens a quoted stretch
-    and the next closes it; a stretch that opens right after one closed is a doubled quote."""
-    codes = np.frombuffer(data, np.uint8)
-    quotes = np.flatnonzero(codes == QUOTE)
-    if not len(quotes) or len(quotes) % 2:
-        return not len(quotes)
-    opens, closes = quotes[0::2], quotes[1::2]
-    doubled = opens[1:] == closes[:-1] + 1
-    starts = opens[np.concatenate(([True], ~doubled))]  # where quoted cells open
-    stops = closes[np.concatenate((~doubled, [True]))]  # and close
-    before = codes[starts[starts > 0] - 1]
-    after = codes[stops[stops < len(codes) - 1] + 1]
-    return bool(np.isin(before, (delimiter, 10)).all() and np.isin(after, (delimiter, 13, 10)).all())
-
-
-def _lines_within(data: bytes) -> np.ndarray:
-    """The line (from 0) on which each row of whole rows starts, in a block where a quoted cell
-    may hold a newline."""
-    codes = np.frombuffer(data, np.uint8)
-    ends = row_ends(data)
-    return np.searchsorted(np.flatnonzero(codes == 10), np.concatenate(([0], ends[:-1])))
 
 
 def _batch(table: Any, name: str, lines: list[int], header: list[str], wanted: list[str], key: str | None,

@@ -15,9 +15,12 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+import numpy as np
+
 from .. import fs
 from ..errors import DataError
-from .lines import lone_carriage_return
+from .csv_quotes import quoting_alike, row_blocks, row_ends
+from .lines import line_blocks, lone_carriage_return
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
 COMPRESSED_SUFFIXES = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zstd")
@@ -116,41 +119,50 @@ class Window:
     lines_before: int
 
 
-def text_windows(path: str, header: bool, quotes: bool) -> list[Window] | None:
-    """The file cut at line ends into windows of about `task_bytes()` (None: read it whole).
+def text_windows(path: str, header: bool, delimiter: str | None) -> list[Window] | None:
+    """The file cut at record ends into windows of about `task_bytes()` (None: read it whole).
 
-    Only a plain (uncompressed) file larger than one task whose every line is one record is cut:
-    no lone carriage return and, where a quoted cell may hold a newline (`quotes`: a CSV), no
-    quote character. Finding that reads the file once, at disk speed.
+    Only a plain (uncompressed) file larger than one task is cut, and only where its records can
+    be found without parsing it: no lone carriage return and, for a CSV (`delimiter`), quoting
+    that its fast reader takes (csv_quotes.py), so that a row ends at a newline with an even
+    number of quotes before it. Finding that reads the file once, at disk speed.
     """
     task = task_bytes()
+    separator = ord(delimiter) if delimiter is not None and len(delimiter) == 1 and delimiter.isascii() else None
     try:
         size = fs.size(path)
-        if size <= task or compression(path) is not None:
+        if size <= task or compression(path) is not None or (delimiter is not None and separator is None):
             return None
         windows: list[Window] = []
         with fs.open_file(path) as file:
             first = file.readline() if header else b""
-            if (quotes and b'"' in first) or lone_carriage_return(first):
+            if lone_carriage_return(first) or (separator is not None and not quoting_alike(first, separator)):
                 return None
             start = len(first)
             position = window_start = start
             lines = window_lines = 0
             target = start + task
-            while True:
-                block = file.read(_SCAN_BYTES)
-                if not block:
-                    break
-                if (quotes and b'"' in block) or lone_carriage_return(block):  # (one ending a block too)
+            blocks = line_blocks(file, _SCAN_BYTES)
+            for block in row_blocks(blocks) if separator is not None else blocks:
+                if lone_carriage_return(block):
                     return None
+                ends = None
+                if separator is not None and b'"' in block:
+                    ends = row_ends(block)
+                    if not len(ends) or ends[-1] != len(block) or not quoting_alike(block, separator):
+                        return None  # a quote left open, or one the fast reader leaves to the csv module
                 while target < position + len(block):
-                    newline = block.find(b"\n", max(0, target - position))
-                    if newline < 0:
-                        break  # the line goes on into the next block: cut there
-                    cut = position + newline + 1
-                    windows.append(Window(window_start, cut, window_lines))
-                    window_start, window_lines = cut, lines + block.count(b"\n", 0, newline + 1)
-                    target = cut + task
+                    offset = max(0, target - position)
+                    if ends is None:
+                        cut = block.find(b"\n", offset) + 1
+                    else:  # the first row end past the target
+                        index = int(np.searchsorted(ends, offset, side="right"))
+                        cut = int(ends[index]) if index < len(ends) else 0
+                    if not cut:
+                        break  # the file's last line, without a newline
+                    windows.append(Window(window_start, position + cut, window_lines))
+                    window_start, window_lines = position + cut, lines + block.count(b"\n", 0, cut)
+                    target = window_start + task
                 lines += block.count(b"\n")
                 position += len(block)
         if window_start < size:

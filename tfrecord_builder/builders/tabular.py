@@ -139,7 +139,8 @@ class CsvBuilder(TableBuilder):
     """`builder: csv`: a header row names the columns."""
 
     def parts(self) -> list[Window] | None:
-        return text_windows(self.check_file(), header=True, quotes=True)
+        source = self.spec.source if self.spec is not None else None
+        return text_windows(self.check_file(), header=True, delimiter=source.delimiter if source else ",")
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         path = self.check_file()
@@ -183,7 +184,7 @@ class JsonlBuilder(TableBuilder):
         return list(record) if isinstance(record, dict) else None
 
     def parts(self) -> list[Window] | None:
-        return text_windows(self.check_file(), header=False, quotes=False)
+        return text_windows(self.check_file(), header=False, delimiter=None)
 
     def read_batches(self, needed: Sequence[str] | None, batch_size: int, task: Any = None) -> Iterator[Batch]:
         path = self.check_file()
