@@ -8,10 +8,10 @@ It takes only what it reads exactly as the csv module would: UTF-8 blocks with n
 lone carriage return and no NUL, whose quotes (if any) only open a cell, close it or are doubled
 within it (csv_quotes.py: a quoted cell may then hold a newline, and a row ends at a newline with
 an even number of quotes before it). The build's process only cuts such blocks into batches of
-whole rows (`CsvLines`); Arrow parses each where it is encoded, in a worker. Should Arrow refuse one (e.g. a row with the wrong number
-of fields), the csv module's reader reads that batch instead, with its exact messages and line
-numbers. At the first block that isn't plain, the fast way stops and says how many rows it
-yielded; the csv module's reader carries on from there.
+whole rows (`CsvLines`); Arrow parses each where it is encoded, in a worker. Should Arrow refuse
+one (e.g. a row with the wrong number of fields), the csv module's reader reads that batch
+instead, with its exact messages and line numbers. At the first block that isn't plain, the fast
+way stops and says how many rows it yielded; the csv module's reader carries on from there.
 """
 from __future__ import annotations
 

@@ -32,13 +32,18 @@ def row_ends(data: bytes) -> np.ndarray:
 def row_blocks(blocks: Iterator[bytes]) -> Iterator[bytes]:
     """The blocks (each cut after a newline) cut where a row ends: a block that ends within a
     quoted cell hands its last row's start on to the next. Should a row not end within the next
-    block either (a quote left open), the two go on together, which a reader refuses (no row ends there)."""
+    block either (a quote left open, or a row longer than a block), the two go on together, and a
+    reader refuses them (no row ends where they do): at most two blocks are held."""
     rest = b""
     for block in blocks:
         data = rest + block if rest else block
         ends = row_ends(data) if rest or b'"' in block else None
-        cut = len(data) if ends is None or not len(ends) else int(ends[-1])
-        yield data[:cut]
+        if ends is None or (not len(ends) and rest):
+            cut = len(data)  # (a row longer than two blocks: refused where it is read)
+        else:
+            cut = int(ends[-1]) if len(ends) else 0
+        if cut:
+            yield data[:cut]
         rest = data[cut:]
     if rest:
         yield rest
