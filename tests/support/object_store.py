@@ -4,6 +4,7 @@ can hold one request at its door (`GATE`), as a slow network would."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import socket
@@ -175,8 +176,10 @@ def gcs_server():
     """One Cloud Storage emulator (gcp-storage-emulator, in memory) on 127.0.0.1 for the session,
     with a bucket `data`, and the variables that point gcsfs at it: STORAGE_EMULATOR_HOST, and
     fsspec's own `FSSPEC_GS_<OPTION>` settings for an anonymous client of project `test`."""
+    from gcp_storage_emulator import server as emulator
     from gcp_storage_emulator.server import create_server
 
+    emulator._read_data = _exact_multipart(emulator)
     server = create_server("127.0.0.1", 0, in_memory=True, default_bucket="data")
     server.start()
     # the port the system chose as the server bound it (a port probed before could be taken by
@@ -186,6 +189,33 @@ def gcs_server():
            "FSSPEC_GS_PROJECT": "test"}
     yield server, env
     server.stop()
+
+
+def _exact_multipart(emulator: Any) -> Callable:
+    """The emulator's request reader, but an upload's bytes taken from its multipart body as they
+    are. The emulator parses the body as an e-mail, and gcsfs ends its lines with LF alone, so an
+    object whose last byte is a carriage return lost it (a shard ends with its last record's CRC:
+    1 in 256 of them did). The body's lines end as its first line does."""
+    from email.message import Message
+
+    original = emulator._read_data
+
+    def read_data(request_handler: Any, query: Any) -> Any:
+        content_type = request_handler.headers.get("Content-Type") or ""
+        if not content_type.startswith("multipart/related"):
+            return original(request_handler, query)
+        raw = emulator._decode_raw_data(emulator._read_raw_data(request_handler), request_handler)
+        header = Message()
+        header["Content-Type"] = content_type
+        newline = b"\r\n" if raw.split(b"\n", 1)[0].endswith(b"\r") else b"\n"
+        delimiter = newline + b"--" + str(header.get_param("boundary")).encode()
+        parts = [part[len(newline):].partition(newline * 2) for part in (newline + raw).split(delimiter)[1:-1]]
+        (_, _, meta), (headers, _, content) = parts
+        types = re.findall(rb"(?im)^content-type:[ \t]*([^;\r\n]+)", headers)
+        return {"meta": json.loads(meta), "content": content,
+                "content-type": types[0].decode().strip() if types else "application/octet-stream"}
+
+    return read_data
 
 
 @pytest.fixture
