@@ -435,7 +435,7 @@ QUOTED_CELLS = st.sampled_from(['"a, b"', '""', '"say ""hi"""', '""""', '"two\nl
 HOSTILE_CELLS = st.sampled_from(['5" screen', 'one,field too many', '"a"b', ' "a"', '"open', 'a""b', '"a" ', '"\r"'])
 
 
-def _records_and_origins(tmp_path: Path, spec: dict, text: bytes, fast: bool) -> tuple:
+def _records_and_skips(tmp_path: Path, spec: dict, text: bytes, fast: bool) -> tuple:
     """The records a build of `text` holds (as read back) and its skipped rows, or its error text."""
     saved = csv_blocks.pa
     csv_blocks.pa = saved if fast else None
@@ -476,8 +476,8 @@ def test_quoted_csv_cells_read_alike(tmp_path_factory, cells, hostile, quoted_he
             "features": {"n": {"dtype": "int64"}, "word": {"dtype": "string"}},
             "on_error": "skip" if skip else "fail"}
     with mock.patch.object(TensorFeature, "batch_rows", batch_rows), mock.patch.object(csv_blocks, "BLOCK_BYTES", block):
-        fast = _records_and_origins(tmp_path / "fast", spec, text, True)
-        plain = _records_and_origins(tmp_path / "plain", spec, text, False)
+        fast = _records_and_skips(tmp_path / "fast", spec, text, True)
+        plain = _records_and_skips(tmp_path / "plain", spec, text, False)
     assert fast == plain
 
 
