@@ -27,7 +27,7 @@ import numpy as np
 from . import csv_rows
 from .base import Batch, PendingBatch, RowOrigins
 from .csv_rows import KEY_SEPARATOR
-from .csv_quotes import lines_within, quoting_alike, row_blocks, row_ends
+from .csv_quotes import lines_within, quoting_alike, row_blocks, row_ends, separator, whole_rows_alike
 from .lines import BOM, FileLines, blank_lines, line_batches, line_blocks, lines_data, lone_carriage_return
 from .opened import Window, open_window, read_again
 from ..features.cells import TextCells
@@ -50,8 +50,8 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
     """Pending batches of the file's rows (or a window's) for as long as the fast way reads them
     exactly; returns None when it read them all, else the number of data rows it yielded (a
     multiple of `batch_size`)."""
-    if pa is None or codecs.lookup(encoding).name not in _UTF8 or len(delimiter) != 1 or delimiter in '"\r\n' \
-            or not delimiter.isascii():  # Arrow takes only ASCII delimiters
+    byte = separator(delimiter)
+    if pa is None or codecs.lookup(encoding).name not in _UTF8 or byte is None:
         return 0
     name = os.path.basename(path)
     before = window.lines_before if window is not None else 0
@@ -61,10 +61,9 @@ def fast_batches(path: str, delimiter: str, encoding: str, needed: Sequence[str]
         if header is None or (key is not None and key not in header):
             return 0  # the csv module's reader says what is wrong
         wanted = [column for column in (header if needed is None else needed) if column in header]
-        separator = ord(delimiter)  # (a single ASCII character, as checked above)
         return (yield from line_batches(
             row_blocks(line_blocks(file, BLOCK_BYTES)), batch_size,
-            lambda data, ends: _plain(data, ends, separator),
+            lambda data, ends: _plain(data, ends, byte),
             lambda lines, count, lines_before: CsvLines(lines, count, name, before + lines_before + 2, first, header,
                                                         wanted, key, delimiter, keep_going, na_values),
             read_again(path), window.start if window is not None else len(first), row_ends))
@@ -134,13 +133,11 @@ def _header(first: bytes, delimiter: str) -> list[str] | None:
 
 def _plain(data: bytes, ends: np.ndarray, delimiter: int) -> bool:
     """A block of whole rows that Arrow reads as the csv module does."""
-    if not len(ends) or ends[-1] != len(data):
-        return False  # a quote left open
     if b"\x00" in data:
         return False
     if lone_carriage_return(data):
         return False  # the csv module ends a row there
-    if b'"' in data and not quoting_alike(data, delimiter):
+    if not whole_rows_alike(data, ends, delimiter):
         return False
     return not blank_lines(data, ends, b"\r\n")  # the csv module skips a blank line
 

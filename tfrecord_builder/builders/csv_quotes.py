@@ -37,7 +37,8 @@ def row_blocks(blocks: Iterator[bytes]) -> Iterator[bytes]:
     rest = b""
     for block in blocks:
         data = rest + block if rest else block
-        ends = row_ends(data) if rest or b'"' in block else None
+        # an even number of quotes up to the block's last newline: a row ends there (most blocks)
+        ends = row_ends(data) if data.count(b'"') % 2 else None
         if ends is None or (not len(ends) and rest):
             cut = len(data)  # (a row longer than two blocks: refused where it is read)
         else:
@@ -47,6 +48,20 @@ def row_blocks(blocks: Iterator[bytes]) -> Iterator[bytes]:
         rest = data[cut:]
     if rest:
         yield rest
+
+
+def separator(delimiter: str) -> int | None:
+    """The delimiter's byte, where Arrow's parser and these rules take it (one ASCII character,
+    not the quote or a line end); None: the csv module reads such a file."""
+    if len(delimiter) != 1 or delimiter in '"\r\n' or not delimiter.isascii():
+        return None
+    return ord(delimiter)
+
+
+def whole_rows_alike(data: bytes, ends: np.ndarray, delimiter: int) -> bool:
+    """Whether a block is whole rows (`ends`: `row_ends`) quoted alike: no quote left open, and
+    `quoting_alike` where it has quotes."""
+    return bool(len(ends)) and ends[-1] == len(data) and (b'"' not in data or quoting_alike(data, delimiter))
 
 
 def quoting_alike(data: bytes, delimiter: int) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import fs
 from ..errors import DataError
-from .csv_quotes import quoting_alike, row_blocks, row_ends
+from .csv_quotes import quoting_alike, row_blocks, row_ends, separator, whole_rows_alike
 from .lines import line_blocks, lone_carriage_return
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
@@ -128,28 +128,28 @@ def text_windows(path: str, header: bool, delimiter: str | None) -> list[Window]
     number of quotes before it. Finding that reads the file once, at disk speed.
     """
     task = task_bytes()
-    separator = ord(delimiter) if delimiter is not None and len(delimiter) == 1 and delimiter.isascii() else None
+    byte = separator(delimiter) if delimiter is not None else None
     try:
         size = fs.size(path)
-        if size <= task or compression(path) is not None or (delimiter is not None and separator is None):
+        if size <= task or compression(path) is not None or (delimiter is not None and byte is None):
             return None
         windows: list[Window] = []
         with fs.open_file(path) as file:
             first = file.readline() if header else b""
-            if lone_carriage_return(first) or (separator is not None and not quoting_alike(first, separator)):
+            if lone_carriage_return(first) or (byte is not None and not quoting_alike(first, byte)):
                 return None
             start = len(first)
             position = window_start = start
             lines = window_lines = 0
             target = start + task
             blocks = line_blocks(file, _SCAN_BYTES)
-            for block in row_blocks(blocks) if separator is not None else blocks:
+            for block in row_blocks(blocks) if byte is not None else blocks:
                 if lone_carriage_return(block):
                     return None
                 ends = None
-                if separator is not None and b'"' in block:
+                if byte is not None and b'"' in block:
                     ends = row_ends(block)
-                    if not len(ends) or ends[-1] != len(block) or not quoting_alike(block, separator):
+                    if not whole_rows_alike(block, ends, byte):
                         return None  # a quote left open, or one the fast reader leaves to the csv module
                 while target < position + len(block):
                     offset = max(0, target - position)
