@@ -438,3 +438,74 @@ def test_a_row_of_a_group_gives_one_box(tmp_path):
         out = row.encode(values, tb.EncodeContext(lambda index: f"boxes.csv, line {index + 2}", str(tmp_path)))
         assert out["objects"].counts.tolist() == [4, 4, 0]
         assert np.asarray(out["objects"].values).tolist() == [0.25, 0.25, 0.75, 0.75, 0, 0, 1, 1]
+
+
+# ---- a batch at once, box by box where one isn't fine --------------------------------------------------
+SIZES = [(480, 640), (100, 100), (3000, 20)]  # (height, width) of the images the pixel boxes are on
+HOSTILE = [[-5.0, 10.0, 20.0, 30.0], [10.0, 10.0, 10.0, 30.0], [30.0, 20.0, 10.0, 40.0], [float("nan"), 1.0, 2.0, 3.0],
+           [0.0, 0.0, 1e9, 1e9], [2.0, 3.0, 2.5, 3.25], [float("inf"), 0.0, 1.0, 1.0]]
+
+
+def box_in(data, size, pixels, fmt):
+    """A box drawn inside an image of `size`, or a hostile one (outside, empty, upside down, not
+    finite, tiny), written in `fmt` and its units."""
+    if data.draw(st.booleans()):
+        box = data.draw(st.sampled_from(HOSTILE))
+        return box if pixels else [value / 1000 for value in box]
+    height, width = size if pixels else (1.0, 1.0)
+    xmin, xmax = sorted(data.draw(st.floats(0, width)) for _ in range(2))
+    ymin, ymax = sorted(data.draw(st.floats(0, height)) for _ in range(2))
+    return convert([xmin, ymin, xmax, ymax], fmt)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.sampled_from(["yxyx", "xyxy", "xywh", "cxcywh"]), st.booleans(), st.booleans(),
+       st.sampled_from([None, 0.0, 2.0]), st.sampled_from([None, (64, 64, "pad"), (64, 32, "crop"), (50, 80, "stretch")]),
+       st.sampled_from(["tfds", "object_detection"]))
+def test_a_batch_encodes_as_its_rows_box_by_box(data, fmt, pixels, clip, min_size, fit, layout):
+    """A batch's boxes, converted at once where every box of a row is fine, are the values, counts,
+    kept objects, notices and error of its rows checked one by one, box by box (`box_by_box`)."""
+    from tfrecord_builder.features.bbox import BBoxFeature
+    from tfrecord_builder.features.gathered import GatheredColumns
+
+    feature = BBoxFeature(name="objects", format=fmt, units="pixels" if pixels else "fraction", image="image",
+                          image_source="path", clip=clip, min_size=min_size if pixels or not min_size else 0.002,
+                          image_fit=fit, layout=layout)
+    sizes = [data.draw(st.sampled_from(SIZES)) for _ in range(data.draw(st.integers(1, 6)))]
+    rows = [[box_in(data, size, pixels, fmt) for _ in range(data.draw(st.integers(0, 4)))] for size in sizes]
+    images = [np.zeros(size, np.uint8) for size in sizes]
+    if data.draw(st.booleans()):  # a row the source gives wrong: no image to measure by, or 3 numbers a box
+        row = data.draw(st.integers(0, len(rows) - 1))
+        if data.draw(st.booleans()):
+            rows[row], images[row] = rows[row] or [[1.0, 2.0, 3.0, 4.0]], None
+        else:
+            rows[row] = [[1.0, 2.0, 3.0]]
+
+    def one_by_one():
+        context = tb.EncodeContext(lambda row: f"line {row + 1}")
+        boxes, kept = [], []
+        for row, (value, image) in enumerate(zip(rows, images)):
+            with pytest.MonkeyPatch.context() as patch:  # every box checked on its own
+                patch.setattr(BBoxFeature, "_all_fine", lambda self, given, size: None)
+                found, which = feature.kept_boxes(value, image, context, row)
+            boxes.append(found)
+            kept.append(which)
+        return (np.concatenate(boxes), [len(found) for found in boxes], np.concatenate(kept),
+                context.notices.counts)
+
+    try:
+        expected = one_by_one()
+    except DataError as error:
+        with pytest.raises(DataError) as raised:
+            feature.encode(GatheredColumns(["bbox", "path"], [rows, images]), tb.EncodeContext(lambda row: f"line {row + 1}"))
+        assert str(raised.value) == str(error)
+        return
+    context = tb.EncodeContext(lambda row: f"line {row + 1}")
+    out = feature.encode(GatheredColumns(["bbox", "path"], [rows, images]), context)
+    sides = [out[key] for key in feature.record_keys]
+    np.testing.assert_array_equal(np.stack([side.values for side in sides], axis=1).reshape(-1, 4), expected[0])
+    assert (sides[0].counts // (4 if layout == "tfds" else 1)).tolist() == expected[1]  # (tfds: 4 values a box)
+    if feature.drops_objects:
+        assert sides[0].kept_objects.given.tolist() == [len(row) for row in rows]
+        np.testing.assert_array_equal(sides[0].kept_objects.kept, expected[2])
+    assert context.notices.counts == expected[3]

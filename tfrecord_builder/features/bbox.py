@@ -33,6 +33,7 @@ import numpy as np
 from ..media.images import pillow
 from ..spec.fields import At, meta
 from . import tfds
+from ..errors import DataError
 from .base import DecodeStep, EncodeContext, Feature, Origin, ParseSpec, register
 from .described import Card, Counted
 from .image_link import image_link, record_image_size
@@ -196,16 +197,9 @@ class BBoxFeature(Feature):
             rows = values
         if self.shape == [4] and self.columns is None:  # a group's row: one box (or none), not a list of them
             rows = [None if value is None else f"[{value}]" if isinstance(value, str) else [value] for value in rows]
-        boxes, counts = [], np.zeros(len(rows), dtype=np.int64)
-        given, kept = np.zeros(len(rows), dtype=np.int64), []
-        for row, value in enumerate(rows):
-            found, which = self.kept_boxes(value, images[row], context, row)
-            boxes.append(found)
-            counts[row], given[row] = len(found), len(which)
-            kept.append(which)
-        flat = np.concatenate(boxes) if boxes else np.zeros((0, 4), np.float32)
+        flat, counts, given, kept = self._batch_boxes(rows, images, context)
         # which boxes stayed, where some may go: the per-object features keep the same objects
-        objects = Kept(given, np.concatenate(kept) if kept else np.zeros(0, bool)) if self.drops_objects else None
+        objects = Kept(given, kept) if self.drops_objects else None
         if self.layout == "tfds":
             return {self.record_key: Values("float", flat.reshape(-1), counts * 4, kept_objects=objects)}
         return {key: Values("float", np.ascontiguousarray(flat[:, side]), counts.copy(), kept_objects=objects)
@@ -217,7 +211,7 @@ class BBoxFeature(Feature):
 
     def kept_boxes(self, value: Any, image: Any, context: EncodeContext, row: int) -> tuple[np.ndarray, np.ndarray]:
         """`boxes`, and per box given whether it was kept (not dropped by `min_size`, clipping or a crop)."""
-        origin, notices = context.origin, context.notices
+        origin = context.origin
         given = self._given(value, origin, row)
         if not len(given):
             return np.zeros((0, 4), np.float32), np.zeros(0, bool)
@@ -227,7 +221,15 @@ class BBoxFeature(Feature):
         fast = self._all_fine(given, size)
         if fast is not None:
             return fast, np.ones(len(given), bool)
-        kept, which = [], np.zeros(len(given), bool)  # box by box: what is wrong with which, or what was dropped
+        return self.box_by_box(given, size, shown_image, context, row)
+
+    def box_by_box(self, given: np.ndarray, size: tuple[int, int] | None, shown_image: str, context: EncodeContext,
+                   row: int) -> tuple[np.ndarray, np.ndarray]:
+        """A record's boxes (float64 [n, 4], as the source gives them) checked one at a time, on an
+        image of `size` (height, width) named `shown_image` in messages: what is wrong with which,
+        or which are clipped or dropped (counted). The kept boxes, and per box whether it was kept."""
+        origin, notices = context.origin, context.notices
+        kept, which = [], np.zeros(len(given), bool)
         for index, box in enumerate(given):
             corners = self._corners(box, index, origin, row, notices)  # ymin, xmin, ymax, xmax in the box's units
             if corners is None:
@@ -253,26 +255,80 @@ class BBoxFeature(Feature):
             which[index] = True
         return np.array(kept, dtype=np.float32).reshape(-1, 4), which
 
+    def _batch_boxes(self, rows: Sequence[Any], images: Sequence[Any], context: EncodeContext
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The boxes of a batch's rows: kept boxes float32 [n, 4], boxes kept and given per row, and
+        per box given whether it was kept. The rows whose boxes are all fine are converted at once
+        (`_converted`, NumPy over the whole batch: a record's few boxes cost more in NumPy's calls
+        than in its arithmetic); the others box by box (`kept_boxes`), which says what is wrong or
+        drops and counts. An error is the first row's, in the rows' order, as box by box."""
+        origin = context.origin
+        givens: list[np.ndarray] = []
+        sizes: list[tuple[int, int]] = []
+        shown: list[str] = []
+        sized = self.image is not None and (self.units == "pixels" or self.image_fit is not None)
+        failure: Exception | None = None
+        try:
+            for row, value in enumerate(rows):
+                givens.append(self._given(value, origin, row))
+                size, name = (0, 0), ""
+                if sized and len(givens[-1]):
+                    size, name = record_image_size(self, images[row], origin, row, context, "boxes")
+                sizes.append(size)
+                shown.append(name)
+        except DataError as error:  # raised after the rows before it, which may hold an earlier error
+            failure = error
+        read = len(sizes)
+        given = np.array([len(boxes) for boxes in givens[:read]], dtype=np.int64)
+        flat = np.concatenate(givens[:read]) if read else np.zeros((0, 4))
+        corners, fine = self._converted(flat, np.repeat(np.array(sizes, np.float64).reshape(-1, 2), given, axis=0))
+        wrong = set(np.repeat(np.arange(read), given)[~fine].tolist())  # the rows with a box not fine
+        if not wrong and failure is None:
+            return corners.astype(np.float32), given.copy(), given, np.ones(len(flat), bool)
+        starts = np.concatenate([[0], np.cumsum(given)])
+        boxes, kept, counts = [], [], given.copy()
+        for row in range(read):
+            if row in wrong:
+                found, which = self.box_by_box(givens[row], sizes[row] if sized else None, shown[row], context, row)
+            else:
+                found, which = corners[starts[row]:starts[row + 1]].astype(np.float32), np.ones(given[row], bool)
+            boxes.append(found)
+            kept.append(which)
+            counts[row] = len(found)
+        if failure is not None:
+            raise failure
+        return (np.concatenate(boxes) if boxes else np.zeros((0, 4), np.float32), counts, given,
+                np.concatenate(kept) if kept else np.zeros(0, bool))
+
     def _all_fine(self, given: np.ndarray, size: tuple[int, int] | None) -> np.ndarray | None:
         """A record's boxes converted at once (the same float64 arithmetic as box by box), when every
         one is finite, the right way up, not too small and inside the image; else None."""
+        corners, fine = self._converted(given, np.tile(np.array(size or (0, 0), np.float64), (len(given), 1)))
+        return corners.astype(np.float32) if fine.all() else None
+
+    def _converted(self, given: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Boxes (float64 [n, 4], as the source gives them) as [ymin, xmin, ymax, xmax] fractions on
+        the image as stored, float64, and whether each is fine: finite, the right way up, not too
+        small and inside the image. `sizes`: each box's image's (height, width), in pixels. The
+        same float64 arithmetic as `_corners` and `_placed`, box by box."""
         corners = box_corners(given, self.format)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):  # (what isn't finite isn't fine)
             smallest = np.minimum(corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 1])
-            if not (np.isfinite(given).all() and (smallest > 0).all()
-                    and (self.min_size is None or (smallest >= self.min_size).all())):
-                return None
-        if self.units == "pixels":
-            corners = corners / np.array([size[0], size[1], size[0], size[1]], np.float64)
-        if (corners < 0).any() or (corners > 1).any():
-            return None
-        if self.image_fit is not None:
-            height, width, how = self.image_fit
-            scale_y, scale_x, top, left = pillow.placement(size[0], size[1], (height, width), how)
-            corners = corners * np.array([scale_y, scale_x, scale_y, scale_x]) + np.array([top, left, top, left])
-            if (corners < 0).any() or (corners > 1).any():
-                return None
-        return corners.astype(np.float32)
+            fine = np.isfinite(given).all(axis=1) & (smallest > 0)
+            if self.min_size is not None:
+                fine &= smallest >= self.min_size
+            if self.units == "pixels":
+                corners = corners / np.tile(sizes, 2)
+            fine &= ((corners >= 0) & (corners <= 1)).all(axis=1)
+            if self.image_fit is not None and len(given):
+                height, width, how = self.image_fit
+                keys = [(int(size[0]), int(size[1])) for size in sizes.tolist()]
+                placed = {key: pillow.placement(key[0], key[1], (height, width), how) for key in set(keys)}
+                scale_y, scale_x, top, left = np.array([placed[key] for key in keys], np.float64).reshape(-1, 4).T
+                corners = (corners * np.stack([scale_y, scale_x, scale_y, scale_x], axis=1)
+                           + np.stack([top, left, top, left], axis=1))
+                fine &= ((corners >= 0) & (corners <= 1)).all(axis=1)
+        return corners, fine
 
     def _given(self, value: Any, origin: Origin, row: int) -> np.ndarray:
         """A record's boxes as the source gives them: float64 [n, 4]."""
