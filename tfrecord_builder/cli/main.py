@@ -13,7 +13,7 @@ from typing import NoReturn, Sequence
 
 from ..errors import TFRecordBuilderError
 from ..version import __version__
-from . import build, diff, generate, infer, inspect, report, schema, validate, verify
+from . import build, diff, generate, infer, inspect, pandas_probe, report, schema, validate, verify
 
 COMMANDS = [build, generate, validate, inspect, verify, infer, report, diff, schema]
 
@@ -47,6 +47,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     args = parser().parse_args(_joined(list(sys.argv[1:] if argv is None else argv)))
+    pandas_probe.look_without_pandas()
     try:
         return args.run(args) or 0
     except TFRecordBuilderError as error:
