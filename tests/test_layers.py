@@ -1,7 +1,8 @@
 """The package's layers: each part imports only the parts below it, and no module imports itself
 back through others. The folders are the architecture:
 
-    the core: errors  <- atomic  <- fs, optional, processes, progress, registry, sizes, version, _tf, tfds_refusal
+    the core: errors  <- atomic  <- fs, optional, pandas_probe, processes, progress, registry, sizes, version, _tf,
+              tfds_refusal
     <- media (images: Pillow, libjpeg-turbo; audio: libsndfile, FFmpeg; video: PyAV)  <- text (the
        tokenizers: Hugging Face tokenizers, SentencePiece; files opened by media.source)  <- spec.fields (declared fields)
     <- features (the feature types)
@@ -33,7 +34,8 @@ PACKAGE = ROOT / "tfrecord_builder"
 LAYERS = [
     {"errors"},
     {"atomic"},  # files written whole or not at all (fs writes through it)
-    {"fs", "optional", "processes", "progress", "registry", "sizes", "version", "_tf", "tfds_refusal"},  # the core
+    {"fs", "optional", "pandas_probe", "processes", "progress", "registry", "sizes", "version", "_tf",
+     "tfds_refusal"},  # the core
     {"build", "read", "tools"},  # the folders' own docstrings: they import nothing
     {"media"},  # media files opened one way (media.source) and decoded: images, audio, video
     {"text"},  # the tokenizers, their files opened as media files are

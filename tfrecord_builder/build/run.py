@@ -25,7 +25,7 @@ from ..features import notices
 from .metadata import write_metadata_files
 from ..read.report import check_plotting
 from ..progress import Progress, ProgressOption, progress_display
-from .. import atomic, fs
+from .. import atomic, fs, pandas_probe
 from .runners import chosen_runner, runner_names
 from .runners.contract import Runner, RunJob, RunnerOptions
 from .plan import read_tasks
@@ -83,6 +83,7 @@ def build(spec: Spec | str | os.PathLike, output: str | os.PathLike | None = Non
     dataframe}`; the local runner reads it, and so does Beam's DirectRunner (`runner="beam"`
     without a remote runner named), whose workers map its rows on this machine too.
     """
+    pandas_probe.look_without_pandas()  # (Arrow's look for pandas, without importing it: 0.2-0.35 s)
     if not isinstance(spec, Spec):
         spec = load_spec(spec)
     else:  # perhaps changed with dataclasses.replace, which checks nothing: check it as a file would be

@@ -11,9 +11,10 @@ import sys
 import traceback
 from typing import NoReturn, Sequence
 
+from .. import pandas_probe
 from ..errors import TFRecordBuilderError
 from ..version import __version__
-from . import build, diff, generate, infer, inspect, pandas_probe, report, schema, validate, verify
+from . import build, diff, generate, infer, inspect, report, schema, validate, verify
 
 COMMANDS = [build, generate, validate, inspect, verify, infer, report, diff, schema]
 

@@ -1,16 +1,18 @@
-"""pyarrow's look for pandas, made in the command line's process without importing pandas.
+"""pyarrow's look for pandas, made without importing pandas.
 
-pyarrow's first conversion of a value imports pandas, to tell pandas' objects apart, and keeps
-what it found: 0.2-0.35 s and 30 MB of every command, whose builds hand Arrow no pandas object
-(a DataFrame source is Python's `tb.build(source=...)`). So the command line has pyarrow look
-while `import pandas` fails, and should pandas be imported after all (by a custom builder, or
-PySpark), pyarrow looks again as that import ends: it then tells pandas' objects apart as always.
+pyarrow's first conversion of a value imports pandas, if it is installed, to tell pandas' objects
+apart, and keeps what it found: 0.2-0.35 s and 30 MB of every command and build that has not
+imported pandas itself, and so hands Arrow no pandas object. There pyarrow looks while `import
+pandas` fails (in this thread), and should pandas be imported after all (by a custom builder,
+PySpark, the caller), pyarrow looks again as that import ends and tells pandas' objects apart as
+always.
 """
 from __future__ import annotations
 
 import importlib.abc
 import importlib.util
 import sys
+import threading
 from typing import Any
 
 
@@ -21,20 +23,25 @@ def look_without_pandas() -> None:
         return
     import pyarrow
 
-    sys.meta_path.insert(0, _Absent)
+    absent = _Absent(threading.get_ident())
+    sys.meta_path.insert(0, absent)
     try:
         pyarrow.scalar(0)  # (its first conversion: where it looks)
     finally:
-        sys.meta_path.remove(_Absent)
-    sys.meta_path.insert(0, _LookAgain)
+        sys.meta_path.remove(absent)
+    if _LookAgain not in sys.meta_path:
+        sys.meta_path.insert(0, _LookAgain)
 
 
 class _Absent:
-    """An import finder under which `import pandas` fails at once."""
+    """An import finder under which `import pandas` fails at once in the thread `thread` (another
+    thread's imports go on as usual)."""
 
-    @staticmethod
-    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas":
+    def __init__(self, thread: int) -> None:
+        self.thread = thread
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" and threading.get_ident() == self.thread:
             raise ModuleNotFoundError("pandas is not looked for here", name=name)
 
 

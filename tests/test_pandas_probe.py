@@ -1,5 +1,6 @@
-"""The command line's look for pandas on pyarrow's behalf (cli/pandas_probe.py): a build imports
-no pandas, and pandas imported after it is converted by Arrow as in any other process."""
+"""pyarrow's look for pandas without importing it (pandas_probe.py): a build, from the command
+line or Python, imports no pandas, and pandas imported after it is converted by Arrow as in any
+other process."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 # Arrow's conversions that tell pandas' objects apart: a nullable integer column with a missing
 # value, a categorical, a time zone's timestamps, a DataFrame's schema and pandas metadata
@@ -29,7 +30,7 @@ def test_pandas_imported_after_the_look_converts_as_in_any_process():
     probed = python(f"""
 import json, sys
 import numpy as np, pyarrow as pa
-from tfrecord_builder.cli import pandas_probe
+from tfrecord_builder import pandas_probe
 pandas_probe.look_without_pandas()
 pa.array(np.arange(3)); pa.scalar(b"x")
 assert "pandas" not in sys.modules
@@ -46,3 +47,31 @@ from tfrecord_builder.cli.main import main
 status = main(["build", "specs/wine.yaml", "--output", {str(tmp_path)!r}])
 print(status, "pandas" in sys.modules)""")
     assert out.splitlines()[-1] == "0 False"  # (after the build's summary)
+
+
+def test_a_build_in_python_imports_no_pandas_and_leaves_it_importable(tmp_path):
+    out = python(f"""
+import json, sys
+import tfrecord_builder as tb
+tb.build("specs/wine.yaml", output={str(tmp_path)!r})
+print("pandas" in sys.modules)
+{CONVERSIONS}""")
+    imported, converted = out.splitlines()[-2:]
+    assert imported == "False"
+    assert json.loads(converted) == json.loads(python(f"import json\n{CONVERSIONS}"))
+
+
+def test_another_threads_import_of_pandas_goes_on_while_this_one_looks():
+    out = python("""
+import sys, threading
+from tfrecord_builder import pandas_probe
+sys.meta_path.insert(0, pandas_probe._Absent(threading.get_ident()))
+result = []
+try:
+    import pandas
+except ModuleNotFoundError:
+    result.append("refused in this thread")
+thread = threading.Thread(target=lambda: result.append(__import__("pandas").__name__))
+thread.start(); thread.join()
+print(result)""")
+    assert out.strip() == "['refused in this thread', 'pandas']"
