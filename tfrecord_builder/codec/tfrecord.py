@@ -72,11 +72,11 @@ def framed_join(parts: Sequence[ByteColumn]) -> ByteColumn:
     footers = ByteColumn(np.zeros(4 * count, np.uint8), np.arange(count + 1, dtype=np.int64) * 4)
     joined = join([_headers(lengths), *parts, footers])
     data = joined.data if joined.data.flags.writeable else joined.data.copy()
-    base = int(joined.offsets[0])
-    buffer = data[base : joined.offsets[-1]].tobytes()  # google-crc32c takes bytes
-    offsets = (joined.offsets - base).tolist()
+    readable = data.view()
+    readable.flags.writeable = False  # google-crc32c takes a read-only buffer: no copy of the records to bytes
+    offsets = joined.offsets.tolist()
     value = google_crc32c.value
-    crcs = np.fromiter((value(buffer[start + 12 : end - 4]) for start, end in zip(offsets[:-1], offsets[1:])),
+    crcs = np.fromiter((value(readable[start + 12 : end - 4]) for start, end in zip(offsets[:-1], offsets[1:])),
                        dtype=np.uint64, count=count)
     masked = masked_crcs(crcs)
     ends = joined.offsets[1:] - 4
