@@ -23,6 +23,8 @@ def look_without_pandas() -> None:
         return
     import pyarrow
 
+    if not hasattr(getattr(pyarrow, "lib", None), "_pandas_api"):  # (another pyarrow: looking again needs it)
+        return
     absent = _Absent(threading.get_ident())
     sys.meta_path.insert(0, absent)
     try:
@@ -53,7 +55,10 @@ class _LookAgain:
     def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
         if name != "pandas":
             return None
-        sys.meta_path.remove(_LookAgain)
+        try:
+            sys.meta_path.remove(_LookAgain)
+        except ValueError:  # (another thread's import of pandas got here first)
+            return None
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
             spec.loader = _ThenArrow(spec.loader)
@@ -74,6 +79,9 @@ class _ThenArrow(importlib.abc.Loader):
 
     def exec_module(self, module: Any) -> None:
         self._loader.exec_module(module)
-        import pyarrow.lib
+        try:
+            import pyarrow.lib
 
-        pyarrow.lib._pandas_api.pd  # noqa: B018  (an accessor that looks for pandas again when it found none)
+            pyarrow.lib._pandas_api.pd  # noqa: B018  (an accessor that looks for pandas again when it found none)
+        except Exception:  # (never pandas' import failing for it: Arrow's own pandas calls look again too)
+            pass

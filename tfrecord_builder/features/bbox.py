@@ -260,7 +260,7 @@ class BBoxFeature(Feature):
         """The boxes of a batch's rows: kept boxes float32 [n, 4], boxes kept and given per row, and
         per box given whether it was kept. The rows whose boxes are all fine are converted at once
         (`_converted`, NumPy over the whole batch: a record's few boxes cost more in NumPy's calls
-        than in its arithmetic); the others box by box (`kept_boxes`), which says what is wrong or
+        than in its arithmetic); the others box by box (`box_by_box`), which says what is wrong or
         drops and counts. An error is the first row's, in the rows' order, as box by box."""
         origin = context.origin
         givens: list[np.ndarray] = []
