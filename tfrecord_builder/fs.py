@@ -212,18 +212,6 @@ def read_bytes(path: str) -> bytes:
     return _stored_bytes(path)
 
 
-def read_head(path: str, size: int) -> bytes:
-    """The first `size` bytes of a file (fewer if it is shorter; a local path or a URL): a local
-    one's in three system calls. Errors are open's and read's."""
-    if is_url(path):
-        return _stored_head(path, size)
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        return os.read(descriptor, size)
-    finally:
-        os.close(descriptor)
-
-
 def local_sizes(paths: Sequence[str]) -> list[int]:
     """Each local file's size in bytes (0 where it can't be stat'ed: reading it says why). Many
     are stat'ed in two threads, half each: `stat` lets go of the GIL, and a folder of 20,000
@@ -273,12 +261,6 @@ def _local_bytes(path: str) -> bytes:
         return b"".join(parts)
     finally:
         os.close(descriptor)
-
-
-@_in_store
-def _stored_head(url: str, size: int) -> bytes:
-    with open_file(url) as file:
-        return file.read(size)
 
 
 @_in_store

@@ -11,7 +11,6 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ... import fs
 from .. import source
 from . import BadImage, tiff
 from .jpeg import jpeg_ends, jpeg_header
@@ -251,13 +250,6 @@ def oriented_size(value: Any) -> tuple[int, int]:
 def stored_size(value: Any) -> tuple[int, int, int]:
     """(height, width) of an image as stored, and its EXIF orientation (1: upright), from its
     header alone; raises BadImage."""
-    if type(value) is str:
-        try:  # a plain JPEG (no EXIF to turn it) from its markers; a local file's read in three system calls,
-            plain = jpeg_header(fs.read_head(value, _HEADER_BYTES))  # 2/3 of the time of the file object below
-        except OSError:
-            plain = None  # (said below, as for any file)
-        if plain is not None:
-            return plain[0], plain[1], 1
     if isinstance(value, (str, os.PathLike)):
         try:
             with source.opened(value, "an image file", BadImage) as file, warnings.catch_warnings():
