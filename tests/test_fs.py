@@ -92,13 +92,3 @@ def test_the_same_functions_write_and_read_objects_in_a_store(s3):
     assert objects("fs-test") == {"figures/a.bin": b"abc", "b.bin": b"de"}
 
 
-@pytest.mark.parametrize("count", [3, fs._THREADED_STATS + 5])
-def test_local_sizes_are_each_file_s_size_in_order_and_0_where_missing(tmp_path, count):
-    """Many files are stat'ed in two threads: the sizes still come in the paths' order."""
-    paths = []
-    for number in range(count):
-        path = tmp_path / f"{number:05d}.bin"
-        path.write_bytes(b"x" * (number % 7))
-        paths.append(str(path))
-    paths.insert(count // 2, str(tmp_path / "gone.bin"))
-    assert fs.local_sizes(paths) == [0 if path.endswith("gone.bin") else int(path[-9:-4]) % 7 for path in paths]

@@ -18,9 +18,11 @@ from pathlib import Path
 import numpy as np
 import PIL.Image
 import pytest
+from hypothesis import given, settings, strategies as st
 from PIL import Image
 
 import tfrecord_builder as tb
+from tfrecord_builder.builders import image_folder
 
 from conftest import import_module, write_spec
 from support import reading
@@ -495,3 +497,70 @@ def test_a_labels_file_row_without_its_image_is_an_error(tmp_path):
     with pytest.raises(tb.DataError, match=r"labels\.csv, line 3: `1\.png` is listed twice \(also at .*line 2\)"):
         tb.build(path, output=tmp_path / "out")
     assert not list(tmp_path.glob("out/**/dataset_info.json"))
+
+
+# ---- the listing -------------------------------------------------------------------------------------
+def _walked(folder: Path) -> list[tuple[str, int]]:
+    """What the listing must give, by `os.walk`: each image file (extension case-blind, hidden
+    files and folders skipped), a folder's files sorted before its sub-folders, sorted, each with
+    its size from `os.stat` of its path (0 where that fails)."""
+    found = []
+
+    def size(path: str) -> int:
+        try:
+            return os.stat(path).st_size
+        except OSError:
+            return 0
+
+    def walk(root: str, prefix: str) -> None:
+        _, folders, files = next(os.walk(root, followlinks=True), (root, [], []))
+        for name in sorted(files):
+            if not name.startswith(".") and os.path.splitext(name)[1].lower() in image_folder.EXTENSIONS:
+                found.append((prefix + name, size(os.path.join(root, name))))
+        for name in sorted(folders):
+            if not name.startswith("."):
+                walk(os.path.join(root, name), f"{prefix}{name}/")
+
+    walk(str(folder), "")
+    return found
+
+
+def test_the_listing_is_a_walk_of_the_folder_with_each_files_size(tmp_path):
+    """Files stat'ed by name in their open folder give what a walk and a stat of each path give:
+    a broken link is listed with size 0 (reading it says why), a folder that can't be read is
+    passed over (by anyone but root)."""
+    images = tmp_path / "images"
+    for number, name in enumerate(["b/2.JPG", "b/10.png", "a/1.png", "a/deeper/3.png", "top.png", "a/.hidden.png",
+                                   ".secret/4.png", "a/notes.txt", "a/no_dot"]):
+        (images / name).parent.mkdir(parents=True, exist_ok=True)
+        (images / name).write_bytes(b"x" * (number * 7 + 1))
+    (images / "a" / "gone.png").symlink_to(tmp_path / "nowhere.png")
+    (images / "locked").mkdir()
+    (images / "locked" / "5.png").write_bytes(b"y")
+    (images / "locked").chmod(0)
+    try:
+        listed = image_folder._images(str(images))
+        expected = _walked(images)
+    finally:
+        (images / "locked").chmod(0o755)
+    assert listed == expected
+    assert (("locked/5.png", 1) in listed) == (os.geteuid() == 0)  # root reads any folder
+    assert ("a/gone.png", 0) in listed and ("b/2.JPG", 1) in listed and ("b/10.png", 8) in listed
+    assert [name for name, _ in listed][:4] == ["top.png", "a/1.png", "a/gone.png", "a/deeper/3.png"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.sampled_from([0, 0, 1, 5, 10, 100, 999]), max_size=40),
+       max_bytes=st.sampled_from([-1, 0, 1, 10, 50, 200, 10**9]),
+       max_rows=st.sampled_from([None, 1, 2, 3, 7]))
+def test_runs_are_cut_where_the_bytes_or_the_rows_reach_their_limit(sizes, max_bytes, max_rows):
+    """`cut_runs`' searches in running sums cut where its definition, item by item, cuts."""
+    runs, start, total = [], 0, 0
+    for index, size in enumerate(sizes):
+        total += size
+        if total >= max_bytes or index + 1 - start == max_rows:
+            runs.append(tuple(range(start, index + 1)))
+            start, total = index + 1, 0
+    if start < len(sizes):
+        runs.append(tuple(range(start, len(sizes))))
+    assert list(image_folder.cut_runs(range(len(sizes)), sizes, max_bytes, max_rows)) == runs

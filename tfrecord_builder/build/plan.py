@@ -35,7 +35,7 @@ import numpy as np
 
 from ..builders.base import Batch, Builder, KeyedItems, PendingBatch
 from ..spec.model import Spec
-from ..write.keys import assign_splits, hash_keys, hash_hex, member_hashes
+from ..write.keys import assign_splits, hash_hex, hash_keys_and_members
 from ..write.membership import KeptSplits
 from ..write.order import count_shards, key_order, repeats, shard_starts, write_order
 from ..write.stats import SplitStatistics
@@ -214,7 +214,8 @@ def keyed_plan(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Bui
         if items is None:
             return None
         sources.append((split, builder, items, [task.index for task in tasks if task.split == split]))
-    hashes = [hash_keys(items.keys, spec.output.seed) for _, _, items, _ in sources]
+    hashed = [hash_keys_and_members(items.keys, spec.output.seed) for _, _, items, _ in sources]
+    hashes = [found for found, _ in hashed]
     if any(len(repeats(found[key_order(found)])) for found in hashes):
         return None  # a key given twice: the usual path says which, as it always has
     names = list(spec.splits)
@@ -222,7 +223,7 @@ def keyed_plan(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Bui
     items_at = np.concatenate([np.stack([np.full(len(found), number), np.arange(len(found))], axis=1)
                                for number, found in enumerate(hashes)]) if hashes else np.zeros((0, 2), np.int64)
     every_size = np.concatenate([items.sizes for _, _, items, _ in sources]) if sources else np.zeros(0, np.int64)
-    members = member_hashes([key for _, _, items, _ in sources for key in items.keys])
+    members = np.concatenate([found for _, found in hashed]) if hashed else np.zeros(0, np.uint64)
     kept = 0
     assignment = np.concatenate([np.full(len(found), names.index(split) if split is not None else -1)
                                  for (split, _, _, _), found in zip(sources, hashes)]) if hashes else np.zeros(0, int)

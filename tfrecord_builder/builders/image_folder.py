@@ -204,32 +204,69 @@ def _images(folder: str) -> list[tuple[str, int]]:
     before its sub-folders, as `os.walk` gives them."""
     if fs.is_url(folder):  # a store lists every object below a prefix at once, and has no links to follow
         return _stored_images(folder)
-    found = list(_walk(folder, "", _ancestors(folder)))
-    return list(zip([relative for relative, _ in found], fs.local_sizes([path for _, path in found])))
+    return list(_walk(folder, "", _ancestors(folder)))
 
 
-def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, str]]:
-    """`_images` below `root` (`prefix` its path below the top), each with its path to stat;
-    `chain` the real paths above."""
-    folders: list[os.DirEntry[str]] = []
-    files: list[os.DirEntry[str]] = []
-    try:
-        with os.scandir(root) as entries:
-            for entry in entries:
-                try:
-                    is_folder = entry.is_dir()  # links followed
-                except OSError:
-                    is_folder = False
-                (folders if is_folder else files).append(entry)
-    except OSError:  # a folder that can't be listed is passed over, as os.walk does
+def _walk(root: str, prefix: str, chain: set[str]) -> Iterator[tuple[str, int]]:
+    """`_images` below `root` (`prefix` its path below the top); `chain` the real paths above."""
+    listed = _folder_entries(root)
+    if listed is None:  # a folder that can't be listed is passed over, as os.walk does
         return
-    for entry in sorted(files, key=lambda entry: entry.name):
-        name = entry.name  # (os.path.splitext's extension, without its call: 20,000 photos, 30 ms)
-        if name.startswith(".") or name[name.rfind("."):].lower() not in EXTENSIONS:  # (no dot: its last letter)
-            continue
-        yield prefix + name, entry.path
-    for name, real in _followed(root, [entry.name for entry in folders], chain):
+    files, folders = listed
+    for name, size in files:
+        yield prefix + name, size
+    for name, real in _followed(root, folders, chain):
         yield from _walk(os.path.join(root, name), f"{prefix}{name}/", chain | {real})
+
+
+# Files are stat'ed by name in their open folder (`fstatat`) where the system offers it: the kernel
+# then looks up one name, not every folder of the path again (20,000 photos listed and stat'ed in
+# 60-80 ms rather than 115-135 from their paths, even in two threads, which only contend for the GIL)
+_BY_DESCRIPTOR = os.scandir in os.supports_fd and os.stat in os.supports_dir_fd
+
+
+def _folder_entries(root: str) -> tuple[list[tuple[str, int]], list[str]] | None:
+    """The image files right in `root`, sorted by name, each with its size (0 where it can't be
+    stat'ed), and the names of its sub-folders (links followed); None where it can't be listed."""
+    try:
+        descriptor = (os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+                      if _BY_DESCRIPTOR else None)
+    except OSError:
+        return None
+    try:
+        files: list[str] = []
+        folders: list[str] = []
+        try:
+            with os.scandir(root if descriptor is None else descriptor) as entries:
+                for entry in entries:
+                    try:
+                        is_folder = entry.is_dir()  # links followed
+                    except OSError:
+                        is_folder = False
+                    (folders if is_folder else files).append(entry.name)
+        except OSError:
+            return None
+        # (os.path.splitext's extension, without its call: 20,000 photos, 30 ms; no dot: its last letter)
+        images = sorted(name for name in files
+                        if not name.startswith(".") and name[name.rfind("."):].lower() in EXTENSIONS)
+        return list(zip(images, _sizes(root, descriptor, images))), folders
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def _sizes(root: str, descriptor: int | None, names: list[str]) -> list[int]:
+    """Each of the files `names` in the folder `root` (open as `descriptor`, or None): its bytes, 0
+    where it can't be stat'ed (reading it says why)."""
+    sizes = []
+    stat = os.stat
+    for name in names:
+        try:
+            sizes.append(stat(name, dir_fd=descriptor).st_size if descriptor is not None
+                         else stat(os.path.join(root, name)).st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes
 
 
 def _runs(listed: Iterable[Listed], max_bytes: int, max_rows: int | None) -> Iterator[tuple[Listed, ...]]:
@@ -241,15 +278,19 @@ def _runs(listed: Iterable[Listed], max_bytes: int, max_rows: int | None) -> Ite
 
 def cut_runs(items: Sequence[T], sizes: Sequence[int], max_bytes: int, max_rows: int | None) -> Iterator[tuple[T, ...]]:
     """`items` in order, cut into runs once they hold `max_bytes` (by their `sizes`, a file's
-    bytes each) or `max_rows` items: how image sources cut their batches and tasks."""
-    start, total = 0, 0
-    for index, size in enumerate(sizes):
-        total += size
-        if total >= max_bytes or index + 1 - start == max_rows:
-            yield tuple(items[start:index + 1])
-            start, total = index + 1, 0
-    if start < len(items):
-        yield tuple(items[start:])
+    bytes each) or `max_rows` items (at least 1): how image sources cut their batches and tasks.
+    Each cut is found in the sizes' running sums (a search a run, not a step of Python an item:
+    20,000 photos' tasks and batches in 2 ms, not 15)."""
+    ends = np.cumsum(np.asarray(sizes, dtype=np.int64))  # the bytes up to each item, it included
+    start, count = 0, len(items)
+    while start < count:
+        before = int(ends[start - 1]) if start else 0
+        last = int(np.searchsorted(ends, before + max_bytes, side="left"))  # the first to reach max_bytes
+        if max_rows is not None:
+            last = min(last, start + max_rows - 1)
+        last = min(max(last, start), count - 1)
+        yield tuple(items[start:last + 1])
+        start = last + 1
 
 
 def _stored_images(url: str) -> list[tuple[str, int]]:
