@@ -90,5 +90,3 @@ def test_the_same_functions_write_and_read_objects_in_a_store(s3):
     with opened as file:  # type: ignore[union-attr]
         assert file.read() == b"de"
     assert objects("fs-test") == {"figures/a.bin": b"abc", "b.bin": b"de"}
-
-
