@@ -55,19 +55,27 @@ class Values:
         marks = None if self.marks is None else {name: counts[rows] for name, counts in self.marks.items()}
         return Values(self.kind, picked, self.counts[step_chosen], steps, kept, marks)
 
-    def repeated(self, records: np.ndarray) -> "Values":
+    def repeated(self, records: np.ndarray, offsets: "tuple[np.ndarray, np.ndarray | None] | None" = None) -> "Values":
         """The values of the records at `records` (ascending, a record as often as it is named):
-        the other features of a source row that becomes several records (`Feature.fan_out`)."""
+        the other features of a source row that becomes several records (`Feature.fan_out`).
+        `offsets`: this Values' `offsets()`, where a caller takes many records' values from it."""
         records = np.asarray(records, dtype=np.int64)
+        counts_at, steps_at = self.offsets() if offsets is None else offsets
         rows = records
-        if self.steps is not None:  # a record's rows are its steps
-            rows = _ranges(offsets_of(self.steps)[:-1][records], self.steps[records])
-        chosen = _ranges(offsets_of(self.counts)[:-1][rows], self.counts[rows])
+        if self.steps is not None and steps_at is not None:  # a record's rows are its steps
+            rows = _ranges(steps_at[:-1][records], self.steps[records])
+        chosen = _ranges(counts_at[:-1][rows], self.counts[rows])
         flat = self.values
         picked = [flat[index] for index in chosen.tolist()] if isinstance(flat, list) else flat[chosen]
         marks = None if self.marks is None else {name: counts[records] for name, counts in self.marks.items()}
         return Values(self.kind, picked, self.counts[rows], None if self.steps is None else self.steps[records],
                       marks=marks)
+
+
+    def offsets(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Where each row's values start (`offsets_of` the counts) and, with steps, where each
+        record's rows start: what `repeated` looks records up in."""
+        return offsets_of(self.counts), None if self.steps is None else offsets_of(self.steps)
 
 
 def joined(parts: "list[Values]") -> Values:

@@ -57,6 +57,7 @@ class FeatureStatistics:
 
     def __init__(self, feature: Feature):
         self.feature = feature
+        self._counted = feature.counted  # asked once: a feature may make it anew each time
         self.num_values = 0
         self.non_finite = 0  # NaN and ±inf (allow_nan): counted apart from the moments
         self.missing = 0  # records whose source had no value (the runner counts them, before defaults)
@@ -75,20 +76,20 @@ class FeatureStatistics:
         self.kind: str | None = None
         self.image_sizes = [_Moments(), _Moments()]  # heights, widths
         self.steps = _Moments()  # sequence lengths
-        columns = feature.counted.columns
+        columns = self._counted.columns
         self.per_column = _PerColumn(len(columns)) if columns is not None else None
         # records by number of steps; None past MAX_STEP_COUNTS numbers, or restored from an older checkpoint
         self.step_counts: Counter[int] | None = Counter()
         # Counted.tallied: by name, [values equal to its value, records holding one]
-        self.tallies = {name: [0, 0] for name, _ in feature.counted.tallied}
+        self.tallies = {name: [0, 0] for name, _ in self._counted.tallied}
         # Counted.marked: by name, [the marks' sum, records marked, records seen] (seen: a packed
         # text's records are no variable number of values, whose lengths would count them)
-        self.marked = {name: [0, 0, 0] for name in feature.counted.marked}
-        self.ids = _IdCounts() if feature.counted.ids is not None else None
+        self.marked = {name: [0, 0, 0] for name in self._counted.marked}
+        self.ids = _IdCounts() if self._counted.ids is not None else None
 
     @property
     def counted(self) -> Counted:
-        return self.feature.counted
+        return self._counted
 
     def add(self, values: Values) -> None:
         feature, counted = self.feature, self.counted.kind

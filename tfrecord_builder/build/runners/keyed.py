@@ -102,7 +102,7 @@ class HeldValues:
 
     def repeated(self, records: np.ndarray) -> Values:
         """The values of the records at `records` (`Values.repeated`), bytes as bytes again."""
-        found = self.values.repeated(records)
+        found = self.values.repeated(records, self._offsets)
         if self.lengths is None:
             return found
         ends = self._ends
@@ -111,6 +111,12 @@ class HeldValues:
         found.values = [data[start:end] for start, end in zip((ends[chosen] - self.lengths[chosen]).tolist(),
                                                                ends[chosen].tolist())]
         return found
+
+    @functools.cached_property
+    def _offsets(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """`values.offsets()`, summed once, not once a batch of the statistics (a split's 20,000
+        photos' values were summed again for each of its 40 batches)."""
+        return self.values.offsets()
 
     @functools.cached_property
     def _ends(self) -> np.ndarray:
