@@ -144,6 +144,24 @@ def test_alias_bombs_are_refused(tmp_path):
         text += f"{level}: &{level} [*{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}]\n"
     with pytest.raises(SpecError, match="expands to over"):
         load(tmp_path, text)
+    # sized before any value is converted: the size is said, not the tag of the first value
+    with pytest.raises(SpecError, match="expands to over"):
+        load(tmp_path, "first: !!python/name:os.system x\n" + text)
+    for level in "hijklm":  # 10^13 values: refused from its 13 lists
+        previous = chr(ord(level) - 1)
+        text += f"{level}: &{level} [{', '.join([f'*{previous}'] * 10)}]\n"
+    with pytest.raises(SpecError, match=r"spec\.yaml: the spec expands to over 200000 values \(aliases\?\); expected a small spec"):
+        load(tmp_path, text)
+
+
+def test_an_anchor_used_many_times_is_counted_as_often_as_it_is_used(tmp_path):
+    """Aliases are sized as they expand: 1,000 features of one anchored mapping load; the same
+    anchor 200 times over (1,001 values each) is over the limit."""
+    base = "features:\n  f0: &f {dtype: float32, shape: [2]}\n"
+    spec = load(tmp_path, BASE.replace("features:\n", base + "".join(f"  f{n}: *f\n" for n in range(1, 1000)), 1))
+    assert len(spec.features) == 1001 and spec.features["f999"].shape == [2]
+    with pytest.raises(SpecError, match="expands to over 200000 values"):
+        load(tmp_path, f"a: &a [{', '.join(['x'] * 1000)}]\nb: [{', '.join(['*a'] * 200)}]\n")
 
 
 def test_class_names_from_a_file_are_inlined(tmp_path):

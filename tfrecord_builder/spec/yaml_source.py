@@ -53,6 +53,8 @@ def load_yaml(text: str, file: str) -> Document:
         node = loader.get_single_node()
         document = Document(value=None, file=file)
         if node is not None:
+            if _expanded_size(node, {}, set()) > MAX_NODES:
+                raise SpecError(_too_large(file))
             document.value = _convert(node, (), loader, document)
         return document
     except yaml.MarkedYAMLError as error:
@@ -89,6 +91,34 @@ _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 MAX_NODES = 200_000  # aliases can expand a small file into a huge document ("billion laughs")
 
 
+def _too_large(file: str) -> str:
+    return f"{file}: the spec expands to over {MAX_NODES} values (aliases?); expected a small spec"
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """How many values `node` expands to, its aliases followed, each distinct node sized once
+    (`sizes`, by id): a document of a few aliases that would expand to millions of values is
+    known from its few nodes, before any is converted (converting the first MAX_NODES of them in a
+    process holding much else took 30 s of the cycle collector's time). A node within itself (a
+    cycle, which the conversion names) counts once."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    if id(node) in open_nodes:
+        return 1
+    size = 1
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        open_nodes.add(id(node))
+        children = [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
+        for child in children:
+            size += _expanded_size(child, sizes, open_nodes)
+            if size > MAX_NODES:
+                break  # (enough to refuse it: not the rest of a bomb)
+        open_nodes.discard(id(node))
+    sizes[id(node)] = size
+    return size
+
+
 _TEXT_KEYS = {("version",)}  # values that are text even when they look like numbers
 
 
@@ -96,7 +126,7 @@ def _convert(node: yaml.Node, path: Path, loader: yaml.SafeLoader, document: Doc
     document.lines.setdefault(path, node.start_mark.line + 1)
     document.num_nodes += 1
     if document.num_nodes > MAX_NODES:
-        raise SpecError(f"{document.file}: the spec expands to over {MAX_NODES} values (aliases?); expected a small spec")
+        raise SpecError(_too_large(document.file))
     if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_TAGS:
         raise SpecError(
             f"{document.file}, line {node.start_mark.line + 1}: {format_path(path)}: "
