@@ -71,7 +71,6 @@ class Values:
         return Values(self.kind, picked, self.counts[rows], None if self.steps is None else self.steps[records],
                       marks=marks)
 
-
     def offsets(self) -> tuple[np.ndarray, np.ndarray | None]:
         """Where each row's values start (`offsets_of` the counts) and, with steps, where each
         record's rows start: what `repeated` looks records up in."""

@@ -109,7 +109,8 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     size = 1
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
         open_nodes.add(id(node))
-        children = [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
+        # a mapping's values, as the conversion counts them (its keys are plain, or refused there)
+        children = [value for _, value in node.value] if isinstance(node, yaml.MappingNode) else node.value
         for child in children:
             size += _expanded_size(child, sizes, open_nodes)
             if size > MAX_NODES:
