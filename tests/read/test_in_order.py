@@ -1,6 +1,7 @@
 """An unshuffled pass reads the shards as a hand-written pipeline does (one `TFRecordDataset` of
-all of them, batches cut across them), and still fails by name on a damaged shard, whatever the
-damage leaves of the pass's batches; errors that aren't damage keep TensorFlow's own words."""
+all of them, or, for small records, two shards at a time, each whole before the next; batches
+cut across them), and still fails by name on a damaged shard, whatever the damage leaves of the
+pass's batches; errors that aren't damage keep TensorFlow's own words."""
 from __future__ import annotations
 
 import re
@@ -10,18 +11,31 @@ from pathlib import Path
 import pytest
 
 import tfrecord_builder as tb
+from tfrecord_builder.read import tfdata
 
 from conftest import batches_as_numpy, import_module, write_spec
 
-ROWS = "".join(f'{{"id": {i}, "x": [{i}, {i + 1}]}}\n' for i in range(60))
-SPEC = {"name": "o", "source": {"builder": "jsonl", "path": "d.jsonl"}, "output": {"shards": 3},
-        "features": {"id": {"dtype": "int64"}, "x": {"dtype": "float32", "shape": [2]}}}
+# x's width makes the records small (under tfdata.SMALL_RECORD bytes) or large
+WIDTHS = {"small records": 2, "large records": 300}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def _rows(width):
+    return "".join(f'{{"id": {i}, "x": {[i + j for j in range(width)]}}}\n' for i in range(60))
+
+
+def _spec(width):
+    return {"name": "o", "source": {"builder": "jsonl", "path": "d.jsonl"}, "output": {"shards": 3},
+            "features": {"id": {"dtype": "int64"}, "x": {"dtype": "float32", "shape": [width]}}}
+
+
+@pytest.fixture(scope="module", params=list(WIDTHS))
+def built(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("in_order")
-    return tb.build(write_spec(folder, SPEC, {"d.jsonl": ROWS}), output=folder / "out", workers=1)
+    width = WIDTHS[request.param]
+    info = tb.build(write_spec(folder, _spec(width), {"d.jsonl": _rows(width)}), output=folder / "out", workers=1)
+    shards = info.splits["train"].shards
+    assert (sum(shard["num_bytes"] for shard in shards) <= tfdata.SMALL_RECORD * 60) == (request.param == "small records")
+    return info
 
 
 def _readers(path, **options):
@@ -40,10 +54,18 @@ def _per_shard_ops(tf, dataset):
 
 
 def test_an_unshuffled_pass_reads_each_shard_as_a_hand_written_pipeline_does(tf, built):
-    """Before: each shard read in batches, its errors dropped, a failure concatenated, its batches
-    counted and prefetched (a dataset of six stages per shard), the batches then cut again."""
+    """Large records: one `TFRecordDataset` of all the shards, as a sequential hand-written
+    pipeline reads them. Small records: each shard read in batches, two at a time, as a
+    hand-written pipeline that interleaves its files does, and its errors dropped. Before: each
+    shard read in batches, its errors dropped, a failure concatenated, its batches counted and
+    prefetched (a dataset of six stages per shard), the batches then cut again."""
     files = [str(Path(built.path) / name) for name in built.splits["train"].files]
-    hand = _per_shard_ops(tf, tf.data.TFRecordDataset(files).batch(7))
+    if sum(shard["num_bytes"] for shard in built.splits["train"].shards) > tfdata.SMALL_RECORD * 60:
+        hand = _per_shard_ops(tf, tf.data.TFRecordDataset(files).batch(7))
+    else:
+        interleaved = tf.data.Dataset.from_tensor_slices(files).interleave(
+            lambda file: tf.data.TFRecordDataset(file).batch(7), cycle_length=2, num_parallel_calls=2)
+        hand = [sorted(ops + ["IgnoreErrorsDataset"]) for ops in _per_shard_ops(tf, interleaved)]
     assert len(hand) == 1
     for reader, dataset in _readers(built.path, batch_size=7, shuffle=False).items():
         assert _per_shard_ops(tf, dataset) == hand, reader

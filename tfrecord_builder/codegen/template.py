@@ -79,7 +79,9 @@ def input_fn(split="train", batch_size=None, shuffle=None, repeat=False, data_di
     """
     entry = split_info(split, data_dir)
     counts = [shard["num_examples"] for shard in entry["shards"]]
-    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat, entry["statistics"])
+    num_bytes = sum(shard["num_bytes"] for shard in entry["shards"])
+    return input_batches(entry["files"], counts, READING, split, batch_size, shuffle, repeat, entry["statistics"],
+                         num_bytes)
 '''
 
 EXAMPLE_SPECS = '''\

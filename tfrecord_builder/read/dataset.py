@@ -193,7 +193,8 @@ class Dataset:
         with _library_errors():
             return _reading().input_batches(self.files(split), [shard["num_examples"] for shard in shards],
                                             self.reading, split, batch_size, shuffle, repeat,
-                                            self.info.statistics.get(split, {}))
+                                            self.info.statistics.get(split, {}),
+                                            sum(shard["num_bytes"] for shard in shards))
 
 
 def load(path: str | os.PathLike) -> Dataset:
