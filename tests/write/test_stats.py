@@ -3,15 +3,18 @@ binary and long bytes values counted by their sizes instead of a vocabulary."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tfrecord_builder.features import TensorFeature
 from tfrecord_builder.features.values import Values
 from tfrecord_builder.spec.fields import At, convert
 from tfrecord_builder.spec.yaml_source import Document
-from tfrecord_builder.write.stats import FeatureStatistics, is_text
+from tfrecord_builder.write.stats import FeatureStatistics, add_counts, is_text
 
 
 def _feature(declaration):
@@ -156,3 +159,17 @@ def test_a_coco_build_keeps_no_vocabulary_of_its_masks(tmp_path):
     assert stats == {"num_values": 12, "binary": True, "length": stats["length"],
                      "value_bytes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": float(sizes.mean()),
                                      "std": pytest.approx(float(sizes.std()))}}
+
+
+_COUNTS = st.lists(st.tuples(st.binary(max_size=3), st.integers(1, 5)), max_size=30).map(
+    lambda pairs: Counter(dict(pairs)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COUNTS, _COUNTS)
+def test_counts_are_added_as_counter_update_adds_them_in_the_same_order(counts, more):
+    """The order matters: ties among the most frequent values go to the one counted first."""
+    expected = Counter(counts)
+    expected.update(more)
+    add_counts(counts, more)
+    assert list(counts.items()) == list(expected.items())

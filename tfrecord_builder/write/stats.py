@@ -28,6 +28,7 @@ mean and number of its finite values, and its missing cells), what the report li
 from __future__ import annotations
 
 import heapq
+import operator
 import re
 from collections import Counter
 from typing import Any
@@ -49,6 +50,19 @@ TOP_VALUES = 10
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 MAX_STEP_COUNTS = 10_000  # different numbers of steps listed; beyond them, none are
 TOP_TOKENS = 20  # a vocabulary's ids listed, the most frequent first
+
+
+def add_counts(counts: Counter[Any], more: Counter[Any]) -> None:
+    """`counts.update(more)`, the same counts in the same order, without a step of Python per
+    value: `Counter.update` loops in Python over a mapping's values (a table's vocabularies of
+    5,000 values, merged from each batch of two workers: 30-50 ms of the build's process)."""
+    if not counts:
+        dict.update(counts, more)
+        return
+    common = list(more.keys() & counts.keys())
+    sums = list(zip(common, map(operator.add, map(counts.__getitem__, common), map(more.__getitem__, common))))
+    dict.update(counts, more)  # new values at the end, in their order; the common ones keep their places
+    dict.update(counts, sums)
 
 
 class FeatureStatistics:
@@ -195,7 +209,7 @@ class FeatureStatistics:
             if not self.has_vocabulary:  # (whichever part met the value: the same figures in any order)
                 self.vocabulary.clear()
             elif not self.vocabulary_capped:
-                self.vocabulary.update(other.vocabulary)
+                add_counts(self.vocabulary, other.vocabulary)
                 self.vocabulary_capped = other.vocabulary_capped or len(self.vocabulary) > MAX_VOCABULARY
             self.num_values += other.num_values
         elif other.low is not None:
