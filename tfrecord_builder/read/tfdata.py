@@ -27,8 +27,10 @@ DECODE_STEPS = ("cast", "exact_float64", "to_ragged", "to_padded", "pad_steps",
                 "fixed_images", "padded_images", "resized_images", "scaled_images", "resized_masks",
                 "stacked_boxes", "padded_boxes", "padded_audio", "length_mask", "step_images",
                 "stacked_points", "point_rows", "padded_points", "padded_ids")
-# Records at most this large on average (bytes) are read two shards at a time (`records_in_order`)
+# An unshuffled pass reads two shards at a time where its batches hold at least LARGE_BATCH records
+# of at most SMALL_RECORD bytes on average (`records_in_order`)
 SMALL_RECORD = 1024
+LARGE_BATCH = 512
 
 
 def parse_spec(kind, dtype, shape):
@@ -421,12 +423,12 @@ def positive_batch_size(batch_size):
 
 
 def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buffer, repeat, bucketing=None,
-                    small=False):
+                    two_shards=False):
     """Batches of serialised records from the shards `files` (holding `counts` records).
 
     Without shuffling, the shards' records come in order (as `tb.read` and `record(i)` give
-    them), in batches of `batch_size` cut across shards (`records_in_order`, which reads two
-    shards at a time where the records are `small`): one pass yields ceil(n / batch_size) batches. Shuffling reads 4 shards
+    them), in batches of `batch_size` cut across shards (`records_in_order`, with `two_shards`
+    read two at a time): one pass yields ceil(n / batch_size) batches. Shuffling reads 4 shards
     at a time in parallel, each in small batches (`read_shard`) taken apart into a shuffle buffer.
     The order is the same on every run (under the same `tf.random` seed). `bucketing` =
     (record_length, boundaries, steps) batches records of similar length together; `steps`
@@ -435,7 +437,7 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     batch_size = positive_batch_size(batch_size)
     num_examples = sum(counts)
     if not shuffle and bucketing is None:
-        dataset = records_in_order(files, counts, compression, batch_size, small)
+        dataset = records_in_order(files, counts, compression, batch_size, two_shards)
         if not repeat:
             # a known length lets Keras show progress and end epochs without a "ran out of data" warning
             return dataset.apply(tf.data.experimental.assert_cardinality(-(-num_examples // batch_size)))
@@ -472,17 +474,19 @@ def batched_records(files, counts, compression, batch_size, shuffle, shuffle_buf
     return dataset
 
 
-def records_in_order(files, counts, compression, batch_size, small=False):
+def records_in_order(files, counts, compression, batch_size, two_shards=False):
     """One pass over the shards `files` (holding `counts` records), one after another, in
     batches of `batch_size` cut across shards, read as a hand-written pipeline reads them: one
     `TFRecordDataset` of all the files, nothing per shard or per record.
 
-    With `small` records (SMALL_RECORD), the next shard is read while one is taken, as a
-    hand-written pipeline that interleaves its files reads them, but in the same order: each shard
-    is taken whole before the next (a block longer than any shard). Where records are small,
-    framing them is the cost of reading, and a second thread halves it (a table of 16 columns,
-    320-byte records: an epoch 1.15-1.3x as fast on 2 cores); where they are larger, decoding
-    them is, and the thread only competes with it (photos of 3.4 KiB: 0.9x).
+    With `two_shards`, the next shard is read while one is taken, as a hand-written pipeline that
+    interleaves its files reads them, but in the same order: each shard is taken whole before the
+    next (a block longer than any shard). `input_batches` asks for it where batches are large and
+    records small (LARGE_BATCH, SMALL_RECORD): there framing the records is the cost of reading,
+    and a second thread halves it (a table of 320-byte records in batches of 1,024: an epoch
+    1.1-1.2x as fast on 2 cores). Where records are larger, decoding them is the cost (photos of
+    3.4 KiB: 0.9x), and where batches are small, handing each batch between threads (the table in
+    batches of 64: 0.83-0.97x): there the thread only competes with the parsing.
 
     TensorFlow's error for a corrupt or cut record doesn't name the file, and it ends the file,
     so naming the shard is a fallback, made only when a pass comes short. A batch that can't be
@@ -494,7 +498,7 @@ def records_in_order(files, counts, compression, batch_size, small=False):
     total = sum(counts)
     number = -(-total // batch_size)
     sizes = [batch_size] * (number - 1) + [total - (number - 1) * batch_size] if total % batch_size else [batch_size]
-    if small and len(files) > 1:
+    if two_shards and len(files) > 1:
         block = max(-(-count // batch_size) for count in counts) + 1
         shard = tf.autograph.experimental.do_not_convert(
             lambda path: tf.data.TFRecordDataset(path, compression_type=compression).batch(batch_size).ignore_errors())
@@ -570,9 +574,9 @@ def input_batches(files, counts, reading, split, batch_size=None, shuffle=None, 
         buckets = reading["text_buckets"]
         bucketing = (tf.autograph.experimental.do_not_convert(lambda record: text_length(record, buckets["key"])),
                      buckets["boundaries"], None)
-    small = num_bytes is not None and num_bytes <= SMALL_RECORD * sum(counts)
+    two_shards = batch_size >= LARGE_BATCH and num_bytes is not None and num_bytes <= SMALL_RECORD * sum(counts)
     dataset = batched_records(files, counts, reading["compression"], batch_size, shuffle, reading["shuffle_buffer"],
-                              repeat, bucketing, small)
+                              repeat, bucketing, two_shards)
     # plain graph code: nothing for autograph to convert. What follows the parse is done in its map
     # (but after `input.mlm`'s masking): each stage of a pipeline costs something per batch
     mlm = reading.get("mlm")  # (a key of datasets read for masked-language-model pretraining only)
