@@ -33,7 +33,6 @@ def built(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("in_order")
     width = WIDTHS[request.param]
     info = tb.build(write_spec(folder, _spec(width), {"d.jsonl": _rows(width)}), output=folder / "out", workers=1)
-    shards = info.splits["train"].shards
     assert _small(info) == (request.param == "small records")
     return info
 
@@ -52,7 +51,8 @@ def readers(built, monkeypatch):
         if _small(built):
             monkeypatch.setattr(tfdata, "LARGE_BATCH", 1)
             monkeypatch.setattr(module, "LARGE_BATCH", 1)
-        return {"tb.input_fn": tb.input_fn(path, "train", **options), "generated module": module.input_fn("train", **options)}
+        return {"tb.input_fn": tb.input_fn(path, "train", **options),
+                "generated module": module.input_fn("train", **options)}
     return make
 
 
@@ -90,8 +90,9 @@ def test_two_shards_are_read_at_a_time_where_batches_are_large_and_records_small
     module = import_module(Path(built.path) / "o_input.py")
     for batch_size in (tfdata.LARGE_BATCH - 1, tfdata.LARGE_BATCH):
         expected = _small(built) and batch_size >= tfdata.LARGE_BATCH
-        for reader, dataset in {"tb.input_fn": tb.input_fn(built.path, "train", batch_size=batch_size, shuffle=False),
-                                "generated module": module.input_fn("train", batch_size=batch_size, shuffle=False)}.items():
+        options = {"batch_size": batch_size, "shuffle": False}
+        for reader, dataset in {"tb.input_fn": tb.input_fn(built.path, "train", **options),
+                                "generated module": module.input_fn("train", **options)}.items():
             graph = tf.compat.v1.GraphDef()
             graph.ParseFromString(dataset._as_serialized_graph().numpy())
             interleaved = any(node.op == "ParallelInterleaveDatasetV4" for node in graph.node)
