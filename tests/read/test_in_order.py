@@ -1,7 +1,7 @@
 """An unshuffled pass reads the shards as a hand-written pipeline does (one `TFRecordDataset` of
 all of them, or, for large batches of small records, two shards at a time, each whole before the
-next; batches cut across them), and still fails by name on a damaged shard, whatever the damage leaves of the
-pass's batches; errors that aren't damage keep TensorFlow's own words."""
+next; batches cut across them), and still fails by name on a damaged shard, whatever the damage
+leaves of the pass's batches; errors that aren't damage keep TensorFlow's own words."""
 from __future__ import annotations
 
 import re
@@ -41,6 +41,12 @@ def _small(info):
     return sum(shard["num_bytes"] for shard in info.splits["train"].shards) <= tfdata.SMALL_RECORD * 60
 
 
+def _readers(path, module, **options):
+    """The two readers' datasets of the dataset at `path`, `module` its generated module."""
+    return {"tb.input_fn": tb.input_fn(path, "train", **options),
+            "generated module": module.input_fn("train", **options)}
+
+
 @pytest.fixture
 def readers(built, monkeypatch):
     """`readers(path, **options)`: the two readers' datasets of the dataset at `path`. Over small
@@ -51,8 +57,7 @@ def readers(built, monkeypatch):
         if _small(built):
             monkeypatch.setattr(tfdata, "LARGE_BATCH", 1)
             monkeypatch.setattr(module, "LARGE_BATCH", 1)
-        return {"tb.input_fn": tb.input_fn(path, "train", **options),
-                "generated module": module.input_fn("train", **options)}
+        return _readers(path, module, **options)
     return make
 
 
@@ -90,9 +95,7 @@ def test_two_shards_are_read_at_a_time_where_batches_are_large_and_records_small
     module = import_module(Path(built.path) / "o_input.py")
     for batch_size in (tfdata.LARGE_BATCH - 1, tfdata.LARGE_BATCH):
         expected = _small(built) and batch_size >= tfdata.LARGE_BATCH
-        options = {"batch_size": batch_size, "shuffle": False}
-        for reader, dataset in {"tb.input_fn": tb.input_fn(built.path, "train", **options),
-                                "generated module": module.input_fn("train", **options)}.items():
+        for reader, dataset in _readers(built.path, module, batch_size=batch_size, shuffle=False).items():
             graph = tf.compat.v1.GraphDef()
             graph.ParseFromString(dataset._as_serialized_graph().numpy())
             interleaved = any(node.op == "ParallelInterleaveDatasetV4" for node in graph.node)
