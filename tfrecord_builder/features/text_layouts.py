@@ -21,7 +21,7 @@ import numpy as np
 
 from . import tfds
 from .base import DecodeStep, ParseSpec
-from .values import Values
+from .values import Values, flat_int64
 
 if TYPE_CHECKING:
     from .text import TextFeature
@@ -65,10 +65,6 @@ class IdsLayout(Protocol):
         """Its records' ids as `describe` says them: the shape (`null`, `128`, ...) and a note."""
 
 
-def _flat(rows: Sequence[Sequence[int]], count: int) -> np.ndarray:
-    return np.fromiter((number for row in rows for number in row), dtype=np.int64, count=count)
-
-
 def _in_vocabulary(ids: Sequence[int], vocab_size: int | None) -> str | None:
     if vocab_size is not None and any(not 0 <= number < vocab_size for number in ids):
         return f"an id outside the tokenizer's {vocab_size} ids"
@@ -110,11 +106,11 @@ class OwnIds:
                marks: dict[str, np.ndarray] | None) -> dict[str, Values]:
         feature = self.feature
         lengths = np.array([len(row) for row in ids], dtype=np.int64)
-        flat = _flat(ids, int(lengths.sum()))
+        flat = flat_int64(ids, int(lengths.sum()))
         encoded = {feature.record_key: Values("int64", flat, lengths, marks=marks),
                    feature.length_key: Values("int64", lengths, np.ones(len(ids), dtype=np.int64))}
         if feature.is_pair:
-            encoded[feature.segments_key] = Values("int64", _flat(segments, len(flat)), lengths)
+            encoded[feature.segments_key] = Values("int64", flat_int64(segments, len(flat)), lengths)
         return encoded
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]], vocab_size: int | None) -> str | None:
@@ -197,7 +193,7 @@ class StepIds:
     def stored(self, ids: Sequence[Sequence[int]], segments: Sequence[Sequence[int]],
                marks: dict[str, np.ndarray] | None) -> dict[str, Values]:
         lengths = np.array([len(row) for row in ids], dtype=np.int64)
-        flat = _flat(ids, int(lengths.sum()))
+        flat = flat_int64(ids, int(lengths.sum()))
         return {self.feature.record_key: Values("int64", flat, np.ones(len(flat), dtype=np.int64), steps=lengths,
                                                 marks=marks)}
 

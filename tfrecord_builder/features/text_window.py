@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..spec.fields import At, Section, meta
-from .values import Values
+from .values import Values, flat_int64
 
 if TYPE_CHECKING:
     from ..text import Tokenizer
@@ -93,11 +93,10 @@ def window_values(record_key: str, pair: bool, ids: list[list[int]], segments: l
     `KEY_offset` and `KEY_window`."""
     lengths = np.array([len(row) for row in ids], dtype=np.int64)
     ones = np.ones(len(ids), dtype=np.int64)
-    flat = np.fromiter((number for row in ids for number in row), dtype=np.int64, count=int(lengths.sum()))
+    flat = flat_int64(ids, int(lengths.sum()))
     values = {record_key: Values("int64", flat, lengths), f"{record_key}_length": Values("int64", lengths, ones)}
     if pair:
-        values[f"{record_key}_segment_ids"] = Values("int64", np.fromiter(
-            (number for row in segments for number in row), dtype=np.int64, count=len(flat)), lengths)
+        values[f"{record_key}_segment_ids"] = Values("int64", flat_int64(segments, len(flat)), lengths)
     values[f"{record_key}_offset"] = Values("int64", np.array(offsets, dtype=np.int64), ones)
     values[f"{record_key}_window"] = Values("int64", np.array(indices, dtype=np.int64), ones)
     return values
