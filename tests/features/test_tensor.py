@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import tfrecord_builder as tb
 from tfrecord_builder.errors import DataError
 from tfrecord_builder.features import ClassLabelFeature, TensorFeature
-from tfrecord_builder.features.dtypes import Invalid
 from tfrecord_builder.spec.fields import At, convert
 from tfrecord_builder.spec.yaml_source import Document
 
@@ -173,24 +170,3 @@ def test_float64_values_come_back_with_float32_subnormals_intact(tf):
     assert np.isnan(exact_float64(tf.constant([np.nan], tf.float32)).numpy()).all()
     ragged = exact_float64(tf.ragged.constant([[1e-45], [], [2.0, -1e-40]], dtype=tf.float32))
     assert [row.tolist() for row in ragged.numpy()] == [[float(np.float32(1e-45))], [], [2.0, float(np.float32(-1e-40))]]
-
-
-CLASS_VALUES = st.one_of(st.sampled_from(["cat", "dog", " dog ", "0", "1", "2", "01", "cow", "1.0"]),
-                         st.integers(-1, 3), st.sampled_from([0.0, 1.0, 1.5, float("nan")]), st.booleans(),
-                         st.sampled_from([b"cat", np.int64(1), np.float32(0.0), np.bool_(True)]))
-
-
-@settings(max_examples=300, deadline=None)
-@given(names=st.sampled_from([["cat", "dog"], ["1", "2", "3"], None]), items=st.lists(CLASS_VALUES, max_size=12))
-def test_a_batch_of_labels_maps_as_each_label_alone(names, items):
-    """Each distinct value is looked up once (`indices`): the same indices as one at a time, or the
-    same refusal of the same first value; True is never taken for 1."""
-    label = feature(type="class_label", **({"names": names} if names else {"num_classes": 3}))
-    try:
-        expected = label._indices(items).tolist()
-    except Invalid as error:
-        with pytest.raises(Invalid) as raised:
-            label.indices(items)
-        assert (raised.value.index, raised.value.message) == (error.index, error.message)
-    else:
-        assert label.indices(items).tolist() == expected
