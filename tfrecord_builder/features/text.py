@@ -51,7 +51,7 @@ from .text_pack import PackedText
 from .text_tokenizer import (HeldTokenizer, RecordedTokenizer, Vocabulary, held_tokenizer, load_tokenizer,
                              recorded_of)
 from .text_window import FIRST, TextWindow, check_window, window_values, windows_of
-from .values import Values
+from .values import Values, flat_int64
 
 if TYPE_CHECKING:
     from ..text import Tokenizer
@@ -300,10 +300,10 @@ class TextFeature(Feature):
         """The ids `fan_out` cuts: the text's (a pair's second text's), and a pair's first texts."""
         cut = texts[-1]
         lengths = np.array([len(ids) for ids in cut], dtype=np.int64)
-        whole = {self.record_key: Values("int64", np.array([i for ids in cut for i in ids], dtype=np.int64), lengths)}
+        whole = {self.record_key: Values("int64", flat_int64(cut, int(lengths.sum())), lengths)}
         if self.is_pair:
             firsts = np.array([len(ids) for ids in texts[0]], dtype=np.int64)
-            whole[FIRST] = Values("int64", np.array([i for ids in texts[0] for i in ids], dtype=np.int64), firsts)
+            whole[FIRST] = Values("int64", flat_int64(texts[0], int(firsts.sum())), firsts)
         return whole
 
     @property
