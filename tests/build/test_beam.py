@@ -225,11 +225,13 @@ def test_an_image_folder_builds_the_same_bytes(tmp_path):
     _same(*_both(spec, tmp_path, {"TFRECORD_BUILDER_TASK_BYTES": "4000"}, local_python=BEAM_PYTHON))
 
 
-@pytest.mark.parametrize("output", [{"shards": 3}, {"shuffle": False, "shards": 2}], ids=["shuffled", "source-order"])
-def test_photos_in_one_copy_on_beam_are_the_usual_local_build_byte_for_byte(tmp_path, output):
+@pytest.mark.parametrize("output, manifest", [({"shards": 3}, False), ({"shuffle": False, "shards": 2}, False),
+                                              ({"shards": 3}, True)], ids=["shuffled", "source-order", "manifest"])
+def test_photos_in_one_copy_on_beam_are_the_usual_local_build_byte_for_byte(tmp_path, output, manifest):
     """Beam runs the keyed plan (a task per shard, each read, encoded and written whole by a worker):
-    the same files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0)."""
-    spec = photos_spec(tmp_path, output)
+    the same files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0), from a
+    folder of photos or a manifest naming them."""
+    spec = photos_spec(tmp_path, output, manifest=manifest)
     out = tmp_path / "out"
     usual = _cli(sys.executable, "build", str(spec), "--output", str(out), "--workers", "2",
                  env={"TFRECORD_BUILDER_ONE_COPY": "0"})

@@ -5,6 +5,7 @@ TFRECORD_BUILDER_ONE_COPY=0), whatever the splits, order, shard count, workers; 
 wrong estimate of the bytes or an interrupted build end as they always have."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -165,6 +166,85 @@ def test_a_duplicate_or_a_fanned_out_record_leaves_the_plan_to_the_usual_path(tm
     assert planned(spec_of(tmp_path)) is not None
     monkeypatch.setenv(ONE_COPY_VARIABLE, "0")
     assert planned(spec_of(tmp_path)) is None
+
+
+def manifest(folder: Path, form: str, count: int, duplicate: bool = False) -> str:
+    """A manifest of `photos` beside them: each row the photo's path, its class, a score and the
+    row's split (as a CSV, or as JSON lines); with `duplicate`, its first row twice."""
+    photos(folder / "images", count)
+    rows = [(f"images/class_{index % 3}/photo_{index:04d}.jpg", f"class_{index % 3}", index / 7,
+             "test" if index % 4 == 0 else "train") for index in range(count)]
+    rows += rows[:1] if duplicate else []
+    if form == "csv":
+        (folder / "photos.csv").write_text("image,label,score,split\n" + "".join(
+            f"{path},{label},{score!r},{split}\n" for path, label, score, split in rows))
+        return "photos.csv"
+    (folder / "photos.jsonl").write_text("".join(
+        json.dumps({"image": path, "label": label, "score": score, "split": split}) + "\n"
+        for path, label, score, split in rows))
+    return "photos.jsonl"
+
+
+MANIFESTED = {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]},
+              "label": {"type": "class_label", "names": ["class_0", "class_1", "class_2"]},
+              "score": {"dtype": "float32"}}
+
+
+@pytest.mark.parametrize("form", ["csv", "jsonl"])
+@pytest.mark.parametrize("splits", ["fractions", "column"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_image_manifest_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monkeypatch, form, splits, workers):
+    monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "2000")  # several read tasks: statistics merged task by task
+    monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)
+    source = {"builder": "image_manifest", "path": manifest(tmp_path, form, 150)}
+    chosen = {"train": 0.7, "test": 0.3}
+    if splits == "column":
+        source["split_column"], chosen = "split", {"train": {}, "test": {}}
+    spec = write_spec(tmp_path, {"name": "pics", "source": source, "features": MANIFESTED, "label": "label",
+                                 "splits": chosen, "output": {"shards": 3}})
+    plan = planned(spec)
+    assert plan is not None and sum(plan.counts.values()) == 150
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch, workers)
+    assert len([name for name in once if ".tfrecord" in name]) == 6
+    assert_same_files(usual, once)
+    phases = []
+    tb.build(spec, output=tmp_path / "again", workers=workers, progress=lambda phase, *_: phases.append(phase))
+    assert set(phases) == {"writing"}  # one copy: no records encoded into sorted runs first
+
+
+def test_a_manifests_shard_size_is_estimated_from_its_records(tmp_path, monkeypatch):
+    """Without the images' sizes (a manifest doesn't stat them), `shard_size` cuts shards by an
+    estimate from encoded records; the same shards as the usual build's."""
+    monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)
+    spec = write_spec(tmp_path, {"name": "pics", "features": MANIFESTED, "label": "label",
+                                 "output": {"shard_size": 20000},
+                                 "source": {"builder": "image_manifest", "path": manifest(tmp_path, "csv", 120)}})
+    assert planned(spec) is not None
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
+    assert len([name for name in once if ".tfrecord" in name]) > 2
+    assert_same_files(usual, once)
+    phases = []
+    tb.build(spec, output=tmp_path / "again", workers=2, progress=lambda phase, *_: phases.append(phase))
+    assert set(phases) == {"writing"}  # the estimate held: one copy
+
+
+def test_a_manifest_with_a_row_twice_or_a_bad_image_ends_as_the_usual_build_does(tmp_path, monkeypatch):
+    spec = write_spec(tmp_path, {"name": "pics", "features": MANIFESTED, "label": "label", "output": {"shards": 2},
+                                 "source": {"builder": "image_manifest",
+                                            "path": manifest(tmp_path, "csv", 30, duplicate=True)}})
+    assert planned(spec) is None  # two equal rows: the usual path keeps both
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
+    assert_same_files(usual, once)
+    spec = write_spec(tmp_path, {"name": "pics", "features": MANIFESTED, "label": "label", "output": {"shards": 2},
+                                 "source": {"builder": "image_manifest", "path": manifest(tmp_path, "csv", 30)}})
+    (tmp_path / "images" / "class_1" / "photo_0004.jpg").write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 40)
+    messages = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv(ONE_COPY_VARIABLE, flag)
+        with pytest.raises(tb.DataError) as caught:
+            tb.build(spec, output=tmp_path / "bad", workers=2)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "photos.csv, line 6" in messages[1]
 
 
 ANNOTATED = {"image": {"type": "image", "encoding": "jpeg"},

@@ -126,12 +126,15 @@ def test_an_image_folder_builds_the_same_bytes_on_spark(spark, tmp_path, monkeyp
     _same(*both(shapes_spec(tmp_path), tmp_path))
 
 
-@pytest.mark.parametrize("output", [{"shards": 3}, {"shuffle": False, "shards": 2}], ids=["shuffled", "source-order"])
-def test_photos_in_one_copy_on_spark_are_the_usual_local_build_byte_for_byte(spark, tmp_path, monkeypatch, output):
+@pytest.mark.parametrize("output, manifest", [({"shards": 3}, False), ({"shuffle": False, "shards": 2}, False),
+                                              ({"shards": 3}, True)], ids=["shuffled", "source-order", "manifest"])
+def test_photos_in_one_copy_on_spark_are_the_usual_local_build_byte_for_byte(spark, tmp_path, monkeypatch, output,
+                                                                              manifest):
     """A Spark task per shard of the keyed plan, each read, encoded and written whole by an
     executor's Python worker (no records through a shuffle: no encoding phase shown): the same
-    files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0)."""
-    spec = photos_spec(tmp_path, output)
+    files as the local runner's two-copy build (TFRECORD_BUILDER_ONE_COPY=0), from a folder of
+    photos or a manifest naming them."""
+    spec = photos_spec(tmp_path, output, manifest=manifest)
     out = tmp_path / "out"
     with monkeypatch.context() as usual:
         usual.setenv("TFRECORD_BUILDER_ONE_COPY", "0")

@@ -99,21 +99,30 @@ def shapes_spec(tmp_path: Path) -> Path:
                                  "splits": {"train": 0.75, "test": 0.25}, "output": {"shards": 2}})
 
 
-def photos_spec(tmp_path: Path, output: dict, count: int = 40, bad: int | None = None, seed: int = 8) -> Path:
+def photos_spec(tmp_path: Path, output: dict, count: int = 40, bad: int | None = None, seed: int = 8,
+                manifest: bool = False) -> Path:
     """`count` small JPEG photos (16x16, random pixels) in three class folders, the one numbered
     `bad` cut after its header, and a spec storing their bytes (`output` its output options): a
-    source the build writes in one copy (build/runners/keyed.py)."""
+    source the build writes in one copy (build/runners/keyed.py). With `manifest`, the source is
+    a CSV of the photos' paths and classes beside them (`image_manifest`), not the folder."""
     generator = np.random.default_rng(seed)
+    rows = ["image,label\n"]
     for index in range(count):
         path = tmp_path / "photos" / f"class_{index % 3}" / f"photo_{index:03d}.jpg"
         path.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(generator.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(path, quality=90)
         if index == bad:
             path.write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 40)
-    return write_spec(tmp_path, {"name": "photos", "source": {"builder": "image_folder", "path": "photos"},
-                                 "splits": {"train": 0.7, "test": 0.3}, "label": "label", "output": output,
-                                 "features": {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]},
-                                              "label": {"type": "class_label"}, "filename": {"dtype": "string"}}})
+        rows.append(f"class_{index % 3}/photo_{index:03d}.jpg,class_{index % 3}\n")
+    features = {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]}, "label": {"type": "class_label"},
+                "filename": {"dtype": "string"}}
+    source = {"builder": "image_folder", "path": "photos"}
+    if manifest:
+        (tmp_path / "photos" / "photos.csv").write_text("".join(rows))
+        source = {"builder": "image_manifest", "path": "photos/photos.csv"}
+        features = {"image": features["image"], "label": {"type": "class_label", "names": ["class_0", "class_1", "class_2"]}}
+    return write_spec(tmp_path, {"name": "photos", "source": source, "splits": {"train": 0.7, "test": 0.3},
+                                 "label": "label", "output": output, "features": features})
 
 
 PARTS_BUILDER = '''

@@ -6,6 +6,7 @@ tabular builders can hand over whole columns at once; the default groups `genera
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
@@ -86,6 +87,46 @@ def _taken(values: Sequence[Any], rows: Sequence[int]) -> Sequence[Any]:
     if isinstance(values, ArrowCells) and len(rows) > _FEW_ROWS:
         return values.taken(rows)
     return [values[row] for row in rows]
+
+
+def joined_batches(batches: Sequence[Batch]) -> Batch | None:
+    """The batches' records one after another, as one batch whose columns are of the kinds theirs
+    are (an Arrow column stays one, so its values convert as they would have); None where they
+    can't be joined so: a column Arrow in one batch and not in another, or of another Arrow type,
+    or batches of other sources or kinds."""
+    first = batches[0]
+    if len(batches) == 1:
+        return first
+    same = (first.content_keys, first.source, first.base_dir, first.language, first.grouped)
+    if any((batch.content_keys, batch.source, batch.base_dir, batch.language, batch.grouped) != same
+           or batch.image_sizes is not None or set(batch.columns) != set(first.columns) for batch in batches):
+        return None
+    columns: dict[str, Sequence[Any]] = {}
+    for name in first.columns:
+        column = _joined_column([batch.columns[name] for batch in batches])
+        if column is None:
+            return None
+        columns[name] = column
+    starts = np.cumsum([0] + [len(batch) for batch in batches[:-1]]).tolist()
+    return Batch(keys=[key for batch in batches for key in batch.keys], columns=columns,
+                 origin=JoinedOrigins([batch.origin for batch in batches], starts), content_keys=first.content_keys,
+                 source=first.source, available=first.available, base_dir=first.base_dir, language=first.language,
+                 grouped=first.grouped)
+
+
+def _joined_column(parts: list[Any]) -> Any:
+    if all(isinstance(part, ArrowCells) for part in parts):
+        import pyarrow as pa
+
+        kind = type(parts[0])
+        arrays = [part.array.combine_chunks() if isinstance(part.array, pa.ChunkedArray) else part.array
+                  for part in parts]
+        if any(type(part) is not kind for part in parts) or len({array.type for array in arrays}) > 1:
+            return None
+        return kind(pa.concat_arrays(arrays))
+    if all(isinstance(part, list) for part in parts):
+        return [value for part in parts for value in part]
+    return None
 
 
 class PendingBatch:
@@ -328,8 +369,8 @@ class Builder:
         """Optional: the split's records by key, known before their payloads are read (a folder's
         image files), and the batches of `batch_size` records at most that `encoding_batches`
         cuts; None (the default): the source can't say them without reading its records. A
-        builder that gives them gives `keyed_batch` too; its keys are its own (never rows'
-        content)."""
+        builder that gives them gives `keyed_batch` too. Keys that are rows' content are the
+        usual path's keys as long as no two are equal; the plan leaves equal ones to it."""
         return None
 
     def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> "Batch | PendingBatch":
@@ -381,6 +422,18 @@ class SelectedOrigins:
 
     def __call__(self, index: int) -> str:
         return self.origin(self.rows[index])
+
+
+@dataclass
+class JoinedOrigins:
+    """The origins of batches joined one after another (`joined_batches`): each part's own."""
+
+    origins: list[Callable[[int], str]]
+    starts: list[int]  # each part's first record
+
+    def __call__(self, index: int) -> str:
+        part = bisect.bisect_right(self.starts, index) - 1
+        return self.origins[part](index - self.starts[part])
 
 
 @dataclass

@@ -11,9 +11,11 @@ import json
 import os
 from typing import Any, Iterator, Sequence
 
+import numpy as np
+
 from .. import fs
 from ..errors import DataError
-from .base import Batch, Builder, PendingBatch, check_split, column_list, parsed_batch
+from .base import Batch, Builder, KeyedItems, PendingBatch, check_split, column_list, joined_batches, parsed_batch
 from . import csv_blocks, csv_rows, json_blocks, json_rows
 from .long_table import grouped_batches
 from .opened import Window, open_source, open_window, plain_name, text_windows
@@ -207,7 +209,60 @@ class JsonlBuilder(TableBuilder):
 
 class ManifestBuilder(TableBuilder):
     """`builder: image_manifest`: a CSV or JSONL (by its extension) whose rows name image files,
-    relative to the manifest, beside any other columns."""
+    relative to the manifest, beside any other columns.
+
+    Its records are known by key before their images are read (`keyed_items`), so a build writes
+    each shard once (build/runners/keyed.py): the manifest's rows are read once, in the build's
+    process, and held by the builder, which takes them to the workers.
+    """
+
+    # per split: the batch size read at, every row joined, and the batches the usual path cuts
+    _held: "dict[str | None, tuple[int, Batch, list[tuple[int, int, int]]] | None] | None" = None
+
+    def keyed_items(self, split: str | None, batch_size: int) -> KeyedItems | None:
+        """The split's rows by key (the `key` column's, or the line as written, as the usual path
+        keys them), in the batches `encoding_batches` cuts; None where the usual path must read
+        them: rows grouped into records, a row `on_error: skip` lists, rows that can't be joined
+        into one batch. The images' sizes are unknown here (0): an estimate counts records."""
+        held = self._rows_held(split, batch_size)
+        if held is None:
+            return None
+        _, rows, batches = held
+        return KeyedItems(rows.keys, np.zeros(len(rows), dtype=np.int64), batches)
+
+    def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> Batch:
+        held = (self._held or {}).get(split)
+        if held is None:  # (a builder made again from the spec: read the rows as the plan did)
+            held = self._rows_held(split, min(feature.batch_rows for feature in self.spec.features.values()))
+            assert held is not None, "the plan read these rows"
+        return held[1].select(rows, needed)
+
+    def _rows_held(self, split: str | None, batch_size: int
+                   ) -> tuple[int, Batch, list[tuple[int, int, int]]] | None:
+        if self._held is None:
+            self._held = {}
+        held = self._held.get(split)
+        if held is not None and held[0] == batch_size:
+            return held
+        source = self.spec.source if self.spec is not None else None
+        if source is None or source.group_by is not None:
+            return None
+        needed = sorted({column for feature in self.spec.features.values() for column in feature.source_names})
+        parts: list[Batch] = []
+        batches: list[tuple[int, int, int]] = []
+        start = 0
+        for number, task in enumerate(self.tasks(split) or [None]):
+            for batch in self.batches(split, needed, batch_size, task):
+                if batch.broken:
+                    return None
+                parts.append(batch)
+                batches.append((number, start, start + len(batch)))
+                start += len(batch)
+        rows = joined_batches(parts) if parts else None
+        if rows is None:
+            return None
+        self._held[split] = held = (batch_size, rows, batches)
+        return held
 
     def parts(self) -> list[Window] | None:
         return self._reader().parts()
