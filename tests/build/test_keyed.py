@@ -19,7 +19,7 @@ from tfrecord_builder.build.runners import keyed, local
 from tfrecord_builder.builders.sources import source_builders
 from tfrecord_builder.spec.load import load_spec
 
-from conftest import write_spec
+from conftest import ROOT, write_spec
 from support.reading import assert_same_files, files_of
 
 FEATURES = {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3]}, "label": {"type": "class_label"},
@@ -191,12 +191,16 @@ MANIFESTED = {"image": {"type": "image", "encoding": "jpeg", "shape": [16, 16, 3
 
 
 @pytest.mark.parametrize("form", ["csv", "jsonl"])
+@pytest.mark.parametrize("builder", ["image_manifest", "table"])
 @pytest.mark.parametrize("splits", ["fractions", "column"])
 @pytest.mark.parametrize("workers", [1, 2])
-def test_an_image_manifest_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monkeypatch, form, splits, workers):
+def test_a_manifest_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monkeypatch, form, builder, splits,
+                                                                 workers):
+    """An `image_manifest`, or a `csv` or `jsonl` table whose rows name the photos an image feature
+    reads: one copy, the usual build's bytes."""
     monkeypatch.setenv("TFRECORD_BUILDER_TASK_BYTES", "2000")  # several read tasks: statistics merged task by task
     monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)
-    source = {"builder": "image_manifest", "path": manifest(tmp_path, form, 150)}
+    source = {"builder": builder if builder != "table" else form, "path": manifest(tmp_path, form, 150)}
     chosen = {"train": 0.7, "test": 0.3}
     if splits == "column":
         source["split_column"], chosen = "split", {"train": {}, "test": {}}
@@ -210,6 +214,34 @@ def test_an_image_manifest_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path
     phases = []
     tb.build(spec, output=tmp_path / "again", workers=workers, progress=lambda phase, *_: phases.append(phase))
     assert set(phases) == {"writing"}  # one copy: no records encoded into sorted runs first
+
+
+def test_a_table_of_no_files_is_read_in_parts_by_the_workers_as_before(tmp_path):
+    """A table whose features read no files keeps the usual path (its rows read in parts by the
+    workers); so does a table whose cells may hold the files' bytes (Parquet)."""
+    pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    manifest(tmp_path, "csv", 12)
+    numbers = write_spec(tmp_path, {"name": "t", "source": {"builder": "csv", "path": "photos.csv"},
+                                    "features": {"score": {"dtype": "float32"}}})
+    assert planned(numbers) is None
+    pq.write_table(pa.table({"image": [(tmp_path / "images" / "class_0" / "photo_0000.jpg").read_bytes()] * 3,
+                             "label": ["class_0"] * 3}), tmp_path / "photos.parquet")
+    embedded = write_spec(tmp_path, {"name": "t", "source": {"builder": "parquet", "path": "photos.parquet"},
+                                     "features": {"image": MANIFESTED["image"], "label": MANIFESTED["label"]}})
+    assert planned(embedded) is None
+
+
+def test_a_table_of_clips_as_sequences_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monkeypatch):
+    """The bundled clips (a CSV naming MP4 files, each clip a SequenceExample of frames): a shard's
+    statistics values go back to the source's order record by record, every frame with its clip."""
+    spec = Path(ROOT) / "specs" / "clips.yaml"
+    monkeypatch.setattr(local, "KEYED_PARALLEL_SECONDS", 0)
+    assert planned(spec) is not None
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
+    assert_same_files(usual, once)
 
 
 def test_a_manifests_shard_size_is_estimated_from_its_records(tmp_path, monkeypatch):

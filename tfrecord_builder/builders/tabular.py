@@ -106,6 +106,67 @@ class TableBuilder(Builder):
             if len(batch) or (isinstance(batch, Batch) and batch.broken):
                 yield batch
 
+    # per split: the batch size read at, every row joined, and the batches the usual path cuts
+    _held: "dict[str | None, tuple[int, Batch, list[tuple[int, int, int]]] | None] | None" = None
+
+    def names_files(self) -> bool:
+        """Whether its rows name files a feature reads (photos, clips, sounds): a manifest. Not a
+        table whose cells may hold the files' bytes (a database's, a DataFrame's, Parquet's)."""
+        return False
+
+    def _features_read_files(self) -> bool:
+        return self.spec is not None and any(feature.reads_files for feature in self.spec.features.values())
+
+    def keyed_items(self, split: str | None, batch_size: int) -> KeyedItems | None:
+        """A manifest's rows (`names_files`) by key (the `key` column's, or the line as written, as
+        the usual path keys them), in the batches `encoding_batches` cuts: its files are read once,
+        each shard's by the worker that writes it (build/runners/keyed.py). Its rows are read
+        here, in the build's process, and held by the builder, which takes them to the workers.
+        None where the usual path reads them: a table of no files (read in parts by the
+        workers), rows grouped into records, a row `on_error: skip` lists, rows that can't be
+        joined into one batch. The files' sizes are unknown here (0): an estimate counts records."""
+        if not self.names_files():
+            return None
+        held = self._rows_held(split, batch_size)
+        if held is None:
+            return None
+        _, rows, batches = held
+        return KeyedItems(rows.keys, np.zeros(len(rows), dtype=np.int64), batches)
+
+    def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> Batch:
+        held = (self._held or {}).get(split)
+        if held is None:  # (a builder made again from the spec: read the rows as the plan did)
+            held = self._rows_held(split, min(feature.batch_rows for feature in self.spec.features.values()))
+            assert held is not None, "the plan read these rows"
+        return held[1].select(rows, needed)
+
+    def _rows_held(self, split: str | None, batch_size: int
+                   ) -> tuple[int, Batch, list[tuple[int, int, int]]] | None:
+        if self._held is None:
+            self._held = {}
+        held = self._held.get(split)
+        if held is not None and held[0] == batch_size:
+            return held
+        source = self.spec.source if self.spec is not None else None
+        if source is None or source.group_by is not None:
+            return None
+        needed = sorted({column for feature in self.spec.features.values() for column in feature.source_names})
+        parts: list[Batch] = []
+        batches: list[tuple[int, int, int]] = []
+        start = 0
+        for number, task in enumerate(self.tasks(split) or [None]):
+            for batch in self.batches(split, needed, batch_size, task):
+                if batch.broken:
+                    return None
+                parts.append(batch)
+                batches.append((number, start, start + len(batch)))
+                start += len(batch)
+        rows = joined_batches(parts) if parts else None
+        if rows is None:
+            return None
+        self._held[split] = held = (batch_size, rows, batches)
+        return held
+
     def rows_folder(self) -> str | None:
         """Where file paths in the rows point from: the table's own folder."""
         return fs.dirname(fs.absolute(self.path)) if self.path else None
@@ -140,6 +201,9 @@ class TableBuilder(Builder):
 class CsvBuilder(TableBuilder):
     """`builder: csv`: a header row names the columns."""
 
+    def names_files(self) -> bool:
+        return self._features_read_files()  # a cell is text: a file's path
+
     def parts(self) -> list[Window] | None:
         source = self.spec.source if self.spec is not None else None
         return text_windows(self.check_file(), header=True, delimiter=source.delimiter if source else ",")
@@ -171,6 +235,10 @@ class CsvBuilder(TableBuilder):
 
 class JsonlBuilder(TableBuilder):
     """`builder: jsonl`: one JSON object per line."""
+
+    def names_files(self) -> bool:
+        return self._features_read_files()  # a string: a file's path
+
 
     def column_names(self) -> list[str] | None:
         """The keys of the file's first object, in their order (what a `columns:` pattern matches)."""
@@ -211,58 +279,12 @@ class ManifestBuilder(TableBuilder):
     """`builder: image_manifest`: a CSV or JSONL (by its extension) whose rows name image files,
     relative to the manifest, beside any other columns.
 
-    Its records are known by key before their images are read (`keyed_items`), so a build writes
-    each shard once (build/runners/keyed.py): the manifest's rows are read once, in the build's
-    process, and held by the builder, which takes them to the workers.
+    Its records are known by key before their images are read: a build writes each shard once
+    (`TableBuilder.keyed_items`).
     """
 
-    # per split: the batch size read at, every row joined, and the batches the usual path cuts
-    _held: "dict[str | None, tuple[int, Batch, list[tuple[int, int, int]]] | None] | None" = None
-
-    def keyed_items(self, split: str | None, batch_size: int) -> KeyedItems | None:
-        """The split's rows by key (the `key` column's, or the line as written, as the usual path
-        keys them), in the batches `encoding_batches` cuts; None where the usual path must read
-        them: rows grouped into records, a row `on_error: skip` lists, rows that can't be joined
-        into one batch. The images' sizes are unknown here (0): an estimate counts records."""
-        held = self._rows_held(split, batch_size)
-        if held is None:
-            return None
-        _, rows, batches = held
-        return KeyedItems(rows.keys, np.zeros(len(rows), dtype=np.int64), batches)
-
-    def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> Batch:
-        held = (self._held or {}).get(split)
-        if held is None:  # (a builder made again from the spec: read the rows as the plan did)
-            held = self._rows_held(split, min(feature.batch_rows for feature in self.spec.features.values()))
-            assert held is not None, "the plan read these rows"
-        return held[1].select(rows, needed)
-
-    def _rows_held(self, split: str | None, batch_size: int
-                   ) -> tuple[int, Batch, list[tuple[int, int, int]]] | None:
-        if self._held is None:
-            self._held = {}
-        held = self._held.get(split)
-        if held is not None and held[0] == batch_size:
-            return held
-        source = self.spec.source if self.spec is not None else None
-        if source is None or source.group_by is not None:
-            return None
-        needed = sorted({column for feature in self.spec.features.values() for column in feature.source_names})
-        parts: list[Batch] = []
-        batches: list[tuple[int, int, int]] = []
-        start = 0
-        for number, task in enumerate(self.tasks(split) or [None]):
-            for batch in self.batches(split, needed, batch_size, task):
-                if batch.broken:
-                    return None
-                parts.append(batch)
-                batches.append((number, start, start + len(batch)))
-                start += len(batch)
-        rows = joined_batches(parts) if parts else None
-        if rows is None:
-            return None
-        self._held[split] = held = (batch_size, rows, batches)
-        return held
+    def names_files(self) -> bool:
+        return True
 
     def parts(self) -> list[Window] | None:
         return self._reader().parts()

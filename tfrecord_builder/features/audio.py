@@ -79,6 +79,8 @@ class AudioWindow(Section):
 class AudioFeature(Feature):
     """A waveform: `{type: audio, sample_rate: 16000, channels: 1, max_seconds: 10}`."""
 
+    reads_files = True
+
     sample_rate: int = meta("samples per second stored; a file at another rate is resampled (or refused with "
                             "`resample: false`)")
     channels: int = meta("1 (mixed down by the mean of the file's channels) or the file's number, kept", 1)

@@ -111,6 +111,9 @@ class Feature(Section):
     type_name: ClassVar[str] = _TypeName()  # type: ignore[assignment]  # a str, on the class and its instances
     batch_rows: ClassVar[int] = 4096  # records encoded per batch (a memory bound for large values)
     reads_text_cells: ClassVar[bool] = False  # takes features.cells.ArrowCells columns as they are
+    # reads the file its column names (a photo, a clip, a sound): a table of such rows is a
+    # manifest, whose records are known by key before their files are read (one copy)
+    reads_files: ClassVar[bool] = False
     # takes `columns:` (several columns gathered into one value, features/gathered.py): encode()
     # is then handed a GatheredColumns
     gathers_columns: ClassVar[bool] = False

@@ -407,7 +407,7 @@ class BBoxFeature(Feature):
             return encoded[self.record_key]
         sides = [encoded[key] for key in self.record_keys]
         flat = np.stack([np.asarray(side.values, np.float32) for side in sides], axis=1).reshape(-1)
-        return Values("float", flat, sides[0].counts * 4)
+        return Values("float", flat, sides[0].counts * 4, steps=sides[0].steps)  # (a sequence's: by record)
 
     def check_stored(self, stored: dict[str, tuple[str, list[Any]]]) -> str | None:
         lists = []

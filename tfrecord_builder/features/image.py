@@ -51,6 +51,8 @@ from .values import ListKind, StoredColumn, Values
 class ImageFeature(Feature):
     """An image: `{type: image, encoding: jpeg, shape: [64, 64, 3]}`."""
 
+    reads_files = True
+
     @property
     def batch_rows(self) -> int:  # type: ignore[override]
         """About 2 MiB of stored images to a batch (32 to 512 images): raw pixels, or a JPEG or PNG
@@ -293,8 +295,12 @@ class ImageFeature(Feature):
     def statistics_values(self, encoded: dict[str, Values]) -> Values:
         if self.stores_shape:
             return encoded[self.shape_key]
-        count = encoded[self.record_key].num_rows
-        return Values("int64", np.tile(np.array(self.shape, np.int64), count), np.full(count, 3, np.int64))
+        stored = encoded[self.record_key]
+        count = stored.num_rows
+        # with a sequence's steps: each record's images go with it (one copy puts a shard's records
+        # back in the source's order by them; the statistics count images either way)
+        return Values("int64", np.tile(np.array(self.shape, np.int64), count), np.full(count, 3, np.int64),
+                      steps=stored.steps)
 
     @property
     def counted(self) -> Counted:
