@@ -41,14 +41,27 @@ def spec_of(folder: Path, **extra) -> Path:
     return write_spec(folder, spec)
 
 
-def both_ways(spec: Path, out: Path, monkeypatch, workers: int = 2, **options) -> tuple[dict, dict]:
+def both_ways(spec: Path, out: Path, monkeypatch, workers: int = 2, phases: list | None = None,
+              **options) -> tuple[dict, dict]:
     """The dataset's files built the usual way, then in one copy, into the same folder (the
-    generated module names it)."""
+    generated module names it); `phases`, if given, gets the phases the second build showed."""
     monkeypatch.setenv(ONE_COPY_VARIABLE, "0")
     usual = files_of(tb.build(spec, output=out, overwrite=True, workers=workers, **options).path)
     monkeypatch.setenv(ONE_COPY_VARIABLE, "1")
-    once = files_of(tb.build(spec, output=out, overwrite=True, workers=workers, **options).path)
+    shown = {} if phases is None else {"progress": lambda phase, *_: phases.append(phase)}
+    once = files_of(tb.build(spec, output=out, overwrite=True, workers=workers, **options, **shown).path)
     return usual, once
+
+
+def errors_both_ways(spec: Path, out: Path, monkeypatch) -> list[str]:
+    """The one-line errors of a build that fails, the usual way, then in one copy."""
+    messages = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv(ONE_COPY_VARIABLE, flag)
+        with pytest.raises(tb.DataError) as caught:
+            tb.build(spec, output=out, workers=2)
+        messages.append(str(caught.value))
+    return messages
 
 
 def planned(spec: Path):
@@ -103,12 +116,7 @@ def test_a_bad_file_ends_the_build_as_the_usual_path_does(tmp_path, monkeypatch,
         usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
         assert_same_files(usual, once)
         return
-    messages = []
-    for flag in ("0", "1"):
-        monkeypatch.setenv(ONE_COPY_VARIABLE, flag)
-        with pytest.raises(tb.DataError) as caught:
-            tb.build(spec, output=tmp_path / "out", workers=2)
-        messages.append(str(caught.value))
+    messages = errors_both_ways(spec, tmp_path / "out", monkeypatch)
     assert messages[0] == messages[1] and "class_0/zz_broken.jpg" in messages[1]  # the first in the source's order
     assert not (tmp_path / "out" / "pics").exists() or not any((tmp_path / "out" / "pics").rglob("*.tfrecord*"))
 
@@ -208,11 +216,10 @@ def test_a_manifest_in_one_copy_is_the_usual_build_byte_for_byte(tmp_path, monke
                                  "splits": chosen, "output": {"shards": 3}})
     plan = planned(spec)
     assert plan is not None and sum(plan.counts.values()) == 150
-    usual, once = both_ways(spec, tmp_path / "out", monkeypatch, workers)
+    phases: list[str] = []
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch, workers, phases)
     assert len([name for name in once if ".tfrecord" in name]) == 6
     assert_same_files(usual, once)
-    phases = []
-    tb.build(spec, output=tmp_path / "again", workers=workers, progress=lambda phase, *_: phases.append(phase))
     assert set(phases) == {"writing"}  # one copy: no records encoded into sorted runs first
 
 
@@ -252,11 +259,10 @@ def test_a_manifests_shard_size_is_estimated_from_its_records(tmp_path, monkeypa
                                  "output": {"shard_size": 20000},
                                  "source": {"builder": "image_manifest", "path": manifest(tmp_path, "csv", 120)}})
     assert planned(spec) is not None
-    usual, once = both_ways(spec, tmp_path / "out", monkeypatch)
+    phases: list[str] = []
+    usual, once = both_ways(spec, tmp_path / "out", monkeypatch, phases=phases)
     assert len([name for name in once if ".tfrecord" in name]) > 2
     assert_same_files(usual, once)
-    phases = []
-    tb.build(spec, output=tmp_path / "again", workers=2, progress=lambda phase, *_: phases.append(phase))
     assert set(phases) == {"writing"}  # the estimate held: one copy
 
 
@@ -270,12 +276,7 @@ def test_a_manifest_with_a_row_twice_or_a_bad_image_ends_as_the_usual_build_does
     spec = write_spec(tmp_path, {"name": "pics", "features": MANIFESTED, "label": "label", "output": {"shards": 2},
                                  "source": {"builder": "image_manifest", "path": manifest(tmp_path, "csv", 30)}})
     (tmp_path / "images" / "class_1" / "photo_0004.jpg").write_bytes(b"\xff\xd8\xff\xe0" + b"\x00" * 40)
-    messages = []
-    for flag in ("0", "1"):
-        monkeypatch.setenv(ONE_COPY_VARIABLE, flag)
-        with pytest.raises(tb.DataError) as caught:
-            tb.build(spec, output=tmp_path / "bad", workers=2)
-        messages.append(str(caught.value))
+    messages = errors_both_ways(spec, tmp_path / "bad", monkeypatch)
     assert messages[0] == messages[1] and "photos.csv, line 6" in messages[1]
 
 

@@ -66,9 +66,7 @@ def read_tasks(builders: list[tuple[str | None, Builder]]) -> list[ReadTask]:
 
 def task_batches(spec: Spec, builder: Builder, task: ReadTask) -> Iterator[Batch | PendingBatch]:
     """The task's batches, of the source names the spec reads."""
-    needed = sorted({column for feature in spec.features.values() for column in feature.source_names})
-    batch_size = min(feature.batch_rows for feature in spec.features.values())
-    return builder.encoding_batches(task.split, needed, batch_size, task.part)
+    return builder.encoding_batches(task.split, spec.source_names, spec.batch_rows, task.part)
 
 
 class StatisticsTree:
@@ -207,7 +205,7 @@ def keyed_plan(spec: Spec, tasks: list[ReadTask], builders: dict[str | None, Bui
         return None
     if any(feature.fans_out for feature in spec.features.values()):
         return None
-    batch_size = min(feature.batch_rows for feature in spec.features.values())
+    batch_size = spec.batch_rows
     sources = []
     for split, builder in builders.items():
         items = builder.keyed_items(split, batch_size)

@@ -107,7 +107,7 @@ class TableBuilder(Builder):
                 yield batch
 
     # per split: the batch size read at, every row joined, and the batches the usual path cuts
-    _held: "dict[str | None, tuple[int, Batch, list[tuple[int, int, int]]] | None] | None" = None
+    _held: "dict[str | None, tuple[int, Batch, list[tuple[int, int, int]]]] | None" = None
 
     def names_files(self) -> bool:
         """Whether its rows name files a feature reads (photos, clips, sounds): a manifest. Not a
@@ -136,7 +136,7 @@ class TableBuilder(Builder):
     def keyed_batch(self, split: str | None, rows: Sequence[int], needed: Sequence[str]) -> Batch:
         held = (self._held or {}).get(split)
         if held is None:  # (a builder made again from the spec: read the rows as the plan did)
-            held = self._rows_held(split, min(feature.batch_rows for feature in self.spec.features.values()))
+            held = self._rows_held(split, self.spec.batch_rows)
             assert held is not None, "the plan read these rows"
         return held[1].select(rows, needed)
 
@@ -150,7 +150,7 @@ class TableBuilder(Builder):
         source = self.spec.source if self.spec is not None else None
         if source is None or source.group_by is not None:
             return None
-        needed = sorted({column for feature in self.spec.features.values() for column in feature.source_names})
+        needed = self.spec.source_names  # what the usual path reads its batches with (`plan.task_batches`)
         parts: list[Batch] = []
         batches: list[tuple[int, int, int]] = []
         start = 0

@@ -605,6 +605,16 @@ class Spec(Section):
         return reading_of(self)
 
     @property
+    def source_names(self) -> list[str]:
+        """The source names (columns, keys) its features read, sorted: what a batch is read with."""
+        return sorted({column for feature in self.features.values() for column in feature.source_names})
+
+    @property
+    def batch_rows(self) -> int:
+        """Records encoded per batch: the fewest any of its features takes (`Feature.batch_rows`)."""
+        return min(feature.batch_rows for feature in self.features.values())
+
+    @property
     def fraction_splits(self) -> bool:
         return all(isinstance(item, float) for item in self.splits.values())
 

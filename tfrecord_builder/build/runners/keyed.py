@@ -154,11 +154,6 @@ def plan_of(job: RunJob) -> KeyedPlan | None:
         return None
 
 
-def needed_names(spec: Spec) -> list[str]:
-    """The source names the spec reads (as `plan.task_batches` asks them)."""
-    return sorted({column for feature in spec.features.values() for column in feature.source_names})
-
-
 Reader = tuple["str | None", Builder, int]  # a source's split, its builder, the records it reads at once
 
 
@@ -175,7 +170,7 @@ def encoded_chunks(spec: Spec, sources: Sequence[Reader], items: np.ndarray,
     """The records at `items` ((source, position) each), in that order, encoded a chunk at a time
     (`encode_batch`, framed): each chunk's place among them and its BatchRecords. A record that
     doesn't encode raises OneCopyRefused."""
-    needed = needed_names(spec)
+    needed = spec.source_names
     start = 0
     while start < len(items):
         source = int(items[start, 0])
